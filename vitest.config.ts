@@ -1,21 +1,42 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig } from "vitest/config";
+import type { Reporter, TestModule } from "vitest/node";
+
+/**
+ * Prints one plain closing line, `tests: N passed, N failed, N skipped`, after vitest's own summary, so that CI
+ * (which reads plain "N passed, N failed" lines, not vitest's coloured table) can count what ran.
+ */
+const closingCount: Reporter = {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>) {
+    const counts = { passed: 0, failed: 0, skipped: 0 };
+    for (const mod of testModules) {
+      for (const test of mod.children.allTests()) {
+        const state = test.result().state;
+        if (state === "passed") counts.passed++;
+        else if (state === "failed") counts.failed++;
+        else counts.skipped++;
+      }
+    }
+    console.log(`\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
+  },
+};
 
 export default defineConfig({
   test: {
     include: [
-      'spec/**/*.test.ts',
-      'fixtures/**/*.test.ts',
-      'generators/**/*.test.ts',
-      'packages/*/test/**/*.test.ts',
-      'packages/*/src/**/*.test.ts',
+      "spec/**/*.test.ts",
+      "fixtures/**/*.test.ts",
+      "generators/**/*.test.ts",
+      "packages/*/test/**/*.test.ts",
+      "packages/*/src/**/*.test.ts",
     ],
-    exclude: ['**/node_modules/**', '**/dist/**'],
+    exclude: ["**/node_modules/**", "**/dist/**"],
+    reporters: ["default", closingCount],
     typecheck: {
       enabled: true,
-      checker: 'tsc',
-      tsconfig: './tsconfig.json',
-      include: ['packages/*/test/**/*.test-d.ts'],
-      exclude: ['**/node_modules/**', '**/dist/**'],
+      checker: "tsc",
+      tsconfig: "./tsconfig.json",
+      include: ["packages/*/test/**/*.test-d.ts"],
+      exclude: ["**/node_modules/**", "**/dist/**"],
     },
   },
 });
