@@ -15,6 +15,7 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import standaloneCode from "ajv/dist/standalone/index.js";
 import addFormats from "ajv-formats";
+import type { OperationInfo, ParamInfo } from "../../packages/validators/src/table-types.ts";
 import type { GeneratedFile } from "./generate.ts";
 import { deref, inlineSchema, operations, schemaDocument, SCHEMA_ID, type OpenApiDoc, type Parameter } from "./spec.ts";
 
@@ -88,7 +89,12 @@ function dropRepeatedDeclarations(code: string): string {
   return constants(functions(code));
 }
 
-/** Rewrites ajv's `require(...)` lines into ESM imports, so the generated module is valid ESM unbundled. */
+/**
+ * Rewrites ajv's `require(...)` lines into ESM namespace imports, so the generated module is valid ESM unbundled.
+ * Loaders disagree on what a CommonJS module looks like from ESM (Node gives `module.exports` as `default`;
+ * vite and esbuild unwrap `exports.default` when `__esModule` is set), so each value is found by `cjsValue`,
+ * which looks in every shape.
+ */
 function requiresToImports(code: string): string {
   const imports = new Map<string, string>();
   const body = code.replace(/const (\w+) = require\("([^"]+)"\)((?:\.\w+|\["[^"]+"\])*);/g, (_m, name: string, mod: string, access: string) => {
@@ -98,46 +104,41 @@ function requiresToImports(code: string): string {
       ns = `cjs${imports.size}`;
       imports.set(spec, ns);
     }
-    // Node and bundlers (in "type": "module" packages) give a CommonJS module's `module.exports` as the default import.
-    return `const ${name} = ${ns}${access};`;
+    const path = [...access.matchAll(/\.(\w+)|\["([^"]+)"\]/g)].map((m) => m[1] ?? m[2]);
+    return `const ${name} = cjsValue(${ns}, ${JSON.stringify(path)});`;
   });
   if (/\brequire\(/.test(body)) throw new Error("ajv standalone output still calls require()");
-  const head = [...imports].map(([spec, ns]) => `import ${ns} from ${JSON.stringify(spec)};`).join("\n");
-  return `${head}\n${body.replace(/^"use strict";/, "")}`;
-}
-
-export interface ParamInfo {
-  /** How a query-string value is turned into JSON before validation. */
-  coerce: "string" | "integer" | "number" | "boolean" | "list";
-  required: boolean;
-  /** Allowed values, when the seed lists them (an enum, or the enum of a list's items). */
-  allowed?: string[];
-  /** The constraint in words, e.g. "a whole number from 1 to 20". */
-  wording: string;
-}
-
-export interface OperationInfo {
-  operationId: string;
-  method: string;
-  path: string;
-  keyless: boolean;
-  query: Record<string, ParamInfo>;
-  headers: Record<string, ParamInfo>;
-  pathParams: Record<string, ParamInfo>;
-  body: { required: boolean; params: Record<string, ParamInfo> } | null;
-  responses: number[];
+  const head = [...imports].map(([spec, ns]) => `import * as ${ns} from ${JSON.stringify(spec)};`).join("\n");
+  const resolver = `function cjsValue(ns, path) {
+  const roots = [ns, ns && ns.default, ns && ns.default && ns.default.default];
+  if (path.length === 1 && path[0] === "default") {
+    for (const r of roots) if (typeof r === "function") return r;
+  }
+  for (const r of roots) if (r && r[path[0]] !== undefined) return path.reduce((o, k) => o[k], r);
+  throw new Error("cannot load " + path.join(".") + " of an ajv runtime module");
+}`;
+  return `${head}\n${resolver}\n${body.replace(/^"use strict";/, "")}`;
 }
 
 const words = (vals: unknown[]) => vals.map((v) => `\`${String(v)}\``).join(", ");
 
 /** Describes a (dereferenced) schema in the seed's words. */
-function wording(doc: OpenApiDoc, raw: unknown): { wording: string; allowed?: string[]; coerce: ParamInfo["coerce"] } {
+type Wording = { wording: string; allowed?: string[]; words?: string[]; coerce: ParamInfo["coerce"] };
+
+function wording(doc: OpenApiDoc, raw: unknown): Wording {
   const s = deref(doc, raw as Schema) as Schema;
   if (s["oneOf"]) {
-    const branches = (s["oneOf"] as unknown[]).map((b) => wording(doc, b));
-    const list = (s["oneOf"] as Schema[]).map((b) => deref(doc, b) as Schema).find((b) => b["type"] === "array");
+    const resolved = (s["oneOf"] as Schema[]).map((b) => deref(doc, b) as Schema);
+    const branches = resolved.map((b) => wording(doc, b));
+    const list = resolved.find((b) => b["type"] === "array");
     const allowed = branches.find((b) => b.allowed)?.allowed;
-    return { wording: branches.map((b) => b.wording).join(", or "), ...(allowed ? { allowed } : {}), coerce: list ? "list" : branches[0]!.coerce };
+    const words = resolved.filter((b) => typeof b["const"] === "string").map((b) => b["const"] as string);
+    return {
+      wording: branches.map((b) => b.wording).join(", or "),
+      ...(allowed ? { allowed } : {}),
+      ...(list && words.length ? { words } : {}),
+      coerce: list ? "list" : branches[0]!.coerce,
+    };
   }
   if (s["const"] !== undefined) return { wording: `\`${String(s["const"])}\``, allowed: [String(s["const"])], coerce: "string" };
   if (Array.isArray(s["enum"])) return { wording: `one of ${words(s["enum"])}`, allowed: (s["enum"] as unknown[]).map(String), coerce: "string" };
@@ -176,7 +177,7 @@ function wording(doc: OpenApiDoc, raw: unknown): { wording: string; allowed?: st
 
 function paramInfo(doc: OpenApiDoc, schema: unknown, required: boolean): ParamInfo {
   const w = wording(doc, schema);
-  return { required, coerce: w.coerce, wording: w.wording, ...(w.allowed ? { allowed: w.allowed } : {}) };
+  return { required, coerce: w.coerce, ...(w.allowed ? { allowed: w.allowed } : {}), ...(w.words ? { words: w.words } : {}), wording: w.wording };
 }
 
 /** Absolute refs into the schema document become local again once a schema is placed inside it. */
@@ -290,8 +291,55 @@ export function generateValidators(doc: OpenApiDoc): GeneratedFile[] {
     `export const NAMED_SCHEMAS = ${JSON.stringify(NAMED_SCHEMAS)} as const;\n`;
 
   return [
+    { path: `${OUT}/bindings.ts`, content: bindings(table) },
     { path: `${OUT}/standalone.js`, content: BANNER + "// @ts-nocheck\n/* eslint-disable */\n" + standalone },
     { path: `${OUT}/standalone.d.ts`, content: dts },
     { path: `${OUT}/table.ts`, content: tableTs },
   ];
+}
+
+const pascal = (id: string) => id[0]!.toUpperCase() + id.slice(1);
+
+/** Typed wrappers: `validateX` / `isX` per named schema, per request part and per operation's answers. */
+function bindings(table: OperationInfo[]): string {
+  const out: string[] = [BANNER];
+  out.push(`import type { components } from "@sdgw/types";`);
+  out.push(`import { requestValidator, responseValidator, schemaValidator, type AnswerOf, type BodyOf, type HeadersOf, type PathOf, type QueryOf } from "../core.ts";`);
+  out.push(`import * as raw from "./standalone.js";`);
+  out.push(`import { OPERATIONS } from "./table.ts";\n`);
+  out.push(`type S = components["schemas"];\n`);
+  for (const name of NAMED_SCHEMAS) {
+    out.push(`/** Validates a \`${name}\` against the contract. */`);
+    out.push(`export const validate${name} = schemaValidator<S["${name}"]>(raw.schema_${name});`);
+    out.push(`/** True when the value is a valid \`${name}\`. */`);
+    out.push(`export const is${name} = validate${name}.is;`);
+  }
+  out.push("");
+  const reqMap: string[] = [];
+  const respMap: string[] = [];
+  for (const t of table) {
+    const id = t.operationId;
+    const P = pascal(id);
+    const route = `${t.method.toUpperCase()} ${t.path}`;
+    const parts: Array<[string, string, string]> = [["query", "Query", "QueryOf"], ["headers", "Headers", "HeadersOf"]];
+    if (Object.keys(t.pathParams).length) parts.push(["path", "Path", "PathOf"]);
+    if (t.body) parts.push(["body", "Body", "BodyOf"]);
+    for (const [part, Part, T] of parts) {
+      out.push(`/** Validates the ${part} of \`${route}\`; on failure also gives the seed's \`invalid_params\` answer. */`);
+      out.push(`export const validate${P}${Part} = requestValidator<${T}<"${id}">>(OPERATIONS.${id}, "${part}", raw.${id}_${part});`);
+    }
+    reqMap.push(`  ${id}: { ${parts.map(([part, Part]) => `${part}: validate${P}${Part}`).join(", ")} },`);
+    const statuses = t.responses;
+    out.push(`/** Validates an answer of \`${route}\` under its HTTP status (${statuses.join(", ")}). */`);
+    out.push(`export const validate${P}Response = responseValidator("${id}", {`);
+    for (const st of statuses) out.push(`  ${st}: schemaValidator<AnswerOf<"${id}", ${st}>>(raw.${id}_${st}),`);
+    out.push(`});`);
+    respMap.push(`  ${id}: validate${P}Response,`);
+  }
+  out.push("");
+  out.push(`/** Every request validator, by operationId and request part. */`);
+  out.push(`export const requestValidators = {\n${reqMap.join("\n")}\n} as const;\n`);
+  out.push(`/** Every answer validator, by operationId. */`);
+  out.push(`export const responseValidators = {\n${respMap.join("\n")}\n} as const;\n`);
+  return out.join("\n");
 }
