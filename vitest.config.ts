@@ -21,6 +21,13 @@ const closingCount: Reporter = {
 };
 
 export default defineConfig({
+  // Workspace packages export "source": "./src/index.ts" before their dist files, so tests run against the
+  // sources with no build. Node-side tests resolve in vite's `ssr` environment (`ssr.resolve`), which vitest also
+  // passes to its workers as `--conditions`; `resolve` covers the `client` environment (jsdom, happy-dom).
+  // Vitest's config plugin supplies its own defaults for both (`node`, `development|production`) and vite
+  // concatenates arrays, so the lists resolve to ["source", "node", "development|production"]: the defaults stay.
+  resolve: { conditions: ["source"] },
+  ssr: { resolve: { conditions: ["source"] } },
   test: {
     include: [
       "spec/**/*.test.ts",
