@@ -3,41 +3,18 @@
  * `require`, with declarations for each. Builds dist first (tsup) when it is missing or older than src/, so the
  * test also works on a fresh clone.
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { beforeAll, describe, expect, test } from "vitest";
+import { DIST_OUTPUTS, ensureBuilt } from "../../../generators/src/testing/dist.ts";
 
 const PKG = fileURLToPath(new URL("..", import.meta.url));
 const DIST = join(PKG, "dist");
-const OUTPUTS = ["index.js", "index.cjs", "index.d.ts", "index.d.cts"];
+const OUTPUTS = DIST_OUTPUTS;
 
-function newestSource(dir: string): number {
-  return Math.max(
-    ...readdirSync(dir, { withFileTypes: true }).map((e) =>
-      e.isDirectory() ? newestSource(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs,
-    ),
-  );
-}
-
-function needsBuild(): boolean {
-  const outputs = OUTPUTS.map((f) => join(DIST, f));
-  if (!outputs.every((f) => existsSync(f))) return true;
-  const oldestOutput = Math.min(...outputs.map((f) => statSync(f).mtimeMs));
-  const inputs = [newestSource(join(PKG, "src")), ...["package.json", "tsup.config.ts"].map((f) => statSync(join(PKG, f)).mtimeMs)];
-  return Math.max(...inputs) > oldestOutput;
-}
-
-beforeAll(() => {
-  if (!needsBuild()) return;
-  // tsup's CLI run by this very Node (the `.bin` shim would pick whatever `node` is first on PATH).
-  const requireFromPkg = createRequire(join(PKG, "package.json"));
-  const tsupPkg = requireFromPkg.resolve("tsup/package.json");
-  const bin = (requireFromPkg("tsup/package.json") as { bin: Record<string, string> }).bin.tsup!;
-  execFileSync(process.execPath, [join(tsupPkg, "..", bin)], { cwd: PKG, stdio: "pipe", timeout: 120_000 });
-}, 180_000);
+beforeAll(() => ensureBuilt(PKG), 200_000);
 
 describe("@sdgw/types dist", () => {
   test("has ESM, CJS and declarations for both", () => {

@@ -1,0 +1,35 @@
+/**
+ * Test helper for the packages' dist tests: builds a package with tsup when its dist is missing or older than its
+ * sources, so the tests work on a fresh clone and never test a stale build.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+
+/** The files tsup writes for a package with one `index` entry in ESM and CJS with declarations. */
+export const DIST_OUTPUTS = ["index.js", "index.cjs", "index.d.ts", "index.d.cts"] as const;
+
+function newest(dir: string): number {
+  return Math.max(
+    0,
+    ...readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs)),
+  );
+}
+
+function needsBuild(pkgDir: string): boolean {
+  const outputs = DIST_OUTPUTS.map((f) => join(pkgDir, "dist", f));
+  if (!outputs.every((f) => existsSync(f))) return true;
+  const oldestOutput = Math.min(...outputs.map((f) => statSync(f).mtimeMs));
+  const inputs = [newest(join(pkgDir, "src")), ...["package.json", "tsup.config.ts"].map((f) => statSync(join(pkgDir, f)).mtimeMs)];
+  return Math.max(...inputs) > oldestOutput;
+}
+
+/** Builds `pkgDir` with its own tsup, run by this very Node (a `.bin` shim would take the first `node` on PATH). */
+export function ensureBuilt(pkgDir: string): void {
+  if (!needsBuild(pkgDir)) return;
+  const requireFromPkg = createRequire(join(pkgDir, "package.json"));
+  const tsupPkg = requireFromPkg.resolve("tsup/package.json");
+  const bin = (requireFromPkg("tsup/package.json") as { bin: Record<string, string> }).bin["tsup"]!;
+  execFileSync(process.execPath, [join(tsupPkg, "..", bin)], { cwd: pkgDir, stdio: "pipe", timeout: 180_000 });
+}
