@@ -9,7 +9,7 @@ export default defineConfig({
   format: ["esm", "cjs"],
   dts: true,
   tsconfig: "tsconfig.build.json",
-  target: "node22",
+  target: "es2022",
   platform: "node",
   outDir: "dist",
   clean: true,
