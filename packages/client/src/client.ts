@@ -1,7 +1,7 @@
-import createFetchClient from "openapi-fetch";
+import { createFinalURL, createQuerySerializer, defaultPathSerializer } from "openapi-fetch";
 import type {
   AccountAnswer, CapabilitiesAnswer, DataEnvelope, ErrorCode, FanoutAnswer, FindAnswer, FinishedAnswer, HandleAnswer,
-  operations, paths, ScheduleDeleted, ScheduleList, SearchEnvelope, TargetsAnswer, ToolAnswer, ToolQuoteAnswer,
+  operations, ScheduleDeleted, ScheduleList, SearchEnvelope, TargetsAnswer, ToolAnswer, ToolQuoteAnswer,
 } from "@sdgw/types";
 import { SdgwError, SdgwPollTimeoutError, SdgwTransportError } from "./errors.ts";
 
@@ -90,6 +90,12 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** The JSON of an answer (undefined when it has no body). */
+async function readJson(response: Response): Promise<unknown> {
+  const text = await response.text();
+  return text ? JSON.parse(text) : undefined;
+}
+
 const retryAfterMs = (res: Response, body: { retry_after?: number; retry_after_seconds?: number } | undefined) =>
   1000 * Math.max(Number(res.headers.get("retry-after")) || 0, body?.retry_after ?? 0, body?.retry_after_seconds ?? 0);
 
@@ -107,7 +113,12 @@ export function createClient(options: ClientOptions) {
     if (options.auth === "bearer") headers["Authorization"] = `Bearer ${options.apiKey}`;
     else headers["X-API-Key"] = options.apiKey;
   }
-  const http = createFetchClient<paths>({ baseUrl: options.baseUrl.replace(/\/$/, ""), headers, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const baseUrl = options.baseUrl.replace(/\/$/, "");
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  // openapi-fetch's serializers write paths and query strings by the contract's styles (form, explode: repeated
+  // `platforms=x&platforms=reddit`). The request itself is one fetch(url, init): openapi-fetch's own client builds
+  // a Request and fetch builds a second from it, which measured +20–40 µs per call (bench/client).
+  const querySerializer = createQuerySerializer();
   const maxRetries = options.maxRetries ?? 3;
   const retryBaseMs = options.retryBaseMs ?? 500;
   const maxRetryDelayMs = options.maxRetryDelayMs ?? 60_000;
@@ -126,13 +137,14 @@ export function createClient(options: ClientOptions) {
     for (let attempt = 0; ; attempt++) {
       let result: { data?: unknown; error?: unknown; response: Response };
       try {
-        // openapi-fetch's typed methods need literal paths; the table in this file is that typing.
-        result = await (http.request as (m: string, p: string, i: object) => Promise<typeof result>)(req.method, req.path, {
-          params: { query, path: req.pathParams, header: key ? { "Idempotency-Key": key } : undefined },
-          body,
-          parseAs: req.parseAs ?? "json",
-          signal: opts.signal,
-        });
+        const url = createFinalURL(req.path, { baseUrl, params: { query, path: req.pathParams }, querySerializer, pathSerializer: defaultPathSerializer });
+        const init: RequestInit = { method: req.method, headers: { ...headers, ...(key ? { "Idempotency-Key": key } : {}), ...(body !== undefined ? { "Content-Type": "application/json" } : {}) } };
+        if (body !== undefined) init.body = JSON.stringify(body);
+        if (opts.signal) init.signal = opts.signal;
+        const response = await fetchImpl(url, init);
+        result = { response };
+        if (response.ok) result.data = req.parseAs === "stream" ? response.body : req.parseAs === "text" ? await response.text() : await readJson(response);
+        else result.error = await readJson(response).catch(() => undefined);
       } catch (cause) {
         if (opts.signal?.aborted) throw opts.signal.reason;
         if (attempt >= maxRetries) throw new SdgwTransportError(`no answer from ${req.method} ${req.path}`, undefined, { cause });
