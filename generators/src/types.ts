@@ -185,12 +185,27 @@ function openapiOptions(doc: OpenApiDoc): OpenAPITSOptions {
   };
 }
 
+/** TSDoc for the three root types openapi-typescript writes without one (the typedoc build requires it). */
+const ROOT_DOCS: Array<[RegExp, string]> = [
+  [/^export type paths = /m, "/** Every path of the contract: its operations, parameters, request bodies and answers by HTTP status. */"],
+  [/^export type components = /m, "/** The contract's reusable parts: `schemas`, `responses`, `parameters`, `headers`, `securitySchemes`. */"],
+  [/^export interface operations /m, "/** Every operation of the contract by operationId: parameters, request body and answers by HTTP status. */"],
+];
+
+function documentRoots(code: string): string {
+  for (const [at, doc] of ROOT_DOCS) {
+    if (!at.test(code)) throw new Error(`openapi-typescript output has no ${at.source}: update ROOT_DOCS`);
+    code = code.replace(at, (m) => `${doc}\n${m}`);
+  }
+  return code;
+}
+
 async function openapiFile(doc: OpenApiDoc): Promise<string> {
   // openapi-typescript (through redocly) may annotate the document it is given; the validators generator reads
   // the same object at the same time, so it gets a copy.
   const copy = structuredClone(doc) as unknown as OpenAPI3;
   const ast = await openapiTS(copy, openapiOptions(doc));
-  const body = astToString(ast);
+  const body = documentRoots(astToString(ast));
   return (
     BANNER +
     "// Types of every path, operation and component schema of the contract, by openapi-typescript (options and\n" +

@@ -3,6 +3,7 @@ import { SdgwError } from "./errors.ts";
 
 /** The part of an MCP client (`@modelcontextprotocol/client`'s `Client`) that `more` continuation uses. */
 export interface McpToolCaller {
+  /** Calls one MCP tool with its arguments. */
   callTool(params: { name: string; arguments?: Record<string, unknown> }, ...rest: never[]): Promise<{
     structuredContent?: unknown;
     isError?: boolean;

@@ -13,6 +13,7 @@ export interface ServiceUrls {
   status: string;
 }
 
+/** The service's own pages that error answers point to, unless a server configures its own. */
 export const DEFAULT_URLS: ServiceUrls = {
   console: "https://console.sdgw.dev/keys",
   billing: "https://console.sdgw.dev/billing",

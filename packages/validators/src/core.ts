@@ -39,6 +39,7 @@ export type RequestValidation<T> =
 /** A validator of one request part of one operation. */
 export interface RequestValidator<T> {
   (value: unknown): RequestValidation<T>;
+  /** True when the value is valid; narrows its type. */
   is(value: unknown): value is T;
 }
 

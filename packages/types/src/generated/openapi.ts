@@ -2,6 +2,7 @@
 // Types of every path, operation and component schema of the contract, by openapi-typescript (options and
 // their reasons: generators/src/types.ts). Import the named types from `@sdgw/types`, not from this file.
 
+/** Every path of the contract: its operations, parameters, request bodies and answers by HTTP status. */
 export type paths = {
     "/v1/search": {
         parameters: {
@@ -453,6 +454,7 @@ export type paths = {
     };
 };
 export type webhooks = Record<string, never>;
+/** The contract's reusable parts: `schemas`, `responses`, `parameters`, `headers`, `securitySchemes`. */
 export type components = {
     schemas: {
         /**
@@ -2198,6 +2200,7 @@ export type components = {
     pathItems: never;
 };
 export type $defs = Record<string, never>;
+/** Every operation of the contract by operationId: parameters, request body and answers by HTTP status. */
 export interface operations {
     search: {
         parameters: {
