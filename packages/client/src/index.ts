@@ -17,4 +17,5 @@ export { isSdgwError, SdgwError, SdgwPollTimeoutError, SdgwTransportError } from
 export type { AnySdgwError, SdgwErrorOf } from "./errors.ts";
 export { collectMore, moreRows } from "./more.ts";
 export type { McpToolCaller } from "./more.ts";
+export { fanoutEntries } from "./fanout.ts";
 export { items, pages } from "./pages.ts";
