@@ -1,0 +1,760 @@
+/**
+ * `createMock()`: MSW 3 handlers for every operation of the contract, answering as the seed says a gateway does:
+ * keys and their permission, request validation through @sdgw/validators, credits, 202 runs read by handle,
+ * idempotency, paging; and any status or error code on demand (scenarios).
+ */
+import {
+  ERROR_CATALOGUE,
+  TOOL_NAMES,
+  type AccountAnswer,
+  type ErrorCode,
+  type OperationId,
+  type Schedule,
+} from "@sdgw/types";
+import {
+  DEFAULT_URLS,
+  errorAnswer,
+  invalidBody,
+  invalidParamsAnswer,
+  nextUtcMidnight,
+  normalizeHeaders,
+  OPERATIONS,
+  parseQuery,
+  requestValidators,
+  responseValidators,
+  toCsv,
+  toNdjson,
+  validateErrorStructure,
+  type HttpErrorCode,
+  type InvalidParams,
+  type RequestValidation,
+  type ServiceUrls,
+} from "@sdgw/validators";
+import { http, HttpResponse, type HttpHandler } from "msw";
+import { OPENAPI_DOCUMENT } from "./generated/openapi.ts";
+import { FIXTURES, ROUTES } from "./generated/routes.ts";
+import { appliedParams, planCall, type Plan } from "./plan.ts";
+import { costOf, creditBilling, renderFinished, renderQuote, renderRunning, type Outcome, type RenderContext } from "./render.ts";
+import type { MockRoute } from "./route-types.ts";
+import { parseScenarioHeader, SCENARIO_HEADER, SKIPPED_HEADER, STATUS_SCENARIOS, type Scenario } from "./scenarios.ts";
+import { Store, type MockState, type Run } from "./state.ts";
+import { base64url, clone, isObject, newHandle, newRequestId, stableJson, timestamp } from "./util.ts";
+
+/** A key the mock accepts, and what it may do. */
+export interface MockKey {
+  /** `read_data` lets the key call data routes and tools (D26); without it they answer `403 key_scope_denied`. */
+  permissions?: readonly "read_data"[];
+}
+
+/** The keys a mock accepts unless told otherwise: `sdgw_test_key` (with `read_data`) and `sdgw_noscope_key` (without). */
+export const DEFAULT_KEYS: Readonly<Record<string, MockKey>> = Object.freeze({
+  sdgw_test_key: { permissions: ["read_data"] },
+  sdgw_noscope_key: { permissions: [] },
+});
+
+/** What {@link MockOptions.slow} is asked about a call. */
+export interface SlowCall {
+  /** The operation called. */
+  operationId: OperationId;
+  /** The call's parameters: the query of `GET /v1/search`, the JSON body of the others. */
+  params: Readonly<Record<string, unknown>>;
+  /** Request headers, lower-case names. */
+  headers: Readonly<Record<string, string>>;
+}
+
+/** Options of {@link createMock}. Every one has a default. */
+export interface MockOptions {
+  /**
+   * The gateway's base address the handlers answer for, e.g. `http://127.0.0.1:8787` or
+   * `https://api.example.com/gateway`. Default `*`: any origin.
+   */
+  baseUrl?: string;
+  /** The keys the mock accepts. Default {@link DEFAULT_KEYS}. */
+  keys?: Readonly<Record<string, MockKey>>;
+  /** Credits at the start and after `reset()`. Default 100. */
+  balance?: number;
+  /** How many reads of a result answer 202 before it is finished. Default 2. */
+  polls?: number;
+  /**
+   * Which calls go 202 (run in the background): a pattern matched against the call's parameters as JSON, or a
+   * predicate. Default: parameters containing the word `slow` (`query: "slow coffee"`). A forced `running`
+   * scenario goes 202 too.
+   */
+  slow?: RegExp | ((call: SlowCall) => boolean);
+  /** Seconds of `Retry-After` on 202, 409 and `rate_limited`. Default 1. */
+  retryAfter?: number;
+  /** Pages a paged result has: single-platform search, comments and user posts answer `has_more: true` until the last. Default 3. */
+  pages?: number;
+  /** The clock, in milliseconds since 1970 (for time travel: a finished result expires 24 hours after it ended). Default `Date.now`. */
+  now?: () => number;
+  /**
+   * Check every JSON answer against the contract (`responseValidators`) before it is sent, and throw a clear error
+   * when one does not match, so that a broken fixture is never served silently. Default: on unless
+   * `NODE_ENV` is `production`.
+   */
+  validate?: boolean;
+  /**
+   * Answer `404 not_found` (reason `no_such_route`) for any other path under `/v1/` of the base address. Default:
+   * on when `baseUrl` is given, off for `*` (where it would catch other APIs' `/v1/` calls).
+   */
+  unknownRoutes?: boolean;
+  /** The console, billing, sign-in and status addresses the errors point to. Default @sdgw/validators' `DEFAULT_URLS`. */
+  urls?: ServiceUrls;
+}
+
+/** A mock made by {@link createMock}. */
+export interface Mock {
+  /** MSW handlers of every operation: pass them to `setupServer(...)` (msw/node) or `setupWorker(...)` (msw/browser). */
+  readonly handlers: HttpHandler[];
+  /**
+   * Turns scenarios on: `mock.use(scenario("rate_limited", { times: 1 }))`. Like MSW's `use`, they go before the
+   * ones already on (the newest call wins; within one call, the first given wins).
+   */
+  use(...scenarios: Scenario[]): void;
+  /** Turns every scenario off and clears the state: credits back to the start, no runs, idempotency keys or cursors. */
+  reset(): void;
+  /** What the mock remembers, and the knobs to steer it (balance, runs: expire, break, finish). */
+  readonly state: MockState;
+}
+
+/** An answer before it becomes a Response. */
+interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  json?: unknown;
+  text?: string;
+  contentType?: string;
+}
+
+/** A scenario turned on by `use`, with what is left of it. */
+interface Active {
+  scenario: Scenario;
+  left: number;
+}
+
+/** What a forced scenario asks of one operation. */
+type Forced =
+  | { kind: "refusal"; code: HttpErrorCode; http: number }
+  | { kind: "outcome"; outcome: Outcome }
+  | { kind: "running" }
+  | { kind: "noop" }
+  | { kind: "skip"; reason: string };
+
+const RETENTION_MS = 24 * 60 * 60 * 1000;
+const isProduction = () => (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["NODE_ENV"] === "production";
+
+const decodePart = (v: string) => {
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+};
+
+class Refusal {
+  readonly reply: Reply;
+  constructor(reply: Reply) {
+    this.reply = reply;
+  }
+}
+
+/** The outcome a status scenario forces on every unit. */
+function statusOutcome(name: string): Outcome {
+  return name === "error" ? { status: "error", code: "upstream_error" } : { status: name as Outcome["status"] };
+}
+
+/** The outcome of an error code answered inside an HTTP 200 answer. */
+function codeOutcome(code: ErrorCode): Outcome {
+  return code === "timeout" || code === "not_supported" ? { status: code } : { status: "error", code };
+}
+
+/** Whether a code can stand inside the `error` of an answer of `op` (D13: not_found, invalid_target, temporarily_unavailable not on GET /v1/search). */
+function envelopeAllows(code: ErrorCode, op: OperationId): boolean {
+  const where = ERROR_CATALOGUE[code].envelope;
+  return where === "all" || (where === "data" && op !== "search");
+}
+
+/**
+ * Creates a mock of the Social Data Gateway: `handlers` for MSW, `use(...)` for scenarios, `reset()`, `state`.
+ *
+ * ```ts
+ * import { setupServer } from "msw/node";
+ * import { createMock, scenario } from "@sdgw/mock";
+ * const mock = createMock({ baseUrl: "http://127.0.0.1:8787" });
+ * const server = setupServer(...mock.handlers);
+ * server.listen({ onUnhandledFrame: "error" });
+ * mock.use(scenario("rate_limited", { times: 1 }));
+ * ```
+ */
+export function createMock(options: MockOptions = {}): Mock {
+  const base = (options.baseUrl ?? "*").replace(/\/+$/, "");
+  const keys = options.keys ?? DEFAULT_KEYS;
+  const polls = options.polls ?? 2;
+  const retryAfter = Math.max(1, Math.ceil(options.retryAfter ?? 1));
+  const pages = Math.max(1, options.pages ?? 3);
+  const clock = options.now ?? (() => Date.now());
+  const validate = options.validate ?? !isProduction();
+  const urls = options.urls ?? DEFAULT_URLS;
+  const slow = options.slow ?? /\bslow\b/i;
+  const isSlow = (call: Parameters<Exclude<MockOptions["slow"], RegExp | undefined>>[0]) =>
+    slow instanceof RegExp ? slow.test(JSON.stringify(call.params)) : slow(call);
+  if (!(Number.isInteger(polls) && polls >= 0)) throw new TypeError(`@sdgw/mock: polls must be a whole number, 0 or more (got ${polls})`);
+
+  const store = new Store(options.balance ?? 100);
+  let active: Active[] = [];
+
+  // ---------------------------------------------------------------------------------------------- scenarios
+
+  /** The scenario for this request: the header's, else the newest `use`d one for this operation. */
+  function pick(op: OperationId, fromHeader: Scenario | undefined): { scenario: Scenario; consume(): void } | undefined {
+    if (fromHeader) return { scenario: fromHeader, consume: () => {} };
+    const found = active.find((a) => a.left > 0 && (a.scenario.operation === undefined || a.scenario.operation === op));
+    if (!found) return undefined;
+    return {
+      scenario: found.scenario,
+      consume: () => {
+        found.left -= 1;
+        if (found.left <= 0) active = active.filter((a) => a !== found);
+      },
+    };
+  }
+
+  /** What a scenario means for one operation (before the call's shape is known). */
+  function classify(s: Scenario, route: MockRoute): Forced {
+    const op = route.operationId;
+    const runs = route.charging || op === "getResult";
+    const name = s.name;
+    const isStatus = (STATUS_SCENARIOS as readonly string[]).includes(name);
+    const asStatus = isStatus && (s.http === undefined || s.http === 200) && (name !== "not_supported" || runs);
+    if (asStatus) {
+      if (!runs) return name === "ok" ? { kind: "noop" } : { kind: "skip", reason: `${op} answers no ${name} status` };
+      if (name === "running") return { kind: "running" };
+      return { kind: "outcome", outcome: statusOutcome(name) };
+    }
+    const code = name as ErrorCode;
+    const row = ERROR_CATALOGUE[code];
+    const non200 = row.http.find((h) => h !== 200);
+    const dataRoute = route.charging && op !== "search";
+    const wanted = s.http ?? (non200 === undefined || ((code === "not_found" || code === "temporarily_unavailable") && dataRoute) ? 200 : non200);
+    if (wanted === 200) {
+      if (runs && (op === "getResult" || envelopeAllows(code, op))) return { kind: "outcome", outcome: codeOutcome(code) };
+      return { kind: "skip", reason: `${op} answers no ${code} inside an HTTP 200 answer` };
+    }
+    if ((row.http as readonly number[]).includes(wanted) && route.responses.includes(wanted)) return { kind: "refusal", code: code as HttpErrorCode, http: wanted };
+    return { kind: "skip", reason: `${op} documents no HTTP ${wanted} answer for ${code}` };
+  }
+
+  // ---------------------------------------------------------------------------------------------- error answers
+
+  function reply(status: number, json: unknown, headers: Record<string, string> = {}): Reply {
+    return { status, headers, json };
+  }
+
+  function refuse<C extends HttpErrorCode>(code: C, requestId: string, extra: Record<string, unknown> = {}): Refusal {
+    const a = errorAnswer(code, requestId, extra as never, { urls, now: new Date(clock()) });
+    return new Refusal(reply(a.status, a.body, a.headers));
+  }
+
+  function invalid(requestId: string, why: InvalidParams): Refusal {
+    return new Refusal(reply(400, invalidParamsAnswer(why, requestId)));
+  }
+
+  /** A forced refusal: the operation's fixture of that code and status when it has one (times refreshed), else the catalogue's defaults. */
+  function forcedRefusal(route: MockRoute, code: HttpErrorCode, status: number, requestId: string): Reply {
+    const fixture = route.fixtures.find((f) => f.code === code && f.http === status && f.shape === "error");
+    const extra: Record<string, unknown> = {};
+    if (fixture) {
+      for (const [k, v] of Object.entries(FIXTURES[fixture.file] as Record<string, unknown>)) {
+        if (!["request_id", "schema_version", "code", "retryable"].includes(k)) extra[k] = clone(v);
+      }
+    }
+    const now = new Date(clock());
+    if ("resets_at" in extra) extra["resets_at"] = nextUtcMidnight(now);
+    if ("retry_at" in extra) extra["retry_at"] = timestamp(now.getTime() + 300_000);
+    if (code === "rate_limited" || code === "idempotency_in_progress") extra["retry_after"] = retryAfter;
+    if (code === "temporarily_unavailable" && extra["reason"] === "daily_cap" && typeof extra["message"] === "string") {
+      extra["message"] = extra["message"].replace(/\d{4}-\d\d-\d\dT[\d:]+Z/g, String(extra["resets_at"]));
+    }
+    if (code === "daily_limit_reached" && typeof extra["message"] === "string") {
+      extra["message"] = extra["message"].replace(/\d{4}-\d\d-\d\dT[\d:]+Z/g, nextUtcMidnight(now));
+    }
+    const a = errorAnswer(code, requestId, extra as never, { urls, now });
+    return reply(a.status, a.body, a.headers);
+  }
+
+  // ---------------------------------------------------------------------------------------------- auth
+
+  function authenticate(route: MockRoute, url: URL, headers: Record<string, string>, requestId: string): string {
+    const inQuery = url.searchParams.get("key");
+    if (inQuery !== null) {
+      store.exposed.add(inQuery);
+      throw refuse("unauthorized", requestId, {
+        reason: "key_in_query",
+        message: "A key was sent in the URL; it must be treated as exposed.",
+        fix: { action_url: urls.console, note: "Revoke this key, create a new one and send it in the X-API-Key header or as Authorization: Bearer <key>." },
+      });
+    }
+    const xKey = headers["x-api-key"];
+    const authorization = headers["authorization"];
+    let bearer: string | undefined;
+    if (authorization !== undefined) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+      if (!m) {
+        throw refuse("unauthorized", requestId, { reason: "invalid", message: "The Authorization header is not `Bearer <key>`.", fix: { action_url: urls.console, note: "Send Authorization: Bearer <key>, or the key in X-API-Key." } });
+      }
+      bearer = m[1];
+    }
+    if (xKey !== undefined && bearer !== undefined && xKey !== bearer) {
+      throw refuse("unauthorized", requestId, { reason: "invalid", message: "X-API-Key and Authorization carry two different keys.", fix: { action_url: urls.console, note: "Send one key: in X-API-Key or as Authorization: Bearer, not two different ones." } });
+    }
+    const apiKey = xKey ?? bearer;
+    if (!apiKey) throw refuse("unauthorized", requestId, { reason: "missing", message: "No key was sent.", fix: { action_url: urls.console, note: "Send your key in the X-API-Key header or as Authorization: Bearer <key>." } });
+    const key = keys[apiKey];
+    if (!key) throw refuse("unauthorized", requestId, { reason: "invalid", message: "This key is not valid.", fix: { action_url: urls.console, note: "Check the key, or create one in the console." } });
+    if (route.charging && !(key.permissions ?? []).includes("read_data")) {
+      throw refuse("key_scope_denied", requestId, {
+        message: "This key lacks the permission read_data, which data calls need.",
+        fix: { allowed: ["read_data"], action_url: urls.console, note: "Give the key read_data in the console; the change holds from the next call." },
+      });
+    }
+    return apiKey;
+  }
+
+  // ---------------------------------------------------------------------------------------------- validation
+
+  function check<T>(route: MockRoute, result: RequestValidation<T>, requestId: string): void {
+    if (!result.ok && route.responses.includes(400)) throw new Refusal(reply(400, result.answer(requestId)));
+  }
+
+  async function readBody(request: Request): Promise<{ ok: true; value: unknown } | { ok: false }> {
+    const text = await request.text();
+    if (text.trim() === "") return { ok: false };
+    try {
+      return { ok: true, value: JSON.parse(text) };
+    } catch {
+      return { ok: false };
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------- rendering helpers
+
+  function context(requestId: string): RenderContext {
+    return {
+      requestId,
+      now: clock(),
+      balance: store.balance,
+      spentToday: store.spentToday,
+      pages,
+      retryAfter,
+      urls,
+      issueCursor(op, platform, page) {
+        const family = op === "searchPost" ? "search" : op;
+        const cursor = base64url(JSON.stringify({ v: 1, op: family, platform, page }));
+        store.cursors.set(cursor, { family, platform, page });
+        return cursor;
+      },
+    };
+  }
+
+  function finishedReply(body: Record<string, unknown>, extraHeaders: Record<string, string> = {}): Reply {
+    const headers: Record<string, string> = { ...extraHeaders };
+    if (body["status"] === "timeout") headers["X-Should-Retry"] = "false";
+    return reply(200, body, headers);
+  }
+
+  /** Ends a run: charges it once (1 credit per ok or empty unit; a balance that no longer covers it fails it with `insufficient_balance`). */
+  function finish(run: Run): void {
+    let outcomes = run.outcomes;
+    let cost = costOf(run.plan, outcomes);
+    if (cost > store.balance) {
+      outcomes = outcomes.map(() => ({ status: "error", code: "insufficient_balance" }));
+      cost = 0;
+    }
+    store.charge(cost, clock());
+    run.charged = cost;
+    run.outcomes = outcomes;
+    run.finished = renderFinished(run.plan, outcomes, context(newRequestId()));
+    run.status = "finished";
+    run.endedAt = clock();
+  }
+
+  /** A finished result as read now: the same answer, its balance as of the read (D7). */
+  function asRead(run: Run): Record<string, unknown> {
+    const body = clone(run.finished!);
+    const billing = body["billing"] as Record<string, unknown>;
+    if ("balance" in billing) billing["balance"] = store.balance;
+    else Object.assign(billing, creditBilling(Number(billing["cost_credits"]), store.balance, store.spentToday));
+    return body;
+  }
+
+  function running(run: Run, requestId: string): Reply {
+    return reply(202, renderRunning(run.plan, run.outcomes, run.handle, run.reads, polls + 1, context(requestId)), { "Retry-After": String(retryAfter) });
+  }
+
+  // ---------------------------------------------------------------------------------------------- operations
+
+  function capabilities(requestId: string) {
+    return { ...(clone(FIXTURES[ROUTES.listCapabilities.defaultFixture!]) as Record<string, unknown>), request_id: requestId };
+  }
+
+  function account(apiKey: string, requestId: string): AccountAnswer {
+    const fixture = clone(FIXTURES[ROUTES.getAccount.defaultFixture!]) as AccountAnswer;
+    const permissions = [...(keys[apiKey]?.permissions ?? [])];
+    return {
+      ...fixture,
+      request_id: requestId,
+      workspace: { ...fixture.workspace, schedules_count: store.scheduleList.length },
+      key: { ...fixture.key, id: `key_${apiKey.replace(/[^A-Za-z0-9]/g, "").slice(-8) || "mock"}`, prefix: apiKey.slice(0, 9), name: apiKey, permissions, daily_limit_credits: null, expires_at: null },
+      billing: creditBilling(0, store.balance, store.spentToday) as AccountAnswer["billing"],
+    };
+  }
+
+  function find(body: Record<string, unknown>, requestId: string) {
+    const fixture = clone(FIXTURES[ROUTES.findOperation.defaultFixture!]) as { matches: Array<{ platform: string | null }> };
+    const matches = fixture.matches.filter((m) => body["platform"] === undefined || m.platform === body["platform"] || m.platform === null);
+    return { ...fixture, request_id: requestId, query: body["query"], matches: matches.slice(0, typeof body["limit"] === "number" ? body["limit"] : 20) };
+  }
+
+  /** `POST /v1/call/{op}`: the op must be in the catalog (`not_supported`), its parameters the op's own (D23). */
+  function checkCall(opName: string, params: Record<string, unknown>, requestId: string): void {
+    const caps = FIXTURES[ROUTES.listCapabilities.defaultFixture!] as { operations: Array<{ op: string; platform: string; name: string; params: string[] }> };
+    const entry = caps.operations.find((o) => o.op === opName);
+    if (!entry) {
+      const name = opName.split(".")[1];
+      throw refuse("not_supported", requestId, {
+        reason: "no_such_capability",
+        message: `The catalog has no op ${opName}. Nothing ran and nothing was charged.`,
+        fix: { allowed: caps.operations.filter((o) => o.name === name).map((o) => o.platform), note: "GET /v1/capabilities lists every op.", example_call: { method: "GET", path: "/v1/capabilities" } },
+      });
+    }
+    const unknown = Object.keys(params).find((k) => !entry.params.includes(k));
+    if (unknown) throw invalid(requestId, { param: unknown, message: `\`${unknown}\` is not a parameter of ${opName}.`, allowed: entry.params });
+  }
+
+  /** A data or tool call, from validated parameters to its answer. */
+  function charging(route: MockRoute, forced: Forced | undefined, consume: () => void, skipped: string[], apiKey: string, params: Record<string, unknown>, pathParams: Record<string, string>, headers: Record<string, string>, requestId: string): Reply {
+    const op = route.operationId;
+    // paging: a cursor must be one the mock gave out, for this route family and platform (D19)
+    let page = 1;
+    if (typeof params["cursor"] === "string") {
+      const pos = store.cursors.get(params["cursor"]);
+      const family = op === "searchPost" ? "search" : op;
+      if (!pos || pos.family !== family || pos.platform !== params["platform"]) {
+        throw invalid(requestId, { param: "cursor", message: "`cursor` is invalid or expired; restart without `cursor`." });
+      }
+      page = pos.page;
+    }
+    if (op === "callOperation") checkCall(pathParams["op"] ?? "", params, requestId);
+    if (op === "brandBuzz" && params["scale"] === "large") {
+      const fixture = route.fixtures.find((f) => f.code === "not_supported" && f.http === 400);
+      throw new Refusal(fixture ? forcedRefusal(route, "not_supported", 400, requestId) : refuse("not_supported", requestId, { reason: "not_available_yet", fix: { param: "scale" } }).reply);
+    }
+    if (op === "accountWatch" && isObject(params["schedule"]) && params["confirm"] !== false && store.scheduleList.length >= 20) {
+      throw invalid(requestId, { param: "schedule", message: "A workspace has at most 20 schedules." });
+    }
+    const plan = planCall(op, params, pathParams, page);
+
+    // idempotency (seed: 409 while running, the first answer again after, 422 with other parameters)
+    const idemKey = headers["idempotency-key"];
+    const slot = idemKey === undefined ? undefined : `${apiKey}\n${idemKey}`;
+    const fingerprint = stableJson({ op, path: pathParams, params });
+    const record = slot === undefined ? undefined : store.idempotency.get(slot);
+    if (record && record.params !== fingerprint) {
+      throw refuse("idempotency_conflict", requestId, {
+        message: "This Idempotency-Key was used with other parameters.",
+        fix: { param: "Idempotency-Key", note: "Use a new key for a new call, or send the same parameters again." },
+      });
+    }
+    if (record?.answer) return reply(record.answer.status, clone(record.answer.body), { ...record.answer.headers, "Idempotent-Replayed": "true" });
+    if (record?.handle) {
+      const run = store.runMap.get(record.handle)!;
+      if (run.status === "running" && (run.reads < polls && !run.due)) {
+        run.reads += 1;
+        throw refuse("idempotency_in_progress", requestId, {
+          message: "The call under this Idempotency-Key is still running.",
+          retry_after: retryAfter,
+          fix: { param: "Idempotency-Key", note: `Ask again with the same key and parameters after ${retryAfter} seconds, or read ${run.handle}; it is charged once.` },
+        });
+      }
+      if (run.status === "running") finish(run);
+      if (run.status === "finished") return finishedReply(clone(run.finished!), { "Idempotent-Replayed": "true" });
+      store.idempotency.delete(slot!); // broken or expired: the key starts a new call
+    }
+
+    const remember = (r: Reply): Reply => {
+      if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, answer: { status: r.status, headers: { ...r.headers }, body: clone(r.json) } });
+      return r;
+    };
+    const background = (forced?.kind === "running") || isSlow({ operationId: op, params, headers });
+
+    if (plan.quoteOnly) {
+      if (forced?.kind === "running" || forced?.kind === "outcome") skipped.push(`${op} with confirm: false answers the quote only`);
+      return remember(reply(200, renderQuote(plan, background, context(requestId))));
+    }
+
+    // budget: nothing runs over max_cost_credits or over the balance
+    if (plan.maxCost !== undefined && plan.maxCost < plan.quote) {
+      throw refuse("max_cost_exceeded", requestId, {
+        message: `This call's quote of ${plan.quote} credits is over max_cost_credits ${plan.maxCost}; nothing ran.`,
+        quote_credits: plan.quote,
+        fix: { param: "max_cost_credits", note: `Send max_cost_credits of at least ${plan.quote}, or leave it out.` },
+      });
+    }
+    if (store.balance < plan.quote) {
+      throw refuse("insufficient_balance", requestId, {
+        message: `This call costs up to ${plan.quote} credits and the balance is ${store.balance}; nothing ran.`,
+        quote_credits: plan.quote,
+        fix: { action_url: urls.billing, note: "Buy credits and send the same request again." },
+      });
+    }
+
+    let outcomes: Outcome[] = plan.units.map(() => ({ status: "ok" }));
+    if (forced?.kind === "outcome") {
+      const reason = unanswerable(plan, forced.outcome);
+      if (reason) skipped.push(reason);
+      else {
+        outcomes = plan.units.map(() => ({ ...forced.outcome }));
+        consume();
+      }
+    }
+    if (forced?.kind === "running") consume();
+
+    if (plan.tool === "account_watch" && isObject(params["schedule"])) addSchedule(params);
+
+    if (background) {
+      const run: Run = { handle: newHandle(), op, key: apiKey, plan, outcomes, reads: 0, status: "running", due: false, charged: 0 };
+      store.runMap.set(run.handle, run);
+      if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, handle: run.handle });
+      return running(run, requestId);
+    }
+    const cost = costOf(plan, outcomes);
+    store.charge(cost, clock());
+    return remember(finishedReply(renderFinished(plan, outcomes, context(requestId))));
+  }
+
+  /** Why an outcome cannot be answered in this call's shape (fanout entries take the search table's codes only). */
+  function unanswerable(plan: Plan, outcome: Outcome): string | undefined {
+    if (outcome.status === "error" && outcome.code && !envelopeAllows(outcome.code, plan.op)) return `${plan.op} answers no ${outcome.code} inside an HTTP 200 answer`;
+    if (plan.shape === "fanout" && outcome.status === "error" && outcome.code && ERROR_CATALOGUE[outcome.code].envelope !== "all") {
+      return `a fanout answer's entries take no ${outcome.code} (D13)`;
+    }
+    return undefined;
+  }
+
+  function addSchedule(params: Record<string, unknown>): void {
+    const every = String((params["schedule"] as Record<string, unknown>)["every"]);
+    const hours = every === "1h" ? 1 : every === "6h" ? 6 : 24;
+    const rest = { ...params };
+    delete rest["schedule"];
+    delete rest["confirm"];
+    delete rest["max_cost_credits"];
+    const schedule: Schedule = {
+      id: `sch_${newHandle().slice(2, 10)}`,
+      tool: "account_watch",
+      params: appliedParams(rest),
+      every: every as Schedule["every"],
+      status: "active",
+      created_at: timestamp(clock()),
+      next_run_at: timestamp(clock() + hours * 3_600_000),
+      last_run: null,
+    };
+    store.scheduleList.push(schedule);
+  }
+
+  /** `GET /v1/results/{handle}`: 202 `polls` times, then the finished answer (charged once), then the same for free. */
+  function result(forced: Forced | undefined, consume: () => void, skipped: string[], apiKey: string, handle: string, format: string | undefined, requestId: string): Reply {
+    const run = store.runMap.get(handle);
+    if (!run || run.key !== apiKey) {
+      throw refuse("not_found", requestId, {
+        reason: "no_such_handle",
+        message: `No result ${handle} was started by this key.`,
+        fix: { param: "handle", note: "A result is read only by the key that started the call; check the handle and the key." },
+      });
+    }
+    if (run.status === "finished" && clock() - run.endedAt! >= RETENTION_MS) run.status = "expired";
+    if (run.status === "expired") {
+      throw refuse("handle_expired", requestId, {
+        message: `The result ${handle} is no longer kept (24 hours after the run ended).`,
+        fix: { param: "handle", note: "Send the call again; a new call is a new charge." },
+      });
+    }
+    if (run.status === "broken") {
+      throw refuse("internal_error", requestId, {
+        message: `The run behind ${handle} broke on the service's side; nothing was charged.`,
+        fix: { param: "handle", note: "Send the original call again; under the same Idempotency-Key it is never charged twice." },
+      });
+    }
+    if (run.status === "running") {
+      if (forced?.kind === "running") {
+        consume();
+        return running(run, requestId);
+      }
+      if (forced?.kind === "outcome") {
+        const reason = unanswerable(run.plan, forced.outcome);
+        if (reason) skipped.push(reason);
+        else {
+          consume();
+          run.outcomes = run.plan.units.map(() => ({ ...forced.outcome }));
+          run.due = true;
+        }
+      }
+      if (run.reads < polls && !run.due) {
+        run.reads += 1;
+        return running(run, requestId);
+      }
+      finish(run);
+    } else if (forced && forced.kind !== "refusal" && forced.kind !== "skip") {
+      skipped.push(`${handle} has already finished`);
+    }
+    const body = asRead(run);
+    const fileHeaders: Record<string, string> = body["status"] === "timeout" ? { "X-Should-Retry": "false" } : {};
+    if (format === "csv") return { status: 200, headers: fileHeaders, text: toCsv(body), contentType: "text/csv; charset=utf-8" };
+    if (format === "ndjson") return { status: 200, headers: fileHeaders, text: toNdjson(body), contentType: "application/x-ndjson" };
+    return finishedReply(body);
+  }
+
+  // ---------------------------------------------------------------------------------------------- the pipeline
+
+  async function answer(route: MockRoute, request: Request, rawPathParams: Record<string, unknown>): Promise<Reply> {
+    const op = route.operationId;
+    const requestId = newRequestId();
+    const url = new URL(request.url);
+    const headers = normalizeHeaders(request.headers);
+    const pathParams = Object.fromEntries(Object.entries(rawPathParams).map(([k, v]) => [k, decodePart(String(v))]));
+    const skipped: string[] = [];
+    const headerValue = headers[SCENARIO_HEADER];
+    const fromHeader = parseScenarioHeader(headerValue);
+    if (headerValue !== undefined && !fromHeader) skipped.push(`no scenario "${headerValue}"`);
+    const picked = pick(op, fromHeader);
+    const forced = picked && classify(picked.scenario, route);
+    const consume = picked?.consume ?? (() => {});
+    if (forced?.kind === "skip") skipped.push(forced.reason);
+    if (forced?.kind === "noop") consume();
+
+    const done = (r: Reply): Reply => (skipped.length ? { ...r, headers: { ...r.headers, [SKIPPED_HEADER]: skipped.join("; ") } } : r);
+    try {
+      if (forced?.kind === "refusal") {
+        consume();
+        if (op === "getResult" && forced.code === "internal_error") {
+          const run = store.runMap.get(pathParams["handle"] ?? "");
+          if (run?.status === "running") run.status = "broken";
+        }
+        return done(forcedRefusal(route, forced.code, forced.http, requestId));
+      }
+      const apiKey = route.keyless ? "" : authenticate(route, url, headers, requestId);
+
+      const info = OPERATIONS[op as keyof typeof OPERATIONS];
+      const validators = requestValidators[op as keyof typeof requestValidators] as Record<string, (v: unknown) => RequestValidation<unknown>>;
+      if (validators["path"]) check(route, validators["path"](pathParams), requestId);
+      const search = new URLSearchParams(url.search);
+      search.delete("key"); // keyless routes: a key in the URL is not theirs to refuse (they document no 401)
+      const query = parseQuery(info, search);
+      check(route, validators["query"]!(query), requestId);
+      check(route, validators["headers"]!(headers), requestId);
+      let body: Record<string, unknown> = {};
+      if (validators["body"]) {
+        const read = await readBody(request);
+        if (!read.ok) throw invalid(requestId, invalidBody());
+        check(route, validators["body"](read.value), requestId);
+        body = read.value as Record<string, unknown>;
+      }
+
+      switch (op) {
+        case "listCapabilities":
+          return done(reply(200, capabilities(requestId)));
+        case "getOpenApiDocument":
+          return done(reply(200, OPENAPI_DOCUMENT));
+        case "findOperation":
+          return done(reply(200, find(body, requestId)));
+        case "getAccount":
+          return done(reply(200, account(apiKey, requestId)));
+        case "listSchedules":
+          return done(reply(200, { request_id: requestId, schema_version: "v1", schedules: store.schedules, limit: 20 }));
+        case "deleteSchedule": {
+          const id = pathParams["schedule_id"] ?? "";
+          const at = store.scheduleList.findIndex((s) => s.id === id);
+          if (at < 0) {
+            throw refuse("not_found", requestId, { reason: "no_such_schedule", message: `The workspace has no schedule ${id}.`, fix: { param: "schedule_id", example_call: { method: "GET", path: "/v1/schedules" } } });
+          }
+          store.scheduleList.splice(at, 1);
+          return done(reply(200, { request_id: requestId, schema_version: "v1", deleted: true, schedule_id: id }));
+        }
+        case "getResult":
+          return done(result(forced, consume, skipped, apiKey, pathParams["handle"] ?? "", query["format"] as string | undefined, requestId));
+        default:
+          return done(charging(route, forced, consume, skipped, apiKey, route.method === "GET" ? query : body, pathParams, headers, requestId));
+      }
+    } catch (e) {
+      if (e instanceof Refusal) return done(e.reply);
+      throw e;
+    }
+  }
+
+  /** Dev check: every JSON answer against the contract. */
+  function conform(route: MockRoute | undefined, r: Reply): void {
+    if (!validate || r.json === undefined) return;
+    const result = route ? responseValidators[route.operationId as keyof typeof responseValidators](r.status, r.json) : validateErrorStructure(r.json);
+    if (!result.ok) {
+      const where = route ? `${route.method} ${route.path} (${route.operationId})` : "a refused route";
+      throw new Error(
+        `@sdgw/mock: the answer to ${where} under HTTP ${r.status} does not match the contract: ${result.errors.map((e) => `${e.path} ${e.message}`).join("; ")}. ` +
+          `This is a bug in the mock or a broken fixture; nothing was sent.\n${JSON.stringify(r.json).slice(0, 2000)}`,
+      );
+    }
+  }
+
+  function toResponse(r: Reply): Response {
+    if (r.text !== undefined) return new HttpResponse(r.text, { status: r.status, headers: { ...r.headers, "Content-Type": r.contentType ?? "text/plain" } });
+    return HttpResponse.json(r.json as never, { status: r.status, headers: r.headers });
+  }
+
+  const handlers: HttpHandler[] = (Object.values(ROUTES) as MockRoute[]).map((route) => {
+    const method = route.method.toLowerCase() as "get" | "post" | "delete";
+    return http[method](`${base}${route.mswPath}`, async ({ request, params }) => {
+      const r = await answer(route, request, params as Record<string, unknown>);
+      conform(route, r);
+      return toResponse(r);
+    });
+  });
+
+  // An unknown tool (D14 no_such_tool), and with a base address any other /v1/ path (no_such_route).
+  handlers.push(
+    http.post(`${base}/v1/tools/:tool`, ({ params }) => {
+      const a = errorAnswer("not_found", newRequestId(), {
+        reason: "no_such_tool",
+        message: `There is no tool ${String(params["tool"])}.`,
+        fix: { allowed: [...TOOL_NAMES], example_call: { method: "GET", path: "/v1/capabilities" } },
+      }, { urls });
+      const r = reply(a.status, a.body, a.headers);
+      conform(undefined, r);
+      return toResponse(r);
+    }),
+  );
+  if (options.unknownRoutes ?? base !== "*") {
+    const routes = (Object.values(ROUTES) as MockRoute[]).map((r) => `${r.method} ${r.path}`);
+    handlers.push(
+      http.all(`${base}/v1/*`, () => {
+        const a = errorAnswer("not_found", newRequestId(), {
+          reason: "no_such_route",
+          message: "There is no such route.",
+          fix: { allowed: routes, example_call: { method: "GET", path: "/v1/capabilities" } },
+        }, { urls });
+        const r = reply(a.status, a.body, a.headers);
+        conform(undefined, r);
+        return toResponse(r);
+      }),
+    );
+  }
+
+  return {
+    handlers,
+    use(...scenarios: Scenario[]) {
+      active = [...scenarios.map((s) => ({ scenario: s, left: s.times ?? Number.POSITIVE_INFINITY })), ...active];
+    },
+    reset() {
+      active = [];
+      store.clear();
+    },
+    state: store,
+  };
+}

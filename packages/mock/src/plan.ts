@@ -1,0 +1,189 @@
+/**
+ * What a charging call asks for, read from its parameters: the shape of its answer (one platform's envelope, a
+ * fanout, a targets answer, a tool answer), the units it is charged for (platforms or targets, D5), its applied
+ * parameters (D1, D20) and how many items each unit answers.
+ */
+import { PLATFORMS, type AppliedParams, type Item, type OperationId } from "@sdgw/types";
+import { FIXTURES, ROUTES } from "./generated/routes.ts";
+import { isObject } from "./util.ts";
+
+/** One unit of a call: a platform of a fanout, a target of a list, or the one platform of an envelope. */
+export interface Unit {
+  platform: string;
+  /** The id or link this unit answers (targets answers and single-target envelopes). */
+  target?: string;
+  /** The parameter the target came from (`id`, `url`, `accounts`, `targets`). */
+  param?: string;
+}
+
+/** The shape of a charging call's answer. */
+export type PlanShape = "envelope" | "fanout" | "targets" | "tool";
+
+/** A charging call, read from its parameters. */
+export interface Plan {
+  op: OperationId;
+  shape: PlanShape;
+  units: Unit[];
+  /** The envelope's or the tool answer's `applied_params`. */
+  applied: AppliedParams;
+  /** Items per unit. */
+  count: number;
+  /** Item kinds this call answers (D9); undefined: the fixture's own. */
+  kinds?: Item["kind"][];
+  /** The operation whose fixtures give the items (for `call`, the op's own route). */
+  itemOp: OperationId;
+  /** This call pages (`page.has_more` and a cursor): single-platform search, comments and user posts. */
+  paged: boolean;
+  /** The page asked for, 1 for a call without `cursor`. */
+  page: number;
+  /** Credits the call costs if every unit answers `ok` or `empty`. */
+  quote: number;
+  /** The tool of a tool call. */
+  tool?: string;
+  /** `confirm: false`: the quote only. */
+  quoteOnly: boolean;
+  /** The `max_cost_credits` the caller set. */
+  maxCost?: number;
+}
+
+const DEFAULTS: Partial<Record<OperationId, Record<string, string | number | boolean>>> = {
+  search: { type: "content", sort: "relevance", time_range: "all", content_type: "all", count: 10 },
+  searchPost: { type: "content", sort: "relevance", time_range: "all", content_type: "all", count: 10 },
+  trending: { count: 10 },
+  comments: { limit: 20, sort: "latest" },
+  userPosts: { limit: 20, sort: "latest" },
+  brandBuzz: { window: "7d", scale: "small", confirm: true },
+  commentInsights: { limit: 20, confirm: true },
+  accountWatch: { range: "7d", confirm: true },
+  findCreators: { count: 10, confirm: true },
+  creatorCard: { confirm: true },
+  batchStats: { format: "json", confirm: true },
+  viralFinder: { window: "7d", count: 10, confirm: true },
+};
+
+const PAGED = new Set<OperationId>(["search", "searchPost", "comments", "userPosts"]);
+
+const KINDS: Partial<Record<OperationId, Item["kind"][]>> = {
+  trending: ["leaderboard"],
+  detail: ["item"],
+  comments: ["item"],
+  userPosts: ["item"],
+  userProfile: ["profile_card"],
+};
+
+type Scalar = string | number | boolean;
+
+/** Parameters as applied (D1): scalars and lists of scalars; a nested object's members as `a.b`; nothing null. */
+export function appliedParams(params: Record<string, unknown>): AppliedParams {
+  const out: Record<string, Scalar | Scalar[]> = {};
+  const put = (name: string, v: unknown) => {
+    if (v === null || v === undefined || name === "") return;
+    if (Array.isArray(v)) out[name] = v.filter((x): x is Scalar => ["string", "number", "boolean"].includes(typeof x));
+    else if (isObject(v)) for (const [k, x] of Object.entries(v)) put(`${name}.${k}`, x);
+    else if (["string", "number", "boolean"].includes(typeof v)) out[name] = v as Scalar;
+  };
+  for (const [k, v] of Object.entries(params)) put(k, v);
+  return out as AppliedParams;
+}
+
+const platformsOf = (value: unknown): string[] => (value === "all" ? [...PLATFORMS] : Array.isArray(value) ? (value as string[]) : []);
+
+/** The platform a link points at, told from its host (or `<platform>:<id>`); `x` when it cannot be told. */
+export function platformOfLink(link: string): string {
+  const prefix = /^([a-z]+):/.exec(link)?.[1];
+  if (prefix && (PLATFORMS as readonly string[]).includes(prefix)) return prefix;
+  let host = "";
+  try {
+    host = new URL(link).hostname;
+  } catch {
+    return "x";
+  }
+  const hosts: Array<[RegExp, string]> = [
+    [/xiaohongshu\.com|xhslink\.com/, "xiaohongshu"],
+    [/douyin\.com/, "douyin"],
+    [/(^|\.)x\.com|twitter\.com/, "x"],
+    [/reddit\.com/, "reddit"],
+    [/weixin\.qq\.com|wechat/, "wechat"],
+    [/weibo\.(com|cn)/, "weibo"],
+    [/bilibili\.com|b23\.tv/, "bilibili"],
+    [/zhihu\.com/, "zhihu"],
+    [/kuaishou\.com/, "kuaishou"],
+    [/youtube\.com|youtu\.be/, "youtube"],
+  ];
+  return hosts.find(([re]) => re.test(host))?.[1] ?? "x";
+}
+
+/** The item source of `POST /v1/call/{op}`: the data route the catalog names for that op, else `call`'s own fixtures. */
+function itemOpOfCall(opName: string): OperationId {
+  const caps = FIXTURES[ROUTES.listCapabilities.defaultFixture ?? ""] as { operations?: Array<{ op: string; route: string }> } | undefined;
+  const route = caps?.operations?.find((o) => o.op === opName)?.route;
+  const match = (Object.values(ROUTES) as Array<(typeof ROUTES)[OperationId]>).find((r) => r.path === route && r.charging && r.method === "POST");
+  return match?.operationId ?? "callOperation";
+}
+
+/** Reads a charging call's parameters (already valid by the contract) into a plan. `page` comes from the cursor. */
+export function planCall(op: OperationId, params: Record<string, unknown>, pathParams: Record<string, string>, page: number): Plan {
+  const route = ROUTES[op];
+  const withDefaults: Record<string, unknown> = { ...params };
+  for (const [k, v] of Object.entries(DEFAULTS[op] ?? {})) if (!(k in withDefaults)) withDefaults[k] = v;
+  const maxCost = typeof params["max_cost_credits"] === "number" ? params["max_cost_credits"] : undefined;
+  const base = { op, itemOp: op, paged: false, page, quoteOnly: false, ...(maxCost !== undefined ? { maxCost } : {}) };
+
+  if (route.tool) {
+    const platforms = platformsOf(params["platforms"]);
+    const links = [params["targets"], params["accounts"]].find(Array.isArray) as string[] | undefined;
+    const param = Array.isArray(params["targets"]) ? "targets" : "accounts";
+    const units: Unit[] = links ? links.map((t) => ({ platform: platformOfLink(t), target: t, param })) : platforms.map((p) => ({ platform: p }));
+    const count = typeof params["count"] === "number" ? params["count"] : 20;
+    return {
+      ...base,
+      shape: "tool",
+      units: units.length ? units : [{ platform: "x" }],
+      applied: appliedParams(withDefaults),
+      count,
+      tool: route.tool,
+      quote: Math.max(1, units.length),
+      quoteOnly: params["confirm"] === false,
+    };
+  }
+
+  const kinds = op === "search" || op === "searchPost" ? [params["type"] === "user" ? ("profile_card" as const) : ("item" as const)] : KINDS[op];
+  const count = typeof withDefaults["count"] === "number" ? withDefaults["count"] : typeof withDefaults["limit"] === "number" ? withDefaults["limit"] : op === "detail" || op === "userProfile" ? 1 : 10;
+  const common = { ...base, count, ...(kinds ? { kinds } : {}) };
+
+  if (op === "callOperation") {
+    const opName = pathParams["op"] ?? "x.unknown";
+    const platform = opName.split(".")[0]!;
+    return { ...common, shape: "envelope", itemOp: itemOpOfCall(opName), units: [{ platform }], applied: appliedParams(params), quote: 1 };
+  }
+
+  if ("platforms" in params) {
+    const platforms = platformsOf(params["platforms"]);
+    const rest = { ...withDefaults };
+    delete rest["platforms"];
+    return { ...common, shape: "fanout", units: platforms.map((p) => ({ platform: p })), applied: appliedParams(rest), quote: platforms.length };
+  }
+
+  const platform = String(params["platform"]);
+  const param = "id" in params ? "id" : "url" in params ? "url" : undefined;
+  const value = param ? params[param] : undefined;
+  if (param && Array.isArray(value)) {
+    const rest = { ...withDefaults };
+    delete rest[param];
+    return {
+      ...common,
+      shape: "targets",
+      units: (value as string[]).map((t) => ({ platform, target: t, param })),
+      applied: appliedParams(rest),
+      quote: value.length,
+    };
+  }
+  return {
+    ...common,
+    shape: "envelope",
+    paged: PAGED.has(op),
+    units: [{ platform, ...(param ? { target: String(value), param } : {}) }],
+    applied: appliedParams(withDefaults),
+    quote: 1,
+  };
+}

@@ -1,0 +1,89 @@
+/** Scenarios: what a test or a frontend team forces the mock to answer, by name. */
+import { ERROR_CODES, type ErrorCode, type OperationId } from "@sdgw/types";
+import { ROUTES } from "./generated/routes.ts";
+
+/** The statuses an answer can have: the five of a finished envelope, and `running` (HTTP 202). */
+export const STATUS_SCENARIOS = ["ok", "empty", "error", "not_supported", "timeout", "running"] as const;
+
+/** A status of {@link STATUS_SCENARIOS}. */
+export type StatusScenario = (typeof STATUS_SCENARIOS)[number];
+
+/**
+ * Every name a scenario can have: the six statuses (`ok`, `empty`, `error`, `not_supported`, `timeout`,
+ * `running`) and the 19 error codes. `not_supported` and `timeout` are both: the envelope status and its code.
+ */
+export const SCENARIO_NAMES: readonly ScenarioName[] = [...new Set<ScenarioName>([...STATUS_SCENARIOS, ...ERROR_CODES])];
+
+/** A status or an error code. */
+export type ScenarioName = StatusScenario | ErrorCode;
+
+/** Where and how often a scenario applies. */
+export interface ScenarioOptions {
+  /** Only this operation (its `operationId`, e.g. `search`, `getResult`); by default every operation that can answer it. */
+  operation?: OperationId;
+  /** How many answers it forces before it is used up; by default every answer until `reset()`. */
+  times?: number;
+  /**
+   * The HTTP status to answer a code with, for the codes the seed answers in two ways: `200` puts it inside the
+   * envelope (`scenario("rate_limited", { http: 200 })` is a `status: "error"` envelope whose error is
+   * `rate_limited`), `503` answers `temporarily_unavailable` as a refusal on a data route (where D13 puts it at
+   * 200 by default). By default a code is answered under its own non-200 status, except the codes that the seed
+   * answers only at 200 (`invalid_target`, `upstream_error`, `timeout`) and, on data routes, `not_found` and
+   * `temporarily_unavailable` (D13).
+   */
+  http?: number;
+}
+
+/** A forced answer: made by {@link scenario}, turned on by `mock.use(...)`. */
+export interface Scenario {
+  /** The status or error code it forces. */
+  readonly name: ScenarioName;
+  /** See {@link ScenarioOptions.operation}. */
+  readonly operation?: OperationId;
+  /** See {@link ScenarioOptions.times}. */
+  readonly times?: number;
+  /** See {@link ScenarioOptions.http}. */
+  readonly http?: number;
+}
+
+const NAMES = new Set<string>(SCENARIO_NAMES);
+
+/** True when `name` is a scenario name. */
+export function isScenarioName(name: string): name is ScenarioName {
+  return NAMES.has(name);
+}
+
+/**
+ * A scenario: `scenario("rate_limited")` forces `429 rate_limited` on every operation that documents it until
+ * `reset()`; `scenario("timeout", { operation: "search", times: 1 })` makes the next search answer a `timeout`
+ * envelope. Turn it on with `mock.use(...)`.
+ */
+export function scenario(name: ScenarioName, options: ScenarioOptions = {}): Scenario {
+  if (!isScenarioName(name)) throw new TypeError(`@sdgw/mock: no scenario "${String(name)}"; one of ${SCENARIO_NAMES.join(", ")}`);
+  if (options.operation !== undefined && !(options.operation in ROUTES)) {
+    throw new TypeError(`@sdgw/mock: no operation "${options.operation}"; one of ${Object.keys(ROUTES).join(", ")}`);
+  }
+  if (options.times !== undefined && !(Number.isInteger(options.times) && options.times >= 1)) {
+    throw new TypeError(`@sdgw/mock: times must be a whole number, 1 or more (got ${options.times})`);
+  }
+  if (options.http !== undefined && !Number.isInteger(options.http)) throw new TypeError(`@sdgw/mock: http must be an HTTP status (got ${options.http})`);
+  const out: { -readonly [K in keyof Scenario]: Scenario[K] } = { name };
+  if (options.operation !== undefined) out.operation = options.operation;
+  if (options.times !== undefined) out.times = options.times;
+  if (options.http !== undefined) out.http = options.http;
+  return Object.freeze(out);
+}
+
+/** The request header that forces a scenario for one request: `x-sdgw-scenario: rate_limited` (or `rate_limited@200`). */
+export const SCENARIO_HEADER = "x-sdgw-scenario";
+
+/** The answer header that says a forced scenario could not be answered by this operation, and why. */
+export const SKIPPED_HEADER = "x-sdgw-scenario-skipped";
+
+/** Reads the value of the `x-sdgw-scenario` header: a name, optionally `@` and an HTTP status. Undefined if not a scenario. */
+export function parseScenarioHeader(value: string | undefined): Scenario | undefined {
+  if (!value) return undefined;
+  const m = /^\s*([a-z_]+)(?:@(\d{3}))?\s*$/.exec(value);
+  if (!m || !isScenarioName(m[1]!)) return undefined;
+  return scenario(m[1], m[2] ? { http: Number(m[2]) } : {});
+}

@@ -1,0 +1,181 @@
+/** The mock's memory between requests: credits, runs, idempotency keys, cursors, schedules. Cleared by `reset()`. */
+import type { OperationId, Schedule } from "@sdgw/types";
+import { FIXTURES, ROUTES } from "./generated/routes.ts";
+import type { Plan } from "./plan.ts";
+import type { Outcome } from "./render.ts";
+import { clone } from "./util.ts";
+
+/** Where a run started with a 202 stands. */
+export type RunStatus = "running" | "finished" | "broken" | "expired";
+
+/** A run started by a call that answered 202, as {@link MockState.runs} shows it. */
+export interface RunInfo {
+  /** The results handle of its 202 answer. */
+  readonly handle: string;
+  /** The operation that started it. */
+  readonly operationId: OperationId;
+  /** The key that started it; only this key reads it. */
+  readonly key: string;
+  /** Where it stands. */
+  readonly status: RunStatus;
+  /** Reads answered 202 so far. */
+  readonly reads: number;
+  /** What the call was quoted: the most it can cost. */
+  readonly quoteCredits: number;
+  /** What the run was charged when it finished (0 until then, and for failures). */
+  readonly chargedCredits: number;
+}
+
+/** @internal A run, with what the mock needs to finish it. */
+export interface Run {
+  handle: string;
+  op: OperationId;
+  key: string;
+  plan: Plan;
+  outcomes: Outcome[];
+  reads: number;
+  status: RunStatus;
+  /** Finish at the next read, whatever `polls` says. */
+  due: boolean;
+  endedAt?: number;
+  charged: number;
+  /** The finished answer as rendered when the run ended. */
+  finished?: Record<string, unknown>;
+}
+
+/** @internal A stored answer of a call sent with an Idempotency-Key. */
+export interface IdempotencyRecord {
+  /** The call's parameters, as stable JSON. */
+  params: string;
+  /** The run of a call that answered 202. */
+  handle?: string;
+  /** The answer of a call that answered at once. */
+  answer?: { status: number; headers: Record<string, string>; body: unknown };
+}
+
+/** @internal A position the mock handed out as a `page.cursor`. */
+export interface CursorPosition {
+  family: string;
+  platform: string;
+  page: number;
+}
+
+/** What the mock remembers; read it and steer it through `mock.state`. */
+export interface MockState {
+  /** Credits left now. */
+  readonly balance: number;
+  /** Sets the credits left (for example `0`, to see `insufficient_balance`). */
+  setBalance(credits: number): void;
+  /** Credits spent today (UTC). */
+  readonly spentToday: number;
+  /** Every run started with a 202, oldest first. */
+  readonly runs: readonly RunInfo[];
+  /** One run by handle. */
+  run(handle: string): RunInfo | undefined;
+  /** Makes a run's result expire: the next read answers `410 handle_expired` (as 24 hours after it ended). */
+  expire(handle: string): void;
+  /** Breaks a run that is still running: reading it answers `500 internal_error`, and nothing is charged. */
+  breakRun(handle: string): void;
+  /** Ends a run at its next read, however many 202 reads `polls` asks for. */
+  finishRun(handle: string): void;
+  /** Keys that were sent in a URL (`?key=`) and must be treated as exposed (D25). */
+  readonly exposedKeys: readonly string[];
+  /** The workspace's schedules (D11), as `GET /v1/schedules` lists them. */
+  readonly schedules: readonly Schedule[];
+}
+
+/** @internal The mutable store behind {@link MockState}. */
+export class Store implements MockState {
+  balance: number;
+  spentToday = 0;
+  spentDay = "";
+  runMap = new Map<string, Run>();
+  idempotency = new Map<string, IdempotencyRecord>();
+  cursors = new Map<string, CursorPosition>();
+  exposed = new Set<string>();
+  scheduleList: Schedule[];
+  private readonly startingBalance: number;
+
+  constructor(startingBalance: number) {
+    this.startingBalance = startingBalance;
+    this.balance = startingBalance;
+    this.scheduleList = Store.initialSchedules();
+  }
+
+  private static initialSchedules(): Schedule[] {
+    const body = FIXTURES[ROUTES.listSchedules.defaultFixture ?? ""] as { schedules?: Schedule[] } | undefined;
+    return clone(body?.schedules ?? []);
+  }
+
+  /** Forgets everything: credits back to the start, no runs, keys, cursors; the fixture's schedules. */
+  clear(): void {
+    this.balance = this.startingBalance;
+    this.spentToday = 0;
+    this.spentDay = "";
+    this.runMap.clear();
+    this.idempotency.clear();
+    this.cursors.clear();
+    this.exposed.clear();
+    this.scheduleList = Store.initialSchedules();
+  }
+
+  /** Takes `credits` from the balance and adds them to today's spend (which restarts each UTC day). */
+  charge(credits: number, now: number): void {
+    const day = new Date(now).toISOString().slice(0, 10);
+    if (day !== this.spentDay) {
+      this.spentDay = day;
+      this.spentToday = 0;
+    }
+    this.balance -= credits;
+    this.spentToday += credits;
+  }
+
+  setBalance(credits: number): void {
+    if (!(Number.isInteger(credits) && credits >= 0)) throw new TypeError(`@sdgw/mock: a balance is a whole number of credits, 0 or more (got ${credits})`);
+    this.balance = credits;
+  }
+
+  get runs(): readonly RunInfo[] {
+    return [...this.runMap.values()].map(info);
+  }
+
+  run(handle: string): RunInfo | undefined {
+    const r = this.runMap.get(handle);
+    return r && info(r);
+  }
+
+  private must(handle: string): Run {
+    const r = this.runMap.get(handle);
+    if (!r) throw new TypeError(`@sdgw/mock: no run ${handle}`);
+    return r;
+  }
+
+  expire(handle: string): void {
+    const r = this.must(handle);
+    r.status = "expired";
+  }
+
+  breakRun(handle: string): void {
+    const r = this.must(handle);
+    if (r.status !== "running") throw new TypeError(`@sdgw/mock: run ${handle} is ${r.status}; only a running run can break`);
+    r.status = "broken";
+  }
+
+  finishRun(handle: string): void {
+    const r = this.must(handle);
+    if (r.status !== "running") throw new TypeError(`@sdgw/mock: run ${handle} is ${r.status}, not running`);
+    r.due = true;
+  }
+
+  get exposedKeys(): readonly string[] {
+    return [...this.exposed];
+  }
+
+  get schedules(): readonly Schedule[] {
+    return clone(this.scheduleList);
+  }
+}
+
+function info(r: Run): RunInfo {
+  return { handle: r.handle, operationId: r.op, key: r.key, status: r.status, reads: r.reads, quoteCredits: r.plan.quote, chargedCredits: r.charged };
+}

@@ -1,0 +1,68 @@
+/** Small helpers: ids, timestamps, stable JSON. Browser-safe (Web Crypto only). */
+
+const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"; // Crockford base32, as in the fixtures' request ids
+const HANDLE_ALPHABET = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+
+function randomString(length: number, alphabet: string): string {
+  const bytes = new Uint8Array(length);
+  globalThis.crypto.getRandomValues(bytes);
+  let out = "";
+  for (const b of bytes) out += alphabet[b % alphabet.length];
+  return out;
+}
+
+/** A fresh `request_id`, shaped like the fixtures' (`req_` and 26 base32 characters). */
+export function newRequestId(): string {
+  return `req_${randomString(26, ALPHABET)}`;
+}
+
+/** A fresh results handle (`h_` and 12 letters or digits). */
+export function newHandle(): string {
+  return `h_${randomString(12, HANDLE_ALPHABET)}`;
+}
+
+/** An RFC 3339 timestamp without milliseconds, as the fixtures write them. */
+export function timestamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** JSON with object keys sorted, so that two equal values give one text (used to compare parameters). */
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** A deep copy of JSON data. */
+export function clone<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+/** base64url of UTF-8 text (no padding). */
+export function base64url(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** The text of a base64url string, or undefined when it is not one. */
+export function fromBase64url(value: string): string | undefined {
+  try {
+    const bin = atob(value.replace(/-/g, "+").replace(/_/g, "/"));
+    return new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+  } catch {
+    return undefined;
+  }
+}
+
+/** True for a plain JSON object (not an array, not null). */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
