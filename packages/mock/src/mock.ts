@@ -284,7 +284,8 @@ export function createMock(options: MockOptions = {}): Mock {
 
   // ---------------------------------------------------------------------------------------------- auth
 
-  function authenticate(route: MockRoute, url: URL, headers: Record<string, string>, requestId: string): string {
+  /** D25: a key in the URL is refused first, whatever headers came (a forced scenario's header included). */
+  function refuseKeyInQuery(url: URL, requestId: string): void {
     const inQuery = url.searchParams.get("key");
     if (inQuery !== null) {
       store.exposed.add(inQuery);
@@ -294,6 +295,9 @@ export function createMock(options: MockOptions = {}): Mock {
         fix: { action_url: urls.console, note: "Revoke this key, create a new one and send it in the X-API-Key header or as Authorization: Bearer <key>." },
       });
     }
+  }
+
+  function authenticate(route: MockRoute, headers: Record<string, string>, requestId: string): string {
     const xKey = headers["x-api-key"];
     const authorization = headers["authorization"];
     let bearer: string | undefined;
@@ -620,7 +624,9 @@ export function createMock(options: MockOptions = {}): Mock {
     const requestId = newRequestId();
     const url = new URL(request.url);
     const headers = normalizeHeaders(request.headers);
-    const pathParams = Object.fromEntries(Object.entries(rawPathParams).map(([k, v]) => [k, decodePart(String(v))]));
+    // Only the route's own parameters: MSW also names the parts a `*` base matched ("0", "1", …).
+    const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+    const pathParams = Object.fromEntries(names.map((k) => [k, decodePart(String(rawPathParams[k] ?? ""))]));
     const skipped: string[] = [];
     const headerValue = headers[SCENARIO_HEADER];
     const fromHeader = parseScenarioHeader(headerValue);
@@ -633,6 +639,7 @@ export function createMock(options: MockOptions = {}): Mock {
 
     const done = (r: Reply): Reply => (skipped.length ? { ...r, headers: { ...r.headers, [SKIPPED_HEADER]: skipped.join("; ") } } : r);
     try {
+      if (!route.keyless) refuseKeyInQuery(url, requestId);
       if (forced?.kind === "refusal") {
         consume();
         if (op === "getResult" && forced.code === "internal_error") {
@@ -641,7 +648,7 @@ export function createMock(options: MockOptions = {}): Mock {
         }
         return done(forcedRefusal(route, forced.code, forced.http, requestId));
       }
-      const apiKey = route.keyless ? "" : authenticate(route, url, headers, requestId);
+      const apiKey = route.keyless ? "" : authenticate(route, headers, requestId);
 
       const info = OPERATIONS[op as keyof typeof OPERATIONS];
       const validators = requestValidators[op as keyof typeof requestValidators] as Record<string, (v: unknown) => RequestValidation<unknown>>;

@@ -36,7 +36,10 @@ describe("keys (seed: Authentication; D25, D26)", () => {
     expect([got.status, got.body.reason]).toEqual([401, "key_in_query"]);
     const bad = await search({ platform: "x", query: "a", key: "leaked", count: "999" });
     expect([bad.status, bad.body.reason]).toEqual([401, "key_in_query"]); // before validation too
+    const forced = await search({ platform: "x", query: "a", key: "leaked" }, { "x-sdgw-scenario": "rate_limited" });
+    expect([forced.status, forced.body.reason]).toEqual([401, "key_in_query"]); // and before a forced scenario
     expect(mock.state.exposedKeys).toEqual([KEY, "leaked"]);
+    expect((await send({ path: "/v1/capabilities", query: { key: "leaked" }, key: null })).status).toBe(200); // keyless routes document no 401
   });
 
   it("an unknown key: 401 invalid", async () => {
@@ -279,6 +282,18 @@ describe("202 runs and GET /v1/results/{handle}", () => {
     expect([r.status, r.headers.get("retry-after"), body.retry_after_seconds, body.steps.length > 0]).toEqual([202, "3", 3, true]);
     const read = await fetch(`http://quick.test/v1/results/${body.handle}`, { headers: { "X-API-Key": KEY } });
     expect([read.status, ((await read.json()) as { tool: string }).tool]).toEqual([200, "account_watch"]);
+    server.resetHandlers();
+  });
+
+  it("with the default baseUrl (*) it answers any origin, handles included", async () => {
+    const anywhere = createMock();
+    server.use(...anywhere.handlers);
+    const headers = { "X-API-Key": KEY, "Idempotency-Key": idem() };
+    const started = await fetch("http://any.test/v1/search?platform=x&query=slow", { headers });
+    const { handle } = (await started.json()) as { handle: string };
+    anywhere.state.finishRun(handle);
+    const read = await fetch(`https://elsewhere.test/v1/results/${handle}`, { headers: { "X-API-Key": KEY } });
+    expect([started.status, read.status]).toEqual([202, 200]);
     server.resetHandlers();
   });
 
