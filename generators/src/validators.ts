@@ -186,7 +186,10 @@ function wording(doc: OpenApiDoc, raw: unknown): Wording {
       return { wording: "an object", coerce: "string" };
     default: {
       if (s["format"] === "uri") return { wording: "a link (URI)", coerce: "string" };
-      if (typeof s["pattern"] === "string" && typeof s["description"] === "string") return { wording: String(s["description"]).replace(/\.$/, ""), coerce: "string" };
+      if (typeof s["pattern"] === "string" && typeof s["description"] === "string") {
+        const text = String(s["description"]).replace(/\.$/, "");
+        return { wording: text[0]!.toLowerCase() + text.slice(1), coerce: "string" };
+      }
       const min = s["minLength"] as number | undefined;
       const max = s["maxLength"] as number | undefined;
       if (max !== undefined) return { wording: `text of ${min ?? 0} to ${max} characters`, coerce: "string" };

@@ -3,11 +3,11 @@
  * sources, so the tests work on a fresh clone and never test a stale build.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
-/** The files tsup writes for a package with one `index` entry in ESM and CJS with declarations. */
+/** The files tsup writes for a package with one `index` entry in ESM and CJS with declarations (ESM-only packages have fewer: see {@link distOutputs}). */
 export const DIST_OUTPUTS = ["index.js", "index.cjs", "index.d.ts", "index.d.cts"] as const;
 
 function newest(dir: string): number {
@@ -17,8 +17,16 @@ function newest(dir: string): number {
   );
 }
 
+/** The built files a package's `exports["."]` points to (its `import` and `require` conditions). */
+export function distOutputs(pkgDir: string): string[] {
+  const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as { exports: Record<string, Record<string, unknown>> };
+  const root = pkg.exports["."] ?? {};
+  const files = ["import", "require"].flatMap((c) => Object.values((root[c] as Record<string, string> | undefined) ?? {}));
+  return files.map((f) => join(pkgDir, f));
+}
+
 function needsBuild(pkgDir: string): boolean {
-  const outputs = DIST_OUTPUTS.map((f) => join(pkgDir, "dist", f));
+  const outputs = distOutputs(pkgDir);
   if (!outputs.every((f) => existsSync(f))) return true;
   const oldestOutput = Math.min(...outputs.map((f) => statSync(f).mtimeMs));
   const inputs = [newest(join(pkgDir, "src")), ...["package.json", "tsup.config.ts"].map((f) => statSync(join(pkgDir, f)).mtimeMs)];

@@ -271,7 +271,7 @@ describe("operation helpers", () => {
     expectTypeOf<Answer<"search", 202>>().toEqualTypeOf<HandleAnswer>();
     expectTypeOf<Answer<"search", 429>["code"]>().toEqualTypeOf<"daily_limit_reached" | "free_failure_limit" | "rate_limited">();
     expectTypeOf<ErrorAnswer<"deleteSchedule">["code"]>().toEqualTypeOf<
-      "unauthorized" | "not_found" | "daily_limit_reached" | "free_failure_limit" | "rate_limited" | "internal_error" | "temporarily_unavailable"
+      "invalid_params" | "not_supported" | "unauthorized" | "not_found" | "daily_limit_reached" | "free_failure_limit" | "rate_limited" | "internal_error" | "temporarily_unavailable"
     >();
   });
 });

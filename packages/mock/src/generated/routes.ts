@@ -982,6 +982,7 @@ export const ROUTES: Readonly<Record<OperationId, MockRoute>> = {
     "responses": [
       200,
       400,
+      401,
       429,
       500,
       503
@@ -1010,6 +1011,7 @@ export const ROUTES: Readonly<Record<OperationId, MockRoute>> = {
     "tool": null,
     "responses": [
       200,
+      401,
       429,
       500,
       503
@@ -1038,6 +1040,7 @@ export const ROUTES: Readonly<Record<OperationId, MockRoute>> = {
     "tool": null,
     "responses": [
       200,
+      400,
       401,
       429,
       500,
@@ -1077,6 +1080,7 @@ export const ROUTES: Readonly<Record<OperationId, MockRoute>> = {
     "tool": null,
     "responses": [
       200,
+      400,
       401,
       429,
       500,
@@ -1116,6 +1120,7 @@ export const ROUTES: Readonly<Record<OperationId, MockRoute>> = {
     "tool": null,
     "responses": [
       200,
+      400,
       401,
       404,
       429,
@@ -1261,6 +1266,7 @@ export const ROUTES: Readonly<Record<OperationId, MockRoute>> = {
     "tool": null,
     "responses": [
       200,
+      401,
       429
     ],
     "defaultFixture": null,

@@ -338,7 +338,7 @@ export type paths = {
         };
         /**
          * What can be called
-         * @description Lists every platform, its operations with their parameters and price, and the seven tools. Needs no key; free.
+         * @description Lists every platform, its operations with their parameters and price, and the seven tools. Needs no key; free. A key sent in the URL is still refused (401 key_in_query, D25).
          */
         get: operations["listCapabilities"];
         put?: never;
@@ -441,7 +441,7 @@ export type paths = {
         };
         /**
          * This document
-         * @description The machine-readable description of the API, version 1.0.0, as JSON. Needs no key.
+         * @description The machine-readable description of the API, version 1.0.0, as JSON. Needs no key; a key sent in the URL is still refused (401 key_in_query, D25).
          */
         get: operations["getOpenApiDocument"];
         put?: never;
@@ -2890,6 +2890,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -2956,6 +2957,7 @@ export interface operations {
                     "application/json": components["schemas"]["CapabilitiesAnswer"];
                 };
             };
+            401: components["responses"]["Error401"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -3018,6 +3020,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccountAnswer"];
                 };
             };
+            400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -3071,6 +3074,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScheduleList"];
                 };
             };
+            400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -3106,6 +3110,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScheduleDeleted"];
                 };
             };
+            400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
@@ -3183,6 +3188,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenApiDocument"];
                 };
             };
+            401: components["responses"]["Error401"];
             429: components["responses"]["Error429"];
         };
     };

@@ -466,10 +466,11 @@ export const validateFindOperationQuery = requestValidator<QueryOf<"findOperatio
 export const validateFindOperationHeaders = requestValidator<HeadersOf<"findOperation">>(OPERATIONS.findOperation, "headers", raw.findOperation_headers);
 /** Validates the body of `POST /v1/find`; on failure also gives the seed's `invalid_params` answer. */
 export const validateFindOperationBody = requestValidator<BodyOf<"findOperation">>(OPERATIONS.findOperation, "body", raw.findOperation_body);
-/** Validates an answer of `POST /v1/find` under its HTTP status (200, 400, 429, 500, 503). */
+/** Validates an answer of `POST /v1/find` under its HTTP status (200, 400, 401, 429, 500, 503). */
 export const validateFindOperationResponse = responseValidator("findOperation", {
   200: schemaValidator<AnswerOf<"findOperation", 200>>(raw.findOperation_200),
   400: schemaValidator<AnswerOf<"findOperation", 400>>(raw.findOperation_400),
+  401: schemaValidator<AnswerOf<"findOperation", 401>>(raw.findOperation_401),
   429: schemaValidator<AnswerOf<"findOperation", 429>>(raw.findOperation_429),
   500: schemaValidator<AnswerOf<"findOperation", 500>>(raw.findOperation_500),
   503: schemaValidator<AnswerOf<"findOperation", 503>>(raw.findOperation_503),
@@ -478,9 +479,10 @@ export const validateFindOperationResponse = responseValidator("findOperation", 
 export const validateListCapabilitiesQuery = requestValidator<QueryOf<"listCapabilities">>(OPERATIONS.listCapabilities, "query", raw.listCapabilities_query);
 /** Validates the headers of `GET /v1/capabilities`; on failure also gives the seed's `invalid_params` answer. */
 export const validateListCapabilitiesHeaders = requestValidator<HeadersOf<"listCapabilities">>(OPERATIONS.listCapabilities, "headers", raw.listCapabilities_headers);
-/** Validates an answer of `GET /v1/capabilities` under its HTTP status (200, 429, 500, 503). */
+/** Validates an answer of `GET /v1/capabilities` under its HTTP status (200, 401, 429, 500, 503). */
 export const validateListCapabilitiesResponse = responseValidator("listCapabilities", {
   200: schemaValidator<AnswerOf<"listCapabilities", 200>>(raw.listCapabilities_200),
+  401: schemaValidator<AnswerOf<"listCapabilities", 401>>(raw.listCapabilities_401),
   429: schemaValidator<AnswerOf<"listCapabilities", 429>>(raw.listCapabilities_429),
   500: schemaValidator<AnswerOf<"listCapabilities", 500>>(raw.listCapabilities_500),
   503: schemaValidator<AnswerOf<"listCapabilities", 503>>(raw.listCapabilities_503),
@@ -489,9 +491,10 @@ export const validateListCapabilitiesResponse = responseValidator("listCapabilit
 export const validateGetAccountQuery = requestValidator<QueryOf<"getAccount">>(OPERATIONS.getAccount, "query", raw.getAccount_query);
 /** Validates the headers of `GET /v1/account`; on failure also gives the seed's `invalid_params` answer. */
 export const validateGetAccountHeaders = requestValidator<HeadersOf<"getAccount">>(OPERATIONS.getAccount, "headers", raw.getAccount_headers);
-/** Validates an answer of `GET /v1/account` under its HTTP status (200, 401, 429, 500, 503). */
+/** Validates an answer of `GET /v1/account` under its HTTP status (200, 400, 401, 429, 500, 503). */
 export const validateGetAccountResponse = responseValidator("getAccount", {
   200: schemaValidator<AnswerOf<"getAccount", 200>>(raw.getAccount_200),
+  400: schemaValidator<AnswerOf<"getAccount", 400>>(raw.getAccount_400),
   401: schemaValidator<AnswerOf<"getAccount", 401>>(raw.getAccount_401),
   429: schemaValidator<AnswerOf<"getAccount", 429>>(raw.getAccount_429),
   500: schemaValidator<AnswerOf<"getAccount", 500>>(raw.getAccount_500),
@@ -501,9 +504,10 @@ export const validateGetAccountResponse = responseValidator("getAccount", {
 export const validateListSchedulesQuery = requestValidator<QueryOf<"listSchedules">>(OPERATIONS.listSchedules, "query", raw.listSchedules_query);
 /** Validates the headers of `GET /v1/schedules`; on failure also gives the seed's `invalid_params` answer. */
 export const validateListSchedulesHeaders = requestValidator<HeadersOf<"listSchedules">>(OPERATIONS.listSchedules, "headers", raw.listSchedules_headers);
-/** Validates an answer of `GET /v1/schedules` under its HTTP status (200, 401, 429, 500, 503). */
+/** Validates an answer of `GET /v1/schedules` under its HTTP status (200, 400, 401, 429, 500, 503). */
 export const validateListSchedulesResponse = responseValidator("listSchedules", {
   200: schemaValidator<AnswerOf<"listSchedules", 200>>(raw.listSchedules_200),
+  400: schemaValidator<AnswerOf<"listSchedules", 400>>(raw.listSchedules_400),
   401: schemaValidator<AnswerOf<"listSchedules", 401>>(raw.listSchedules_401),
   429: schemaValidator<AnswerOf<"listSchedules", 429>>(raw.listSchedules_429),
   500: schemaValidator<AnswerOf<"listSchedules", 500>>(raw.listSchedules_500),
@@ -515,9 +519,10 @@ export const validateDeleteScheduleQuery = requestValidator<QueryOf<"deleteSched
 export const validateDeleteScheduleHeaders = requestValidator<HeadersOf<"deleteSchedule">>(OPERATIONS.deleteSchedule, "headers", raw.deleteSchedule_headers);
 /** Validates the path of `DELETE /v1/schedules/{schedule_id}`; on failure also gives the seed's `invalid_params` answer. */
 export const validateDeleteSchedulePath = requestValidator<PathOf<"deleteSchedule">>(OPERATIONS.deleteSchedule, "path", raw.deleteSchedule_path);
-/** Validates an answer of `DELETE /v1/schedules/{schedule_id}` under its HTTP status (200, 401, 404, 429, 500, 503). */
+/** Validates an answer of `DELETE /v1/schedules/{schedule_id}` under its HTTP status (200, 400, 401, 404, 429, 500, 503). */
 export const validateDeleteScheduleResponse = responseValidator("deleteSchedule", {
   200: schemaValidator<AnswerOf<"deleteSchedule", 200>>(raw.deleteSchedule_200),
+  400: schemaValidator<AnswerOf<"deleteSchedule", 400>>(raw.deleteSchedule_400),
   401: schemaValidator<AnswerOf<"deleteSchedule", 401>>(raw.deleteSchedule_401),
   404: schemaValidator<AnswerOf<"deleteSchedule", 404>>(raw.deleteSchedule_404),
   429: schemaValidator<AnswerOf<"deleteSchedule", 429>>(raw.deleteSchedule_429),
@@ -546,9 +551,10 @@ export const validateGetResultResponse = responseValidator("getResult", {
 export const validateGetOpenApiDocumentQuery = requestValidator<QueryOf<"getOpenApiDocument">>(OPERATIONS.getOpenApiDocument, "query", raw.getOpenApiDocument_query);
 /** Validates the headers of `GET /openapi.json`; on failure also gives the seed's `invalid_params` answer. */
 export const validateGetOpenApiDocumentHeaders = requestValidator<HeadersOf<"getOpenApiDocument">>(OPERATIONS.getOpenApiDocument, "headers", raw.getOpenApiDocument_headers);
-/** Validates an answer of `GET /openapi.json` under its HTTP status (200, 429). */
+/** Validates an answer of `GET /openapi.json` under its HTTP status (200, 401, 429). */
 export const validateGetOpenApiDocumentResponse = responseValidator("getOpenApiDocument", {
   200: schemaValidator<AnswerOf<"getOpenApiDocument", 200>>(raw.getOpenApiDocument_200),
+  401: schemaValidator<AnswerOf<"getOpenApiDocument", 401>>(raw.getOpenApiDocument_401),
   429: schemaValidator<AnswerOf<"getOpenApiDocument", 429>>(raw.getOpenApiDocument_429),
 });
 

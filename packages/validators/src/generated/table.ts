@@ -1239,6 +1239,7 @@ export const OPERATIONS = {
     "responses": [
       200,
       400,
+      401,
       429,
       500,
       503
@@ -1255,6 +1256,7 @@ export const OPERATIONS = {
     "body": null,
     "responses": [
       200,
+      401,
       429,
       500,
       503
@@ -1271,6 +1273,7 @@ export const OPERATIONS = {
     "body": null,
     "responses": [
       200,
+      400,
       401,
       429,
       500,
@@ -1288,6 +1291,7 @@ export const OPERATIONS = {
     "body": null,
     "responses": [
       200,
+      400,
       401,
       429,
       500,
@@ -1311,6 +1315,7 @@ export const OPERATIONS = {
     "body": null,
     "responses": [
       200,
+      400,
       401,
       404,
       429,
@@ -1340,7 +1345,7 @@ export const OPERATIONS = {
       "handle": {
         "required": true,
         "coerce": "string",
-        "wording": "A results handle, as returned in a 202 answer"
+        "wording": "a results handle, as returned in a 202 answer"
       }
     },
     "body": null,
@@ -1367,6 +1372,7 @@ export const OPERATIONS = {
     "body": null,
     "responses": [
       200,
+      401,
       429
     ]
   }
