@@ -639,7 +639,7 @@ export function createMock(options: MockOptions = {}): Mock {
 
     const done = (r: Reply): Reply => (skipped.length ? { ...r, headers: { ...r.headers, [SKIPPED_HEADER]: skipped.join("; ") } } : r);
     try {
-      if (!route.keyless) refuseKeyInQuery(url, requestId);
+      refuseKeyInQuery(url, requestId); // every route, keyless ones too: a key in a URL has leaked (D25)
       if (forced?.kind === "refusal") {
         consume();
         if (op === "getResult" && forced.code === "internal_error") {
@@ -653,9 +653,7 @@ export function createMock(options: MockOptions = {}): Mock {
       const info = OPERATIONS[op as keyof typeof OPERATIONS];
       const validators = requestValidators[op as keyof typeof requestValidators] as Record<string, (v: unknown) => RequestValidation<unknown>>;
       if (validators["path"]) check(route, validators["path"](pathParams), requestId);
-      const search = new URLSearchParams(url.search);
-      search.delete("key"); // keyless routes: a key in the URL is not theirs to refuse (they document no 401)
-      const query = parseQuery(info, search);
+      const query = parseQuery(info, url.search);
       check(route, validators["query"]!(query), requestId);
       check(route, validators["headers"]!(headers), requestId);
       let body: Record<string, unknown> = {};

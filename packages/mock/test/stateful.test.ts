@@ -39,7 +39,8 @@ describe("keys (seed: Authentication; D25, D26)", () => {
     const forced = await search({ platform: "x", query: "a", key: "leaked" }, { "x-sdgw-scenario": "rate_limited" });
     expect([forced.status, forced.body.reason]).toEqual([401, "key_in_query"]); // and before a forced scenario
     expect(mock.state.exposedKeys).toEqual([KEY, "leaked"]);
-    expect((await send({ path: "/v1/capabilities", query: { key: "leaked" }, key: null })).status).toBe(200); // keyless routes document no 401
+    const keyless = await send({ path: "/v1/capabilities", query: { key: "leaked" }, key: null });
+    expect([keyless.status, keyless.body.reason]).toEqual([401, "key_in_query"]); // keyless routes refuse it too (D25)
   });
 
   it("an unknown key: 401 invalid", async () => {
