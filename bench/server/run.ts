@@ -1,0 +1,106 @@
+/**
+ * Server benchmark: `GET /v1/search` of the reference server (simulator at zero latency, file database, every step
+ * of a charged call: validation, key lookup, idempotency claim, limits, hold, run, capture, stored answer) against a
+ * bare Fastify route that answers the same bytes, with autocannon, in one run. Target: ≥ 0.5× the bare route's
+ * requests/s. Each server runs in its own process; autocannon runs here. Rounds alternate bare and reference so
+ * that both see the same load of a shared machine; medians.
+ *
+ *   npx -y -p node@24 -p pnpm@12 -- pnpm bench:server      flags: --quick (2 s rounds), --rounds N, --connections N
+ *
+ * Prints a plain table and writes it as JSON to bench/results/server.json (gitignored).
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const require = createRequire(new URL("../../packages/server/package.json", import.meta.url));
+const autocannon = require("autocannon") as (options: unknown) => Promise<unknown>;
+
+const args = process.argv.slice(2);
+const flag = (name: string, fallback: number) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const quick = args.includes("--quick");
+const rounds = flag("--rounds", quick ? 2 : 3);
+const seconds = quick ? 2 : 5;
+const connections = flag("--connections", 16);
+const here = fileURLToPath(new URL(".", import.meta.url));
+const QUERY = "/v1/search?platform=xiaohongshu&query=%E9%9C%B2%E8%90%A5%E8%A3%85%E5%A4%87&count=10";
+
+function start(mode: "sdgw" | "bare", arg: string): Promise<{ child: ChildProcess; port: number; key?: string }> {
+  const child = fork(join(here, "servers.ts"), [mode, arg], { execArgv: ["--conditions=source", "--no-warnings"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  return new Promise((resolve, reject) => {
+    child.once("message", (m: { port: number; key?: string }) => resolve({ child, ...m }));
+    child.once("exit", (code) => reject(new Error(`${mode} server exited ${code}`)));
+  });
+}
+
+interface Round {
+  rps: number;
+  p99: number;
+  p50: number;
+  non2xx: number;
+  bytes: number;
+}
+
+async function load(port: number, key: string | undefined): Promise<Round> {
+  let n = 0;
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: "GET",
+        path: QUERY,
+        setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, "x-api-key": key ?? "bare", "idempotency-key": `bench-${process.pid}-${++n}` } }),
+      },
+    ],
+  } as never);
+  const r = result as unknown as { requests: { average: number }; latency: { p99: number; p50: number }; non2xx: number; throughput: { average: number } };
+  return { rps: r.requests.average, p99: r.latency.p99, p50: r.latency.p50, non2xx: r.non2xx, bytes: r.requests.average ? r.throughput.average / r.requests.average : 0 };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const dir = mkdtempSync(join(tmpdir(), "sdgw-bench-"));
+const ours = await start("sdgw", dir);
+const sample = await fetch(`http://127.0.0.1:${ours.port}${QUERY}`, { headers: { "x-api-key": ours.key!, "idempotency-key": "bench-sample" } });
+const sampleBody = await sample.text();
+if (sample.status !== 200) throw new Error(`the reference server answered ${sample.status}: ${sampleBody}`);
+writeFileSync(join(dir, "answer.json"), sampleBody);
+const bare = await start("bare", join(dir, "answer.json"));
+
+const results: { bare: Round[]; sdgw: Round[] } = { bare: [], sdgw: [] };
+await load(bare.port, undefined);
+await load(ours.port, ours.key);
+for (let i = 0; i < rounds; i++) {
+  const order = i % 2 === 0 ? (["bare", "sdgw"] as const) : (["sdgw", "bare"] as const);
+  for (const who of order) results[who].push(who === "bare" ? await load(bare.port, undefined) : await load(ours.port, ours.key));
+}
+bare.child.kill();
+ours.child.kill();
+rmSync(dir, { recursive: true, force: true });
+
+const summary = (rs: Round[]) => ({ rps: Math.round(median(rs.map((r) => r.rps))), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), non2xx: rs.reduce((s, r) => s + r.non2xx, 0) });
+const b = summary(results.bare);
+const s = summary(results.sdgw);
+const ratio = s.rps / b.rps;
+const lines = [
+  `bench/server: GET /v1/search (xiaohongshu, count 10, ${Buffer.byteLength(sampleBody)} bytes), ${connections} connections, ${rounds} rounds of ${seconds} s, medians`,
+  "",
+  "| server | requests/s | p50 ms | p99 ms | non-2xx |",
+  "| --- | ---: | ---: | ---: | ---: |",
+  `| bare Fastify route, same bytes | ${b.rps} | ${b.p50} | ${b.p99} | ${b.non2xx} |`,
+  `| @sdgw/server (simulator, 0 ms) | ${s.rps} | ${s.p50} | ${s.p99} | ${s.non2xx} |`,
+  "",
+  `ratio: ${ratio.toFixed(2)}× the bare route (target ≥ 0.50×: ${ratio >= 0.5 ? "met" : "MISSED"})`,
+];
+console.log(lines.join("\n"));
+mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
+writeFileSync(new URL("../results/server.json", import.meta.url), JSON.stringify({ bare: b, sdgw: s, ratio, rounds: results, connections, seconds, bytes: Buffer.byteLength(sampleBody) }, null, 2));
+if (s.non2xx > 0) process.exitCode = 1;

@@ -1,0 +1,43 @@
+/**
+ * The two servers of bench/server, each in its own process (spawned by run.ts with an IPC channel), on 127.0.0.1 at
+ * an ephemeral port:
+ *   node --conditions=source bench/server/servers.ts sdgw <dir>   the reference server (file database in <dir>,
+ *                                                                  simulator at zero latency, limits out of the way)
+ *   node --conditions=source bench/server/servers.ts bare <file>  a bare Fastify route answering the bytes of <file>
+ * Each sends `{ port, … }` once listening and exits when run.ts goes away.
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { createServer } from "../../packages/server/src/server.ts";
+
+const [mode, arg] = process.argv.slice(2);
+if (!process.send) throw new Error("servers.ts must be spawned with an IPC channel (by run.ts)");
+process.on("disconnect", () => process.exit(0));
+
+if (mode === "sdgw") {
+  const server = createServer({ dbPath: join(arg!, "bench.sqlite"), log: () => undefined, limits: { keyQps: 1e9, workspaceConcurrency: 1e6, failureThreshold: 1e9 } });
+  const { account } = server.gateway.accounts.createAccount({ name: "Bench" });
+  server.gateway.accounts.grant(account.id, 1_000_000_000);
+  const key = server.gateway.accounts.createKey({ accountId: account.id }).secret;
+  const url = await server.listen({ port: 0 });
+  process.send({ port: Number(new URL(url).port), key });
+} else {
+  const require = createRequire(new URL("../../packages/server/package.json", import.meta.url));
+  interface Reply {
+    header(name: string, value: string): Reply;
+    send(body: string): Reply;
+  }
+  interface App {
+    get(path: string, handler: (req: unknown, reply: Reply) => Reply): void;
+    listen(options: { host: string; port: number }): Promise<string>;
+    server: { address(): { port: number } | string | null };
+  }
+  const Fastify = require("fastify") as (options: { logger: boolean }) => App;
+  const body = readFileSync(arg!, "utf8");
+  const app = Fastify({ logger: false });
+  app.get("/v1/search", (_req, reply) => reply.header("content-type", "application/json; charset=utf-8").send(body));
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const address = app.server.address();
+  process.send({ port: typeof address === "object" && address ? address.port : 0 });
+}

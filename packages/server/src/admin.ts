@@ -1,0 +1,75 @@
+/**
+ * `sdgw-admin`: accounts, credits and keys of a reference server's database.
+ *
+ *   sdgw-admin create-account --name "Acme" [--plan free|paid] [--daily-limit N]
+ *   sdgw-admin grant --account acc_… --credits 1000
+ *   sdgw-admin create-key --account acc_… [--name laptop] [--daily-limit N] [--expires 2027-01-01T00:00:00Z] [--no-read-data]
+ *   sdgw-admin revoke-key --key key_…|sdgw_abc1234
+ *   sdgw-admin list-keys [--account acc_…]
+ *
+ * Options: --db PATH (default $SDGW_DB or ./data/sdgw.sqlite). Prints JSON.
+ */
+import { parseArgs } from "node:util";
+import { createGateway } from "./gateway.ts";
+
+/** Runs one admin command; returns what it prints. Throws with a message a person can act on. */
+export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): unknown {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({
+    args: [...rest],
+    options: {
+      db: { type: "string" },
+      name: { type: "string" },
+      plan: { type: "string" },
+      account: { type: "string" },
+      credits: { type: "string" },
+      key: { type: "string" },
+      "daily-limit": { type: "string" },
+      expires: { type: "string" },
+      "no-read-data": { type: "boolean" },
+    },
+    strict: true,
+  });
+  const gw = createGateway({ dbPath: values.db ?? env["SDGW_DB"] ?? "./data/sdgw.sqlite", log: () => undefined });
+  const whole = (v: string | undefined, what: string): number | null => {
+    if (v === undefined) return null;
+    if (!/^\d+$/.test(v)) throw new Error(`${what} must be a whole number`);
+    return Number(v);
+  };
+  const need = (v: string | undefined, what: string): string => {
+    if (!v) throw new Error(`--${what} is required`);
+    return v;
+  };
+  try {
+    switch (command) {
+      case "create-account": {
+        const plan = values.plan ?? "paid";
+        if (plan !== "free" && plan !== "paid") throw new Error("--plan is free or paid");
+        const { account, workspace } = gw.accounts.createAccount({ name: need(values.name, "name"), plan, dailyLimit: whole(values["daily-limit"], "--daily-limit") });
+        return { account: account.id, workspace: workspace.id, plan: account.plan };
+      }
+      case "grant": {
+        const account = need(values.account, "account");
+        const credits = whole(need(values.credits, "credits"), "--credits")!;
+        return { account, balance: gw.accounts.grant(account, credits, "admin grant") };
+      }
+      case "create-key": {
+        const account = need(values.account, "account");
+        if (!gw.accounts.account(account)) throw new Error(`no account ${account}`);
+        const key = gw.accounts.createKey({ accountId: account, name: values.name ?? "default", permissions: values["no-read-data"] ? [] : ["read_data"], dailyLimit: whole(values["daily-limit"], "--daily-limit"), expiresAt: values.expires ?? null });
+        return { key: key.id, prefix: key.prefix, secret: key.secret, note: "The secret is shown once; only its hash is stored." };
+      }
+      case "revoke-key": {
+        const found = gw.accounts.findKey(need(values.key, "key"));
+        if (!found) throw new Error(`no key ${values.key}`);
+        return { key: found.id, revoked: gw.accounts.revokeKey(found.id) };
+      }
+      case "list-keys":
+        return gw.accounts.keys(values.account).map((k) => ({ id: k.id, prefix: k.prefix, account: k.account_id, name: k.name, status: k.exposed_at ? "exposed" : k.status, permissions: JSON.parse(k.permissions) as string[], daily_limit: k.daily_limit, created_at: k.created_at, expires_at: k.expires_at }));
+      default:
+        throw new Error(`unknown command ${command ?? "(none)"}; commands: create-account, grant, create-key, revoke-key, list-keys`);
+    }
+  } finally {
+    gw.store.close();
+  }
+}

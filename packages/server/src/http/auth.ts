@@ -1,0 +1,70 @@
+/**
+ * Who is calling: the key carriers (D25), a key in the URL (always refused, and that key marked exposed), and the
+ * key's state. Cheap and read-only, before anything that writes (unkey's order).
+ */
+import { errorAnswer, type ErrorAnswer } from "@sdgw/validators";
+import { hashKey } from "../ids.ts";
+import type { Gateway } from "../gateway.ts";
+import type { AccountRecord, KeyRecord } from "../systems/accounts.ts";
+
+/** An authenticated caller. */
+export interface Caller {
+  key: KeyRecord;
+  account: AccountRecord;
+  keyHash: string;
+}
+
+/** The hash of the key a request carried in a header, if any (counts failures even before authentication). */
+export function presentedKeyHash(headers: Record<string, string>): string | null {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers["authorization"] ?? "")?.[1];
+  const secret = headers["x-api-key"] ?? bearer;
+  return secret ? hashKey(secret) : null;
+}
+
+/** A key in the query string: refused whatever else came, and marked exposed. Null when there is none. */
+export function keyInQuery(gw: Gateway, query: URLSearchParams, requestId: string): ErrorAnswer<"unauthorized"> | null {
+  if (!query.has("key")) return null;
+  for (const v of query.getAll("key")) if (v) gw.accounts.markExposed(v);
+  return errorAnswer(
+    "unauthorized",
+    requestId,
+    {
+      reason: "key_in_query",
+      message: "A key was sent in the URL (?key=) and is refused; treat it as exposed.",
+      fix: { action_url: gw.config.urls.console, note: "Revoke this key, create a new one and send it in the X-API-Key or Authorization: Bearer header, never in the URL." },
+    },
+    { urls: gw.config.urls, now: new Date(gw.now()) },
+  );
+}
+
+/** Authenticates a request by its headers (lower-case names). */
+export function authenticate(gw: Gateway, headers: Record<string, string>, requestId: string): { ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> } {
+  const opts = { urls: gw.config.urls, now: new Date(gw.now()) };
+  const refuse = (reason: "missing" | "invalid" | "key_in_query" | "suspended" | "expired" | "revoked", message: string, note: string) =>
+    ({ ok: false, answer: errorAnswer("unauthorized", requestId, { reason, message, fix: { action_url: gw.config.urls.console, note } }, opts) }) as const;
+  const header = headers["x-api-key"];
+  const auth = headers["authorization"];
+  let bearer: string | undefined;
+  if (auth !== undefined) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (!m) return refuse("invalid", "The Authorization header must be `Bearer <key>`.", "Send your key as `Authorization: Bearer <key>` or in the X-API-Key header.");
+    bearer = m[1];
+  }
+  if (header !== undefined && bearer !== undefined && header !== bearer) return refuse("invalid", "X-API-Key and Authorization carry two different keys.", "Send one key: in X-API-Key or as Authorization: Bearer, or the same key in both.");
+  const secret = header ?? bearer;
+  if (!secret) return refuse("missing", "No key was sent; a valid key is required.", "Send your key in the X-API-Key header or as Authorization: Bearer.");
+  const key = gw.accounts.keyBySecret(secret);
+  if (!key) return refuse("invalid", "This key is not valid.", "Check the key, or create one in the console.");
+  if (key.status === "revoked") return refuse("revoked", "This key was revoked.", "Create a new key in the console.");
+  if (key.exposed_at) return refuse("key_in_query", "This key was sent in a URL and is treated as exposed; it is refused until replaced.", "Revoke this key, create a new one and send it in a header, never in the URL.");
+  if (key.expires_at && Date.parse(key.expires_at) <= gw.now()) return refuse("expired", "This key has expired.", "Create a new key in the console.");
+  if (key.status === "suspended") return refuse("suspended", "This key is paused by support.", "Write to support@sdgw.dev to have it resumed.");
+  const account = gw.accounts.account(key.account_id)!;
+  if (account.status === "suspended") return refuse("suspended", "This account is suspended.", "Write to support@sdgw.dev about the account.");
+  return { ok: true, caller: { key, account, keyHash: hashKey(secret) } };
+}
+
+/** Whether a key may read data (D26: `read_data` is the only permission). */
+export function canReadData(key: KeyRecord): boolean {
+  return (JSON.parse(key.permissions) as string[]).includes("read_data");
+}

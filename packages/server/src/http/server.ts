@@ -1,0 +1,474 @@
+/**
+ * The HTTP layer on Fastify 5: every route of spec/openapi.yaml. Each data call goes through the same steps, in
+ * this order (ARCHITECTURE.md, "One call through the reference server"): parse and validate (the generated
+ * validators) → authenticate → key state and permission → idempotency claim → rate limit and concurrency →
+ * quote and `max_cost_credits` → credit hold → run. A request refused at any step before the hold never touches
+ * the ledger; a claim taken before a refusal is given back.
+ */
+import { readFileSync } from "node:fs";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import type { Platform } from "@sdgw/types";
+import { TOOL_NAMES } from "@sdgw/types";
+import {
+  OPERATIONS,
+  errorAnswer,
+  invalidBody,
+  invalidParamsAnswer,
+  nextUtcMidnight,
+  normalizeHeaders,
+  parseQuery,
+  requestValidators,
+  type ErrorAnswer,
+  type HttpErrorCode,
+  type InvalidParams,
+} from "@sdgw/validators";
+import { parse as parseYaml } from "yaml";
+import { creditBilling } from "../answers.ts";
+import { isRouteOperation } from "../catalog.ts";
+import type { Gateway } from "../gateway.ts";
+import { newId, newRequestId } from "../ids.ts";
+import { planExtra, planPlatforms, planTargets, quoteOf, type PlanRefusal, type PlanResult } from "../plan.ts";
+import { fingerprint, type Claim } from "../systems/idempotency.ts";
+import type { HoldRefusal } from "../systems/ledger.ts";
+import type { LimitRefusal } from "../systems/limits.ts";
+import type { HttpAnswer, RunContext } from "../systems/runs.ts";
+import { authenticate, canReadData, keyInQuery, presentedKeyHash, type Caller } from "./auth.ts";
+
+type OperationId = keyof typeof OPERATIONS;
+type Validation = { ok: true; value: unknown } | { ok: false; answer(requestId: string): unknown };
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/** Every route of the contract, as `METHOD /path` (the `fix.allowed` of an unknown path). */
+export const ROUTE_LIST: string[] = Object.values(OPERATIONS).map((o) => `${o.method.toUpperCase()} ${o.path}`);
+
+/** Raised inside a handler to answer a refusal at once. */
+class Refusal {
+  readonly answer: HttpAnswer;
+  constructor(answer: HttpAnswer) {
+    this.answer = answer;
+  }
+}
+
+function fromError(a: { status: number; headers: Record<string, string>; body: unknown }): HttpAnswer {
+  const headers: Record<string, string> = { "content-type": JSON_TYPE };
+  for (const [k, v] of Object.entries(a.headers)) headers[k.toLowerCase()] = v;
+  return { status: a.status, headers, body: JSON.stringify(a.body) };
+}
+
+function send(reply: FastifyReply, a: HttpAnswer): FastifyReply {
+  return reply.code(a.status).headers(a.headers).send(a.body);
+}
+
+function rawQuery(req: FastifyRequest): string {
+  const i = req.url.indexOf("?");
+  return i < 0 ? "" : req.url.slice(i + 1);
+}
+
+/** Reads the spec as JSON once: the copy beside the build (`dist/openapi.yaml`) or the repository's spec. */
+function loadOpenApi(): string {
+  for (const candidate of [new URL("./openapi.yaml", import.meta.url), new URL("../../../../spec/openapi.yaml", import.meta.url), new URL("../../../spec/openapi.yaml", import.meta.url)]) {
+    try {
+      return JSON.stringify(parseYaml(readFileSync(candidate, "utf8")));
+    } catch {
+      // next candidate
+    }
+  }
+  throw new Error("spec/openapi.yaml not found");
+}
+
+/** Builds the Fastify app over a gateway. Not listening yet: call `app.listen` or use `app.inject`. */
+export function buildApp(gw: Gateway): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: gw.config.bodyLimit, return503OnClosing: false });
+  const opts = () => ({ urls: gw.config.urls, now: new Date(gw.now()) });
+  let openApiJson: string | null = null;
+
+  // Bodies arrive as text; JSON is parsed in the handler so that every bad body is the seed's invalid_params.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
+
+  /** An error answer; a 4xx other than 409 and 429 also counts as a failed call of the key that was sent. */
+  const fail = (code: HttpErrorCode, requestId: string, extra: Record<string, unknown>, keyHash: string | null): HttpAnswer => {
+    const a = errorAnswer(code, requestId, extra as never, opts());
+    if (keyHash && a.status >= 400 && a.status < 500 && a.status !== 409 && a.status !== 429) gw.limits.recordFailure(keyHash);
+    return fromError(a);
+  };
+  const invalid = (invalidParams: InvalidParams, requestId: string, keyHash: string | null): HttpAnswer => {
+    if (keyHash) gw.limits.recordFailure(keyHash);
+    return { status: 400, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(invalidParamsAnswer(invalidParams, requestId)) };
+  };
+  const validationFailure = (v: Validation, requestId: string, keyHash: string | null): HttpAnswer => {
+    if (keyHash) gw.limits.recordFailure(keyHash);
+    return { status: 400, headers: { "content-type": JSON_TYPE }, body: JSON.stringify((v as { answer(r: string): unknown }).answer(requestId)) };
+  };
+
+  /** Query, headers, path and body of an operation through its generated validators. */
+  function validate(req: FastifyRequest, operationId: OperationId, requestId: string, parts: { query?: boolean; path?: Record<string, string>; body?: boolean }, keyHash: string | null): { query: Record<string, unknown>; body: Record<string, unknown>; headers: Record<string, string> } {
+    const v = requestValidators[operationId] as Record<string, (value: unknown) => Validation>;
+    const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+    let query: Record<string, unknown> = {};
+    if (parts.query !== false) {
+      query = parseQuery(OPERATIONS[operationId], rawQuery(req));
+      const q = v["query"]!(query);
+      if (!q.ok) throw new Refusal(validationFailure(q, requestId, keyHash));
+    }
+    const h = v["headers"]!(headers);
+    if (!h.ok) throw new Refusal(validationFailure(h, requestId, keyHash));
+    if (parts.path) {
+      const p = v["path"]!(parts.path);
+      if (!p.ok) throw new Refusal(validationFailure(p, requestId, keyHash));
+    }
+    let body: Record<string, unknown> = {};
+    if (parts.body) {
+      const type = String(req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+      let parsed: unknown;
+      try {
+        if (type !== "application/json" || typeof req.body !== "string") throw new Error("not JSON");
+        parsed = JSON.parse(req.body);
+      } catch {
+        throw new Refusal(invalid(invalidBody(), requestId, keyHash));
+      }
+      const b = v["body"]!(parsed);
+      if (!b.ok) throw new Refusal(validationFailure(b, requestId, keyHash));
+      body = parsed as Record<string, unknown>;
+    }
+    return { query, body, headers };
+  }
+
+  function refusePlan(r: PlanRefusal, requestId: string, keyHash: string | null): HttpAnswer {
+    if (r.code === "invalid_params") return invalid(r.invalid, requestId, keyHash);
+    return fail("not_supported", requestId, { reason: "no_such_capability", message: r.message, fix: { allowed: r.allowed, note: r.note, example_call: { method: "GET", path: "/v1/capabilities" } } }, keyHash);
+  }
+
+  function limitAnswer(r: LimitRefusal, requestId: string): HttpAnswer {
+    if (r.code === "free_failure_limit") {
+      const retryAt = new Date(r.retryAt).toISOString().replace(/\.\d{3}Z$/, "Z");
+      return fail("free_failure_limit", requestId, { message: "Too many failed calls in a short time; new calls wait until retry_at.", retry_at: retryAt, fix: { note: "Check the parameters of the failing calls; GET /v1/capabilities lists what each op takes." } }, null);
+    }
+    const messages = {
+      key_qps: `Too many calls per second for this key (at most ${gw.config.limits.keyQps}).`,
+      workspace_concurrency: `Too many calls running at once in this workspace (at most ${gw.config.limits.workspaceConcurrency}).`,
+      address: `Too many requests from this network address (at most ${gw.config.limits.addressPerMinute} a minute on routes without a key).`,
+    } as const;
+    return fail("rate_limited", requestId, { reason: r.reason, message: messages[r.reason], retry_after: r.retryAfter, fix: { note: r.reason === "address" ? "Wait Retry-After seconds, or send a key." : "Wait Retry-After seconds." } }, null);
+  }
+
+  function holdAnswer(r: HoldRefusal, quote: number, requestId: string, keyHash: string): HttpAnswer {
+    switch (r.code) {
+      case "plan_limit":
+        return fail("plan_limit", requestId, { reason: "free_calls_used", message: `This free account has used its ${gw.config.limits.freeCalls} calls${r.freeCallsLeft > 0 ? ` (${r.freeCallsLeft} left, this request makes more)` : ""}.`, fix: { action_url: gw.config.urls.billing, note: "Buy credits to lift the limit." } }, keyHash);
+      case "daily_limit_reached":
+        return fail(
+          "daily_limit_reached",
+          requestId,
+          {
+            reason: r.reason,
+            message: `This ${r.reason === "key" ? "key" : "account"} has spent ${r.spent} of its daily limit of ${r.limit} credits and this call would cost ${quote}; it restarts at ${nextUtcMidnight(new Date(gw.now()))}.`,
+            resets_at: nextUtcMidnight(new Date(gw.now())),
+            fix: { action_url: gw.config.urls.console, note: `The ${r.reason === "key" ? "account owner can raise or switch off the key's" : "owner can raise or switch off the account's"} daily limit.` },
+          },
+          keyHash,
+        );
+      case "insufficient_balance":
+        return fail("insufficient_balance", requestId, { message: `This call costs ${quote} credits and ${r.available} are available; nothing ran.`, quote_credits: quote, fix: { action_url: gw.config.urls.billing, note: "Buy credits and send the same request again." } }, keyHash);
+    }
+  }
+
+  /** Authenticates; refuses what the key's state or permission does not allow. */
+  function callerOf(headers: Record<string, string>, requestId: string, needsReadData: boolean): Caller {
+    const a = authenticate(gw, headers, requestId);
+    if (!a.ok) {
+      const hash = presentedKeyHash(headers);
+      if (hash) gw.limits.recordFailure(hash);
+      throw new Refusal(fromError(a.answer));
+    }
+    if (needsReadData && !canReadData(a.caller.key)) {
+      throw new Refusal(fail("key_scope_denied", requestId, { message: "This key lacks the permission read_data.", fix: { allowed: ["read_data"], action_url: gw.config.urls.console, note: "Give the key read_data in the console; it holds from the next call." } }, a.caller.keyHash));
+    }
+    return a.caller;
+  }
+
+  /**
+   * The shared steps of every data call, from the idempotency check to the answer. The claim is read first (a replay,
+   * a 409 or a 422 answers at once) and written with the hold, in one transaction: a call refused by a limit, its
+   * quote or its balance leaves no claim behind.
+   */
+  async function runCall(caller: Caller, requestId: string, operationId: OperationId, params: unknown, idemKey: string | undefined, plan: PlanResult, maxCost: unknown): Promise<HttpAnswer> {
+    if (!plan.ok) return refusePlan(plan.refusal, requestId, caller.keyHash);
+    const keyId = caller.key.id;
+    const print = idemKey !== undefined ? fingerprint(operationId, params) : "";
+    const taken = (claim: Exclude<Claim, { kind: "claimed" }>): HttpAnswer => {
+      if (claim.kind === "replay") return { status: claim.status, headers: { ...claim.headers, "idempotent-replayed": "true" }, body: claim.body };
+      if (claim.kind === "in_progress") {
+        const s = gw.config.inProgressRetrySeconds;
+        return fail("idempotency_in_progress", requestId, { message: "The call under this Idempotency-Key still runs.", retry_after: s, fix: { note: "Ask again after Retry-After seconds; the first answer comes back with no new charge." } }, null);
+      }
+      return fail("idempotency_conflict", requestId, { message: "This Idempotency-Key was used with other parameters.", fix: { param: "Idempotency-Key", note: "Use a new key for a new call; the same key replays only the same call." } }, caller.keyHash);
+    };
+    if (idemKey !== undefined) {
+      const claim = gw.idempotency.peek(keyId, idemKey, print);
+      if (claim.kind !== "claimed") return taken(claim);
+    }
+    const limited = (await gw.limits.failureBlock(caller.keyHash)) ?? (await gw.limits.keyCall(keyId)) ?? gw.limits.startRun(caller.key.workspace_id);
+    if (limited) return limitAnswer(limited, requestId);
+    const quote = quoteOf(plan.plan);
+    if (typeof maxCost === "number" && quote.credits > maxCost) {
+      gw.limits.endRun(caller.key.workspace_id);
+      return fail("max_cost_exceeded", requestId, { message: `This call's quote is ${quote.credits} credits, over max_cost_credits ${maxCost}; nothing ran.`, quote_credits: quote.credits, fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." } }, caller.keyHash);
+    }
+    const runId = newId("run");
+    const ctx: RunContext = { requestId, key: caller.key, account: caller.account, keyHash: caller.keyHash, ...(idemKey !== undefined ? { idemKey } : {}) };
+    const refused = gw.runs.begin(runId, ctx, print, quote.credits, quote.calls);
+    if (refused) {
+      gw.limits.endRun(caller.key.workspace_id);
+      return "kind" in refused ? taken(refused) : holdAnswer(refused, quote.credits, requestId, caller.keyHash);
+    }
+    return gw.runs.execute(runId, ctx, plan.plan, quote.credits);
+  }
+
+  /** A handler that turns a `Refusal` into its answer and any other throw into a 500 that echoes nothing. */
+  function handler(fn: (req: FastifyRequest, requestId: string) => Promise<HttpAnswer> | HttpAnswer) {
+    return async (req: FastifyRequest, reply: FastifyReply) => {
+      const requestId = newRequestId(gw.now());
+      try {
+        const query = new URLSearchParams(rawQuery(req));
+        const exposed = keyInQuery(gw, query, requestId);
+        const answer = exposed ? fromError(exposed) : await fn(req, requestId);
+        await gw.store.durable();
+        return send(reply, answer);
+      } catch (e) {
+        if (e instanceof Refusal) {
+          await gw.store.durable();
+          return send(reply, e.answer);
+        }
+        gw.log(`request ${requestId} failed`, e);
+        return send(reply, fromError(errorAnswer("internal_error", requestId, {}, opts())));
+      }
+    };
+  }
+
+  // ------------------------------------------------------------------------------------------ data routes
+
+  app.get(
+    "/v1/search",
+    handler(async (req, requestId) => {
+      const headersRaw = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+      const hash = presentedKeyHash(headersRaw);
+      const { query, headers } = validate(req, "search", requestId, {}, hash);
+      const plan = planPlatforms(gw.catalog, "search", query, "search");
+      if (!plan.ok) return refusePlan(plan.refusal, requestId, hash);
+      const caller = callerOf(headers, requestId, true);
+      return runCall(caller, requestId, "search", query, headers["idempotency-key"], plan, query["max_cost_credits"]);
+    }),
+  );
+
+  const postRoutes: Array<{ path: string; operationId: OperationId; plan: (body: Record<string, unknown>) => PlanResult }> = [
+    { path: "/v1/search", operationId: "searchPost", plan: (b) => planPlatforms(gw.catalog, "search", b, "data") },
+    { path: "/v1/trending", operationId: "trending", plan: (b) => planPlatforms(gw.catalog, "trending", b, "data") },
+    { path: "/v1/detail", operationId: "detail", plan: (b) => planTargets(gw.catalog, "detail", b["platform"] as Platform, b) },
+    { path: "/v1/comments", operationId: "comments", plan: (b) => planTargets(gw.catalog, "comments", b["platform"] as Platform, b) },
+    { path: "/v1/user_profile", operationId: "userProfile", plan: (b) => planTargets(gw.catalog, "user_profile", b["platform"] as Platform, b) },
+    { path: "/v1/user_posts", operationId: "userPosts", plan: (b) => planTargets(gw.catalog, "user_posts", b["platform"] as Platform, b) },
+  ];
+  for (const r of postRoutes) {
+    app.post(
+      r.path,
+      handler(async (req, requestId) => {
+        const hash = presentedKeyHash(normalizeHeaders(req.headers as Record<string, string | string[] | undefined>));
+        const { body, headers } = validate(req, r.operationId, requestId, { body: true }, hash);
+        const plan = r.plan(body);
+        if (!plan.ok) return refusePlan(plan.refusal, requestId, hash);
+        const caller = callerOf(headers, requestId, true);
+        return runCall(caller, requestId, r.operationId, body, headers["idempotency-key"], plan, body["max_cost_credits"]);
+      }),
+    );
+  }
+
+  app.post<{ Params: { op: string } }>(
+    "/v1/call/:op",
+    handler(async (req, requestId) => {
+      const op = (req.params as { op: string }).op;
+      const hash = presentedKeyHash(normalizeHeaders(req.headers as Record<string, string | string[] | undefined>));
+      const { body, headers } = validate(req, "callOperation", requestId, { body: true, path: { op } }, hash);
+      const [platform, name] = [op.slice(0, op.indexOf(".")), op.slice(op.indexOf(".") + 1)] as [Platform, string];
+      const found = gw.catalog.lookup(op);
+      let plan: PlanResult;
+      if (!found) {
+        const allowed = gw.catalog.platformsOffering(name);
+        plan = {
+          ok: false,
+          refusal: {
+            code: "not_supported",
+            message: allowed.length ? `The catalog has no op ${op}: ${platform} does not offer ${name}; ${allowed.join(", ")} ${allowed.length === 1 ? "does" : "do"}. Nothing ran and nothing was charged.` : `The catalog has no op ${op}. Nothing ran and nothing was charged.`,
+            allowed,
+            note: allowed.length ? `${allowed.map((p) => `${p}.${name}`).join(", ")} ${allowed.length > 1 ? "are" : "is"} in the catalog; GET /v1/capabilities lists every op.` : "GET /v1/capabilities lists every op.",
+          },
+        };
+      } else if (isRouteOperation(name)) {
+        plan = planTyped(op, platform, name, body, requestId);
+      } else {
+        plan = planExtra(found.provider, found.spec, op, body);
+      }
+      if (!plan.ok) return refusePlan(plan.refusal, requestId, hash);
+      const caller = callerOf(headers, requestId, true);
+      return runCall(caller, requestId, "callOperation", { op, body }, headers["idempotency-key"], plan, body["max_cost_credits"]);
+    }),
+  );
+
+  /** A typed op called by name: its route's parameters (no `platform`: the op names it), its route's validator. */
+  function planTyped(op: string, platform: Platform, name: "search" | "trending" | "detail" | "comments" | "user_profile" | "user_posts", body: Record<string, unknown>, requestId: string): PlanResult {
+    const routeOp = ({ search: "searchPost", trending: "trending", detail: "detail", comments: "comments", user_profile: "userProfile", user_posts: "userPosts" } as const)[name];
+    const allowed = Object.keys(OPERATIONS[routeOp].body?.params ?? {}).filter((p) => p !== "platform" && p !== "platforms");
+    for (const k of Object.keys(body)) if (!allowed.includes(k)) return { ok: false, refusal: { code: "invalid_params", invalid: { param: k, message: `\`${k}\` is not a parameter of this call.`, allowed } } };
+    const full = { ...body, platform };
+    const v = (requestValidators[routeOp] as { body: (value: unknown) => { ok: boolean; invalid?: InvalidParams } }).body(full);
+    if (!v.ok) return { ok: false, refusal: { code: "invalid_params", invalid: v.invalid! } };
+    void requestId;
+    if (name === "search" || name === "trending") return planPlatforms(gw.catalog, name, full, "data", { op });
+    return planTargets(gw.catalog, name, platform, full, { op });
+  }
+
+  // ------------------------------------------------------------------------------------------ tools (a later issue)
+
+  const toolOps: Record<string, OperationId> = { brand_buzz: "brandBuzz", comment_insights: "commentInsights", account_watch: "accountWatch", find_creators: "findCreators", creator_card: "creatorCard", batch_stats: "batchStats", viral_finder: "viralFinder" };
+  app.post<{ Params: { tool: string } }>(
+    "/v1/tools/:tool",
+    handler((req, requestId) => {
+      const tool = (req.params as { tool: string }).tool;
+      const operationId = toolOps[tool];
+      if (!operationId) {
+        return fail("not_found", requestId, { reason: "no_such_tool", message: `There is no tool ${tool}.`, fix: { param: "tool", allowed: [...TOOL_NAMES], example_call: { method: "GET", path: "/v1/capabilities" } } }, null);
+      }
+      const hash = presentedKeyHash(normalizeHeaders(req.headers as Record<string, string | string[] | undefined>));
+      validate(req, operationId, requestId, { body: true }, hash);
+      return fail(
+        "not_supported",
+        requestId,
+        {
+          reason: "not_available_yet",
+          message: `The tool ${tool} is not available yet on this server; it comes with a later release. Nothing ran and nothing was charged.`,
+          fix: { param: tool, note: "The data routes (search, trending, detail, comments, user_profile, user_posts, call) are open; GET /v1/capabilities lists them.", example_call: { method: "GET", path: "/v1/capabilities" } },
+        },
+        null,
+      );
+    }),
+  );
+
+  // ------------------------------------------------------------------------------------------ discovery (no key)
+
+  async function address(req: FastifyRequest, requestId: string): Promise<void> {
+    const r = await gw.limits.addressCall(req.ip);
+    if (r) throw new Refusal(limitAnswer(r, requestId));
+  }
+
+  app.get(
+    "/v1/capabilities",
+    handler(async (req, requestId) => {
+      await address(req, requestId);
+      return { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify({ request_id: requestId, schema_version: "v1", operations: gw.catalog.operations, tools: gw.catalog.tools }) };
+    }),
+  );
+
+  app.post(
+    "/v1/find",
+    handler(async (req, requestId) => {
+      const { body } = validate(req, "findOperation", requestId, { body: true }, null);
+      await address(req, requestId);
+      const matches = gw.finder.find(String(body["query"]), { ...(typeof body["platform"] === "string" ? { platform: body["platform"] as Platform } : {}), limit: typeof body["limit"] === "number" ? body["limit"] : 20 });
+      return { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify({ request_id: requestId, schema_version: "v1", query: body["query"], matches }) };
+    }),
+  );
+
+  app.get(
+    "/openapi.json",
+    handler(async (req, requestId) => {
+      await address(req, requestId);
+      openApiJson ??= loadOpenApi();
+      return { status: 200, headers: { "content-type": JSON_TYPE }, body: openApiJson };
+    }),
+  );
+
+  // ------------------------------------------------------------------------------------------ account and results
+
+  /** Authenticated free routes: any key state that authenticates, no permission needed (D26), the key's rate. */
+  async function freeCaller(req: FastifyRequest, requestId: string): Promise<Caller> {
+    const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+    const caller = callerOf(headers, requestId, false);
+    const r = await gw.limits.keyCall(caller.key.id);
+    if (r) throw new Refusal(limitAnswer(r, requestId));
+    return caller;
+  }
+
+  app.get(
+    "/v1/account",
+    handler(async (req, requestId) => {
+      const { key, account } = await freeCaller(req, requestId);
+      const ws = gw.accounts.workspace(key.workspace_id)!;
+      const view = gw.ledger.view(account.id, key);
+      const body = {
+        request_id: requestId,
+        schema_version: "v1",
+        account: { id: account.id, name: account.name, plan: account.plan, status: account.status, free_calls_left: gw.ledger.freeCallsLeft(account) },
+        workspace: { id: ws.id, name: ws.name, schedules_count: 0, schedules_limit: 20 },
+        key: { id: key.id, prefix: key.prefix, name: key.name, permissions: JSON.parse(key.permissions) as string[], status: key.status === "suspended" ? "suspended" : "active", daily_limit_credits: key.daily_limit, created_at: key.created_at, expires_at: key.expires_at },
+        billing: creditBilling(view, 0),
+      };
+      return { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(body) };
+    }),
+  );
+
+  app.get(
+    "/v1/schedules",
+    handler(async (req, requestId) => {
+      await freeCaller(req, requestId);
+      return { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify({ request_id: requestId, schema_version: "v1", schedules: [], limit: 20 }) };
+    }),
+  );
+
+  app.delete<{ Params: { schedule_id: string } }>(
+    "/v1/schedules/:schedule_id",
+    handler(async (req, requestId) => {
+      await freeCaller(req, requestId);
+      const id = (req.params as { schedule_id: string }).schedule_id;
+      return fail("not_found", requestId, { reason: "no_such_schedule", message: `The workspace has no schedule ${id.slice(0, 128)}.`, fix: { param: "schedule_id", example_call: { method: "GET", path: "/v1/schedules" } } }, null);
+    }),
+  );
+
+  app.get<{ Params: { handle: string } }>(
+    "/v1/results/:handle",
+    handler(async (req, requestId) => {
+      const handle = (req.params as { handle: string }).handle;
+      const hash = presentedKeyHash(normalizeHeaders(req.headers as Record<string, string | string[] | undefined>));
+      const { query } = validate(req, "getResult", requestId, { path: { handle } }, hash);
+      const caller = await freeCaller(req, requestId);
+      return gw.runs.read(handle, caller.key, (query["format"] as "json" | "csv" | "ndjson" | undefined) ?? "json", requestId);
+    }),
+  );
+
+  // ------------------------------------------------------------------------------------------ anything else
+
+  app.setNotFoundHandler((req, reply) => {
+    const requestId = newRequestId(gw.now());
+    const a = errorAnswer(
+      "not_found",
+      requestId,
+      { reason: "no_such_route", message: `There is no route ${req.method} ${req.url.split("?")[0]!.slice(0, 200)}.`, fix: { allowed: ROUTE_LIST, example_call: { method: "GET", path: "/v1/capabilities" } } },
+      opts(),
+    );
+    return send(reply, fromError(a));
+  });
+
+  app.setErrorHandler((error: { statusCode?: number; code?: string }, _req, reply) => {
+    const requestId = newRequestId(gw.now());
+    if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+      return send(reply, { status: 400, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(invalidParamsAnswer({ param: "body", message: "The body is too large; send fewer targets.", note: `At most ${gw.config.bodyLimit} bytes.` }, requestId)) });
+    }
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      return send(reply, { status: 400, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(invalidParamsAnswer(invalidBody(), requestId)) });
+    }
+    gw.log(`request ${requestId} failed`, error);
+    return send(reply, fromError(errorAnswer("internal_error", requestId, {}, opts())));
+  });
+
+  return app;
+}

@@ -1,0 +1,61 @@
+/** Identifiers: request ids, handles, record ids and API key secrets. All random parts come from node:crypto. */
+import { createHash, randomBytes, randomFillSync } from "node:crypto";
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+// Random bytes come from a pool refilled 4 KiB at a time: one call into the OS per ~250 ids instead of one per id.
+const POOL = Buffer.alloc(4096);
+let poolAt = POOL.length;
+
+function random(n: number): Uint8Array {
+  if (poolAt + n > POOL.length) {
+    randomFillSync(POOL);
+    poolAt = 0;
+  }
+  const out = POOL.subarray(poolAt, poolAt + n);
+  poolAt += n;
+  return out;
+}
+
+function encode(bytes: Uint8Array, alphabet: string): string {
+  let out = "";
+  for (const b of bytes) out += alphabet[b % alphabet.length];
+  return out;
+}
+
+/** A ULID-like request id, `req_` + 10 time characters + 16 random ones: sortable by time, quoted in reports. */
+export function newRequestId(now = Date.now()): string {
+  let time = "";
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  return `req_${time}${encode(random(16), CROCKFORD)}`;
+}
+
+/** A results handle (`h_` + 16 base62 characters), matching the contract's `^[A-Za-z0-9_-]{1,128}$`. */
+export function newHandle(): string {
+  return `h_${encode(random(16), BASE62)}`;
+}
+
+/** A record id with a readable prefix: `acc_…`, `ws_…`, `key_…`, `run_…`. */
+export function newId(prefix: string): string {
+  return `${prefix}_${encode(random(10), BASE62)}`;
+}
+
+/** A new API key secret: `sdgw_` + 32 base62 characters (about 190 bits). Shown once, stored only as a hash. */
+export function newKeySecret(): string {
+  return `sdgw_${encode(randomBytes(32), BASE62)}`;
+}
+
+/** The stored form of a key: SHA-256, hex. */
+export function hashKey(secret: string): string {
+  return createHash("sha256").update(secret).digest("hex");
+}
+
+/** The display prefix of a key (its first 12 characters), never enough to use it. */
+export function keyPrefix(secret: string): string {
+  return secret.slice(0, 12);
+}

@@ -1,0 +1,44 @@
+/**
+ * `@sdgw/server`: the reference server of the Social Data Gateway. Every route of the contract on Fastify 5, with
+ * credits (holds captured exactly once), idempotency, runs and handles, limits, durable storage on `node:sqlite`,
+ * and a deterministic simulator of the ten platforms behind a provider port.
+ *
+ * ```ts
+ * import { createServer } from "@sdgw/server";
+ * const server = createServer({ dbPath: "./data/sdgw.sqlite" });
+ * console.log(await server.listen()); // http://127.0.0.1:8787
+ * ```
+ *
+ * @packageDocumentation
+ */
+export { createServer } from "./server.ts";
+export type { SdgwServer } from "./server.ts";
+export { createGateway } from "./gateway.ts";
+export type { Gateway, GatewayOptions } from "./gateway.ts";
+export { buildApp, ROUTE_LIST } from "./http/server.ts";
+export { configFromEnv, defaultConfig, DEFAULT_LIMITS } from "./config.ts";
+export type { LimitsConfig, ServerConfig, ServerOptions } from "./config.ts";
+export { seedDemo } from "./demo.ts";
+export type { DemoAccount } from "./demo.ts";
+export { runAdmin } from "./admin.ts";
+export { Simulator, PLATFORM_MODULES, encodeCursor } from "./providers/simulator/index.ts";
+export type { SimulatorKnobs, SimulatorOptions } from "./providers/simulator/index.ts";
+export { ROUTE_OPERATIONS } from "./providers/port.ts";
+export type { OperationSpec, OpParam, PlatformProvider, ProviderFailure, ProviderOutcome, ProviderRequest, RouteOperation } from "./providers/port.ts";
+export type { PlatformModule, FakeContext } from "./providers/simulator/module.ts";
+export { Accounts } from "./systems/accounts.ts";
+export type { AccountRecord, CreatedKey, KeyRecord, WorkspaceRecord } from "./systems/accounts.ts";
+export { Ledger } from "./systems/ledger.ts";
+export type { CreditView, HoldRefusal, HoldRequest } from "./systems/ledger.ts";
+export { Idempotency, canonicalJson, fingerprint } from "./systems/idempotency.ts";
+export type { Claim } from "./systems/idempotency.ts";
+export { Limits } from "./systems/limits.ts";
+export type { LimitRefusal } from "./systems/limits.ts";
+export { Runs } from "./systems/runs.ts";
+export type { HttpAnswer, RunContext } from "./systems/runs.ts";
+export { Store } from "./systems/store.ts";
+export { Catalog } from "./catalog.ts";
+export { Finder, words } from "./find.ts";
+export type { FindMatch } from "./find.ts";
+export { deriveStatus } from "./answers.ts";
+export type { CallPlan, PlannedCall } from "./plan.ts";

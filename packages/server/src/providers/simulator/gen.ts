@@ -1,0 +1,133 @@
+/**
+ * The simulator's deterministic generator: a small seeded PRNG (FNV-1a of the seed text into mulberry32) and the
+ * helpers the platform folders use to make native-looking upstream JSON. Same seed, same data.
+ */
+
+/** FNV-1a, 32 bits. */
+export function hash32(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** A seeded source of values. */
+export class Gen {
+  private state: number;
+  /** The moment the simulated platforms stand at (ms); dates are before it. */
+  readonly anchor: number;
+
+  constructor(seed: string, anchor: number) {
+    this.state = hash32(seed) || 1;
+    this.anchor = anchor;
+  }
+
+  /** A number in [0, 1). */
+  next(): number {
+    let t = (this.state = (this.state + 0x6d2b79f5) | 0);
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+
+  /** A whole number in [min, max]. */
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+
+  /** A count with a long tail, as engagement numbers have: mostly small, sometimes huge. */
+  count(scale: number): number {
+    return Math.floor(scale * Math.pow(this.next(), 3) * 10) + this.int(0, Math.max(1, Math.floor(scale / 10)));
+  }
+
+  pick<T>(list: readonly T[]): T {
+    return list[Math.floor(this.next() * list.length)]!;
+  }
+
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+
+  digits(n: number): string {
+    let s = String(this.int(1, 9));
+    while (s.length < n) s += String(this.int(0, 9));
+    return s;
+  }
+
+  hex(n: number): string {
+    let s = "";
+    while (s.length < n) s += this.int(0, 15).toString(16);
+    return s;
+  }
+
+  base62(n: number): string {
+    let s = "";
+    while (s.length < n) s += BASE62[this.int(0, 61)];
+    return s;
+  }
+
+  lower(n: number): string {
+    let s = "";
+    while (s.length < n) s += "abcdefghijklmnopqrstuvwxyz0123456789"[this.int(0, 35)];
+    return s;
+  }
+
+  /** A moment within `days` before the anchor (ms). */
+  past(days: number): number {
+    return this.anchor - Math.floor(this.next() * days * 86_400_000);
+  }
+}
+
+/** RFC 3339 with a fixed offset (`+08:00` for the Chinese platforms, `Z` for UTC). */
+export function rfc3339(ms: number, offsetHours = 0): string {
+  if (offsetHours === 0) return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const local = new Date(ms + offsetHours * 3_600_000).toISOString().slice(0, 19);
+  const sign = offsetHours >= 0 ? "+" : "-";
+  const hh = String(Math.abs(offsetHours)).padStart(2, "0");
+  return `${local}${sign}${hh}:00`;
+}
+
+/** A link made safe as an RFC 3986 URI (D37): non-ASCII and reserved characters of a segment percent-encoded. */
+export function seg(text: string): string {
+  return encodeURIComponent(text);
+}
+
+/** Twitter's and Weibo's date format: `Wed Nov 18 12:04:00 +0000 2026`. */
+export function twitterDate(ms: number, offsetHours = 0): string {
+  const d = new Date(ms + offsetHours * 3_600_000);
+  const days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+  const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  const p = (n: number) => String(n).padStart(2, "0");
+  const off = `${offsetHours >= 0 ? "+" : "-"}${p(Math.abs(offsetHours))}00`;
+  return `${days[d.getUTCDay()]} ${months[d.getUTCMonth()]} ${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} ${off} ${d.getUTCFullYear()}`;
+}
+
+/** Parses `twitterDate` back to ms (pure; used by the x and weibo mappings). */
+export function parseTwitterDate(text: string): number {
+  const m = /^\w{3} (\w{3}) (\d{2}) (\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2}) (\d{4})$/.exec(text);
+  if (!m) return Number.NaN;
+  const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  const utc = Date.UTC(Number(m[9]), months.indexOf(m[1]!), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]));
+  const off = (m[6] === "-" ? -1 : 1) * (Number(m[7]) * 60 + Number(m[8])) * 60_000;
+  return utc - off;
+}
+
+/** ISO 8601 durations as YouTube writes them (`PT12M3S`) to seconds. */
+export function isoDurationSeconds(text: string): number {
+  const m = /^PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$/.exec(text);
+  return m ? Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0) : 0;
+}
+
+/** Numbers some platforms send as text ("3120", "1.2万"). */
+export function num(value: string | number | undefined): number {
+  if (value === undefined) return 0;
+  if (typeof value === "number") return Math.max(0, Math.floor(value));
+  const wan = /^([\d.]+)万$/.exec(value);
+  if (wan) return Math.floor(Number(wan[1]) * 10_000);
+  const n = Number(value);
+  return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
+}

@@ -1,0 +1,90 @@
+/**
+ * The shape of one platform folder (`src/providers/<platform>/`): its operations and capability gaps, a fake
+ * upstream that writes the platform's own JSON (field names as the platform's API spells them), and pure mapping
+ * functions from that JSON to the uniform items. A real connector would keep the mappings and replace the fakes
+ * with HTTP calls.
+ */
+import type { ContentItem, Item, LeaderboardItem, Platform, ProfileCard } from "@sdgw/types";
+import type { OperationSpec } from "../port.ts";
+import type { Gen } from "./gen.ts";
+
+/** What a fake needs: the generator, the topic written about, and fixed ids when the caller named them. */
+export interface FakeContext {
+  g: Gen;
+  /** The search text, or a trending topic. */
+  topic: string;
+  /** The post's or account's id when the request named it. */
+  id?: string;
+  /** The author's id when posts of one account are made. */
+  authorId?: string;
+  /** For comments: the post they answer. */
+  parentId?: string;
+  /** For trends: the rank. */
+  rank?: number;
+  /** The op's parameters (catalog-only ops). */
+  params?: Readonly<Record<string, unknown>>;
+}
+
+/** One platform folder. `P`, `U`, `C`, `T`: the native JSON of a post, an account, a comment, a trend. */
+export interface PlatformModule<P = unknown, U = unknown, C = unknown, T = unknown> {
+  platform: Platform;
+  lang: "zh" | "en";
+  /** Whether `scope` narrows searches here (D18). */
+  scoped: boolean;
+  operations: OperationSpec[];
+  /** Null when the op with these parameters is offered; else one sentence why not. */
+  unsupported(operation: string, params: Readonly<Record<string, unknown>>): string | null;
+  fake: {
+    post(c: FakeContext): P;
+    user(c: FakeContext): U;
+    comment(c: FakeContext): C;
+    trend(c: FakeContext): T;
+    /** Catalog-only ops: the native rows. */
+    extra?: Record<string, (c: FakeContext) => unknown>;
+  };
+  map: {
+    post(raw: P): ContentItem;
+    user(raw: U): ProfileCard;
+    comment(raw: C): ContentItem;
+    trend(raw: T): LeaderboardItem;
+    extra?: Record<string, (raw: never) => Item>;
+  };
+  /** The post id a link points at, or null when it is not a link to a post of this platform. Pure. */
+  postIdFromUrl(url: URL): string | null;
+  /** The account id a link points at, or null. Pure. */
+  userIdFromUrl(url: URL): string | null;
+}
+
+/** Declares a platform folder, keeping its native types. */
+export function definePlatform<P, U, C, T>(m: PlatformModule<P, U, C, T>): PlatformModule<P, U, C, T> {
+  return m;
+}
+
+const TYPED: Record<string, string> = {
+  search: "Search posts or users of {P} · 搜索{Z}内容或用户",
+  trending: "Trending topics of {P} · {Z}热榜",
+  detail: "Details of {P} posts by id or link · {Z}内容详情",
+  comments: "Comments of a {P} post · {Z}评论",
+  user_profile: "Profile of a {P} account · {Z}账号资料",
+  user_posts: "Posts of a {P} account · {Z}账号发布的内容",
+};
+
+/** The typed operations of a platform with their standard descriptions and price (1 credit). */
+export function typedOps(platform: string, zh: string, names: readonly string[]): OperationSpec[] {
+  return names.map((name) => ({
+    name,
+    description: TYPED[name]!.replace("{P}", platform).replace("{Z}", zh),
+    price: 1,
+    pricing: "standard",
+  }));
+}
+
+/** The host of a link without `www.` and `m.`. */
+export function host(url: URL): string {
+  return url.hostname.replace(/^(www|m)\./, "");
+}
+
+/** A title from a template, about `topic`. */
+export function titleAbout(g: Gen, topic: string, templates: readonly string[]): string {
+  return g.pick(templates).replace("{q}", topic);
+}

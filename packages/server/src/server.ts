@@ -1,0 +1,41 @@
+/** The server: a gateway (storage and systems) and its Fastify app, with start and stop. */
+import type { FastifyInstance } from "fastify";
+import { createGateway, type Gateway, type GatewayOptions } from "./gateway.ts";
+import { buildApp } from "./http/server.ts";
+
+/** A reference server, built and not yet listening. */
+export interface SdgwServer {
+  app: FastifyInstance;
+  gateway: Gateway;
+  /** Listens on `host:port` (default 127.0.0.1:8787); resolves to the base URL. */
+  listen(options?: { host?: string; port?: number }): Promise<string>;
+  /** Stops listening, waits up to `drainMs` (default 2000) for runs in flight, and closes the store. */
+  close(options?: { drainMs?: number }): Promise<void>;
+}
+
+/** Builds a server over a new gateway: `createServer({ dbPath: ":memory:", waitMs: 50 })`. */
+export function createServer(options: GatewayOptions = {}): SdgwServer {
+  const gateway = createGateway(options);
+  const app = buildApp(gateway);
+  const sweeper = setInterval(() => gateway.runs.sweep(), 10 * 60_000);
+  sweeper.unref();
+  return {
+    app,
+    gateway,
+    async listen({ host = "127.0.0.1", port = 8787 } = {}) {
+      await app.listen({ host, port });
+      const address = app.server.address();
+      const bound = typeof address === "object" && address ? address.port : port;
+      return `http://${host}:${bound}`;
+    },
+    async close({ drainMs = 2000 } = {}) {
+      clearInterval(sweeper);
+      await app.close();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([gateway.runs.drain(), new Promise<void>((r) => (timer = setTimeout(r, drainMs)))]);
+      clearTimeout(timer);
+      gateway.runs.close();
+      gateway.store.close();
+    },
+  };
+}

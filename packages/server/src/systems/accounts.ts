@@ -1,0 +1,200 @@
+/**
+ * Accounts, workspaces and keys. A key is stored as its SHA-256 hash and a short display prefix; the secret is
+ * returned once, by `createKey`, and never again (unkey's habit).
+ */
+import { hashKey, keyPrefix, newId, newKeySecret } from "../ids.ts";
+import { isoSeconds, type Store } from "./store.ts";
+
+/** An account as stored. */
+export interface AccountRecord {
+  id: string;
+  name: string;
+  plan: "free" | "paid";
+  status: "active" | "suspended";
+  balance: number;
+  held: number;
+  daily_limit: number | null;
+  free_calls_used: number;
+  free_calls_held: number;
+  /** The UTC day of `spend_today`. */
+  spend_day: string;
+  /** Credits charged on `spend_day`. */
+  spend_today: number;
+  created_at: string;
+}
+
+/** A key as stored (no secret: only its hash and prefix). */
+export interface KeyRecord {
+  id: string;
+  account_id: string;
+  workspace_id: string;
+  hash: string;
+  prefix: string;
+  name: string;
+  permissions: string;
+  status: "active" | "suspended" | "revoked";
+  daily_limit: number | null;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  exposed_at: string | null;
+  /** The UTC day of `spend_today`. */
+  spend_day: string;
+  /** Credits charged on `spend_day`. */
+  spend_today: number;
+}
+
+/** A workspace as stored. */
+export interface WorkspaceRecord {
+  id: string;
+  account_id: string;
+  name: string;
+  created_at: string;
+}
+
+/** A key just created: the only moment its secret is known. */
+export interface CreatedKey {
+  id: string;
+  secret: string;
+  prefix: string;
+  accountId: string;
+  workspaceId: string;
+}
+
+/** Dependencies of the accounts system. */
+export interface AccountsDeps {
+  store: Store;
+  now: () => number;
+}
+
+/** Accounts, workspaces, keys and grants. */
+export class Accounts {
+  private readonly deps: AccountsDeps;
+
+  constructor(deps: AccountsDeps) {
+    this.deps = deps;
+  }
+
+  /** Creates an account with its default workspace. */
+  createAccount(input: { name: string; plan?: "free" | "paid"; dailyLimit?: number | null; id?: string }): { account: AccountRecord; workspace: WorkspaceRecord } {
+    const { store } = this.deps;
+    const at = isoSeconds(this.deps.now());
+    const id = input.id ?? newId("acc");
+    const ws = newId("ws");
+    store.tx(() => {
+      store.run("INSERT INTO accounts (id, name, plan, status, daily_limit, created_at) VALUES (?, ?, ?, 'active', ?, ?)", id, input.name, input.plan ?? "paid", input.dailyLimit ?? null, at);
+      store.run("INSERT INTO workspaces (id, account_id, name, created_at) VALUES (?, ?, 'Default', ?)", ws, id, at);
+    });
+    return { account: this.account(id)!, workspace: this.workspaceOf(id)! };
+  }
+
+  account(id: string): AccountRecord | undefined {
+    return this.deps.store.get<AccountRecord>("SELECT * FROM accounts WHERE id = ?", id);
+  }
+
+  accounts(): AccountRecord[] {
+    return this.deps.store.all<AccountRecord>("SELECT * FROM accounts ORDER BY created_at, id");
+  }
+
+  workspace(id: string): WorkspaceRecord | undefined {
+    return this.deps.store.get<WorkspaceRecord>("SELECT * FROM workspaces WHERE id = ?", id);
+  }
+
+  workspaceOf(accountId: string): WorkspaceRecord | undefined {
+    return this.deps.store.get<WorkspaceRecord>("SELECT * FROM workspaces WHERE account_id = ? ORDER BY created_at, id LIMIT 1", accountId);
+  }
+
+  /** Adds credits to an account: a `grant` row in the ledger and the balance, in one transaction. */
+  grant(accountId: string, amount: number, note = "grant"): number {
+    if (!Number.isSafeInteger(amount) || amount <= 0) throw new Error("a grant is a whole number of credits greater than 0");
+    const { store } = this.deps;
+    const now = this.deps.now();
+    return store.tx(() => {
+      if (!this.account(accountId)) throw new Error(`no account ${accountId}`);
+      store.run("INSERT INTO ledger (account_id, kind, amount, note, day, created_at) VALUES (?, 'grant', ?, ?, ?, ?)", accountId, amount, note, isoSeconds(now).slice(0, 10), isoSeconds(now));
+      store.run("UPDATE accounts SET balance = balance + ? WHERE id = ?", amount, accountId);
+      return this.account(accountId)!.balance;
+    });
+  }
+
+  /** Creates a key; the returned `secret` is shown once and stored only as a hash. */
+  createKey(input: { accountId: string; name?: string; permissions?: string[]; dailyLimit?: number | null; expiresAt?: string | null; secret?: string }): CreatedKey {
+    const ws = this.workspaceOf(input.accountId);
+    if (!ws) throw new Error(`no account ${input.accountId}`);
+    const secret = input.secret ?? newKeySecret();
+    const id = newId("key");
+    this.deps.store.run(
+      "INSERT INTO keys (id, account_id, workspace_id, hash, prefix, name, permissions, status, daily_limit, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)",
+      id,
+      input.accountId,
+      ws.id,
+      hashKey(secret),
+      keyPrefix(secret),
+      input.name ?? "default",
+      JSON.stringify(input.permissions ?? ["read_data"]),
+      input.dailyLimit ?? null,
+      isoSeconds(this.deps.now()),
+      input.expiresAt ?? null,
+    );
+    return { id, secret, prefix: keyPrefix(secret), accountId: input.accountId, workspaceId: ws.id };
+  }
+
+  /** The key a secret belongs to, if any. */
+  keyBySecret(secret: string): KeyRecord | undefined {
+    return this.deps.store.get<KeyRecord>("SELECT * FROM keys WHERE hash = ?", hashKey(secret));
+  }
+
+  key(id: string): KeyRecord | undefined {
+    return this.deps.store.get<KeyRecord>("SELECT * FROM keys WHERE id = ?", id);
+  }
+
+  /** Keys by id or by display prefix. */
+  findKey(idOrPrefix: string): KeyRecord | undefined {
+    return this.deps.store.get<KeyRecord>("SELECT * FROM keys WHERE id = ? OR prefix = ? ORDER BY created_at LIMIT 1", idOrPrefix, idOrPrefix);
+  }
+
+  keys(accountId?: string): KeyRecord[] {
+    return accountId
+      ? this.deps.store.all<KeyRecord>("SELECT * FROM keys WHERE account_id = ? ORDER BY created_at, id", accountId)
+      : this.deps.store.all<KeyRecord>("SELECT * FROM keys ORDER BY created_at, id");
+  }
+
+  /** Revokes a key: it answers `unauthorized` reason `revoked` from the next call on. */
+  revokeKey(id: string): boolean {
+    return this.deps.store.run("UPDATE keys SET status = 'revoked', revoked_at = ? WHERE id = ? AND status != 'revoked'", isoSeconds(this.deps.now()), id) === 1;
+  }
+
+  /** Pauses or resumes a key (support's `suspended`). */
+  setKeyStatus(id: string, status: "active" | "suspended"): void {
+    this.deps.store.run("UPDATE keys SET status = ? WHERE id = ? AND status != 'revoked'", status, id);
+  }
+
+  setKeyPermissions(id: string, permissions: string[]): void {
+    this.deps.store.run("UPDATE keys SET permissions = ? WHERE id = ?", JSON.stringify(permissions), id);
+  }
+
+  setKeyDailyLimit(id: string, limit: number | null): void {
+    this.deps.store.run("UPDATE keys SET daily_limit = ? WHERE id = ?", limit, id);
+  }
+
+  setKeyExpiry(id: string, expiresAt: string | null): void {
+    this.deps.store.run("UPDATE keys SET expires_at = ? WHERE id = ?", expiresAt, id);
+  }
+
+  setAccountStatus(id: string, status: "active" | "suspended"): void {
+    this.deps.store.run("UPDATE accounts SET status = ? WHERE id = ?", status, id);
+  }
+
+  setAccountPlan(id: string, plan: "free" | "paid"): void {
+    this.deps.store.run("UPDATE accounts SET plan = ? WHERE id = ?", plan, id);
+  }
+
+  setAccountDailyLimit(id: string, limit: number | null): void {
+    this.deps.store.run("UPDATE accounts SET daily_limit = ? WHERE id = ?", limit, id);
+  }
+
+  /** Marks the key of a secret as exposed (it was sent in a URL). It is refused with `key_in_query` until replaced. */
+  markExposed(secret: string): boolean {
+    return this.deps.store.run("UPDATE keys SET exposed_at = ? WHERE hash = ? AND exposed_at IS NULL", isoSeconds(this.deps.now()), hashKey(secret)) === 1;
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * Idempotency, exactly as the seed's table: the same key and the same parameters while the call runs answer 409;
+ * after it ended, the first answer again (with `Idempotent-Replayed: true`, nothing charged again, D35); other
+ * parameters answer 422. Records are kept `idempotencyTtlMs` (24 h) after the call ended. Parameters are compared
+ * by a fingerprint: the operation and the validated request as canonical JSON (keys sorted).
+ */
+import { createHash } from "node:crypto";
+import { isoSeconds, type Store } from "./store.ts";
+
+/** What a claim found. */
+export type Claim =
+  | { kind: "claimed" }
+  | { kind: "in_progress" }
+  | { kind: "conflict" }
+  | { kind: "replay"; status: number; headers: Record<string, string>; body: string };
+
+/** JSON with object keys sorted, so that `{a,b}` and `{b,a}` give the same text. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const obj = value as Record<string, unknown>;
+  return `{${Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
+    .join(",")}}`;
+}
+
+/** The fingerprint of a request: SHA-256 of the operation and its canonical parameters. */
+export function fingerprint(operation: string, params: unknown): string {
+  return createHash("sha256").update(operation).update("\n").update(canonicalJson(params)).digest("base64url");
+}
+
+/** Dependencies of the idempotency system. */
+export interface IdempotencyDeps {
+  store: Store;
+  now: () => number;
+  ttlMs: number;
+}
+
+/**
+ * Claims, completions and replays of Idempotency-Keys, scoped to the API key that sent them. A claim of a call
+ * that still runs lives in memory only: a restart ends every run in flight as broken, which frees its key anyway,
+ * so only the first answer of an ended call is written (once, with the answer).
+ */
+export class Idempotency {
+  private readonly deps: IdempotencyDeps;
+  private readonly running = new Map<string, { fingerprint: string; runId: string | null }>();
+
+  constructor(deps: IdempotencyDeps) {
+    this.deps = deps;
+  }
+
+  /** What a claim would find now, without claiming: `claimed` means the key is free. */
+  peek(keyId: string, idemKey: string, print: string): Claim {
+    const live = this.running.get(`${keyId}\n${idemKey}`);
+    if (live) return live.fingerprint === print ? { kind: "in_progress" } : { kind: "conflict" };
+    const row = this.deps.store.get<{ fingerprint: string; http_status: number | null; headers: string | null; answer: string | null; expires_at: string | null }>(
+      "SELECT fingerprint, http_status, headers, answer, expires_at FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'done'",
+      keyId,
+      idemKey,
+    );
+    if (!row || (row.expires_at !== null && Date.parse(row.expires_at) <= this.deps.now())) return { kind: "claimed" };
+    if (row.fingerprint !== print) return { kind: "conflict" };
+    return { kind: "replay", status: row.http_status ?? 200, headers: JSON.parse(row.headers ?? "{}") as Record<string, string>, body: row.answer ?? "{}" };
+  }
+
+  /** Claims `idemKey` for a run if it is free (synchronous: no other request can claim in between). */
+  claim(keyId: string, idemKey: string, print: string, runId: string | null = null): Claim {
+    const found = this.peek(keyId, idemKey, print);
+    if (found.kind === "claimed") this.running.set(`${keyId}\n${idemKey}`, { fingerprint: print, runId });
+    return found;
+  }
+
+  /** Stores the first answer of an ended call; later claims with the same parameters replay it. */
+  complete(keyId: string, idemKey: string, status: number, headers: Record<string, string>, body: string): void {
+    const id = `${keyId}\n${idemKey}`;
+    const claim = this.running.get(id);
+    this.running.delete(id);
+    this.deps.store.run(
+      "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, answer, created_at, expires_at) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, ?)",
+      keyId,
+      idemKey,
+      claim?.fingerprint ?? "",
+      claim?.runId ?? null,
+      status,
+      JSON.stringify(headers),
+      body,
+      isoSeconds(this.deps.now()),
+      isoSeconds(this.deps.now() + this.deps.ttlMs),
+    );
+  }
+
+  /** Drops a claim: the run broke; the same key may be sent again. */
+  release(keyId: string, idemKey: string): void {
+    this.running.delete(`${keyId}\n${idemKey}`);
+  }
+
+  /** After a restart: removes claims an older version left running in the database. */
+  releaseRunning(): number {
+    return this.deps.store.run("DELETE FROM idempotency WHERE state = 'running'");
+  }
+
+  /** Deletes records kept past their time. */
+  sweep(): number {
+    return this.deps.store.run("DELETE FROM idempotency WHERE state = 'done' AND expires_at <= ?", isoSeconds(this.deps.now()));
+  }
+}

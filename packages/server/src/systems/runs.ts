@@ -1,0 +1,310 @@
+/**
+ * Runs and handles. A run starts after its hold; its calls go to the providers in parallel, each bounded by
+ * `providerTimeoutMs`. If every call ends within `waitMs` the caller gets the finished answer; otherwise a 202
+ * with a handle (and the cells already ended) and the run goes on. When it ends it captures exactly once (or
+ * releases everything), and its answer is kept `retentionMs` after the end for `GET /v1/results/{handle}`.
+ * A provider that throws breaks the run on the server's side: nothing is charged and the handle reads 500.
+ * After a restart, runs that were in flight are ended as broken (hold released, read gives 500), and their
+ * Idempotency-Key is freed so that sending the call again runs it once and charges it once.
+ */
+import { errorAnswer, toCsv, toNdjson, type ServiceUrls } from "@sdgw/validators";
+import { cellOf, creditBilling, entryOf, finishedAnswer, notSupportedEntry, type EndedCall } from "../answers.ts";
+import type { ServerConfig } from "../config.ts";
+import { newHandle } from "../ids.ts";
+import type { CallPlan, PlannedCall } from "../plan.ts";
+import type { PlatformProvider } from "../providers/port.ts";
+import type { AccountRecord, KeyRecord } from "./accounts.ts";
+import type { Claim, Idempotency } from "./idempotency.ts";
+import type { HoldRefusal, Ledger } from "./ledger.ts";
+import type { Limits } from "./limits.ts";
+import { isoSeconds, type Store } from "./store.ts";
+
+/** An answer ready to send: status, headers, and the body as text. */
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Who started a run and under which Idempotency-Key. */
+export interface RunContext {
+  requestId: string;
+  key: KeyRecord;
+  account: AccountRecord;
+  /** SHA-256 of the key as sent (counts failures for the free-failure limit). */
+  keyHash: string;
+  idemKey?: string;
+}
+
+interface LiveRun {
+  id: string;
+  ctx: RunContext;
+  plan: CallPlan;
+  quote: number;
+  ended: Array<EndedCall | undefined>;
+  handle: string | null;
+  startedAt: number;
+  result: HttpAnswer | null;
+  done: Promise<HttpAnswer>;
+}
+
+/** Dependencies of the runs system. */
+export interface RunsDeps {
+  store: Store;
+  ledger: Ledger;
+  idempotency: Idempotency;
+  limits: Limits;
+  providers: Readonly<Record<string, PlatformProvider>>;
+  config: ServerConfig;
+  now: () => number;
+  log: (message: string, error?: unknown) => void;
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+const WAITED = Symbol("waited");
+
+/** Starts, finishes, reads and recovers runs. */
+export class Runs {
+  private readonly live = new Map<string, LiveRun>();
+  private readonly liveByHandle = new Map<string, LiveRun>();
+  /** Set by `close`: runs still in flight then end without touching the (closed) store. */
+  private closed = false;
+
+  private readonly deps: RunsDeps;
+
+  constructor(deps: RunsDeps) {
+    this.deps = deps;
+  }
+
+  private get urls(): ServiceUrls {
+    return this.deps.config.urls;
+  }
+
+  /**
+   * Starts a run: claims the Idempotency-Key (if any) and holds the quote, in one transaction. A refusal or a
+   * claim that finds the key taken leaves nothing behind. The run gets a row of its own only if it answers 202.
+   */
+  begin(runId: string, ctx: RunContext, fingerprint: string, quote: number, calls: number): HoldRefusal | Exclude<Claim, { kind: "claimed" }> | null {
+    const { store, ledger, idempotency } = this.deps;
+    return store.tx(() => {
+      if (ctx.idemKey) {
+        const taken = idempotency.peek(ctx.key.id, ctx.idemKey, fingerprint);
+        if (taken.kind !== "claimed") return taken;
+      }
+      const refusal = ledger.hold({ runId, account: ctx.account, key: ctx.key, amount: quote, calls });
+      if (refusal) return refusal;
+      if (ctx.idemKey) idempotency.claim(ctx.key.id, ctx.idemKey, fingerprint, runId);
+      return null;
+    });
+  }
+
+  /** Runs the plan; answers when it ended or when `waitMs` passed (202), whichever comes first. */
+  async execute(runId: string, ctx: RunContext, plan: CallPlan, quote: number): Promise<HttpAnswer> {
+    const live: LiveRun = { id: runId, ctx, plan, quote, ended: new Array(plan.calls.length), handle: null, startedAt: this.deps.now(), result: null, done: null as unknown as Promise<HttpAnswer> };
+    this.live.set(runId, live);
+    const tasks = plan.calls.map((c, i) =>
+      this.callOne(c, plan).then((e) => {
+        live.ended[i] = e;
+      }),
+    );
+    live.done = Promise.all(tasks).then(
+      () => this.finish(live),
+      (error: unknown) => this.broken(live, error),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<typeof WAITED>((resolve) => {
+      timer = setTimeout(resolve, this.deps.config.waitMs, WAITED);
+    });
+    const first = await Promise.race([live.done, waited]);
+    clearTimeout(timer);
+    if (first !== WAITED) return first;
+    if (live.result) return live.result;
+    live.handle = newHandle();
+    this.liveByHandle.set(live.handle, live);
+    this.deps.store.run(
+      "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+      runId,
+      live.handle,
+      ctx.key.id,
+      ctx.account.id,
+      ctx.key.workspace_id,
+      plan.operation,
+      ctx.requestId,
+      plan.shape,
+      quote,
+      isoSeconds(live.startedAt),
+    );
+    return this.runningAnswer(live, ctx.requestId);
+  }
+
+  private async callOne(call: PlannedCall, plan: CallPlan): Promise<EndedCall> {
+    if (call.unsupported) return notSupportedEntry(call, call.unsupported, this.urls);
+    const provider = this.deps.providers[call.platform]!;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error("provider timeout"));
+    }, this.deps.config.providerTimeoutMs);
+    try {
+      const outcome = await Promise.race([
+        provider.call({ platform: call.platform, operation: call.operation, params: call.params, signal: controller.signal }),
+        new Promise<never>((_, reject) => controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true })),
+      ]);
+      return entryOf(call, outcome, plan.errorScope, this.urls);
+    } catch (error) {
+      if (timedOut) return entryOf(call, { status: "timeout", message: `${call.platform} did not answer within ${Math.round(this.deps.config.providerTimeoutMs / 1000)} s; it is unknown whether it ran. Nothing was charged.` }, plan.errorScope, this.urls);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Ends a run normally: capture once, store the answer, complete the idempotency record. One transaction. */
+  private finish(live: LiveRun): HttpAnswer {
+    if (this.closed) return this.internalError(live.ctx.requestId, live.handle);
+    const { store, ledger, idempotency, limits, config } = this.deps;
+    const ended = live.ended as EndedCall[];
+    const cost = ended.reduce((s, e) => s + e.cost, 0);
+    const chargedCalls = ended.filter((e) => e.cost > 0).length;
+    const now = this.deps.now();
+    const answer = store.tx(() => {
+      const charged = ledger.settle(live.id, cost, chargedCalls);
+      const balance = store.get<{ balance: number }>("SELECT balance FROM accounts WHERE id = ?", live.ctx.account.id)!.balance;
+      const { body, status } = finishedAnswer(live.plan, ended, live.ctx.requestId, isoSeconds(now), charged, balance);
+      const headers: Record<string, string> = { "content-type": JSON_TYPE };
+      if (status === "timeout") headers["x-should-retry"] = "false";
+      const text = JSON.stringify(body);
+      if (live.handle) {
+        store.run(
+          "UPDATE runs SET state = 'finished', charged = ?, http_status = 200, headers = ?, answer = ?, ended_at = ?, expires_at = ? WHERE id = ?",
+          charged,
+          JSON.stringify(headers),
+          text,
+          isoSeconds(now),
+          isoSeconds(now + config.retentionMs),
+          live.id,
+        );
+      }
+      if (live.ctx.idemKey) idempotency.complete(live.ctx.key.id, live.ctx.idemKey, 200, headers, text);
+      if (status === "error" || status === "not_supported" || status === "timeout") limits.recordFailure(live.ctx.keyHash);
+      return { status: 200, headers, body: text };
+    });
+    this.end(live, answer);
+    return answer;
+  }
+
+  /** Ends a run broken on the server's side: release the hold, free the Idempotency-Key, answer 500. */
+  private broken(live: LiveRun, error: unknown): HttpAnswer {
+    if (this.closed) return this.internalError(live.ctx.requestId, live.handle);
+    const { store, ledger, idempotency, config } = this.deps;
+    this.deps.log(`run ${live.id} broke`, error);
+    const now = this.deps.now();
+    store.tx(() => {
+      ledger.release(live.id);
+      if (live.handle) store.run("UPDATE runs SET state = 'broken', http_status = 500, ended_at = ?, expires_at = ? WHERE id = ?", isoSeconds(now), isoSeconds(now + config.retentionMs), live.id);
+      if (live.ctx.idemKey) idempotency.release(live.ctx.key.id, live.ctx.idemKey);
+    });
+    const answer = this.internalError(live.ctx.requestId, live.handle);
+    this.end(live, answer);
+    return answer;
+  }
+
+  private end(live: LiveRun, answer: HttpAnswer): void {
+    live.result = answer;
+    this.live.delete(live.id);
+    if (live.handle) this.liveByHandle.delete(live.handle);
+    this.deps.limits.endRun(live.ctx.key.workspace_id);
+  }
+
+  private internalError(requestId: string, handle: string | null): HttpAnswer {
+    const a = errorAnswer(
+      "internal_error",
+      requestId,
+      handle
+        ? { message: `The run behind ${handle} broke on the service's side; nothing was charged.`, fix: { param: "handle", note: "Send the original call again; under the same Idempotency-Key it is never charged twice." } }
+        : { message: "The run broke on the service's side; nothing was charged.", fix: { note: "Send the call again; under the same Idempotency-Key it is never charged twice." } },
+      { urls: this.urls, now: new Date(this.deps.now()) },
+    );
+    return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
+  }
+
+  /** The 202 answer of a run that goes on. */
+  private runningAnswer(live: LiveRun, requestId: string): HttpAnswer {
+    const view = this.deps.ledger.view(live.ctx.account.id, live.ctx.key);
+    const endedNow = live.ended.filter((e): e is EndedCall => e !== undefined);
+    const seconds = this.deps.config.pollAfterSeconds;
+    const body: Record<string, unknown> = { request_id: requestId, schema_version: "v1", status: "running", handle: live.handle, retry_after_seconds: seconds };
+    if (live.plan.shape !== "single") body["cells"] = endedNow.map((e) => cellOf(live.plan, e));
+    body["billing"] = creditBilling(view, 0, live.quote);
+    body["waves"] = { planned: 1, done: 0 };
+    body["charge"] = { quote_credits: live.quote, charged_credits: 0 };
+    return { status: 202, headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) }, body: JSON.stringify(body) };
+  }
+
+  /** `GET /v1/results/{handle}`: 202 while running, the finished answer (json, csv or ndjson), 410, 500 or 404. */
+  read(handle: string, key: KeyRecord, format: "json" | "csv" | "ndjson", requestId: string): HttpAnswer {
+    const row = this.deps.store.get<{ id: string; key_id: string; account_id: string; state: string; headers: string | null; answer: string | null; expires_at: string | null; request_id: string }>(
+      "SELECT id, key_id, account_id, state, headers, answer, expires_at, request_id FROM runs WHERE handle = ?",
+      handle,
+    );
+    const now = new Date(this.deps.now());
+    if (!row || row.key_id !== key.id) {
+      const a = errorAnswer("not_found", requestId, { reason: "no_such_handle", message: "No result under this handle for this key.", fix: { param: "handle", note: "A handle is read by the key that started the call, for 24 hours after its run ended." } }, { urls: this.urls, now });
+      return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
+    }
+    if (row.state === "running") {
+      const live = this.liveByHandle.get(handle);
+      if (live) return this.runningAnswer(live, row.request_id);
+      return this.internalError(requestId, handle);
+    }
+    if (row.state === "broken") return this.internalError(requestId, handle);
+    if (row.state === "finished" && row.expires_at && Date.parse(row.expires_at) > now.getTime() && row.answer) {
+      const answer = JSON.parse(row.answer) as Record<string, unknown>;
+      const billing = answer["billing"] as { balance?: number } | undefined;
+      if (billing && typeof billing.balance === "number") billing.balance = this.deps.ledger.view(row.account_id, null).balance;
+      const headers = JSON.parse(row.headers ?? "{}") as Record<string, string>;
+      if (format === "csv") return { status: 200, headers: { ...headers, "content-type": "text/csv; charset=utf-8" }, body: toCsv(answer) };
+      if (format === "ndjson") return { status: 200, headers: { ...headers, "content-type": "application/x-ndjson; charset=utf-8" }, body: toNdjson(answer) };
+      return { status: 200, headers, body: JSON.stringify(answer) };
+    }
+    const a = errorAnswer("handle_expired", requestId, { fix: { param: "handle", note: "Send the call again; a new call is a new charge." } }, { urls: this.urls, now });
+    return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
+  }
+
+  /**
+   * After a restart: every run still marked running broke with the old process. Its hold is released, its handle
+   * reads 500, and every running Idempotency-Key claim is freed. Returns how many runs with a handle were ended.
+   */
+  recover(): number {
+    const { store, ledger, idempotency, config } = this.deps;
+    const now = this.deps.now();
+    return store.tx(() => {
+      for (const h of store.all<{ run_id: string }>("SELECT run_id FROM holds WHERE state = 'held'")) ledger.release(h.run_id);
+      idempotency.releaseRunning();
+      return store.run("UPDATE runs SET state = 'broken', http_status = 500, ended_at = ?, expires_at = ? WHERE state = 'running'", isoSeconds(now), isoSeconds(now + config.retentionMs));
+    });
+  }
+
+  /** Forgets answers kept past their time (the handle then reads 410) and old idempotency records. */
+  sweep(): void {
+    const now = isoSeconds(this.deps.now());
+    this.deps.store.run("UPDATE runs SET answer = NULL WHERE state != 'running' AND answer IS NOT NULL AND expires_at <= ?", now);
+    this.deps.idempotency.sweep();
+  }
+
+  /** Resolves when every run in flight has ended. */
+  async drain(): Promise<void> {
+    await Promise.all([...this.live.values()].map((l) => l.done.catch(() => undefined)));
+  }
+
+  /** Stops writing: runs that end after this leave the store alone (a restart recovers them as broken). */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Runs in flight now. */
+  get inFlight(): number {
+    return this.live.size;
+  }
+}

@@ -1,0 +1,52 @@
+/** The admin CLI (`sdgw-admin`) over a database file, and the demo account of `pnpm start`. */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runAdmin } from "../src/admin.ts";
+import { seedDemo } from "../src/demo.ts";
+import { createServer } from "../src/server.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "sdgw-admin-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("sdgw-admin", () => {
+  it("creates accounts and keys, grants credits, lists and revokes keys", async () => {
+    const db = join(dir, "admin.sqlite");
+    const acc = runAdmin(["create-account", "--db", db, "--name", "Acme", "--plan", "free"]) as { account: string };
+    expect(runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "250"])).toEqual({ account: acc.account, balance: 250 });
+    const key = runAdmin(["create-key", "--db", db, "--account", acc.account, "--name", "ci", "--daily-limit", "40"]) as { key: string; prefix: string; secret: string };
+    expect(key.secret.startsWith(key.prefix)).toBe(true);
+    const listed = runAdmin(["list-keys", "--db", db, "--account", acc.account]) as Array<Record<string, unknown>>;
+    expect(listed).toEqual([expect.objectContaining({ id: key.key, prefix: key.prefix, status: "active", daily_limit: 40 })]);
+    expect(JSON.stringify(listed)).not.toContain(key.secret);
+    expect(runAdmin(["revoke-key", "--db", db, "--key", key.prefix])).toEqual({ key: key.key, revoked: true });
+    expect(() => runAdmin(["grant", "--db", db, "--account", acc.account, "--credits=-3"])).toThrow(/whole number/);
+    expect(() => runAdmin(["launch", "--db", db])).toThrow(/unknown command/);
+
+    const server = createServer({ dbPath: db, log: () => undefined });
+    const res = await server.app.inject({ method: "GET", url: "/v1/account", headers: { "x-api-key": key.secret } });
+    expect(JSON.parse(res.body).reason).toBe("revoked");
+    await server.close();
+  });
+
+  it("runs as a command", () => {
+    const db = join(dir, "cli.sqlite");
+    const out = execFileSync(process.execPath, ["--conditions=source", "--no-warnings", join(import.meta.dirname, "..", "src", "bin", "sdgw-admin.ts"), "create-account", "--db", db, "--name", "Cli"], { encoding: "utf8" });
+    expect(JSON.parse(out)).toMatchObject({ plan: "paid" });
+  });
+
+  it("seeds the demo account once and shows its key only the first time", async () => {
+    const db = join(dir, "demo.sqlite");
+    const s1 = createServer({ dbPath: db, log: () => undefined });
+    const first = seedDemo(s1.gateway);
+    expect(first.key).toMatch(/^sdgw_/);
+    const res = await s1.app.inject({ method: "GET", url: "/v1/account", headers: { "x-api-key": first.key! } });
+    expect(JSON.parse(res.body).billing.balance_credits).toBe(5000);
+    await s1.close();
+    const s2 = createServer({ dbPath: db, log: () => undefined });
+    expect(seedDemo(s2.gateway)).toEqual({ accountId: first.accountId, key: null, prefix: first.prefix });
+    await s2.close();
+  });
+});

@@ -1,0 +1,90 @@
+/** Authentication (D25, D28), key states and the one permission (D26). */
+import { afterEach, describe, expect, it } from "vitest";
+import { harness, type Harness } from "./helpers.ts";
+
+let h: Harness;
+afterEach(async () => {
+  h.audit();
+  await h.server.close();
+});
+
+const search = "/v1/search?platform=x&query=a";
+
+describe("key carriers", () => {
+  it("accepts X-API-Key, Bearer, or both when they agree; refuses two different keys", async () => {
+    h = harness();
+    const other = h.server.gateway.accounts.createKey({ accountId: h.accountId }).secret;
+    expect((await h.call("search", "GET", search)).status).toBe(200);
+    expect((await h.call("search", "GET", search, { key: null, headers: { authorization: `Bearer ${h.key}` } })).status).toBe(200);
+    expect((await h.call("search", "GET", search, { headers: { authorization: `Bearer ${h.key}` } })).status).toBe(200);
+    const two = await h.call("search", "GET", search, { headers: { authorization: `Bearer ${other}` } });
+    expect(two.status).toBe(401);
+    expect(two.json).toMatchObject({ reason: "invalid", fix: { note: expect.stringMatching(/one key/) } });
+    const basic = await h.call("search", "GET", search, { key: null, headers: { authorization: "Basic abc" } });
+    expect(basic.json.reason).toBe("invalid");
+  });
+
+  it("answers missing and invalid keys 401 with the console to act on", async () => {
+    h = harness();
+    const missing = await h.call("search", "GET", search, { key: null });
+    expect(missing.json).toMatchObject({ code: "unauthorized", reason: "missing", fix: { action_url: "https://console.sdgw.dev/keys" } });
+    expect((await h.call("search", "GET", search, { key: "sdgw_wrong" })).json.reason).toBe("invalid");
+  });
+
+  it("refuses a key in the query whatever else came, marks it exposed, and keeps refusing it in headers", async () => {
+    h = harness();
+    const a = await h.call("search", "GET", `${search}&key=${h.key}`);
+    expect(a.status).toBe(401);
+    expect(a.json.reason).toBe("key_in_query");
+    const later = await h.call("search", "GET", search);
+    expect(later.json.reason).toBe("key_in_query");
+    expect(h.server.gateway.accounts.keys(h.accountId)[0]!.exposed_at).not.toBeNull();
+    // also on routes that need no key, and before any validation
+    expect((await h.call("listCapabilities", "GET", "/v1/capabilities?key=sdgw_other", { key: null })).json.reason).toBe("key_in_query");
+    expect((await h.call("detail", "POST", "/v1/detail?key=x", { raw: "not json" })).json.reason).toBe("key_in_query");
+    // a fresh key works
+    const fresh = h.server.gateway.accounts.createKey({ accountId: h.accountId }).secret;
+    expect((await h.call("search", "GET", search, { key: fresh })).status).toBe(200);
+  });
+
+  it("answers revoked, expired, suspended keys and suspended accounts by reason", async () => {
+    h = harness();
+    const gw = h.server.gateway;
+    const make = () => gw.accounts.createKey({ accountId: h.accountId });
+    const revoked = make();
+    gw.accounts.revokeKey(revoked.id);
+    expect((await h.call("search", "GET", search, { key: revoked.secret })).json.reason).toBe("revoked");
+    const expired = make();
+    gw.accounts.setKeyExpiry(expired.id, "2020-01-01T00:00:00Z");
+    expect((await h.call("search", "GET", search, { key: expired.secret })).json.reason).toBe("expired");
+    const paused = make();
+    gw.accounts.setKeyStatus(paused.id, "suspended");
+    const p = await h.call("getAccount", "GET", "/v1/account", { key: paused.secret });
+    expect(p.json).toMatchObject({ reason: "suspended", message: expect.stringMatching(/paused by support/) });
+    gw.accounts.setAccountStatus(h.accountId, "suspended");
+    const s = await h.call("search", "GET", search);
+    expect(s.json).toMatchObject({ reason: "suspended", message: expect.stringMatching(/account/) });
+  });
+
+  it("refuses data calls of a key without read_data (403, fix.allowed [read_data]) but lets it read its account", async () => {
+    h = harness();
+    const gw = h.server.gateway;
+    const k = gw.accounts.createKey({ accountId: h.accountId, permissions: [] });
+    const a = await h.call("search", "GET", search, { key: k.secret });
+    expect(a.status).toBe(403);
+    expect(a.json.fix.allowed).toEqual(["read_data"]);
+    expect((await h.call("getAccount", "GET", "/v1/account", { key: k.secret })).status).toBe(200);
+    expect((await h.call("listSchedules", "GET", "/v1/schedules", { key: k.secret })).status).toBe(200);
+    gw.accounts.setKeyPermissions(k.id, ["read_data"]);
+    expect((await h.call("search", "GET", search, { key: k.secret })).status).toBe(200);
+  });
+
+  it("stores keys as a SHA-256 hash and a short prefix only", async () => {
+    h = harness();
+    const row = h.server.gateway.store.get<{ hash: string; prefix: string }>("SELECT hash, prefix FROM keys");
+    expect(row!.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(row!.prefix).toBe(h.key.slice(0, 12));
+    const all = JSON.stringify(h.server.gateway.store.all("SELECT * FROM keys"));
+    expect(all).not.toContain(h.key);
+  });
+});

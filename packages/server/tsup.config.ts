@@ -1,0 +1,17 @@
+import { copyFileSync } from "node:fs";
+import { defineConfig } from "tsup";
+
+// The library (ESM and CJS with declarations; dependencies stay external) and the command `sdgw-admin`, in one
+// build so that cleaning the output folder cannot race a second build. The spec is copied beside the build so
+// that GET /openapi.json works from the installed package.
+export default defineConfig({
+  entry: { index: "src/index.ts", "sdgw-admin": "src/bin/sdgw-admin.ts" },
+  format: ["esm", "cjs"],
+  dts: { entry: { index: "src/index.ts" } },
+  platform: "node",
+  target: "node24",
+  shims: true,
+  clean: true,
+  treeshake: true,
+  onSuccess: async () => copyFileSync("../../spec/openapi.yaml", "dist/openapi.yaml"),
+});
