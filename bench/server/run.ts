@@ -1,7 +1,8 @@
 /**
  * Server benchmark: `GET /v1/search` of the reference server (simulator at zero latency, file database, every step
  * of a charged call: validation, key lookup, idempotency claim, limits, hold, run, capture, stored answer) against a
- * bare Fastify route that answers the same bytes, with autocannon, in one run. Target: ≥ 0.5× the bare route's
+ * bare Fastify route that answers the same answer (an object Fastify serializes, as any route returning an answer
+ * does), with autocannon, in one run. Target: ≥ 0.5× the bare route's
  * requests/s. Each server runs in its own process; autocannon runs here. Rounds alternate bare and reference so
  * that both see the same load of a shared machine; medians.
  *
@@ -95,7 +96,7 @@ const lines = [
   "",
   "| server | requests/s | p50 ms | p99 ms | non-2xx |",
   "| --- | ---: | ---: | ---: | ---: |",
-  `| bare Fastify route, same bytes | ${b.rps} | ${b.p50} | ${b.p99} | ${b.non2xx} |`,
+  `| bare Fastify route, same answer | ${b.rps} | ${b.p50} | ${b.p99} | ${b.non2xx} |`,
   `| @sdgw/server (simulator, 0 ms) | ${s.rps} | ${s.p50} | ${s.p99} | ${s.non2xx} |`,
   "",
   `ratio: ${ratio.toFixed(2)}× the bare route (target ≥ 0.50×: ${ratio >= 0.5 ? "met" : "MISSED"})`,

@@ -3,7 +3,8 @@
  * an ephemeral port:
  *   node --conditions=source bench/server/servers.ts sdgw <dir>   the reference server (file database in <dir>,
  *                                                                  simulator at zero latency, limits out of the way)
- *   node --conditions=source bench/server/servers.ts bare <file>  a bare Fastify route answering the bytes of <file>
+ *   node --conditions=source bench/server/servers.ts bare <file>  a bare Fastify route answering the answer in <file>:
+ *                                                                  parsed once, serialized by Fastify on every request
  * Each sends `{ port, … }` once listening and exits when run.ts goes away.
  */
 import { readFileSync } from "node:fs";
@@ -16,7 +17,7 @@ if (!process.send) throw new Error("servers.ts must be spawned with an IPC chann
 process.on("disconnect", () => process.exit(0));
 
 if (mode === "sdgw") {
-  const server = createServer({ dbPath: join(arg!, "bench.sqlite"), log: () => undefined, limits: { keyQps: 1e9, workspaceConcurrency: 1e6, failureThreshold: 1e9 } });
+  const server = createServer({ dbPath: process.env["BENCH_DB"] === "memory" ? ":memory:" : join(arg!, "bench.sqlite"), log: () => undefined, limits: { keyQps: 1e9, workspaceConcurrency: 1e6, failureThreshold: 1e9 } });
   const { account } = server.gateway.accounts.createAccount({ name: "Bench" });
   server.gateway.accounts.grant(account.id, 1_000_000_000);
   const key = server.gateway.accounts.createKey({ accountId: account.id }).secret;
@@ -26,7 +27,7 @@ if (mode === "sdgw") {
   const require = createRequire(new URL("../../packages/server/package.json", import.meta.url));
   interface Reply {
     header(name: string, value: string): Reply;
-    send(body: string): Reply;
+    send(body: unknown): Reply;
   }
   interface App {
     get(path: string, handler: (req: unknown, reply: Reply) => Reply): void;
@@ -34,9 +35,9 @@ if (mode === "sdgw") {
     server: { address(): { port: number } | string | null };
   }
   const Fastify = require("fastify") as (options: { logger: boolean }) => App;
-  const body = readFileSync(arg!, "utf8");
+  const answer = JSON.parse(readFileSync(arg!, "utf8")) as unknown;
   const app = Fastify({ logger: false });
-  app.get("/v1/search", (_req, reply) => reply.header("content-type", "application/json; charset=utf-8").send(body));
+  app.get("/v1/search", (_req, reply) => reply.send(answer));
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
   process.send({ port: typeof address === "object" && address ? address.port : 0 });

@@ -2,6 +2,7 @@
  * Building answers from ended calls: entries (D5), the single-platform envelope, the fanout answer with its D4
  * status, the targets answer, the error objects inside envelopes (seed table; D13, D36), and credit billing (D7).
  */
+import { randomBytes } from "node:crypto";
 import type { AnswerStatus, AppliedParams, CreditBilling, EnvelopeError, Item, Page, Platform } from "@sdgw/types";
 import type { ServiceUrls } from "@sdgw/validators";
 import type { CallPlan, PlannedCall } from "./plan.ts";
@@ -133,4 +134,35 @@ export function creditBilling(view: CreditView, cost: number, runHolds = 0): Cre
     daily_remaining_credits: view.dailyRemaining,
     display: `${view.balance} credits left; ${spent}${holds}.`,
   };
+}
+
+// Serializing answers: the items of a provider outcome never change once made, so their JSON is written once and
+// spliced into every answer that carries them (most of an answer's bytes), instead of stringified per request.
+const ITEMS_JSON = new WeakMap<readonly Item[], string>();
+const NONCE = randomBytes(9).toString("base64url");
+
+function itemsJson(items: readonly Item[]): string {
+  let text = ITEMS_JSON.get(items);
+  if (text === undefined) {
+    text = JSON.stringify(items);
+    if (items.length > 0) ITEMS_JSON.set(items, text);
+  }
+  return text;
+}
+
+/** `JSON.stringify` of a finished answer, with the items of each entry written from their cached JSON. */
+export function serializeAnswer(body: Record<string, unknown>): string {
+  const spliced: string[] = [];
+  const token = (items: Item[]): string => {
+    spliced.push(itemsJson(items));
+    return `\u0000${NONCE}${spliced.length - 1}\u0000`;
+  };
+  const entry = (e: Entry): Entry => (e.items.length > 0 ? ({ ...e, items: token(e.items) as unknown as Item[] } as Entry) : e);
+  let shallow: Record<string, unknown> = body;
+  if (Array.isArray(body["items"]) && (body["items"] as Item[]).length > 0) shallow = { ...body, items: token(body["items"] as Item[]) };
+  else if (body["fanout"]) shallow = { ...body, fanout: Object.fromEntries(Object.entries(body["fanout"] as Record<string, Entry>).map(([p, e]) => [p, entry(e)])) };
+  else if (Array.isArray(body["targets"])) shallow = { ...body, targets: (body["targets"] as Array<{ result: Entry }>).map((c) => ({ ...c, result: entry(c.result) })) };
+  let text = JSON.stringify(shallow);
+  for (let i = 0; i < spliced.length; i++) text = text.replace(JSON.stringify(`\u0000${NONCE}${i}\u0000`), () => spliced[i]!);
+  return text;
 }

@@ -24,15 +24,27 @@ function encode(bytes: Uint8Array, alphabet: string): string {
   return out;
 }
 
-/** A ULID-like request id, `req_` + 10 time characters + 16 random ones: sortable by time, quoted in reports. */
-export function newRequestId(now = Date.now()): string {
+function timePart(now: number): string {
   let time = "";
   let t = now;
   for (let i = 0; i < 10; i++) {
     time = CROCKFORD[t % 32] + time;
     t = Math.floor(t / 32);
   }
-  return `req_${time}${encode(random(16), CROCKFORD)}`;
+  return time;
+}
+
+/** A ULID-like request id, `req_` + 10 time characters + 16 random ones: sortable by time, quoted in reports. */
+export function newRequestId(now = Date.now()): string {
+  return `req_${timePart(now)}${encode(random(16), CROCKFORD)}`;
+}
+
+/**
+ * A run id, ordered by time (`run_` + 10 time characters + 12 random ones): rows keyed by it are appended at the
+ * end of their indexes instead of landing on random pages, so one commit writes few pages for many runs.
+ */
+export function newRunId(now = Date.now()): string {
+  return `run_${timePart(now)}${encode(random(12), CROCKFORD)}`;
 }
 
 /** A results handle (`h_` + 16 base62 characters), matching the contract's `^[A-Za-z0-9_-]{1,128}$`. */

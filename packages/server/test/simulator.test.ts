@@ -66,3 +66,21 @@ describe("simulator", () => {
     expect((await call(sim, "x", "trending", {})).status).toBe("ok");
   });
 });
+
+describe("answers", () => {
+  it("serializes answers with cached item JSON exactly as JSON.stringify does", async () => {
+    const { serializeAnswer } = await import("../src/answers.ts");
+    const sim = new Simulator();
+    const a = await call(sim, "x", "search", { query: "a \u0000 \"q\"", count: 3 });
+    const b = await call(sim, "reddit", "search", { query: "b", count: 2 });
+    const items = (o: typeof a) => (o.status === "ok" ? o.items : []);
+    const entry = (o: typeof a) => ({ status: o.status, applied_params: { query: "a \u0000" }, warnings: [], items: items(o) });
+    const bodies = [
+      { request_id: "r", items: items(a), billing: { cost: 1 } },
+      { request_id: "r", fanout: { x: entry(a), reddit: entry(b), wechat: { ...entry(b), items: [] } } },
+      { request_id: "r", targets: [{ platform: "x", target: "1", result: entry(a) }, { platform: "x", target: "2", result: entry(a) }] },
+      { request_id: "r", items: [] },
+    ];
+    for (const body of bodies) expect(serializeAnswer(body as never)).toBe(JSON.stringify(body));
+  });
+});

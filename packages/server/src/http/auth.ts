@@ -53,15 +53,16 @@ export function authenticate(gw: Gateway, headers: Record<string, string>, reque
   if (header !== undefined && bearer !== undefined && header !== bearer) return refuse("invalid", "X-API-Key and Authorization carry two different keys.", "Send one key: in X-API-Key or as Authorization: Bearer, or the same key in both.");
   const secret = header ?? bearer;
   if (!secret) return refuse("missing", "No key was sent; a valid key is required.", "Send your key in the X-API-Key header or as Authorization: Bearer.");
-  const key = gw.accounts.keyBySecret(secret);
-  if (!key) return refuse("invalid", "This key is not valid.", "Check the key, or create one in the console.");
+  const keyHash = hashKey(secret);
+  const found = gw.accounts.keyAndAccount(keyHash);
+  if (!found) return refuse("invalid", "This key is not valid.", "Check the key, or create one in the console.");
+  const { key, account } = found;
   if (key.status === "revoked") return refuse("revoked", "This key was revoked.", "Create a new key in the console.");
   if (key.exposed_at) return refuse("key_in_query", "This key was sent in a URL and is treated as exposed; it is refused until replaced.", "Revoke this key, create a new one and send it in a header, never in the URL.");
   if (key.expires_at && Date.parse(key.expires_at) <= gw.now()) return refuse("expired", "This key has expired.", "Create a new key in the console.");
   if (key.status === "suspended") return refuse("suspended", "This key is paused by support.", "Write to support@sdgw.dev to have it resumed.");
-  const account = gw.accounts.account(key.account_id)!;
   if (account.status === "suspended") return refuse("suspended", "This account is suspended.", "Write to support@sdgw.dev about the account.");
-  return { ok: true, caller: { key, account, keyHash: hashKey(secret) } };
+  return { ok: true, caller: { key, account, keyHash } };
 }
 
 /** Whether a key may read data (D26: `read_data` is the only permission). */

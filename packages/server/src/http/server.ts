@@ -26,7 +26,7 @@ import { parse as parseYaml } from "yaml";
 import { creditBilling } from "../answers.ts";
 import { isRouteOperation } from "../catalog.ts";
 import type { Gateway } from "../gateway.ts";
-import { newId, newRequestId } from "../ids.ts";
+import { newRequestId, newRunId } from "../ids.ts";
 import { planExtra, planPlatforms, planTargets, quoteOf, type PlanRefusal, type PlanResult } from "../plan.ts";
 import { fingerprint, type Claim } from "../systems/idempotency.ts";
 import type { HoldRefusal } from "../systems/ledger.ts";
@@ -216,7 +216,7 @@ export function buildApp(gw: Gateway): FastifyInstance {
       gw.limits.endRun(caller.key.workspace_id);
       return fail("max_cost_exceeded", requestId, { message: `This call's quote is ${quote.credits} credits, over max_cost_credits ${maxCost}; nothing ran.`, quote_credits: quote.credits, fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." } }, caller.keyHash);
     }
-    const runId = newId("run");
+    const runId = newRunId(gw.now());
     const ctx: RunContext = { requestId, key: caller.key, account: caller.account, keyHash: caller.keyHash, ...(idemKey !== undefined ? { idemKey } : {}) };
     const refused = gw.runs.begin(runId, ctx, print, quote.credits, quote.calls);
     if (refused) {

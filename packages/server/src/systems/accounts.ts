@@ -144,6 +144,22 @@ export class Accounts {
     return this.deps.store.get<KeyRecord>("SELECT * FROM keys WHERE hash = ?", hashKey(secret));
   }
 
+  /** The key of a hash and its account, in one read (authentication). */
+  keyAndAccount(hash: string): { key: KeyRecord; account: AccountRecord } | undefined {
+    const row = this.deps.store.get<Record<string, unknown>>(
+      "SELECT k.*, a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.status AS a_status, a.balance AS a_balance, a.held AS a_held, a.daily_limit AS a_daily_limit, a.free_calls_used AS a_free_calls_used, a.free_calls_held AS a_free_calls_held, a.spend_day AS a_spend_day, a.spend_today AS a_spend_today, a.created_at AS a_created_at FROM keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?",
+      hash,
+    );
+    if (!row) return undefined;
+    const key: Record<string, unknown> = {};
+    const account: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(row)) {
+      if (k.startsWith("a_")) account[k.slice(2)] = v;
+      else key[k] = v;
+    }
+    return { key: key as unknown as KeyRecord, account: account as unknown as AccountRecord };
+  }
+
   key(id: string): KeyRecord | undefined {
     return this.deps.store.get<KeyRecord>("SELECT * FROM keys WHERE id = ?", id);
   }
@@ -173,8 +189,14 @@ export class Accounts {
     this.deps.store.run("UPDATE keys SET permissions = ? WHERE id = ?", JSON.stringify(permissions), id);
   }
 
+  /** Sets or removes a key's daily limit; its spend of today is taken from the ledger. */
   setKeyDailyLimit(id: string, limit: number | null): void {
-    this.deps.store.run("UPDATE keys SET daily_limit = ? WHERE id = ?", limit, id);
+    const { store } = this.deps;
+    const day = isoSeconds(this.deps.now()).slice(0, 10);
+    store.tx(() => {
+      const spent = store.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM ledger WHERE key_id = ? AND kind = 'charge' AND day = ?", id, day)!.s ?? 0;
+      store.run("UPDATE keys SET daily_limit = ?, spend_day = ?, spend_today = ? WHERE id = ?", limit, day, spent, id);
+    });
   }
 
   setKeyExpiry(id: string, expiresAt: string | null): void {

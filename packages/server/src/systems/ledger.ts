@@ -72,35 +72,41 @@ export class Ledger {
     const now = this.deps.now();
     const day = utcDay(now);
     return store.tx(() => {
-      const account = store.get<AccountRecord>("SELECT * FROM accounts WHERE id = ?", req.account.id)!;
-      const free = account.plan === "free";
-      if (free) {
-        const left = this.freeCallsLeft(account)!;
-        if (left < req.calls) return { code: "plan_limit", freeCallsLeft: left };
-      }
       if (req.key.daily_limit !== null) {
         const key = store.get<KeyRecord>("SELECT * FROM keys WHERE id = ?", req.key.id)!;
+        const account = store.get<AccountRecord>("SELECT * FROM accounts WHERE id = ?", req.account.id)!;
+        if (account.plan === "free" && this.freeCallsLeft(account)! < req.calls) return { code: "plan_limit", freeCallsLeft: this.freeCallsLeft(account)! };
         const spent = spentToday(key, day) + this.heldBy("key_id", key.id);
         if (key.daily_limit !== null && spent + req.amount > key.daily_limit) return { code: "daily_limit_reached", reason: "key", limit: key.daily_limit, spent };
       }
-      if (account.daily_limit !== null) {
-        const spent = spentToday(account, day) + account.held;
-        if (spent + req.amount > account.daily_limit) return { code: "daily_limit_reached", reason: "account", limit: account.daily_limit, spent };
+      // One conditional update takes the hold when the plan, the account's daily limit and the balance allow it;
+      // when it changes nothing, the account is read to say which of them refused.
+      const taken = store
+        .sql(
+          "UPDATE accounts SET held = held + ?, free_calls_held = free_calls_held + CASE WHEN plan = 'free' THEN ? ELSE 0 END WHERE id = ? AND status = 'active' AND balance - held >= ? AND (plan != 'free' OR free_calls_used + free_calls_held + ? <= ?) AND (daily_limit IS NULL OR (CASE WHEN spend_day = ? THEN spend_today ELSE 0 END) + held + ? <= daily_limit) RETURNING plan",
+        )
+        .get(req.amount, req.calls, req.account.id, req.amount, req.calls, this.deps.limits.freeCalls, day, req.amount) as { plan: string } | undefined;
+      if (!taken) {
+        const account = store.get<AccountRecord>("SELECT * FROM accounts WHERE id = ?", req.account.id)!;
+        const left = this.freeCallsLeft(account);
+        if (left !== null && left < req.calls) return { code: "plan_limit", freeCallsLeft: left };
+        if (account.daily_limit !== null) {
+          const spent = spentToday(account, day) + account.held;
+          if (spent + req.amount > account.daily_limit) return { code: "daily_limit_reached", reason: "account", limit: account.daily_limit, spent };
+        }
+        return { code: "insufficient_balance", balance: account.balance, available: account.balance - account.held };
       }
-      const available = account.balance - account.held;
-      if (available < req.amount) return { code: "insufficient_balance", balance: account.balance, available };
       store.run(
         "INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'held', ?)",
         req.runId,
-        account.id,
+        req.account.id,
         req.key.id,
         req.amount,
         req.calls,
-        free ? 1 : 0,
+        taken.plan === "free" ? 1 : 0,
         day,
         isoSeconds(now),
       );
-      store.run("UPDATE accounts SET held = held + ?, free_calls_held = free_calls_held + ? WHERE id = ?", req.amount, free ? req.calls : 0, account.id);
       return null;
     });
   }
@@ -108,45 +114,42 @@ export class Ledger {
   /**
    * Ends a hold: charges `amount` (at most what was held) for `calls` calls and releases the rest. Exactly once:
    * a hold that already ended is left alone and the answer is what it charged then. The charge counts toward
-   * today's spend (UTC) of the key and the account.
+   * today's spend (UTC) of the account, and of the key when it has a daily limit (`keyHasLimit`; a key that gets a
+   * limit later starts from the ledger, see `Accounts.setKeyDailyLimit`). Returns the charge and the balance after.
    */
-  settle(runId: string, amount: number, calls: number): number {
+  settle(runId: string, amount: number, calls: number, keyHasLimit = true): { charged: number; balance: number | null } {
     const { store } = this.deps;
     const now = this.deps.now();
     const day = utcDay(now);
+    const at = isoSeconds(now);
     return store.tx(() => {
-      const hold = store.get<{ account_id: string; key_id: string; amount: number; calls: number; free_plan: number; state: string; captured: number }>(
-        "SELECT account_id, key_id, amount, calls, free_plan, state, captured FROM holds WHERE run_id = ?",
-        runId,
-      );
-      if (!hold) return 0;
-      if (hold.state !== "held") return hold.captured;
-      const charge = Math.max(0, Math.min(amount, hold.amount));
+      // The conditional update is the "exactly once": only a hold still `held` ends, and it says what it was.
+      const hold = store.sql(
+        "UPDATE holds SET captured = MIN(?, amount), state = CASE WHEN MIN(?, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = ? WHERE run_id = ? AND state = 'held' RETURNING account_id, key_id, amount, calls, free_plan, captured",
+      ).get(Math.max(0, amount), Math.max(0, amount), at, runId) as { account_id: string; key_id: string; amount: number; calls: number; free_plan: number; captured: number } | undefined;
+      if (!hold) return { charged: store.get<{ captured: number }>("SELECT captured FROM holds WHERE run_id = ?", runId)?.captured ?? 0, balance: null };
+      const charge = hold.captured;
       const chargedCalls = charge > 0 ? Math.min(calls, hold.calls) : 0;
-      store.run("UPDATE holds SET state = ?, captured = ?, ended_at = ? WHERE run_id = ?", charge > 0 ? "captured" : "released", charge, isoSeconds(now), runId);
       if (charge > 0) {
-        store.run("INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)", hold.account_id, charge, hold.key_id, runId, day, isoSeconds(now));
-        store.run("UPDATE keys SET spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ?", day, charge, charge, day, hold.key_id);
+        store.run("INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)", hold.account_id, charge, hold.key_id, runId, day, at);
+        if (keyHasLimit) store.run("UPDATE keys SET spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ?", day, charge, charge, day, hold.key_id);
       }
-      store.run(
-        "UPDATE accounts SET balance = balance - ?, held = held - ?, free_calls_held = free_calls_held - ?, free_calls_used = free_calls_used + ?, spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ?",
-        charge,
-        hold.amount,
-        hold.free_plan ? hold.calls : 0,
-        hold.free_plan ? chargedCalls : 0,
-        day,
-        charge,
-        charge,
-        day,
-        hold.account_id,
-      );
-      return charge;
+      const after = store.sql(
+        "UPDATE accounts SET balance = balance - ?, held = held - ?, free_calls_held = free_calls_held - ?, free_calls_used = free_calls_used + ?, spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ? RETURNING balance",
+      ).get(charge, hold.amount, hold.free_plan ? hold.calls : 0, hold.free_plan ? chargedCalls : 0, day, charge, charge, day, hold.account_id) as { balance: number };
+      return { charged: charge, balance: after.balance };
     });
+  }
+
+  /** Today's charges of a key from the ledger (used when a key gets a daily limit: its spend column starts right). */
+  keySpentToday(keyId: string): number {
+    const day = utcDay(this.deps.now());
+    return this.deps.store.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM ledger WHERE key_id = ? AND kind = 'charge' AND day = ?", keyId, day)!.s ?? 0;
   }
 
   /** Releases a hold without a charge (failure, timeout, not_supported, broken run). */
   release(runId: string): void {
-    this.settle(runId, 0, 0);
+    this.settle(runId, 0, 0, false);
   }
 
   /** The credit numbers of a key's billing block: the key's daily limit when it has one, else the account's. */

@@ -8,7 +8,7 @@
  * Idempotency-Key is freed so that sending the call again runs it once and charges it once.
  */
 import { errorAnswer, toCsv, toNdjson, type ServiceUrls } from "@sdgw/validators";
-import { cellOf, creditBilling, entryOf, finishedAnswer, notSupportedEntry, type EndedCall } from "../answers.ts";
+import { cellOf, creditBilling, entryOf, finishedAnswer, notSupportedEntry, serializeAnswer, type EndedCall } from "../answers.ts";
 import type { ServerConfig } from "../config.ts";
 import { newHandle } from "../ids.ts";
 import type { CallPlan, PlannedCall } from "../plan.ts";
@@ -169,12 +169,13 @@ export class Runs {
     const chargedCalls = ended.filter((e) => e.cost > 0).length;
     const now = this.deps.now();
     const answer = store.tx(() => {
-      const charged = ledger.settle(live.id, cost, chargedCalls);
-      const balance = store.get<{ balance: number }>("SELECT balance FROM accounts WHERE id = ?", live.ctx.account.id)!.balance;
+      const settled = ledger.settle(live.id, cost, chargedCalls, live.ctx.key.daily_limit !== null);
+      const charged = settled.charged;
+      const balance = settled.balance ?? store.get<{ balance: number }>("SELECT balance FROM accounts WHERE id = ?", live.ctx.account.id)!.balance;
       const { body, status } = finishedAnswer(live.plan, ended, live.ctx.requestId, isoSeconds(now), charged, balance);
       const headers: Record<string, string> = { "content-type": JSON_TYPE };
       if (status === "timeout") headers["x-should-retry"] = "false";
-      const text = JSON.stringify(body);
+      const text = serializeAnswer(body);
       if (live.handle) {
         store.run(
           "UPDATE runs SET state = 'finished', charged = ?, http_status = 200, headers = ?, answer = ?, ended_at = ?, expires_at = ? WHERE id = ?",

@@ -54,11 +54,11 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_running ON runs(state) WHERE state = 'running';
 CREATE TABLE IF NOT EXISTS idempotency (
-  key_id TEXT NOT NULL, idem_key TEXT NOT NULL, fingerprint TEXT NOT NULL,
+  id INTEGER PRIMARY KEY, key_id TEXT NOT NULL, idem_key TEXT NOT NULL, fingerprint TEXT NOT NULL,
   state TEXT NOT NULL CHECK (state IN ('running','done')), run_id TEXT, http_status INTEGER, headers TEXT, answer TEXT,
-  created_at TEXT NOT NULL, expires_at TEXT,
-  PRIMARY KEY (key_id, idem_key)
+  created_at TEXT NOT NULL, expires_at TEXT
 );
+CREATE UNIQUE INDEX IF NOT EXISTS idempotency_key ON idempotency(key_id, idem_key);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 
@@ -77,7 +77,7 @@ export class Store {
     this.path = path;
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
-    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
+    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384;");
     this.db.exec(SCHEMA);
   }
 
@@ -142,8 +142,12 @@ export class Store {
     return this.batch ? this.batch.promise : Promise.resolve();
   }
 
-  /** Runs `fn` atomically: a savepoint in the turn's transaction, rolled back alone if `fn` throws. */
+  /**
+   * Runs `fn` atomically: a savepoint in the turn's transaction, rolled back alone if `fn` throws. A `tx` inside a
+   * `tx` joins the outer one (a throw goes through it and undoes both).
+   */
   tx<T>(fn: () => T): T {
+    if (this.depth > 0) return fn();
     this.open();
     const name = `sp${this.depth}`;
     this.db.exec(`SAVEPOINT ${name}`);
