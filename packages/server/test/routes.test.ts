@@ -245,6 +245,8 @@ describe("discovery, account, schedules, tools, unknown paths", () => {
     const d = await h.call("deleteSchedule", "DELETE", "/v1/schedules/sch_4Fw1");
     expect(d.status).toBe(404);
     expect(d.json.reason).toBe("no_such_schedule");
+    expect((await h.call("getAccount", "GET", "/v1/account?verbose=1")).json.fix.param).toBe("verbose");
+    expect((await h.call("deleteSchedule", "DELETE", `/v1/schedules/${"s".repeat(129)}`)).status).toBe(400);
   });
 
   it("answers the seven tools with not_supported / not_available_yet until they are built, and unknown tools 404", async () => {
@@ -271,5 +273,8 @@ describe("discovery, account, schedules, tools, unknown paths", () => {
     expect(a.json.fix.allowed).toContain("GET /v1/search");
     expect(a.json.fix.allowed).toHaveLength(22);
     expect(a.json.fix.example_call).toEqual({ method: "GET", path: "/v1/capabilities" });
+    const bad = await h.call("getResult", "GET", "/v1/results/%E0%A4%A");
+    expect(bad.status).toBe(400);
+    expect(bad.json.fix.param).toBe("path");
   });
 });

@@ -51,6 +51,8 @@ describe("runs and handles", () => {
     expect(foreign.status).toBe(404);
     expect(foreign.json).toMatchObject({ reason: "no_such_handle", fix: { param: "handle" } });
     expect((await h.call("getResult", "GET", "/v1/results/h_nothing")).status).toBe(404);
+    expect((await h.call("getResult", "GET", `/v1/results/${"h".repeat(128)}`)).status).toBe(404);
+    expect((await h.call("getResult", "GET", `/v1/results/${"h".repeat(129)}`)).json.fix.param).toBe("handle");
     const csv = await h.call("getResult", "GET", `/v1/results/${a.json.handle}?format=csv`);
     expect(csv.headers["content-type"]).toMatch(/^text\/csv/);
     expect(csv.text).toBe(toCsv(done.json));

@@ -79,7 +79,18 @@ function loadOpenApi(): string {
 
 /** Builds the Fastify app over a gateway. Not listening yet: call `app.listen` or use `app.inject`. */
 export function buildApp(gw: Gateway): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: gw.config.bodyLimit, return503OnClosing: false });
+  // Path parameters are checked by the validators (a handle is up to 128 characters), not cut by the router.
+  // Router errors (a path that is not valid percent-encoding) answer the contract's invalid_params, not Fastify's body.
+  const app = Fastify({
+    logger: false,
+    bodyLimit: gw.config.bodyLimit,
+    return503OnClosing: false,
+    routerOptions: { maxParamLength: 4096 },
+    frameworkErrors: (_error, _req, reply) => {
+      const body = invalidParamsAnswer({ param: "path", message: "The path is not a valid URL path." }, newRequestId(gw.now()));
+      void (reply as unknown as FastifyReply).code(400).header("content-type", JSON_TYPE).send(JSON.stringify(body));
+    },
+  });
   const opts = () => ({ urls: gw.config.urls, now: new Date(gw.now()) });
   let openApiJson: string | null = null;
 
@@ -402,6 +413,7 @@ export function buildApp(gw: Gateway): FastifyInstance {
   app.get(
     "/v1/account",
     handler(async (req, requestId) => {
+      validate(req, "getAccount", requestId, {}, null);
       const { key, account } = await freeCaller(req, requestId);
       const ws = gw.accounts.workspace(key.workspace_id)!;
       const view = gw.ledger.view(account.id, key);
@@ -420,6 +432,7 @@ export function buildApp(gw: Gateway): FastifyInstance {
   app.get(
     "/v1/schedules",
     handler(async (req, requestId) => {
+      validate(req, "listSchedules", requestId, {}, null);
       await freeCaller(req, requestId);
       return { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify({ request_id: requestId, schema_version: "v1", schedules: [], limit: 20 }) };
     }),
@@ -428,8 +441,9 @@ export function buildApp(gw: Gateway): FastifyInstance {
   app.delete<{ Params: { schedule_id: string } }>(
     "/v1/schedules/:schedule_id",
     handler(async (req, requestId) => {
-      await freeCaller(req, requestId);
       const id = (req.params as { schedule_id: string }).schedule_id;
+      validate(req, "deleteSchedule", requestId, { path: { schedule_id: id } }, null);
+      await freeCaller(req, requestId);
       return fail("not_found", requestId, { reason: "no_such_schedule", message: `The workspace has no schedule ${id.slice(0, 128)}.`, fix: { param: "schedule_id", example_call: { method: "GET", path: "/v1/schedules" } } }, null);
     }),
   );
