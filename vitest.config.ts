@@ -35,6 +35,7 @@ export default defineConfig({
       "generators/**/*.test.ts",
       "packages/*/test/**/*.test.ts",
       "packages/*/src/**/*.test.ts",
+      "examples/**/*.test.ts",
     ],
     exclude: ["**/node_modules/**", "**/dist/**"],
     reporters: ["default", closingCount],

@@ -1,0 +1,25 @@
+// @ts-check
+import { OptionDefaults } from "typedoc";
+
+/**
+ * The reference of the public packages, built in CI with warnings as errors: every export documented, every link
+ * valid. openapi-typescript writes the spec's descriptions as `@description` and consts as `@constant`.
+ * @type {Partial<import("typedoc").TypeDocOptions>}
+ */
+export default {
+  name: "Social Data Gateway toolkit",
+  entryPoints: ["packages/types/src/index.ts", "packages/validators/src/index.ts", "packages/client/src/index.ts", "packages/mock/src/index.ts"],
+  entryPointStrategy: "resolve",
+  tsconfig: "tsconfig.docs.json",
+  out: "docs/reference",
+  readme: "none",
+  disableSources: true,
+  excludePrivate: true,
+  excludeInternal: true,
+  treatWarningsAsErrors: true,
+  blockTags: [...OptionDefaults.blockTags, "@description", "@constant"],
+  validation: { notExported: true, invalidLink: true, notDocumented: true },
+  requiredToBeDocumented: ["Function", "Class", "Interface", "TypeAlias", "Variable", "Enum"],
+  packagesRequiringDocumentation: ["@sdgw/types", "@sdgw/validators", "@sdgw/client", "@sdgw/mock"],
+  sort: ["source-order"],
+};
