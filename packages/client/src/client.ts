@@ -282,7 +282,7 @@ export function createClient(options: ClientOptions) {
           opts,
         );
         if (response.status === 202) throw new TypeError(`the run ${handle} is still running; wait for it first`);
-        const reader = (data as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+        const reader = (data as ReadableStream).pipeThrough(new TextDecoderStream()).getReader(); // byte chunks, typed loosely: DOM and Node type them differently
         let rest = "";
         for (;;) {
           const { value, done } = await reader.read();
