@@ -13,5 +13,7 @@ export default defineConfig({
   shims: true,
   clean: true,
   treeshake: true,
+  // tsup drops the `node:` prefix by default; `node:sqlite` exists only with it (there is no bare `sqlite`).
+  removeNodeProtocol: false,
   onSuccess: async () => copyFileSync("../../spec/openapi.yaml", "dist/openapi.yaml"),
 });
