@@ -28,7 +28,9 @@ export interface Gateway {
   finder: Finder;
   /** The simulator, when the providers are the default ones. */
   simulator: Simulator | null;
+  /** The clock every system reads, in milliseconds since the epoch. */
   now: () => number;
+  /** Where failures of the server's side are reported (a broken run, a handler that threw). */
   log: (message: string, error?: unknown) => void;
   /** Runs recovered as broken when this gateway opened its store. */
   recovered: number;
@@ -42,6 +44,7 @@ export interface GatewayOptions extends ServerOptions {
   simulator?: SimulatorOptions;
   /** The clock (ms). */
   now?: () => number;
+  /** Where failures of the server's side are reported; default: `console.error` with an `[sdgw]` prefix. */
   log?: (message: string, error?: unknown) => void;
 }
 

@@ -72,6 +72,7 @@ export interface PlatformProvider {
   readonly scoped: boolean;
   /** Whether a `cursor` is one this provider wrote for this operation (a refused cursor is `invalid_params`). */
   cursorValid(operation: string, cursor: string): boolean;
+  /** Makes one call to the platform; resolves to its outcome, rejects only on a failure of the server's side (the run breaks). */
   call(request: ProviderRequest): Promise<ProviderOutcome>;
 }
 

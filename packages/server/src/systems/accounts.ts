@@ -88,18 +88,22 @@ export class Accounts {
     return { account: this.account(id)!, workspace: this.workspaceOf(id)! };
   }
 
+  /** The account of an id as stored now, or `undefined`. */
   account(id: string): AccountRecord | undefined {
     return this.deps.store.get<AccountRecord>("SELECT * FROM accounts WHERE id = ?", id);
   }
 
+  /** Every account, oldest first. */
   accounts(): AccountRecord[] {
     return this.deps.store.all<AccountRecord>("SELECT * FROM accounts ORDER BY created_at, id");
   }
 
+  /** The workspace of an id, or `undefined`. */
   workspace(id: string): WorkspaceRecord | undefined {
     return this.deps.store.get<WorkspaceRecord>("SELECT * FROM workspaces WHERE id = ?", id);
   }
 
+  /** The default (first) workspace of an account, where its keys are made. */
   workspaceOf(accountId: string): WorkspaceRecord | undefined {
     return this.deps.store.get<WorkspaceRecord>("SELECT * FROM workspaces WHERE account_id = ? ORDER BY created_at, id LIMIT 1", accountId);
   }
@@ -160,6 +164,7 @@ export class Accounts {
     return { key: key as unknown as KeyRecord, account: account as unknown as AccountRecord };
   }
 
+  /** The key of an id as stored now (hash and prefix, never the secret), or `undefined`. */
   key(id: string): KeyRecord | undefined {
     return this.deps.store.get<KeyRecord>("SELECT * FROM keys WHERE id = ?", id);
   }
@@ -169,6 +174,7 @@ export class Accounts {
     return this.deps.store.get<KeyRecord>("SELECT * FROM keys WHERE id = ? OR prefix = ? ORDER BY created_at LIMIT 1", idOrPrefix, idOrPrefix);
   }
 
+  /** The keys of one account, or of every account, oldest first. */
   keys(accountId?: string): KeyRecord[] {
     return accountId
       ? this.deps.store.all<KeyRecord>("SELECT * FROM keys WHERE account_id = ? ORDER BY created_at, id", accountId)
@@ -185,6 +191,7 @@ export class Accounts {
     this.deps.store.run("UPDATE keys SET status = ? WHERE id = ? AND status != 'revoked'", status, id);
   }
 
+  /** Replaces a key's permissions (`read_data` is the only one, D26); it holds from the next call. */
   setKeyPermissions(id: string, permissions: string[]): void {
     this.deps.store.run("UPDATE keys SET permissions = ? WHERE id = ?", JSON.stringify(permissions), id);
   }
@@ -199,18 +206,22 @@ export class Accounts {
     });
   }
 
+  /** Sets when a key stops working (RFC 3339), or `null` for never. */
   setKeyExpiry(id: string, expiresAt: string | null): void {
     this.deps.store.run("UPDATE keys SET expires_at = ? WHERE id = ?", expiresAt, id);
   }
 
+  /** Suspends an account (every key answers `unauthorized`, reason `suspended`) or makes it active again. */
   setAccountStatus(id: string, status: "active" | "suspended"): void {
     this.deps.store.run("UPDATE accounts SET status = ? WHERE id = ?", status, id);
   }
 
+  /** Moves an account between the free plan (a number of calls) and the paid plan. */
   setAccountPlan(id: string, plan: "free" | "paid"): void {
     this.deps.store.run("UPDATE accounts SET plan = ? WHERE id = ?", plan, id);
   }
 
+  /** Sets the credits an account may spend per UTC day, or `null` for no limit. */
   setAccountDailyLimit(id: string, limit: number | null): void {
     this.deps.store.run("UPDATE accounts SET daily_limit = ? WHERE id = ?", limit, id);
   }

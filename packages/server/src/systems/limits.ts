@@ -79,6 +79,7 @@ export class Limits {
     return null;
   }
 
+  /** Gives back a running-call slot taken by `startRun` when the call ended or was refused after it. */
   endRun(workspaceId: string): void {
     const n = (this.running.get(workspaceId) ?? 1) - 1;
     if (n <= 0) this.running.delete(workspaceId);

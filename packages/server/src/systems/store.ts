@@ -91,14 +91,17 @@ export class Store {
     return s;
   }
 
+  /** The first row of a read (`undefined` when there is none), through the cached prepared statement. */
   get<T = Row>(text: string, ...params: SQLInputValue[]): T | undefined {
     return this.sql(text).get(...params) as T | undefined;
   }
 
+  /** Every row of a read, through the cached prepared statement. */
   all<T = Row>(text: string, ...params: SQLInputValue[]): T[] {
     return this.sql(text).all(...params) as T[];
   }
 
+  /** Runs a write inside the turn's transaction (opening it if needed); returns how many rows it changed. */
   run(text: string, ...params: SQLInputValue[]): number {
     this.open();
     return Number(this.sql(text).run(...params).changes);
@@ -165,6 +168,7 @@ export class Store {
     }
   }
 
+  /** Commits what is pending, drops the prepared statements and closes the database. */
   close(): void {
     if (this.db.isOpen) this.commit();
     this.statements.clear();

@@ -34,19 +34,30 @@ export interface PlatformModule<P = unknown, U = unknown, C = unknown, T = unkno
   operations: OperationSpec[];
   /** Null when the op with these parameters is offered; else one sentence why not. */
   unsupported(operation: string, params: Readonly<Record<string, unknown>>): string | null;
+  /** The fake upstream: native JSON made from the generator, the same for the same context. */
   fake: {
+    /** Writes one post (or video, note, thread) as the platform's API returns it. */
     post(c: FakeContext): P;
+    /** Writes one account's profile as the platform's API returns it. */
     user(c: FakeContext): U;
+    /** Writes one comment under `c.parentId` as the platform's API returns it. */
     comment(c: FakeContext): C;
+    /** Writes one entry of the platform's trending list at rank `c.rank`. */
     trend(c: FakeContext): T;
-    /** Catalog-only ops: the native rows. */
+    /** Catalog-only ops: the native rows, by op name. */
     extra?: Record<string, (c: FakeContext) => unknown>;
   };
+  /** Pure mappings from the native JSON to the uniform items of the contract. */
   map: {
+    /** Maps a native post to a `content` item (counts as numbers, dates as RFC 3339, links absolute). */
     post(raw: P): ContentItem;
+    /** Maps a native account to a `profile` card. */
     user(raw: U): ProfileCard;
+    /** Maps a native comment to a `content` item whose parent is the post it answers. */
     comment(raw: C): ContentItem;
+    /** Maps a native trending entry to a `leaderboard` item. */
     trend(raw: T): LeaderboardItem;
+    /** Catalog-only ops: maps each native row of the op of that name to an item. */
     extra?: Record<string, (raw: never) => Item>;
   };
   /** The post id a link points at, or null when it is not a link to a post of this platform. Pure. */
