@@ -1,5 +1,5 @@
 /** Builds the example page, serves it with msw's worker on 127.0.0.1, and checks in Chromium what a person sees. */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,25 +7,24 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { chromium, type BrowserContext } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
+import { launchLocalChromium } from "../../generators/src/testing/chromium.ts";
 import { startServer, type LocalServer } from "../../packages/client/test/local-server.ts";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const ROOT = join(HERE, "..", "..");
-const CHROMIUM = "/usr/bin/chromium";
 const fromHere = createRequire(join(HERE, "package.json"));
 
 let server: LocalServer | undefined;
 let context: BrowserContext | undefined;
-const profile = mkdtempSync(join(tmpdir(), "sdgw-example-"));
+const profiles: string[] = [];
 afterAll(async () => {
   await context?.close();
   await server?.close();
-  rmSync(profile, { recursive: true, force: true });
+  for (const dir of profiles) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("examples/mock-browser", () => {
   it("renders a polled search and a refused call with its fix", async () => {
-    expect(existsSync(CHROMIUM), `install Debian's chromium (apt-get install -y chromium): ${CHROMIUM} is missing`).toBe(true);
     const bundle = await build({
       entryPoints: [join(HERE, "main.ts")],
       bundle: true,
@@ -43,11 +42,9 @@ describe("examples/mock-browser", () => {
       const file = files[req.path];
       return file ? { status: 200, body: file[1], headers: { "content-type": file[0] } } : { status: 404, body: "not here" };
     });
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-    });
+    let profileDir: string;
+    ({ context, profile: profileDir } = await launchLocalChromium(chromium, "example"));
+    profiles.push(profileDir);
     const page = await context.newPage();
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(String(e)));

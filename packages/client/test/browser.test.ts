@@ -7,16 +7,15 @@
  * Needs Debian's chromium at /usr/bin/chromium (`apt-get install -y chromium`; CI installs it in .ci/run).
  * Playwright's own browser downloads are never used.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
+import { launchLocalChromium } from "../../../generators/src/testing/chromium.ts";
 import { startServer, type LocalServer, type Reply } from "./local-server.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const PKG = fileURLToPath(new URL("..", import.meta.url));
 const fixture = (file: string) => JSON.parse(readFileSync(new URL(`../../../fixtures/${file}`, import.meta.url), "utf8"));
 const OK = fixture("search/ok-xiaohongshu.json") as { items: Array<{ title: string }> };
@@ -79,13 +78,6 @@ const pageErrors: string[] = [];
  * beforeAll reports its tests as skipped, and CI counts "N failed" from the closing line.
  */
 async function setUp(): Promise<void> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} not found: this test runs the client in Debian's Chromium. Install it with ` +
-        "`apt-get update && apt-get install -y chromium` (never `npx playwright install`).",
-    );
-  }
-
   const bundled = await build({
     stdin: { contents: PAGE_SCRIPT, resolveDir: PKG, sourcefile: "page.js", loader: "js" },
     bundle: true,
@@ -114,22 +106,7 @@ async function setUp(): Promise<void> {
     return { status: 404, body: { request_id: "req_404", schema_version: "v1", code: "not_found", message: `no route ${req.method} ${req.path}` } };
   });
 
-  profile = mkdtempSync(join(tmpdir(), "sdgw-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--no-first-run",
-      // Belt and braces: no host name resolves, so nothing can leave 127.0.0.1.
-      "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-    ],
-    timeout: 30_000,
-  });
+  ({ context, profile } = await launchLocalChromium(chromium, "client-chromium"));
   const origin = server.url;
   await context.route("**/*", (route) => {
     const url = route.request().url();

@@ -8,17 +8,16 @@
  *
  * Needs Debian's chromium at /usr/bin/chromium (CI installs it in .ci/run). Playwright's downloads are never used.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
+import { launchLocalChromium } from "../../../generators/src/testing/chromium.ts";
 import { startServer, type LocalServer, type Reply } from "../../client/test/local-server.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const PKG = fileURLToPath(new URL("..", import.meta.url));
 const CLIENT = fileURLToPath(new URL("../../client/src/index.ts", import.meta.url));
 const WORKER = readFileSync(join(createRequire(join(PKG, "package.json")).resolve("msw/package.json"), "..", "lib", "mockServiceWorker.js"), "utf8");
@@ -78,9 +77,6 @@ const pageErrors: string[] = [];
 
 /** Bundles the page, serves it and launches Chromium (inside the test: a failing beforeAll reports skipped tests). */
 async function setUp(): Promise<void> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} not found: this test runs the mock in Debian's Chromium. Install it with \`apt-get update && apt-get install -y chromium\`.`);
-  }
   const bundled = await build({
     stdin: { contents: PAGE_SCRIPT, resolveDir: PKG, sourcefile: "page.js", loader: "js" },
     bundle: true,
@@ -98,13 +94,7 @@ async function setUp(): Promise<void> {
     if (req.method === "GET" && req.path === "/mockServiceWorker.js") return { status: 200, body: WORKER, headers: { "content-type": "text/javascript; charset=utf-8" } };
     return { status: 404, body: { request_id: "req_404", schema_version: "v1", code: "not_found", message: `the server was asked ${req.method} ${req.path}` } };
   });
-  profile = mkdtempSync(join(tmpdir(), "sdgw-mock-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],
-    timeout: 30_000,
-  });
+  ({ context, profile } = await launchLocalChromium(chromium, "mock-chromium"));
   const origin = server.url;
   await context.route("**/*", (route) => {
     const url = route.request().url();
