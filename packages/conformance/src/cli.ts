@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+/**
+ * `sdgw-conformance`: runs the suite against a server and prints one line per check and a summary; exits 1 when a
+ * check fails, 2 when the options are wrong.
+ *
+ *   sdgw-conformance --base-url URL --key KEY [--second-key K] [--noscope-key K] [--json] …
+ */
+import { parseArgs } from "node:util";
+import { CHECKS } from "./checks/index.ts";
+import { formatResult, formatSummary, runConformance } from "./run.ts";
+import type { ConformanceOptions } from "./types.ts";
+
+const USAGE = `usage: sdgw-conformance --base-url URL --key KEY [options]
+
+Runs the Social Data Gateway conformance suite against a server.
+
+  --base-url URL                   the server (env SDGW_BASE_URL)
+  --key KEY                        a key with read_data, of an account with credits (env SDGW_KEY)
+  --second-key KEY                 another key of the same account: handle isolation, two keys in two carriers
+  --noscope-key KEY                a key without read_data: 403 key_scope_denied
+  --insufficient-balance-key KEY   a key of an account with fewer credits than one call: 402 insufficient_balance
+  --daily-limit-key KEY            a key whose daily limit leaves less than one call: 429 daily_limit_reached
+  --rate-limit-burst N             send N calls at once to provoke 429 rate_limited
+  --platform P                     platform of single-platform calls (default x)
+  --fanout A,B                     two platforms for the fanout check (default x,reddit)
+  --slow-query QUERY               query string of a GET /v1/search that answers 202
+                                   (default platform=xiaohongshu&query=slow+conformance+run)
+  --poll-budget SECONDS            how long to follow the 202 run (default 90)
+  --timeout SECONDS                time limit of one request (default 60)
+  --only ID[,ID…]                  only these checks (an id, or a prefix ending in '.', e.g. auth.)
+  --list                           list the checks and exit
+  --json                           print the report as JSON instead of text
+  -h, --help                       this help
+
+Exit status: 0 when no check failed, 1 when one did, 2 for wrong options.`;
+
+function main(argv: string[]): Promise<number> | number {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        "base-url": { type: "string" },
+        key: { type: "string" },
+        "second-key": { type: "string" },
+        "noscope-key": { type: "string" },
+        "insufficient-balance-key": { type: "string" },
+        "daily-limit-key": { type: "string" },
+        "rate-limit-burst": { type: "string" },
+        platform: { type: "string" },
+        fanout: { type: "string" },
+        "slow-query": { type: "string" },
+        "poll-budget": { type: "string" },
+        timeout: { type: "string" },
+        only: { type: "string" },
+        list: { type: "boolean" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    }));
+  } catch (e) {
+    console.error(`sdgw-conformance: ${(e as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (values.list) {
+    for (const c of CHECKS) console.log(`${c.id}  ${c.title}`);
+    return 0;
+  }
+  const baseUrl = values["base-url"] ?? process.env["SDGW_BASE_URL"];
+  const key = values.key ?? process.env["SDGW_KEY"];
+  if (!baseUrl || !key) {
+    console.error(`sdgw-conformance: --base-url and --key are required\n\n${USAGE}`);
+    return 2;
+  }
+  const number = (name: string, v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v)) throw new TypeError(`--${name} must be a whole number`);
+    return Number(v);
+  };
+  let options: ConformanceOptions;
+  try {
+    options = { baseUrl, key };
+    if (values["second-key"]) options.secondKey = values["second-key"];
+    if (values["noscope-key"]) options.noscopeKey = values["noscope-key"];
+    if (values["insufficient-balance-key"]) options.insufficientBalanceKey = values["insufficient-balance-key"];
+    if (values["daily-limit-key"]) options.dailyLimitKey = values["daily-limit-key"];
+    const burst = number("rate-limit-burst", values["rate-limit-burst"]);
+    if (burst !== undefined) options.rateLimitBurst = burst;
+    if (values.platform) options.platform = values.platform;
+    if (values.fanout) {
+      const [a, b, ...rest] = values.fanout.split(",");
+      if (!a || !b || rest.length) throw new TypeError("--fanout takes two platforms, A,B");
+      options.fanoutPlatforms = [a, b];
+    }
+    if (values["slow-query"]) options.slowSearch = Object.fromEntries(new URLSearchParams(values["slow-query"]));
+    const budget = number("poll-budget", values["poll-budget"]);
+    if (budget !== undefined) options.pollBudgetMs = budget * 1000;
+    const timeout = number("timeout", values.timeout);
+    if (timeout !== undefined) options.requestTimeoutMs = timeout * 1000;
+    new URL(baseUrl);
+  } catch (e) {
+    console.error(`sdgw-conformance: ${(e as Error).message}`);
+    return 2;
+  }
+  const only = values.only?.split(",").filter(Boolean);
+  const json = values.json === true;
+  return runConformance(options, { ...(only ? { only } : {}), ...(json ? {} : { onResult: (r) => console.log(formatResult(r)) }) }).then(
+    (report) => {
+      if (json) console.log(JSON.stringify(report, null, 2));
+      else console.log(`\n${formatSummary(report)} (${report.baseUrl}, ${(report.ms / 1000).toFixed(1)} s)`);
+      return report.failed ? 1 : 0;
+    },
+    (e: unknown) => {
+      console.error(`sdgw-conformance: ${(e as Error).message}`);
+      return 2;
+    },
+  );
+}
+
+void Promise.resolve(main(process.argv.slice(2))).then((code) => {
+  process.exitCode = code;
+});

@@ -1,0 +1,244 @@
+/**
+ * The wire: every request the suite sends goes through one recording fetch, so that every answer (the SDK's too)
+ * is kept as an {@link Exchange}, checked against the contract, and quoted in messages with the keys redacted.
+ */
+import { OPERATIONS } from "@sdgw/validators";
+
+/** An operation of the contract, by `operationId`. */
+export type OperationKey = keyof typeof OPERATIONS;
+
+/** One request and its answer, as the suite saw them on the wire. */
+export interface Exchange {
+  /** The operation the route belongs to (`null`: no route of the contract, e.g. an unknown path). */
+  op: OperationKey | null;
+  method: string;
+  /** Path and query as sent, keys redacted. */
+  target: string;
+  /** Request headers as sent (lower-case names), keys redacted. */
+  requestHeaders: Record<string, string>;
+  /** The request body as sent, if any. */
+  requestBody?: string;
+  status: number;
+  headers: Headers;
+  /** The answer's body as text. */
+  text: string;
+  /** The body parsed as JSON when the answer says it is JSON; `undefined` otherwise. */
+  json: unknown;
+  /** When the answer arrived (`Date.now()`). */
+  at: number;
+  /** How long it took. */
+  ms: number;
+}
+
+/** Which key carrier(s) a request uses. */
+export type Auth =
+  | "x-api-key"
+  | "bearer"
+  | "none"
+  | { xApiKey?: string; bearer?: string };
+
+/** A request to send. */
+export interface RequestSpec {
+  method?: "GET" | "POST" | "DELETE";
+  /** The path, e.g. `/v1/search`. */
+  path: string;
+  /** Query parameters (sent in this order), or a raw query string without `?`. */
+  query?: Readonly<Record<string, string | number>> | string;
+  /** Carrier of the key (default `x-api-key`). */
+  auth?: Auth;
+  /** The key to carry (default the main key). */
+  key?: string;
+  /** `GET /v1/search` gets a fresh `Idempotency-Key` unless one is given here; `null` sends none. */
+  idempotencyKey?: string | null;
+  /** More headers. */
+  headers?: Readonly<Record<string, string>>;
+  /** A JSON body (sent with `Content-Type: application/json`). */
+  body?: unknown;
+  /** Retry a `429 rate_limited` after its `Retry-After` (default true; false where the 429 is the point). */
+  retryRateLimited?: boolean;
+}
+
+const routes = Object.values(OPERATIONS).map((o) => ({
+  op: o.operationId as OperationKey,
+  method: o.method.toUpperCase(),
+  pattern: new RegExp(`^${o.path.replace(/\{\w+\}/g, "[^/]+")}$`),
+}));
+
+/** The operation of a request, by method and path; `null` when no route of the contract matches. */
+export function operationOf(method: string, pathname: string): OperationKey | null {
+  return routes.find((r) => r.method === method.toUpperCase() && r.pattern.test(pathname))?.op ?? null;
+}
+
+/** Waits `ms`. */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The recording transport of one suite run. */
+export class Http {
+  /** Every exchange of the run, in order. */
+  readonly exchanges: Exchange[] = [];
+  /** A fetch that records every exchange; hand it to the SDK. */
+  readonly fetch: typeof fetch;
+  readonly #base: string;
+  readonly #key: string;
+  readonly #fetch: typeof fetch;
+  readonly #timeoutMs: number;
+  readonly #retries: number;
+  readonly #secrets: Array<[string, string]>;
+
+  constructor(options: { baseUrl: string; key: string; fetch: typeof fetch; requestTimeoutMs: number; rateLimitRetries: number; secrets: Record<string, string | undefined> }) {
+    this.#base = options.baseUrl.replace(/\/+$/, "");
+    this.#key = options.key;
+    this.#fetch = options.fetch;
+    this.#timeoutMs = options.requestTimeoutMs;
+    this.#retries = options.rateLimitRetries;
+    // Longest first, so that a key that contains another is redacted whole.
+    this.#secrets = Object.entries(options.secrets)
+      .filter((e): e is [string, string] => typeof e[1] === "string" && e[1].length > 0)
+      .map(([name, value]) => [value, `<${name}>`] as [string, string])
+      .sort((a, b) => b[0].length - a[0].length);
+    this.fetch = ((input: string | URL | Request, init?: RequestInit) => this.#record(input, init)) as typeof fetch;
+  }
+
+  /** Replaces every key the suite was given with its name (`<key>`, `<second-key>`, …). */
+  redact(text: string): string {
+    let out = text;
+    for (const [secret, name] of this.#secrets) out = out.split(secret).join(name);
+    return out;
+  }
+
+  /** A fresh Idempotency-Key (printable ASCII, unique per run). */
+  newIdempotencyKey(label = "k"): string {
+    return `conformance-${label}-${crypto.randomUUID()}`;
+  }
+
+  /** The full URL of a path and query. */
+  url(path: string, query?: RequestSpec["query"]): string {
+    const qs = typeof query === "string" ? query : query ? new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString() : "";
+    return `${this.#base}${path}${qs ? `?${qs}` : ""}`;
+  }
+
+  /** Sends one request (retrying `429 rate_limited` after its `Retry-After` unless told not to); resolves to its exchange. */
+  async send(spec: RequestSpec): Promise<Exchange> {
+    const method = spec.method ?? "GET";
+    const headers: Record<string, string> = {};
+    const key = spec.key ?? this.#key;
+    const auth = spec.auth ?? "x-api-key";
+    if (auth === "x-api-key") headers["X-API-Key"] = key;
+    else if (auth === "bearer") headers["Authorization"] = `Bearer ${key}`;
+    else if (typeof auth === "object") {
+      if (auth.xApiKey !== undefined) headers["X-API-Key"] = auth.xApiKey;
+      if (auth.bearer !== undefined) headers["Authorization"] = `Bearer ${auth.bearer}`;
+    }
+    if (method === "GET" && spec.path === "/v1/search" && spec.idempotencyKey !== null) headers["Idempotency-Key"] = spec.idempotencyKey ?? this.newIdempotencyKey();
+    else if (typeof spec.idempotencyKey === "string") headers["Idempotency-Key"] = spec.idempotencyKey;
+    Object.assign(headers, spec.headers);
+    const init: RequestInit = { method, headers };
+    if (spec.body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(spec.body);
+    }
+    const url = this.url(spec.path, spec.query);
+    for (let attempt = 0; ; attempt++) {
+      const x = await this.#exchange(url, init);
+      const body = x.json as { code?: unknown; retry_after?: unknown } | undefined;
+      if (x.status !== 429 || body?.code !== "rate_limited" || spec.retryRateLimited === false || attempt >= this.#retries) return x;
+      const wait = Math.max(Number(x.headers.get("retry-after")) || 0, Number(body.retry_after) || 0, 1);
+      await sleep(Math.min(wait, 5) * 1000);
+    }
+  }
+
+  async #record(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const request = new Request(input, init);
+    const body = request.body ? await request.clone().text() : undefined;
+    const response = await this.#raw(request.url, request.method, request.headers, body, init?.signal ?? undefined);
+    this.#keep(request.url, request.method, request.headers, body, response.response, response.text, response.start);
+    return new Response(response.status === 204 || response.status === 304 ? null : response.text, { status: response.status, statusText: response.response.statusText, headers: response.response.headers });
+  }
+
+  async #exchange(url: string, init: RequestInit): Promise<Exchange> {
+    const headers = new Headers(init.headers);
+    const body = typeof init.body === "string" ? init.body : undefined;
+    const r = await this.#raw(url, String(init.method ?? "GET"), headers, body, undefined);
+    return this.#keep(url, String(init.method ?? "GET"), headers, body, r.response, r.text, r.start);
+  }
+
+  async #raw(url: string, method: string, headers: Headers, body: string | undefined, signal: AbortSignal | undefined): Promise<{ response: Response; text: string; status: number; start: number }> {
+    const start = Date.now();
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const init: RequestInit = { method, headers, signal: signal ? AbortSignal.any([signal, timeout]) : timeout, redirect: "manual" };
+    if (body !== undefined) init.body = body;
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.#fetch(url, init);
+      text = await response.text();
+    } catch (cause) {
+      const why = timeout.aborted ? `no answer within ${this.#timeoutMs} ms` : `no answer (${(cause as Error).message})`;
+      throw new Error(this.redact(`${method} ${new URL(url).pathname}${new URL(url).search}: ${why}`), { cause });
+    }
+    return { response, text, status: response.status, start };
+  }
+
+  #keep(url: string, method: string, headers: Headers, body: string | undefined, response: Response, text: string, start: number): Exchange {
+    const u = new URL(url);
+    const type = response.headers.get("content-type") ?? "";
+    let json: unknown;
+    if (/^application\/(?:[\w.+-]+\+)?json\b/i.test(type) && text !== "") {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+    }
+    const requestHeaders: Record<string, string> = {};
+    headers.forEach((v, k) => (requestHeaders[k] = this.redact(v)));
+    const x: Exchange = {
+      op: operationOf(method, u.pathname),
+      method: method.toUpperCase(),
+      target: this.redact(`${u.pathname}${u.search}`),
+      requestHeaders,
+      ...(body !== undefined ? { requestBody: this.redact(body) } : {}),
+      status: response.status,
+      headers: response.headers,
+      text,
+      json,
+      at: Date.now(),
+      ms: Date.now() - start,
+    };
+    this.exchanges.push(x);
+    return x;
+  }
+}
+
+/** Shortens a text to `max` characters. */
+export function clip(text: string, max = 300): string {
+  return text.length > max ? `${text.slice(0, max)}…(${text.length} chars)` : text;
+}
+
+/** One line for a message: what was sent. */
+export function sent(x: Exchange): string {
+  const carriers = ["x-api-key", "authorization", "idempotency-key"].filter((h) => h in x.requestHeaders).map((h) => (h === "idempotency-key" ? `Idempotency-Key(${x.requestHeaders[h]!.length} chars)` : h === "authorization" ? x.requestHeaders[h]!.replace(/^(\S+).*$/, "Authorization: $1 …") : "X-API-Key"));
+  const body = x.requestBody !== undefined ? ` body ${clip(x.requestBody, 200)}` : "";
+  return `${x.method} ${clip(x.target, 160)}${carriers.length ? ` [${carriers.join(", ")}]` : " [no key]"}${body}`;
+}
+
+/** One line for a message: what came back. */
+export function got(x: Exchange, max = 300): string {
+  return `HTTP ${x.status} ${clip(x.text.replace(/\s+/g, " "), max)}`;
+}
+
+/**
+ * When an answer is `429 free_failure_limit`: why the check cannot tell anything (the server holds the key back
+ * after failed calls, D45, and the suite makes some on purpose). `undefined` for any other answer.
+ */
+export function heldBack(x: Exchange): string | undefined {
+  const body = x.json as { code?: unknown; retry_at?: unknown } | undefined;
+  if (x.status !== 429 || body?.code !== "free_failure_limit") return undefined;
+  const until = String(body.retry_at);
+  return `the server held the key back with 429 free_failure_limit until ${until} (${sent(x)}): it counts failed calls (D45), and this suite makes some on purpose; run again after ${until}, or give --second-key to carry the deliberate refusals`;
+}
+
+/** `sent → got`, the usual way a message quotes an exchange. */
+export function exchangeLine(x: Exchange, max = 300): string {
+  return `${sent(x)} → ${got(x, max)}`;
+}

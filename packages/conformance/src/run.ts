@@ -1,0 +1,158 @@
+/** Running the suite: options with defaults, one check at a time, the report and its text. */
+import { createClient } from "@sdgw/client";
+import { CHECKS } from "./checks/index.ts";
+import { contractProblems } from "./contract.ts";
+import { heldBack, Http, sent } from "./http.ts";
+import type { Check, CheckContext, CheckResult, ConformanceOptions, ConformanceReport, ResolvedOptions, Verdict } from "./types.ts";
+
+/** Fills in the defaults; throws a TypeError on options that cannot work. */
+export function resolveOptions(options: ConformanceOptions): ResolvedOptions {
+  if (!options.baseUrl) throw new TypeError("baseUrl is required");
+  const base = new URL(options.baseUrl);
+  if (base.searchParams.has("key")) throw new TypeError("refusing a key in the base URL: pass it as key (it is sent in a header)");
+  if (!options.key) throw new TypeError("key is required (a key with read_data, of an account with credits)");
+  return {
+    baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    key: options.key,
+    secondKey: options.secondKey,
+    noscopeKey: options.noscopeKey,
+    insufficientBalanceKey: options.insufficientBalanceKey,
+    dailyLimitKey: options.dailyLimitKey,
+    rateLimitBurst: options.rateLimitBurst,
+    platform: options.platform ?? "x",
+    fanoutPlatforms: options.fanoutPlatforms ?? ["x", "reddit"],
+    slowSearch: options.slowSearch ?? { platform: "xiaohongshu", query: "slow conformance run" },
+    pollBudgetMs: options.pollBudgetMs ?? 90_000,
+    requestTimeoutMs: options.requestTimeoutMs ?? 60_000,
+    rateLimitRetries: options.rateLimitRetries ?? 4,
+    fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+  };
+}
+
+/** One run of the suite against one server: a context shared by the checks, and a runner of one check. */
+export interface Session {
+  readonly options: ResolvedOptions;
+  /** Runs one check: its verdict, turned into a failure when any answer it got breaks the contract. */
+  run(check: Check): Promise<CheckResult>;
+  /** The report of the results so far. */
+  report(results: readonly CheckResult[], ms: number): ConformanceReport;
+}
+
+/** Starts a run: the recording wire, the SDK over it, the shared scenarios. */
+export function createSession(input: ConformanceOptions): Session {
+  const options = resolveOptions(input);
+  const http = new Http({
+    baseUrl: options.baseUrl,
+    key: options.key,
+    fetch: options.fetch,
+    requestTimeoutMs: options.requestTimeoutMs,
+    rateLimitRetries: options.rateLimitRetries,
+    secrets: { key: options.key, "second-key": options.secondKey, "noscope-key": options.noscopeKey, "insufficient-balance-key": options.insufficientBalanceKey, "daily-limit-key": options.dailyLimitKey },
+  });
+  const clientFor = (apiKey: string) => createClient({ baseUrl: options.baseUrl, apiKey, fetch: http.fetch, maxRetries: options.rateLimitRetries, retryBaseMs: 250, maxRetryDelayMs: 5000, maxWaitMs: options.pollBudgetMs });
+  const client = clientFor(options.key);
+  const scenarios = new Map<string, Promise<unknown>>();
+  const ctx: CheckContext = {
+    options,
+    http,
+    client,
+    clientFor,
+    shared<T>(name: string, setup: () => Promise<T>): Promise<T> {
+      if (!scenarios.has(name)) scenarios.set(name, setup());
+      return scenarios.get(name) as Promise<T>;
+    },
+  };
+
+  return {
+    options,
+    async run(check) {
+      const start = Date.now();
+      const from = http.exchanges.length;
+      let verdict: Verdict;
+      const skip = check.notApplicable?.(options);
+      if (skip !== undefined) return { id: check.id, title: check.title, outcome: "not_applicable", message: skip, ms: 0, requests: 0 };
+      try {
+        verdict = await check.run(ctx);
+      } catch (e) {
+        verdict = { outcome: "failed", message: `the check could not finish: ${(e as Error).message}` };
+      }
+      const mine = http.exchanges.slice(from);
+      // A key held back after failed calls (D45) says nothing of the rule under test: not applicable, and why.
+      const held = mine.map(heldBack).find((m) => m !== undefined);
+      if (held && verdict.outcome !== "passed") verdict = { outcome: "not_applicable", message: held };
+      const problems = [...new Set(mine.flatMap((x) => contractProblems(x).map((p) => `${sent(x)} → HTTP ${x.status}: ${p}`)))];
+      if (problems.length) {
+        const shown = problems.slice(0, 3).join(" | ") + (problems.length > 3 ? ` | and ${problems.length - 3} more` : "");
+        verdict = verdict.outcome === "failed" ? { outcome: "failed", message: `${verdict.message} | also: ${shown}` } : { outcome: "failed", message: `answers that break the contract: ${shown}` };
+      }
+      return { id: check.id, title: check.title, outcome: verdict.outcome, message: http.redact(verdict.message), ms: Date.now() - start, requests: mine.length };
+    },
+    report(results, ms) {
+      return {
+        baseUrl: options.baseUrl,
+        results: [...results],
+        passed: results.filter((r) => r.outcome === "passed").length,
+        failed: results.filter((r) => r.outcome === "failed").length,
+        notApplicable: results.filter((r) => r.outcome === "not_applicable").length,
+        ms,
+      };
+    },
+  };
+}
+
+/** Options of {@link runConformance} beyond the server's. */
+export interface RunOptions {
+  /** The checks to run (default {@link CHECKS}). */
+  checks?: readonly Check[];
+  /** Only the checks with these ids (or id prefixes ending in `.`, e.g. `auth.`). */
+  only?: readonly string[];
+  /** Called after each check, e.g. to print progress. */
+  onResult?: (result: CheckResult) => void;
+}
+
+/** Selects checks by id or by `area.` prefix. */
+export function selectChecks(checks: readonly Check[], only?: readonly string[]): Check[] {
+  if (!only?.length) return [...checks];
+  const unknown = only.filter((o) => !checks.some((c) => c.id === o || (o.endsWith(".") && c.id.startsWith(o))));
+  if (unknown.length) throw new TypeError(`no check ${unknown.join(", ")}; the checks are ${checks.map((c) => c.id).join(", ")}`);
+  return checks.filter((c) => only.some((o) => c.id === o || (o.endsWith(".") && c.id.startsWith(o))));
+}
+
+/**
+ * Runs the suite against a server, one check after another, and answers the report. Never throws for what the
+ * server does (a failing server gives failed checks); throws a TypeError for options that cannot work.
+ *
+ * ```ts
+ * const report = await runConformance({ baseUrl: "http://127.0.0.1:8787", key: process.env.SDGW_KEY! });
+ * console.log(formatReport(report));
+ * ```
+ */
+export async function runConformance(options: ConformanceOptions, run: RunOptions = {}): Promise<ConformanceReport> {
+  const session = createSession(options);
+  const checks = selectChecks(run.checks ?? CHECKS, run.only);
+  const start = Date.now();
+  const results: CheckResult[] = [];
+  for (const check of checks) {
+    const result = await session.run(check);
+    results.push(result);
+    run.onResult?.(result);
+  }
+  return session.report(results, Date.now() - start);
+}
+
+const LABEL = { passed: "PASS", failed: "FAIL", not_applicable: "N/A " } as const;
+
+/** One line of the text report: `PASS  id  title — message`. */
+export function formatResult(r: CheckResult): string {
+  return `${LABEL[r.outcome]}  ${r.id}  ${r.title}${r.message ? ` — ${r.message}` : ""}`;
+}
+
+/** The summary line: `N passed, N failed, N not applicable`. */
+export function formatSummary(report: Pick<ConformanceReport, "passed" | "failed" | "notApplicable">): string {
+  return `${report.passed} passed, ${report.failed} failed, ${report.notApplicable} not applicable`;
+}
+
+/** The text report: one line per check, then the summary. */
+export function formatReport(report: ConformanceReport): string {
+  return [...report.results.map(formatResult), "", `${formatSummary(report)} (${report.baseUrl}, ${(report.ms / 1000).toFixed(1)} s)`].join("\n");
+}

@@ -1,0 +1,111 @@
+/** The shapes of the suite: options, checks, their verdicts and the report. */
+import type { Http } from "./http.ts";
+import type { Client } from "@sdgw/client";
+
+/** What the suite is told about the server under test. Only `baseUrl` and `key` are required. */
+export interface ConformanceOptions {
+  /** The server's base address, e.g. `http://127.0.0.1:8787` (no key in it). */
+  baseUrl: string;
+  /** A key with `read_data`, of an account with credits. Sent in headers only, never in a URL. */
+  key: string;
+  /**
+   * A second key of the same account (with `read_data`). Enables the checks that a result handle is read only by
+   * the key that started the call, and that two different valid keys in `X-API-Key` and `Bearer` are refused (D25).
+   */
+  secondKey?: string;
+  /** A key without the `read_data` permission. Enables `403 key_scope_denied` and D26 (it still reads the account). */
+  noscopeKey?: string;
+  /** A key whose account has fewer credits than one call costs. Enables `402 insufficient_balance`. */
+  insufficientBalanceKey?: string;
+  /** A key whose daily limit (its own or its account's) leaves less than one call. Enables `429 daily_limit_reached`. */
+  dailyLimitKey?: string;
+  /**
+   * How many calls of `GET /v1/account` to send at once to provoke `429 rate_limited` (the server's per-key rate must
+   * be below it). Off by default: the seed gives no number. The check runs last, so its refusals delay nothing else.
+   */
+  rateLimitBurst?: number;
+  /** The platform of single-platform calls. Default `x`. */
+  platform?: string;
+  /** Two platforms for the fanout check (`platforms=a,b`). Default `["x", "reddit"]`. */
+  fanoutPlatforms?: readonly [string, string];
+  /**
+   * Query parameters of a `GET /v1/search` that this server answers with 202 (a run that cannot finish inside the
+   * request). Default `{ platform: "xiaohongshu", query: "slow conformance run" }` (the mock runs any call whose
+   * parameters contain the word `slow` in the background). Without a 202 the run and result checks are not applicable.
+   */
+  slowSearch?: Readonly<Record<string, string>>;
+  /** How long the suite waits for a run to end, polling no sooner than `Retry-After`. Default 90 000 ms. */
+  pollBudgetMs?: number;
+  /** How long one request may take (a call may wait up to the seed's 40 s before answering 202). Default 60 000 ms. */
+  requestTimeoutMs?: number;
+  /** Retries of an answer `429 rate_limited` (after its `Retry-After`, at most 5 s) on checks not about rate limits. Default 4. */
+  rateLimitRetries?: number;
+  /** A fetch to use instead of `globalThis.fetch`. */
+  fetch?: typeof fetch;
+}
+
+/** The three verdicts of a check. */
+export type Outcome = "passed" | "failed" | "not_applicable";
+
+/** What one check concluded: `failed` and `not_applicable` always say why; `passed` may say what it saw. */
+export interface Verdict {
+  outcome: Outcome;
+  message: string;
+}
+
+/** One executable rule of the contract. */
+export interface Check {
+  /** Stable id, `area.name` (e.g. `params.count-21`). */
+  id: string;
+  /** One line: what the check expects. */
+  title: string;
+  /**
+   * Why the check cannot apply with these options (e.g. it needs a second key), known before anything is sent;
+   * `undefined` when it can run.
+   */
+  notApplicable?(options: ResolvedOptions): string | undefined;
+  /** Runs the check against the server; sends a bounded number of requests. */
+  run(ctx: CheckContext): Promise<Verdict>;
+}
+
+/** What a check is given: the options, the wire, the SDK over the same wire, and scenarios shared between checks. */
+export interface CheckContext {
+  /** The options with their defaults filled in. */
+  readonly options: ResolvedOptions;
+  /** Raw HTTP to the server; every answer is recorded and checked against the contract. */
+  readonly http: Http;
+  /** `@sdgw/client` over the same recorded wire, with the main key. */
+  readonly client: Client;
+  /** `@sdgw/client` over the same recorded wire, with another key. */
+  clientFor(key: string): Client;
+  /**
+   * Runs `setup` once per suite run and gives every check the same result: e.g. the one 202 run that the run,
+   * result and idempotency checks all look at.
+   */
+  shared<T>(name: string, setup: () => Promise<T>): Promise<T>;
+}
+
+/** The options with every default filled in. */
+export type ResolvedOptions = Required<Omit<ConformanceOptions, "secondKey" | "noscopeKey" | "insufficientBalanceKey" | "dailyLimitKey" | "rateLimitBurst" | "fetch">> &
+  Pick<ConformanceOptions, "secondKey" | "noscopeKey" | "insufficientBalanceKey" | "dailyLimitKey" | "rateLimitBurst"> & { fetch: typeof fetch };
+
+/** The result of one check in a report. */
+export interface CheckResult extends Verdict {
+  id: string;
+  title: string;
+  /** Wall time of the check. */
+  ms: number;
+  /** Requests the check sent (shared scenarios count where they first ran). */
+  requests: number;
+}
+
+/** A whole run of the suite. */
+export interface ConformanceReport {
+  baseUrl: string;
+  results: CheckResult[];
+  passed: number;
+  failed: number;
+  notApplicable: number;
+  /** Wall time of the run. */
+  ms: number;
+}

@@ -1,0 +1,47 @@
+/**
+ * The reference server (@sdgw/server) in-process on 127.0.0.1 over a temporary SQLite file, with the accounts and
+ * keys every optional check needs: a funded paid account (key, second key, key without read_data), an account
+ * without credits, and a key whose daily limit is 0. xiaohongshu answers after 1.5 s and calls wait 300 ms, so
+ * the suite's default slow search answers 202.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createServer, type ServerOptions } from "@sdgw/server";
+
+export interface ReferenceServer {
+  baseUrl: string;
+  keys: { key: string; secondKey: string; noscopeKey: string; insufficientBalanceKey: string; dailyLimitKey: string };
+  close(): Promise<void>;
+}
+
+export async function startReferenceServer(options: ServerOptions = {}): Promise<ReferenceServer> {
+  const dir = mkdtempSync(join(tmpdir(), "sdgw-conformance-"));
+  const server = createServer({
+    dbPath: join(dir, "sdgw.sqlite"),
+    waitMs: 300,
+    pollAfterSeconds: 1,
+    inProgressRetrySeconds: 1,
+    simulator: { knobs: { xiaohongshu: { latencyMs: 1500 } } },
+    log: () => undefined,
+    ...options,
+  });
+  const { accounts } = server.gateway;
+  const paid = accounts.createAccount({ name: "Conformance", plan: "paid" }).account;
+  accounts.grant(paid.id, 1000);
+  const key = accounts.createKey({ accountId: paid.id, name: "main" }).secret;
+  const secondKey = accounts.createKey({ accountId: paid.id, name: "second" }).secret;
+  const noscopeKey = accounts.createKey({ accountId: paid.id, name: "no read_data", permissions: [] }).secret;
+  const dailyLimitKey = accounts.createKey({ accountId: paid.id, name: "daily limit 0", dailyLimit: 0 }).secret;
+  const broke = accounts.createAccount({ name: "No credits", plan: "paid" }).account;
+  const insufficientBalanceKey = accounts.createKey({ accountId: broke.id, name: "broke" }).secret;
+  const baseUrl = await server.listen({ host: "127.0.0.1", port: 0 });
+  return {
+    baseUrl,
+    keys: { key, secondKey, noscopeKey, insufficientBalanceKey, dailyLimitKey },
+    async close() {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
