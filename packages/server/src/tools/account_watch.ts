@@ -44,10 +44,10 @@ export const accountWatch = defineTool<AccountWatchRequest, Setup>({
   },
   async execute(s, runner, ctx) {
     const win = dayWindow(ctx.now, RANGE_DAYS[s.range]);
-    const profiles = await runner.wave("profiles", () => runner.all(s.accounts, (a) => runner.call(a.platform, "user_profile", { id: a.id }, a.link)), []);
+    const profiles = await runner.wave("profiles", () => runner.all(s.accounts, (a) => runner.call(a.platform, "user_profile", { id: a.id }, a.link, "accounts")), []);
     const cards = profiles.map((out) => (out.ok ? out.items.find((i): i is ProfileCard => i.kind === "profile_card") : undefined));
     const found = s.accounts.flatMap((a, i) => (cards[i] ? [{ account: a, card: cards[i] }] : []));
-    const postsOut = await runner.wave("posts", () => runner.all(found, (f) => runner.call(f.account.platform, "user_posts", { id: f.account.id, limit: POSTS_PER_ACCOUNT, sort: "latest" }, f.account.link)), [] as CallOutcome[]);
+    const postsOut = await runner.wave("posts", () => runner.all(found, (f) => runner.call(f.account.platform, "user_posts", { id: f.account.id, limit: POSTS_PER_ACCOUNT, sort: "latest" }, f.account.link, "accounts")), [] as CallOutcome[]);
 
     const items: Item[] = [];
     const best: Array<FetchedPost & { account: string }> = [];

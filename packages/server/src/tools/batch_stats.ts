@@ -52,13 +52,13 @@ export const batchStats = defineTool<BatchStatsRequest, Setup>({
     };
   },
   async execute(s, runner) {
-    const details = await runner.wave("details", () => runner.all(s.targets, (t) => runner.call(t.platform, "detail", { id: t.id }, t.link)), []);
+    const details = await runner.wave("details", () => runner.all(s.targets, (t) => runner.call(t.platform, "detail", { id: t.id }, t.link, "targets")), []);
     const rows = s.targets.flatMap((t, i) => {
       const out = details[i]!;
       const item = out.ok ? out.items.find((it): it is ContentItem => it.kind === "item") : undefined;
       return item ? [{ target: t, item }] : [];
     });
-    const comments = await runner.wave("comments", () => runner.all(rows, (r) => runner.call(r.target.platform, "comments", { id: r.target.id, limit: COMMENTS_PER_TARGET, sort: "most_liked" }, r.target.link)), [] as CallOutcome[]);
+    const comments = await runner.wave("comments", () => runner.all(rows, (r) => runner.call(r.target.platform, "comments", { id: r.target.id, limit: COMMENTS_PER_TARGET, sort: "most_liked" }, r.target.link, "targets")), [] as CallOutcome[]);
     const withMetrics = s.include.includes("metrics");
     const items: Item[] = rows.map(({ target, item }) => {
       const { metrics: _metrics, ...rest } = item;

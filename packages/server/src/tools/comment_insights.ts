@@ -33,7 +33,7 @@ export const commentInsights = defineTool<CommentInsightsRequest, Setup>({
     };
   },
   async execute(s, runner) {
-    const outs = await runner.wave("comments", () => runner.all(s.targets, (t) => runner.call(t.platform, "comments", { id: t.id, limit: s.limit, sort: "most_liked" }, t.link)), []);
+    const outs = await runner.wave("comments", () => runner.all(s.targets, (t) => runner.call(t.platform, "comments", { id: t.id, limit: s.limit, sort: "most_liked" }, t.link, "targets")), []);
     const seen = new Set<string>();
     const comments: Array<{ platform: Platform; target: string; item: ContentItem }> = [];
     outs.forEach((out, i) => {

@@ -61,13 +61,13 @@ export const creatorCard = defineTool<CreatorCardRequest, Setup>({
     };
   },
   async execute(s, runner) {
-    const profiles = await runner.wave("profiles", () => runner.all(s.accounts, (a) => runner.call(a.platform, "user_profile", { id: a.id }, a.link)), []);
+    const profiles = await runner.wave("profiles", () => runner.all(s.accounts, (a) => runner.call(a.platform, "user_profile", { id: a.id }, a.link, "accounts")), []);
     const found = s.accounts.flatMap((account, i) => {
       const out = profiles[i]!;
       const card = out.ok ? out.items.find((it): it is ProfileCard => it.kind === "profile_card") : undefined;
       return card ? [{ account, card }] : [];
     });
-    const postsOut = await runner.wave("posts", () => runner.all(found, (f) => runner.call(f.account.platform, "user_posts", { id: f.account.id, limit: POSTS_READ, sort: "latest" }, f.account.link)), [] as CallOutcome[]);
+    const postsOut = await runner.wave("posts", () => runner.all(found, (f) => runner.call(f.account.platform, "user_posts", { id: f.account.id, limit: POSTS_READ, sort: "latest" }, f.account.link, "accounts")), [] as CallOutcome[]);
     const items: Item[] = [];
     found.forEach(({ account, card }, i) => {
       const out = postsOut[i];

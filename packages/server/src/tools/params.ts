@@ -34,7 +34,8 @@ export function searchPlatforms(requested: readonly Platform[] | "all" | undefin
   const offering = platformsOffering(ctx, operation);
   if (requested === undefined || requested === "all") {
     if (offering.length === 0) return { code: "not_supported", reason: "no_such_capability", param: "platforms", message: `No platform offers ${operation}.`, allowed: [] };
-    return { platforms: offering, warnings: [`platforms=${requested === undefined ? "(default) all" : "all"} expanded to ${offering.length} platforms: ${offering.join(", ")}`] };
+    const which = requested === undefined ? "platforms not given: every platform that offers " + operation + " is read" : "platforms=all";
+    return { platforms: offering, warnings: [`${which}; expanded to ${offering.length} platforms: ${offering.join(", ")}`] };
   }
   const missing = requested.find((p) => !offering.includes(p));
   if (missing) {

@@ -104,8 +104,10 @@ export class Runner {
   /**
    * One provider call inside the current wave. A failure is answered (and added to the warnings as
    * `<platform> <operation> (<label>): <message>`); an exception of the provider is rethrown (the run breaks).
+   * `param` names the request parameter the call's target came from (`targets`, `accounts`): a missing or
+   * invalid target's error then says which parameter to fix (`fix.param`).
    */
-  async call(platform: Platform, operation: string, params: Record<string, unknown>, label?: string): Promise<CallOutcome> {
+  async call(platform: Platform, operation: string, params: Record<string, unknown>, label?: string, param?: "targets" | "accounts"): Promise<CallOutcome> {
     const step = this.current;
     if (!step) throw new Error(`${platform}.${operation} called outside a wave`);
     if (step.calls_done >= step.calls_planned) throw new Error(`the ${step.name} wave has used its ${step.calls_planned} planned calls`);
@@ -125,6 +127,9 @@ export class Runner {
         return { ok: true, status: outcome.items.length > 0 ? "ok" : "empty", items: outcome.status === "ok" ? outcome.items : [], ...(outcome.page ? { page: outcome.page } : {}) };
       case "error": {
         const error = envelopeError(outcome.failure, "data", this.urls);
+        if (param && (error.code === "not_found" || error.code === "invalid_target")) {
+          return this.failed(where, "error", { ...error, fix: { param, note: `Check ${label ?? "the link"}, or remove it from ${param}; nothing was charged for it.` } });
+        }
         return this.failed(where, "error", error);
       }
       case "not_supported":

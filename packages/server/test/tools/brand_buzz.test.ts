@@ -42,7 +42,7 @@ describe("brand_buzz plan", () => {
       expectValidQuote("brand_buzz", plan);
       expect(plan.applied_params["platforms"]).toEqual([...PLATFORMS]);
       expect(plan.quote.calls_planned).toBe(10 + 9 * 2);
-      expect(plan.warnings[0]).toMatch(/expanded to 10 platforms/);
+      expect(plan.warnings[0]).toMatch(platforms ? /^platforms=all; expanded to 10 platforms: xiaohongshu, douyin/ : /^platforms not given: every platform that offers search is read; expanded to 10 platforms/);
     }
   });
 

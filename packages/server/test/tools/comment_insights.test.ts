@@ -110,7 +110,7 @@ describe("comment_insights run", () => {
     const req = { targets: ["zhihu:deleted-1", "weibo:missing-2"] };
     const all = await commentInsights.run(req, ctx);
     expectValidRun("comment_insights", planned(commentInsights.plan(req, ctx)), all);
-    expect(all).toMatchObject({ status: "error", error: { code: "not_found", retryable: false }, calls_made: 2, calls_charged: 0 });
+    expect(all).toMatchObject({ status: "error", error: { code: "not_found", retryable: false, fix: { param: "targets" } }, calls_made: 2, calls_charged: 0 });
   });
 
   it("no comments at all: empty", async () => {

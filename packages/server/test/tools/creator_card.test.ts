@@ -92,7 +92,11 @@ describe("creator_card run", () => {
     const req: CreatorCardRequest = { accounts: ["https://www.zhihu.com/people/deleted-user-8841"], include: ["posts", "metrics"] };
     const gone = await creatorCard.run(req, ctx);
     expectValidRun("creator_card", planned(creatorCard.plan(req, ctx)), gone);
-    expect(gone).toMatchObject({ status: "error", calls_made: 1, error: { code: "not_found" } });
+    expect(gone).toMatchObject({
+      status: "error",
+      calls_made: 1,
+      error: { code: "not_found", retryable: false, fix: { param: "accounts", note: "Check https://www.zhihu.com/people/deleted-user-8841, or remove it from accounts; nothing was charged for it." } },
+    });
     expect(gone.steps.map((s) => [s.name, s.status, s.calls_done])).toEqual([
       ["profiles", "failed", 1],
       ["posts", "done", 0],
