@@ -36,6 +36,7 @@ export default defineConfig({
       "packages/*/test/**/*.test.ts",
       "packages/*/src/**/*.test.ts",
       "examples/**/*.test.ts",
+      "docs/*.test.ts",
     ],
     exclude: ["**/node_modules/**", "**/dist/**"],
     reporters: ["default", closingCount],

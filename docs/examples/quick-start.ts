@@ -1,21 +1,16 @@
-// docs/guides/quick-start.md — type-checked by `pnpm typecheck`.
+// docs/guides/quick-start.md — type-checked by `pnpm typecheck`; the guide shows the #region verbatim.
+// #region quick-start
 import { createClient, fanoutEntries, isSdgwError } from "@sdgw/client";
 
 export async function quickStart(apiKey: string): Promise<void> {
   const sdgw = createClient({ baseUrl: "http://127.0.0.1:8787", apiKey });
 
-  // One platform: the single-platform envelope.
   const notes = await sdgw.search({ platform: "xiaohongshu", query: "露营装备", count: 5 });
-  if (notes.status === "ok") {
-    for (const item of notes.items) if (item.kind === "item") console.log(item.title ?? item.id, item.metrics?.likes);
-    console.log(`cost ${notes.billing.cost} credits, balance ${notes.billing.balance}`);
-  }
+  if (notes.status === "ok") for (const item of notes.items) if (item.kind === "item") console.log(item.title, item.metrics?.likes);
 
-  // Several platforms: the fanout answer, one entry per platform.
   const everywhere = await sdgw.search({ platforms: ["x", "reddit", "youtube"], query: "typescript 7" });
   for (const [platform, entry] of fanoutEntries(everywhere)) console.log(platform, entry.status, entry.items.length);
 
-  // Errors answered under a non-200 status are thrown, typed by code.
   try {
     await sdgw.detail({ platform: "bilibili", url: "https://www.bilibili.com/video/BV1xK4y1a7Zq" });
   } catch (e) {
@@ -23,3 +18,4 @@ export async function quickStart(apiKey: string): Promise<void> {
     else throw e;
   }
 }
+// #endregion
