@@ -22,6 +22,9 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
 let mock: MockHttp;
 let broken: BrokenServer;
 beforeAll(async () => {
+  // The command runs the built package, which imports the built packages it depends on: build those first, so the
+  // test does not depend on another test having built them.
+  for (const dep of ["types", "validators", "client"]) ensureBuilt(join(PKG, "..", dep));
   ensureBuilt(PKG);
   mock = await startMockHttp({ balance: 10_000 });
   broken = await startBrokenServer();

@@ -408,7 +408,7 @@ export function createMock(options: MockOptions = {}): Mock {
       ...fixture,
       request_id: requestId,
       workspace: { ...fixture.workspace, schedules_count: store.scheduleList.length },
-      key: { ...fixture.key, id: `key_${apiKey.replace(/[^A-Za-z0-9]/g, "").slice(-8) || "mock"}`, prefix: apiKey.slice(0, 9), name: apiKey, permissions, daily_limit_credits: null, expires_at: null },
+      key: { ...fixture.key, id: `key_${apiKey.replace(/[^A-Za-z0-9]/g, "").slice(-8) || "mock"}`, prefix: apiKey.slice(0, 9), name: "mock key", permissions, daily_limit_credits: null, expires_at: null },
       billing: creditBilling(0, store.balance, store.spentToday) as AccountAnswer["billing"],
     };
   }
@@ -648,8 +648,7 @@ export function createMock(options: MockOptions = {}): Mock {
         }
         return done(forcedRefusal(route, forced.code, forced.http, requestId));
       }
-      const apiKey = route.keyless ? "" : authenticate(route, headers, requestId);
-
+      // D50: a key in the URL first (above), then the request is validated, then the key is authenticated.
       const info = OPERATIONS[op as keyof typeof OPERATIONS];
       const validators = requestValidators[op as keyof typeof requestValidators] as Record<string, (v: unknown) => RequestValidation<unknown>>;
       if (validators["path"]) check(route, validators["path"](pathParams), requestId);
@@ -663,6 +662,7 @@ export function createMock(options: MockOptions = {}): Mock {
         check(route, validators["body"](read.value), requestId);
         body = read.value as Record<string, unknown>;
       }
+      const apiKey = route.keyless ? "" : authenticate(route, headers, requestId);
 
       switch (op) {
         case "listCapabilities":
