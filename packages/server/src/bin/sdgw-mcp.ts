@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+/**
+ * `sdgw-mcp`: the gateway as an MCP server over stdio, for agent hosts that start a command. Builds the server
+ * in-process on the default database (SDGW_DB, else ./data/sdgw.sqlite; the other SDGW_* settings as `pnpm start`)
+ * and acts for the key in SDGW_API_KEY. Logs go to stderr; stdout carries only MCP messages.
+ *
+ * ```json
+ * { "mcpServers": { "sdgw": { "command": "node", "args": ["--conditions=source", "packages/server/src/bin/sdgw-mcp.ts"], "env": { "SDGW_API_KEY": "sdgw_…" } } } }
+ * ```
+ */
+import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import { configFromEnv } from "../config.ts";
+import { createMcpServer } from "../mcp/server.ts";
+import { createServer } from "../server.ts";
+
+const apiKey = process.env["SDGW_API_KEY"] ?? null;
+if (!apiKey) console.error("sdgw-mcp: SDGW_API_KEY is not set; charging tools and account will answer unauthorized.");
+const server = createServer({ ...configFromEnv(), log: (...args: unknown[]) => console.error(...args) });
+await server.app.ready();
+const mcp = createMcpServer({ app: server.app, apiKey });
+await mcp.connect(new StdioServerTransport());
+
+const stop = async () => {
+  await mcp.close();
+  await server.close();
+  process.exit(0);
+};
+process.stdin.once("end", () => void stop());
+process.once("SIGINT", () => void stop());
+process.once("SIGTERM", () => void stop());

@@ -1,0 +1,22 @@
+/**
+ * The gateway's MCP server: the 13 charging tools of D29 (`search`, `trending`, `detail`, `comments`,
+ * `user_profile`, `user_posts` and the seven tools), each taking `handle`, and the free `find`, `capabilities` and
+ * `account`. Tools forward to the HTTP routes in-process, so an MCP call is exactly an HTTP call; answers over
+ * about 60 KB carry their first rows and `more` (D30).
+ *
+ * ```ts
+ * import { createServer } from "@sdgw/server";
+ * import { mcpRoutes } from "@sdgw/server/src/mcp/index.ts";
+ * const server = createServer();
+ * await server.app.register(mcpRoutes); // MCP over Streamable HTTP at /mcp
+ * ```
+ *
+ * @packageDocumentation
+ */
+export { createMcpServer, MCP_TOOLS } from "./server.ts";
+export type { CreateMcpServerOptions } from "./server.ts";
+export { mcpRoutes } from "./http.ts";
+export type { McpRoutesOptions } from "./http.ts";
+export { fitAnswer, MCP_ANSWER_BYTES, MORE_NOTE } from "./answers.ts";
+export type { Fitted } from "./answers.ts";
+export { toolInputSchema } from "./schemas.ts";

@@ -1,0 +1,79 @@
+/** The stdio binary `sdgw-mcp` through the official client, and the size rule of D30 on small bounds. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { fitAnswer, MORE_NOTE } from "../../src/mcp/index.ts";
+import { createServer } from "../../src/server.ts";
+import { sdk } from "./sdk-client.ts";
+
+const { StdioClientTransport } = (await import("@modelcontextprotocol/client/stdio")) as typeof import("@modelcontextprotocol/client/stdio");
+
+describe("sdgw-mcp over stdio", () => {
+  it("serves the tools for SDGW_API_KEY on the database of SDGW_DB", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sdgw-mcp-"));
+    try {
+      const dbPath = join(dir, "sdgw.sqlite");
+      const seed = createServer({ dbPath, log: () => undefined });
+      const { account } = seed.gateway.accounts.createAccount({ name: "stdio", plan: "paid" });
+      seed.gateway.accounts.grant(account.id, 42);
+      const key = seed.gateway.accounts.createKey({ accountId: account.id, name: "stdio" }).secret;
+      await seed.close();
+
+      const bin = fileURLToPath(new URL("../../src/bin/sdgw-mcp.ts", import.meta.url));
+      const transport = new StdioClientTransport({ command: process.execPath, args: ["--conditions=source", bin], env: { SDGW_DB: dbPath, SDGW_API_KEY: key, PATH: process.env["PATH"] ?? "" }, stderr: "pipe" });
+      const client = new sdk.Client({ name: "sdgw-stdio-test", version: "1.0.0" });
+      await client.connect(transport);
+      const { tools } = await client.listTools();
+      expect(tools).toHaveLength(16);
+      const acct = await client.callTool({ name: "account", arguments: {} });
+      expect((acct.structuredContent as { billing: { balance_credits: number } }).billing.balance_credits).toBe(42);
+      await client.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
+
+describe("fitAnswer (D30)", () => {
+  const row = (i: number) => ({ kind: "item", id: `id${i}`, text: "x".repeat(100) });
+  const envelope = { request_id: "r", status: "ok", warnings: [], items: Array.from({ length: 50 }, (_, i) => row(i)) };
+
+  it("keeps an answer that fits whole, from any position", () => {
+    expect(fitAnswer(envelope, { handle: "h_a", position: 0, maxBytes: 60_000 }).answer).toEqual(envelope);
+    const tail = fitAnswer(envelope, { handle: "h_a", position: 45, maxBytes: 60_000 });
+    expect(tail.rows).toBe(5);
+    expect(tail.answer["more"]).toBeUndefined();
+  });
+
+  it("cuts to the first rows that fit and points more at the next row", () => {
+    const f = fitAnswer(envelope, { handle: "h_a", position: 10, maxBytes: 2_000 });
+    const bytes = Buffer.byteLength(JSON.stringify(f.answer));
+    expect(bytes).toBeLessThanOrEqual(2_000);
+    expect((f.answer["items"] as Array<{ id: string }>)[0]!.id).toBe("id10");
+    expect(f.answer["more"]).toEqual({ handle: `h_a.${10 + f.rows}`, rows_left: 40 - f.rows, note: MORE_NOTE });
+    // One more row would not have fitted.
+    const next = fitAnswer(envelope, { handle: "h_a", position: 10, maxBytes: bytes + 100 });
+    expect(next.rows).toBe(f.rows);
+  });
+
+  it("without a handle cuts the rows, gives no more and says so in warnings", () => {
+    const f = fitAnswer(envelope, { handle: null, position: 0, maxBytes: 2_000 });
+    expect(f.rows).toBeLessThan(50);
+    expect(f.answer["more"]).toBeUndefined();
+    expect((f.answer["warnings"] as string[])[0]).toMatch(/nothing is stored to read on from/);
+  });
+
+  it("cuts targets and fanout entries' items as rows", () => {
+    const targets = { status: "ok", targets: Array.from({ length: 30 }, (_, i) => ({ platform: "weibo", target: String(i), result: { items: [row(i)] } })) };
+    const t = fitAnswer(targets, { handle: "h_t", position: 0, maxBytes: 3_000 });
+    expect((t.answer["targets"] as unknown[]).length).toBe(t.rows);
+    const fanout = { status: "ok", fanout: { weibo: { status: "ok", items: envelope.items.slice(0, 20) }, x: { status: "ok", items: envelope.items.slice(20, 40) } } };
+    const f = fitAnswer(fanout, { handle: "h_f", position: 15, maxBytes: 3_000 });
+    const entries = f.answer["fanout"] as Record<string, { items: Array<{ id: string }> }>;
+    expect(entries["weibo"]!.items[0]!.id).toBe("id15");
+    expect(entries["weibo"]!.items.length + entries["x"]!.items.length).toBe(f.rows);
+    expect((f.answer["more"] as { handle: string }).handle).toBe(`h_f.${15 + f.rows}`);
+  });
+});
