@@ -8,10 +8,12 @@
  *
  *   npx -y -p node@24 -p pnpm@12 -- pnpm bench:server      flags: --quick (2 s rounds), --rounds N, --connections N
  *
- * Prints a plain table and writes it as JSON to bench/results/server.json (gitignored).
+ * Prints a plain table and writes it as JSON to bench/results/server.json (gitignored). Besides requests/s and
+ * latency, each server's CPU time per request (all its threads, from /proc on Linux): on a shared machine the
+ * requests/s of both move with the load of others, the CPU a request costs much less.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,10 +48,23 @@ interface Round {
   p50: number;
   non2xx: number;
   bytes: number;
+  /** CPU microseconds (user + system, every thread of the server's process) per request; null off Linux. */
+  cpuUs: number | null;
 }
 
-async function load(port: number, key: string | undefined): Promise<Round> {
+/** CPU time of a process so far, in microseconds (utime + stime of /proc/<pid>/stat, at 100 ticks a second). */
+function cpuOf(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
+}
+
+async function load(port: number, key: string | undefined, pid: number | undefined): Promise<Round> {
   let n = 0;
+  const cpuBefore = cpuOf(pid);
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections,
@@ -62,8 +77,10 @@ async function load(port: number, key: string | undefined): Promise<Round> {
       },
     ],
   } as never);
-  const r = result as unknown as { requests: { average: number }; latency: { p99: number; p50: number }; non2xx: number; throughput: { average: number } };
-  return { rps: r.requests.average, p99: r.latency.p99, p50: r.latency.p50, non2xx: r.non2xx, bytes: r.requests.average ? r.throughput.average / r.requests.average : 0 };
+  const r = result as unknown as { requests: { average: number; total: number }; latency: { p99: number; p50: number }; non2xx: number; throughput: { average: number } };
+  const cpuAfter = cpuOf(pid);
+  const cpuUs = cpuBefore !== null && cpuAfter !== null && r.requests.total > 0 ? (cpuAfter - cpuBefore) / r.requests.total : null;
+  return { rps: r.requests.average, p99: r.latency.p99, p50: r.latency.p50, non2xx: r.non2xx, bytes: r.requests.average ? r.throughput.average / r.requests.average : 0, cpuUs };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -77,31 +94,35 @@ writeFileSync(join(dir, "answer.json"), sampleBody);
 const bare = await start("bare", join(dir, "answer.json"));
 
 const results: { bare: Round[]; sdgw: Round[] } = { bare: [], sdgw: [] };
-await load(bare.port, undefined);
-await load(ours.port, ours.key);
+await load(bare.port, undefined, bare.child.pid);
+await load(ours.port, ours.key, ours.child.pid);
 for (let i = 0; i < rounds; i++) {
   const order = i % 2 === 0 ? (["bare", "sdgw"] as const) : (["sdgw", "bare"] as const);
-  for (const who of order) results[who].push(who === "bare" ? await load(bare.port, undefined) : await load(ours.port, ours.key));
+  for (const who of order) results[who].push(who === "bare" ? await load(bare.port, undefined, bare.child.pid) : await load(ours.port, ours.key, ours.child.pid));
 }
 bare.child.kill();
 ours.child.kill();
 rmSync(dir, { recursive: true, force: true });
 
-const summary = (rs: Round[]) => ({ rps: Math.round(median(rs.map((r) => r.rps))), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), non2xx: rs.reduce((s, r) => s + r.non2xx, 0) });
+const summary = (rs: Round[]) => {
+  const cpu = rs.map((r) => r.cpuUs).filter((c): c is number => c !== null);
+  return { rps: Math.round(median(rs.map((r) => r.rps))), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), non2xx: rs.reduce((s, r) => s + r.non2xx, 0), cpuUs: cpu.length ? Math.round(median(cpu)) : null };
+};
 const b = summary(results.bare);
 const s = summary(results.sdgw);
 const ratio = s.rps / b.rps;
+const cpuRatio = b.cpuUs !== null && s.cpuUs ? b.cpuUs / s.cpuUs : null;
 const lines = [
   `bench/server: GET /v1/search (xiaohongshu, count 10, ${Buffer.byteLength(sampleBody)} bytes), ${connections} connections, ${rounds} rounds of ${seconds} s, medians`,
   "",
-  "| server | requests/s | p50 ms | p99 ms | non-2xx |",
-  "| --- | ---: | ---: | ---: | ---: |",
-  `| bare Fastify route, same answer | ${b.rps} | ${b.p50} | ${b.p99} | ${b.non2xx} |`,
-  `| @sdgw/server (simulator, 0 ms) | ${s.rps} | ${s.p50} | ${s.p99} | ${s.non2xx} |`,
+  "| server | requests/s | p50 ms | p99 ms | CPU µs/request | non-2xx |",
+  "| --- | ---: | ---: | ---: | ---: | ---: |",
+  `| bare Fastify route, same answer | ${b.rps} | ${b.p50} | ${b.p99} | ${b.cpuUs ?? "n/a"} | ${b.non2xx} |`,
+  `| @sdgw/server (simulator, 0 ms) | ${s.rps} | ${s.p50} | ${s.p99} | ${s.cpuUs ?? "n/a"} | ${s.non2xx} |`,
   "",
-  `ratio: ${ratio.toFixed(2)}× the bare route (target ≥ 0.50×: ${ratio >= 0.5 ? "met" : "MISSED"})`,
+  `ratio: ${ratio.toFixed(2)}× the bare route (target ≥ 0.50×: ${ratio >= 0.5 ? "met" : "MISSED"})${cpuRatio !== null ? `; CPU per request: the bare route's is ${cpuRatio.toFixed(2)}× ours` : ""}`,
 ];
 console.log(lines.join("\n"));
 mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
-writeFileSync(new URL("../results/server.json", import.meta.url), JSON.stringify({ bare: b, sdgw: s, ratio, rounds: results, connections, seconds, bytes: Buffer.byteLength(sampleBody) }, null, 2));
+writeFileSync(new URL("../results/server.json", import.meta.url), JSON.stringify({ bare: b, sdgw: s, ratio, cpuRatio, rounds: results, connections, seconds, bytes: Buffer.byteLength(sampleBody) }, null, 2));
 if (s.non2xx > 0) process.exitCode = 1;

@@ -30,7 +30,7 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     },
     strict: true,
   });
-  const gw = createGateway({ dbPath: values.db ?? env["SDGW_DB"] ?? "./data/sdgw.sqlite", log: () => undefined });
+  const gw = createGateway({ dbPath: values.db ?? env["SDGW_DB"] ?? "./data/sdgw.sqlite", log: () => undefined, recover: false });
   const whole = (v: string | undefined, what: string): number | null => {
     if (v === undefined) return null;
     if (!/^\d+$/.test(v)) throw new Error(`${what} must be a whole number`);
@@ -70,6 +70,6 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         throw new Error(`unknown command ${command ?? "(none)"}; commands: create-account, grant, create-key, revoke-key, list-keys`);
     }
   } finally {
-    gw.store.close();
+    void gw.store.close();
   }
 }

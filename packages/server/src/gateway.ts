@@ -46,6 +46,11 @@ export interface GatewayOptions extends ServerOptions {
   now?: () => number;
   /** Where failures of the server's side are reported; default: `console.error` with an `[sdgw]` prefix. */
   log?: (message: string, error?: unknown) => void;
+  /**
+   * Whether opening the store ends the runs a previous process left running (default true). The admin CLI passes
+   * false: it opens the database while the server may be running, and those runs are the server's.
+   */
+  recover?: boolean;
 }
 
 /** Opens the store, recovers runs left by a previous process, and builds every system. */
@@ -57,11 +62,11 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const simulator = options.providers ? null : new Simulator(options.simulator);
   const providers = options.providers ?? simulator!.providers;
   const accounts = new Accounts({ store, now });
-  const ledger = new Ledger({ store, now, limits: config.limits });
+  const ledger = new Ledger({ store, now, limits: config.limits, accounts });
   const idempotency = new Idempotency({ store, now, ttlMs: config.idempotencyTtlMs });
   const limits = new Limits({ limits: config.limits, now });
   const runs = new Runs({ store, ledger, idempotency, limits, providers, config, now, log });
   const catalog = new Catalog(providers);
-  const recovered = runs.recover();
+  const recovered = options.recover === false ? 0 : runs.recover();
   return { config, store, accounts, ledger, idempotency, limits, runs, catalog, finder: new Finder(catalog), simulator, now, log, recovered };
 }

@@ -35,7 +35,7 @@ export function createServer(options: GatewayOptions = {}): SdgwServer {
       await Promise.race([gateway.runs.drain(), new Promise<void>((r) => (timer = setTimeout(r, drainMs)))]);
       clearTimeout(timer);
       gateway.runs.close();
-      gateway.store.close();
+      await gateway.store.close();
     },
   };
 }

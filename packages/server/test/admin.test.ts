@@ -11,6 +11,8 @@ import { createServer } from "../src/server.ts";
 const dir = mkdtempSync(join(tmpdir(), "sdgw-admin-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+const nextTurn = () => new Promise((r) => setImmediate(r));
+
 describe("sdgw-admin", () => {
   it("creates accounts and keys, grants credits, lists and revokes keys", async () => {
     const db = join(dir, "admin.sqlite");
@@ -28,6 +30,34 @@ describe("sdgw-admin", () => {
     const server = createServer({ dbPath: db, log: () => undefined });
     const res = await server.app.inject({ method: "GET", url: "/v1/account", headers: { "x-api-key": key.secret } });
     expect(JSON.parse(res.body).reason).toBe("revoked");
+    await server.close();
+  });
+
+  it("reaches a running server: what the CLI writes on the same file holds from the server's next request", async () => {
+    const db = join(dir, "live.sqlite");
+    const server = createServer({ dbPath: db, log: () => undefined, waitMs: 20 });
+    const gw = server.gateway;
+    const { account } = gw.accounts.createAccount({ name: "Live" });
+    gw.accounts.grant(account.id, 10);
+    const key = gw.accounts.createKey({ accountId: account.id });
+    const get = async (url: string) => {
+      const res = await server.app.inject({ method: "GET", url, headers: { "x-api-key": key.secret, "idempotency-key": `live-${Math.random()}` } });
+      return JSON.parse(res.body) as Record<string, any>;
+    };
+    expect((await get("/v1/search?platform=x&query=a")).billing).toMatchObject({ cost: 1, balance: 9 });
+    // A run that answered 202 holds durably; the CLI opening the database leaves it alone.
+    gw.simulator!.setKnobs("reddit", { latencyMs: 100 });
+    const running = await get("/v1/search?platform=reddit&query=a");
+    expect(running["status"]).toBe("running");
+    expect(runAdmin(["grant", "--db", db, "--account", account.id, "--credits", "5"])).toEqual({ account: account.id, balance: 14 });
+    await nextTurn(); // the server checks for other connections' writes once per turn of its event loop
+    expect((await get("/v1/account")).billing).toMatchObject({ balance_credits: 14, today_spend_credits: 2 });
+    await gw.runs.drain();
+    await gw.store.durable(); // the CLI runs in this process here: let the server's turn commit before it writes
+    expect(gw.ledger.audit(account.id)).toMatchObject({ balance: 13, charges: 2, held: 0, holdsHeld: 0 });
+    runAdmin(["revoke-key", "--db", db, "--key", key.id]);
+    await nextTurn();
+    expect((await get("/v1/search?platform=x&query=a")).reason).toBe("revoked");
     await server.close();
   });
 

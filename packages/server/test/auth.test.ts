@@ -66,6 +66,44 @@ describe("key carriers", () => {
     expect(s.json).toMatchObject({ reason: "suspended", message: expect.stringMatching(/account/) });
   });
 
+  it("follows every change of a key or an account already used (cached): revoke, pause, expiry, permission, exposure, suspension, grant", async () => {
+    h = harness();
+    const gw = h.server.gateway;
+    const used = async () => {
+      const k = gw.accounts.createKey({ accountId: h.accountId });
+      expect((await h.call("search", "GET", search, { key: k.secret })).status).toBe(200);
+      return k;
+    };
+    const revoked = await used();
+    gw.accounts.revokeKey(revoked.id);
+    expect((await h.call("search", "GET", search, { key: revoked.secret })).json.reason).toBe("revoked");
+    const paused = await used();
+    gw.accounts.setKeyStatus(paused.id, "suspended");
+    expect((await h.call("search", "GET", search, { key: paused.secret })).json.reason).toBe("suspended");
+    gw.accounts.setKeyStatus(paused.id, "active");
+    expect((await h.call("search", "GET", search, { key: paused.secret })).status).toBe(200);
+    const expired = await used();
+    gw.accounts.setKeyExpiry(expired.id, "2020-01-01T00:00:00Z");
+    expect((await h.call("search", "GET", search, { key: expired.secret })).json.reason).toBe("expired");
+    const stripped = await used();
+    gw.accounts.setKeyPermissions(stripped.id, []);
+    expect((await h.call("search", "GET", search, { key: stripped.secret })).status).toBe(403);
+    const exposed = await used();
+    expect((await h.call("getAccount", "GET", `/v1/account?key=${exposed.secret}`)).json.reason).toBe("key_in_query");
+    expect((await h.call("search", "GET", search, { key: exposed.secret })).json.reason).toBe("key_in_query");
+    const limited = await used();
+    gw.accounts.setKeyDailyLimit(limited.id, 1);
+    expect((await h.call("search", "GET", search, { key: limited.secret })).json).toMatchObject({ code: "daily_limit_reached", reason: "key" });
+    const before = (await h.call("getAccount", "GET", "/v1/account")).json.billing.balance_credits as number;
+    gw.accounts.grant(h.accountId, 7);
+    expect((await h.call("getAccount", "GET", "/v1/account")).json.billing.balance_credits).toBe(before + 7);
+    gw.accounts.setAccountStatus(h.accountId, "suspended");
+    expect((await h.call("search", "GET", search)).json).toMatchObject({ reason: "suspended", message: expect.stringMatching(/account/) });
+    gw.accounts.setAccountStatus(h.accountId, "active");
+    gw.accounts.setAccountDailyLimit(h.accountId, 1);
+    expect((await h.call("search", "GET", search)).json).toMatchObject({ code: "daily_limit_reached", reason: "account" });
+  });
+
   it("refuses data calls of a key without read_data (403, fix.allowed [read_data]) but lets it read its account", async () => {
     h = harness();
     const gw = h.server.gateway;

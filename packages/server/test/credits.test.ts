@@ -62,6 +62,51 @@ describe("charging", () => {
   });
 });
 
+describe("where holds live", () => {
+  it("holds a call that ends within its request in memory: counted by every check, never written", async () => {
+    h = harness({ credits: 3 });
+    const gw = h.server.gateway;
+    gw.simulator!.setKnobs("*", { latencyMs: 100 });
+    const first = h.call("detail", "POST", "/v1/detail", { body: { platform: "x", id: ["1", "2"] } });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(gw.ledger.audit(h.accountId)).toMatchObject({ held: 0, holdsHeld: 0, inMemory: 2 });
+    const view = await h.call("getAccount", "GET", "/v1/account");
+    expect(view.json.billing).toMatchObject({ balance_credits: 3, today_spend_credits: 2 });
+    const second = await h.call("detail", "POST", "/v1/detail", { body: { platform: "x", id: ["3", "4"] } });
+    expect(second.status).toBe(402);
+    expect(second.json).toMatchObject({ code: "insufficient_balance", quote_credits: 2 });
+    expect((await first).json.billing).toMatchObject({ cost: 2, balance: 1 });
+    expect(gw.store.all("SELECT * FROM holds")).toEqual([]);
+    expect(gw.ledger.audit(h.accountId)).toMatchObject({ balance: 1, charges: 2, inMemory: 0 });
+  });
+
+  it("makes the hold durable when the call answers 202, and captures it once when the run ends", async () => {
+    h = harness({ credits: 5, waitMs: 20 });
+    const gw = h.server.gateway;
+    gw.simulator!.setKnobs("reddit", { latencyMs: 120 });
+    const a = await h.call("search", "GET", "/v1/search?platforms=x,reddit&query=a");
+    expect(a.status).toBe(202);
+    expect(gw.store.all("SELECT amount, state FROM holds")).toEqual([{ amount: 2, state: "held" }]);
+    expect(gw.ledger.audit(h.accountId)).toMatchObject({ held: 2, holdsHeld: 2, inMemory: 0 });
+    const refused = await h.call("detail", "POST", "/v1/detail", { body: { platform: "x", id: ["1", "2", "3", "4"] } });
+    expect(refused.json).toMatchObject({ code: "insufficient_balance", quote_credits: 4 });
+    await gw.runs.drain();
+    expect(gw.store.all("SELECT captured, state FROM holds")).toEqual([{ captured: 2, state: "captured" }]);
+    expect(gw.ledger.audit(h.accountId)).toMatchObject({ balance: 3, held: 0, charges: 2, inMemory: 0 });
+  });
+
+  it("charges exactly 10 of 100 concurrent calls on a balance of 10 when some answer 202 and some end inline", async () => {
+    h = harness({ credits: 10, waitMs: 15 });
+    h.server.gateway.simulator!.setKnobs("*", { latencyMs: [0, 30] });
+    const answers = await Promise.all(Array.from({ length: 100 }, () => h.call("searchPost", "POST", "/v1/search", { body: { platform: "zhihu", query: "a" } })));
+    expect(answers.filter((a) => a.status === 200 || a.status === 202)).toHaveLength(10);
+    expect(answers.filter((a) => a.status === 402)).toHaveLength(90);
+    await h.server.gateway.runs.drain();
+    expect(balance(h)).toBe(0);
+    expect(ledgerRows(h)).toHaveLength(10);
+  });
+});
+
 describe("daily limits and the free plan", () => {
   it("stops a key at its daily limit (429 reason key, resets_at UTC midnight, Retry-After) and the account at its own", async () => {
     h = harness();

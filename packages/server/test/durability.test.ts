@@ -4,10 +4,11 @@
  * broken, its hold released, its handle reads 500 internal_error, and its Idempotency-Key is free again, so the
  * same call sent again runs once and is charged once.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { createServer, type SdgwServer } from "../src/server.ts";
 import { GENEROUS, newIdem, validateAnswer } from "./helpers.ts";
@@ -27,6 +28,20 @@ function audit(server: SdgwServer, accountId: string) {
 async function inject(server: SdgwServer, op: Parameters<typeof validateAnswer>[0], url: string, key: string, idem?: string) {
   const res = await server.app.inject({ method: "GET", url, headers: { "x-api-key": key, ...(idem ? { "idempotency-key": idem } : {}) } });
   return validateAnswer(op, res);
+}
+
+/** The server of children/holding-server.ts over `db` (x takes 60 s; a call answers 202 after `waitMs`). */
+async function holdingServer(db: string, waitMs: number): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", join(import.meta.dirname, "children", "holding-server.ts"), db, String(waitMs)], { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+      if (out.includes("\n")) resolve((JSON.parse(out.split("\n")[0]!) as { url: string }).url);
+    });
+    child.once("exit", (code) => reject(new Error(`child exited ${code}`)));
+  });
+  return { child, url };
 }
 
 describe("durability", () => {
@@ -61,20 +76,16 @@ describe("durability", () => {
     const key = setup.gateway.accounts.createKey({ accountId: account.id }).secret;
     await setup.close();
 
-    const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", join(import.meta.dirname, "children", "holding-server.ts"), db], { stdio: ["ignore", "pipe", "inherit"] });
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      child.stdout.on("data", (c: Buffer) => {
-        out += c.toString();
-        if (out.includes("\n")) resolve((JSON.parse(out.split("\n")[0]!) as { url: string }).url);
-      });
-      child.once("exit", (code) => reject(new Error(`child exited ${code}`)));
-    });
+    const { child, url } = await holdingServer(db, 30);
     const idem = newIdem();
     const res = await fetch(`${url}/v1/search?platforms=x,reddit&query=a`, { headers: { "x-api-key": key, "idempotency-key": idem } });
     const a = validateAnswer("search", { statusCode: res.status, headers: Object.fromEntries(res.headers), body: await res.text() });
     expect(a.status).toBe(202);
     expect(a.json.cells).toHaveLength(1);
+    // A call that answered 202 outlives its request: its hold was written before the 202 was sent.
+    const peek = new DatabaseSync(db, { readOnly: true });
+    expect(peek.prepare("SELECT amount, state FROM holds").all()).toEqual([{ amount: 2, state: "held" }]);
+    peek.close();
     const exited = new Promise((r) => child.once("exit", r));
     child.kill("SIGKILL");
     await exited;
@@ -90,6 +101,47 @@ describe("durability", () => {
     expect(again.json.billing).toMatchObject({ cost: 2, balance: 8 });
     const replay = await inject(server, "search", "/v1/search?platforms=x,reddit&query=a", key, idem);
     expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(audit(server, account.id)).toMatchObject({ balance: 8, charges: 2 });
+    await server.close();
+  }, 30_000);
+
+  it("loses nothing and never charges twice when the process dies during a call that would end within its request", async () => {
+    const db = join(dir, "crash-inline.sqlite");
+    const setup = open(db);
+    const { account } = setup.gateway.accounts.createAccount({ name: "Crash inline" });
+    setup.gateway.accounts.grant(account.id, 10);
+    const key = setup.gateway.accounts.createKey({ accountId: account.id }).secret;
+    await setup.close();
+
+    const { child, url } = await holdingServer(db, 120_000);
+    const idem = newIdem();
+    const pending = fetch(`${url}/v1/search?platforms=x,reddit&query=a`, { headers: { "x-api-key": key, "idempotency-key": idem } }).catch(() => "no answer");
+    // The hold is in memory: the account's billing counts it, the database holds nothing of it.
+    let spend = 0;
+    for (let i = 0; i < 100 && spend === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      const view = await fetch(`${url}/v1/account`, { headers: { "x-api-key": key } });
+      spend = ((await view.json()) as { billing: { today_spend_credits: number } }).billing.today_spend_credits;
+    }
+    expect(spend).toBe(2);
+    const busy = await fetch(`${url}/v1/search?platforms=x,reddit&query=a`, { headers: { "x-api-key": key, "idempotency-key": idem } });
+    expect(busy.status).toBe(409);
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGKILL");
+    await exited;
+    expect(await pending).toBe("no answer");
+
+    const server = open(db);
+    expect(server.gateway.recovered).toBe(0);
+    expect(server.gateway.store.all("SELECT * FROM holds")).toEqual([]);
+    expect(audit(server, account.id)).toMatchObject({ balance: 10, charges: 0, held: 0 });
+    const again = await inject(server, "search", "/v1/search?platforms=x,reddit&query=a", key, idem);
+    expect(again.status).toBe(200);
+    expect(again.headers["idempotent-replayed"]).toBeUndefined();
+    expect(again.json.billing).toMatchObject({ cost: 2, balance: 8 });
+    const replay = await inject(server, "search", "/v1/search?platforms=x,reddit&query=a", key, idem);
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(replay.text).toBe(again.text);
     expect(audit(server, account.id)).toMatchObject({ balance: 8, charges: 2 });
     await server.close();
   }, 30_000);

@@ -72,6 +72,7 @@ export function harness(options: GatewayOptions & { credits?: number } = {}): Ha
         expect(s.balance + s.charges, `ledger of ${a.id}`).toBe(s.grants);
         expect(s.balance).toBeGreaterThanOrEqual(0);
         expect(s.held).toBe(s.holdsHeld);
+        if (gw.runs.inFlight === 0) expect(s.inMemory, `holds in memory of ${a.id} with no run in flight`).toBe(0);
       }
     },
   };

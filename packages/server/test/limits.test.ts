@@ -15,7 +15,7 @@ describe("limits", () => {
     const limited = answers.filter((a) => a.status === 429);
     expect(limited).toHaveLength(2);
     expect(limited[0]!.json).toMatchObject({ code: "rate_limited", reason: "key_qps", retry_after: 1 });
-    expect(h.server.gateway.store.all("SELECT * FROM holds")).toHaveLength(3);
+    expect(h.server.gateway.store.all("SELECT * FROM ledger WHERE kind = 'charge'")).toHaveLength(3);
   });
 
   it("limits running calls per workspace (workspace_concurrency)", async () => {

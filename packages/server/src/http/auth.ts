@@ -37,8 +37,11 @@ export function keyInQuery(gw: Gateway, query: URLSearchParams, requestId: strin
   );
 }
 
-/** Authenticates a request by its headers (lower-case names). */
-export function authenticate(gw: Gateway, headers: Record<string, string>, requestId: string): { ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> } {
+/**
+ * Authenticates a request by its headers (lower-case names). `presentedHash` is `presentedKeyHash(headers)` when the
+ * caller already computed it (one SHA-256 per request).
+ */
+export function authenticate(gw: Gateway, headers: Record<string, string>, requestId: string, presentedHash?: string | null): { ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> } {
   const opts = { urls: gw.config.urls, now: new Date(gw.now()) };
   const refuse = (reason: "missing" | "invalid" | "key_in_query" | "suspended" | "expired" | "revoked", message: string, note: string) =>
     ({ ok: false, answer: errorAnswer("unauthorized", requestId, { reason, message, fix: { action_url: gw.config.urls.console, note } }, opts) }) as const;
@@ -53,7 +56,7 @@ export function authenticate(gw: Gateway, headers: Record<string, string>, reque
   if (header !== undefined && bearer !== undefined && header !== bearer) return refuse("invalid", "X-API-Key and Authorization carry two different keys.", "Send one key: in X-API-Key or as Authorization: Bearer, or the same key in both.");
   const secret = header ?? bearer;
   if (!secret) return refuse("missing", "No key was sent; a valid key is required.", "Send your key in the X-API-Key header or as Authorization: Bearer.");
-  const keyHash = hashKey(secret);
+  const keyHash = presentedHash ?? hashKey(secret);
   const found = gw.accounts.keyAndAccount(keyHash);
   if (!found) return refuse("invalid", "This key is not valid.", "Check the key, or create one in the console.");
   const { key, account } = found;
@@ -67,5 +70,12 @@ export function authenticate(gw: Gateway, headers: Record<string, string>, reque
 
 /** Whether a key may read data (D26: `read_data` is the only permission). */
 export function canReadData(key: KeyRecord): boolean {
-  return (JSON.parse(key.permissions) as string[]).includes("read_data");
+  let can = READS_DATA.get(key);
+  if (can === undefined) {
+    can = (JSON.parse(key.permissions) as string[]).includes("read_data");
+    READS_DATA.set(key, can);
+  }
+  return can;
 }
+// Key records are cached (Accounts) and replaced, never changed, when a key changes: the answer holds per record.
+const READS_DATA = new WeakMap<KeyRecord, boolean>();

@@ -114,9 +114,9 @@ export function buildApp(gw: Gateway): FastifyInstance {
   };
 
   /** Query, headers, path and body of an operation through its generated validators. */
-  function validate(req: FastifyRequest, operationId: OperationId, requestId: string, parts: { query?: boolean; path?: Record<string, string>; body?: boolean }, keyHash: string | null): { query: Record<string, unknown>; body: Record<string, unknown>; headers: Record<string, string> } {
+  function validate(req: FastifyRequest, operationId: OperationId, requestId: string, parts: { query?: boolean; path?: Record<string, string>; body?: boolean; headers?: Record<string, string> }, keyHash: string | null): { query: Record<string, unknown>; body: Record<string, unknown>; headers: Record<string, string> } {
     const v = requestValidators[operationId] as Record<string, (value: unknown) => Validation>;
-    const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+    const headers = parts.headers ?? normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
     let query: Record<string, unknown> = {};
     if (parts.query !== false) {
       query = parseQuery(OPERATIONS[operationId], rawQuery(req));
@@ -186,10 +186,10 @@ export function buildApp(gw: Gateway): FastifyInstance {
   }
 
   /** Authenticates; refuses what the key's state or permission does not allow. */
-  function callerOf(headers: Record<string, string>, requestId: string, needsReadData: boolean): Caller {
-    const a = authenticate(gw, headers, requestId);
+  function callerOf(headers: Record<string, string>, requestId: string, needsReadData: boolean, presentedHash?: string | null): Caller {
+    const a = authenticate(gw, headers, requestId, presentedHash);
     if (!a.ok) {
-      const hash = presentedKeyHash(headers);
+      const hash = presentedHash === undefined ? presentedKeyHash(headers) : presentedHash;
       if (hash) gw.limits.recordFailure(hash);
       throw new Refusal(fromError(a.answer));
     }
@@ -200,9 +200,9 @@ export function buildApp(gw: Gateway): FastifyInstance {
   }
 
   /**
-   * The shared steps of every data call, from the idempotency check to the answer. The claim is read first (a replay,
-   * a 409 or a 422 answers at once) and written with the hold, in one transaction: a call refused by a limit, its
-   * quote or its balance leaves no claim behind.
+   * The shared steps of every data call, from the idempotency claim to the answer. The key is claimed first, in
+   * memory (a replay, a 409 or a 422 answers at once), and given back when a limit, the quote or the hold refuses
+   * the call, or anything throws before it runs: a refused call leaves no claim behind.
    */
   async function runCall(caller: Caller, requestId: string, operationId: OperationId, params: unknown, idemKey: string | undefined, plan: PlanResult, maxCost: unknown): Promise<HttpAnswer> {
     if (!plan.ok) return refusePlan(plan.refusal, requestId, caller.keyHash);
@@ -216,25 +216,32 @@ export function buildApp(gw: Gateway): FastifyInstance {
       }
       return fail("idempotency_conflict", requestId, { message: "This Idempotency-Key was used with other parameters.", fix: { param: "Idempotency-Key", note: "Use a new key for a new call; the same key replays only the same call." } }, caller.keyHash);
     };
+    const runId = newRunId(gw.now());
     if (idemKey !== undefined) {
-      const claim = gw.idempotency.peek(keyId, idemKey, print);
+      const claim = gw.idempotency.claim(keyId, idemKey, print, runId);
       if (claim.kind !== "claimed") return taken(claim);
     }
-    const limited = (await gw.limits.failureBlock(caller.keyHash)) ?? (await gw.limits.keyCall(keyId)) ?? gw.limits.startRun(caller.key.workspace_id);
-    if (limited) return limitAnswer(limited, requestId);
-    const quote = quoteOf(plan.plan);
-    if (typeof maxCost === "number" && quote.credits > maxCost) {
-      gw.limits.endRun(caller.key.workspace_id);
-      return fail("max_cost_exceeded", requestId, { message: `This call's quote is ${quote.credits} credits, over max_cost_credits ${maxCost}; nothing ran.`, quote_credits: quote.credits, fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." } }, caller.keyHash);
+    let running = false;
+    try {
+      const limited = (await gw.limits.failureBlock(caller.keyHash)) ?? (await gw.limits.keyCall(keyId)) ?? gw.limits.startRun(caller.key.workspace_id);
+      if (limited) return limitAnswer(limited, requestId);
+      const quote = quoteOf(plan.plan);
+      if (typeof maxCost === "number" && quote.credits > maxCost) {
+        gw.limits.endRun(caller.key.workspace_id);
+        return fail("max_cost_exceeded", requestId, { message: `This call's quote is ${quote.credits} credits, over max_cost_credits ${maxCost}; nothing ran.`, quote_credits: quote.credits, fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." } }, caller.keyHash);
+      }
+      const ctx: RunContext = { requestId, key: caller.key, account: caller.account, keyHash: caller.keyHash, ...(idemKey !== undefined ? { idemKey } : {}) };
+      const refused = gw.runs.begin(runId, ctx, quote.credits, quote.calls);
+      if (refused) {
+        gw.limits.endRun(caller.key.workspace_id);
+        return holdAnswer(refused, quote.credits, requestId, caller.keyHash);
+      }
+      running = true;
+      return gw.runs.execute(runId, ctx, plan.plan, quote.credits);
+    } finally {
+      // From `execute` on, the run owns the claim: it completes it with the answer or gives it back if it breaks.
+      if (!running && idemKey !== undefined) gw.idempotency.release(keyId, idemKey);
     }
-    const runId = newRunId(gw.now());
-    const ctx: RunContext = { requestId, key: caller.key, account: caller.account, keyHash: caller.keyHash, ...(idemKey !== undefined ? { idemKey } : {}) };
-    const refused = gw.runs.begin(runId, ctx, print, quote.credits, quote.calls);
-    if (refused) {
-      gw.limits.endRun(caller.key.workspace_id);
-      return "kind" in refused ? taken(refused) : holdAnswer(refused, quote.credits, requestId, caller.keyHash);
-    }
-    return gw.runs.execute(runId, ctx, plan.plan, quote.credits);
   }
 
   /** A handler that turns a `Refusal` into its answer and any other throw into a 500 that echoes nothing. */
@@ -265,10 +272,10 @@ export function buildApp(gw: Gateway): FastifyInstance {
     handler(async (req, requestId) => {
       const headersRaw = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
       const hash = presentedKeyHash(headersRaw);
-      const { query, headers } = validate(req, "search", requestId, {}, hash);
+      const { query, headers } = validate(req, "search", requestId, { headers: headersRaw }, hash);
       const plan = planPlatforms(gw.catalog, "search", query, "search");
       if (!plan.ok) return refusePlan(plan.refusal, requestId, hash);
-      const caller = callerOf(headers, requestId, true);
+      const caller = callerOf(headers, requestId, true, hash);
       return runCall(caller, requestId, "search", query, headers["idempotency-key"], plan, query["max_cost_credits"]);
     }),
   );
@@ -285,11 +292,12 @@ export function buildApp(gw: Gateway): FastifyInstance {
     app.post(
       r.path,
       handler(async (req, requestId) => {
-        const hash = presentedKeyHash(normalizeHeaders(req.headers as Record<string, string | string[] | undefined>));
-        const { body, headers } = validate(req, r.operationId, requestId, { body: true }, hash);
+        const headersRaw = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+        const hash = presentedKeyHash(headersRaw);
+        const { body, headers } = validate(req, r.operationId, requestId, { body: true, headers: headersRaw }, hash);
         const plan = r.plan(body);
         if (!plan.ok) return refusePlan(plan.refusal, requestId, hash);
-        const caller = callerOf(headers, requestId, true);
+        const caller = callerOf(headers, requestId, true, hash);
         return runCall(caller, requestId, r.operationId, body, headers["idempotency-key"], plan, body["max_cost_credits"]);
       }),
     );
@@ -299,8 +307,9 @@ export function buildApp(gw: Gateway): FastifyInstance {
     "/v1/call/:op",
     handler(async (req, requestId) => {
       const op = (req.params as { op: string }).op;
-      const hash = presentedKeyHash(normalizeHeaders(req.headers as Record<string, string | string[] | undefined>));
-      const { body, headers } = validate(req, "callOperation", requestId, { body: true, path: { op } }, hash);
+      const headersRaw = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+      const hash = presentedKeyHash(headersRaw);
+      const { body, headers } = validate(req, "callOperation", requestId, { body: true, path: { op }, headers: headersRaw }, hash);
       const [platform, name] = [op.slice(0, op.indexOf(".")), op.slice(op.indexOf(".") + 1)] as [Platform, string];
       const found = gw.catalog.lookup(op);
       let plan: PlanResult;
@@ -321,7 +330,7 @@ export function buildApp(gw: Gateway): FastifyInstance {
         plan = planExtra(found.provider, found.spec, op, body);
       }
       if (!plan.ok) return refusePlan(plan.refusal, requestId, hash);
-      const caller = callerOf(headers, requestId, true);
+      const caller = callerOf(headers, requestId, true, hash);
       return runCall(caller, requestId, "callOperation", { op, body }, headers["idempotency-key"], plan, body["max_cost_credits"]);
     }),
   );

@@ -1,6 +1,12 @@
 /**
  * Accounts, workspaces and keys. A key is stored as its SHA-256 hash and a short display prefix; the secret is
  * returned once, by `createKey`, and never again (unkey's habit).
+ *
+ * Authentication and the ledger read keys (by hash) and accounts from caches instead of the database on every
+ * request. They stay right because every write of this process either refreshes them from what it returned
+ * (`remember`, `rememberKey`: the ledger's captures) or drops them (every setter here: revoke, suspend, expose,
+ * permissions, expiry, limits, plan, grants), and the store drops them all when a write rolls back or another
+ * connection (the admin CLI) committed (`Store.onReset`, `Store.sync`). Misses are not cached.
  */
 import { hashKey, keyPrefix, newId, newKeySecret } from "../ids.ts";
 import { isoSeconds, type Store } from "./store.ts";
@@ -67,12 +73,61 @@ export interface AccountsDeps {
   now: () => number;
 }
 
+/** Entries a cache keeps before it starts afresh (a bound on memory, far above the keys of a busy server). */
+const CACHE_LIMIT = 50_000;
+
 /** Accounts, workspaces, keys and grants. */
 export class Accounts {
   private readonly deps: AccountsDeps;
+  /** Keys by hash, as the database holds them. */
+  private readonly keyCache = new Map<string, KeyRecord>();
+  /** Accounts by id, as the database holds them. */
+  private readonly accountCache = new Map<string, AccountRecord>();
 
   constructor(deps: AccountsDeps) {
     this.deps = deps;
+    deps.store.onReset(() => {
+      this.keyCache.clear();
+      this.accountCache.clear();
+    });
+  }
+
+  /** The account of an id from the cache (read from the database on a miss): what authentication and holds read. */
+  cachedAccount(id: string): AccountRecord | undefined {
+    this.deps.store.sync();
+    let account = this.accountCache.get(id);
+    if (!account) {
+      account = this.account(id);
+      if (account) {
+        if (this.accountCache.size >= CACHE_LIMIT) this.accountCache.clear();
+        this.accountCache.set(id, account);
+      }
+    }
+    return account;
+  }
+
+  /** The key of a hash from the cache (read from the database on a miss). */
+  cachedKey(hash: string): KeyRecord | undefined {
+    this.deps.store.sync();
+    let key = this.keyCache.get(hash);
+    if (!key) {
+      key = this.deps.store.get<KeyRecord>("SELECT * FROM keys WHERE hash = ?", hash);
+      if (key) {
+        if (this.keyCache.size >= CACHE_LIMIT) this.keyCache.clear();
+        this.keyCache.set(hash, key);
+      }
+    }
+    return key;
+  }
+
+  /** Takes the whole row an account write of this process returned (`RETURNING *`) as the cached account. */
+  remember(row: AccountRecord): void {
+    this.accountCache.set(row.id, row);
+  }
+
+  /** Takes the whole row a key write of this process returned (`RETURNING *`) as the cached key, if it is cached. */
+  rememberKey(row: KeyRecord): void {
+    if (this.keyCache.has(row.hash)) this.keyCache.set(row.hash, row);
   }
 
   /** Creates an account with its default workspace. */
@@ -117,6 +172,7 @@ export class Accounts {
       if (!this.account(accountId)) throw new Error(`no account ${accountId}`);
       store.run("INSERT INTO ledger (account_id, kind, amount, note, day, created_at) VALUES (?, 'grant', ?, ?, ?, ?)", accountId, amount, note, isoSeconds(now).slice(0, 10), isoSeconds(now));
       store.run("UPDATE accounts SET balance = balance + ? WHERE id = ?", amount, accountId);
+      this.accountCache.delete(accountId);
       return this.account(accountId)!.balance;
     });
   }
@@ -148,20 +204,11 @@ export class Accounts {
     return this.deps.store.get<KeyRecord>("SELECT * FROM keys WHERE hash = ?", hashKey(secret));
   }
 
-  /** The key of a hash and its account, in one read (authentication). */
+  /** The key of a hash and its account (authentication), from the caches: no read once both are cached. */
   keyAndAccount(hash: string): { key: KeyRecord; account: AccountRecord } | undefined {
-    const row = this.deps.store.get<Record<string, unknown>>(
-      "SELECT k.*, a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.status AS a_status, a.balance AS a_balance, a.held AS a_held, a.daily_limit AS a_daily_limit, a.free_calls_used AS a_free_calls_used, a.free_calls_held AS a_free_calls_held, a.spend_day AS a_spend_day, a.spend_today AS a_spend_today, a.created_at AS a_created_at FROM keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?",
-      hash,
-    );
-    if (!row) return undefined;
-    const key: Record<string, unknown> = {};
-    const account: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(row)) {
-      if (k.startsWith("a_")) account[k.slice(2)] = v;
-      else key[k] = v;
-    }
-    return { key: key as unknown as KeyRecord, account: account as unknown as AccountRecord };
+    const key = this.cachedKey(hash);
+    const account = key && this.cachedAccount(key.account_id);
+    return key && account ? { key, account } : undefined;
   }
 
   /** The key of an id as stored now (hash and prefix, never the secret), or `undefined`. */
@@ -183,16 +230,20 @@ export class Accounts {
 
   /** Revokes a key: it answers `unauthorized` reason `revoked` from the next call on. */
   revokeKey(id: string): boolean {
-    return this.deps.store.run("UPDATE keys SET status = 'revoked', revoked_at = ? WHERE id = ? AND status != 'revoked'", isoSeconds(this.deps.now()), id) === 1;
+    const changed = this.deps.store.run("UPDATE keys SET status = 'revoked', revoked_at = ? WHERE id = ? AND status != 'revoked'", isoSeconds(this.deps.now()), id) === 1;
+    if (changed) this.keyCache.clear();
+    return changed;
   }
 
   /** Pauses or resumes a key (support's `suspended`). */
   setKeyStatus(id: string, status: "active" | "suspended"): void {
+    this.keyCache.clear();
     this.deps.store.run("UPDATE keys SET status = ? WHERE id = ? AND status != 'revoked'", status, id);
   }
 
   /** Replaces a key's permissions (`read_data` is the only one, D26); it holds from the next call. */
   setKeyPermissions(id: string, permissions: string[]): void {
+    this.keyCache.clear();
     this.deps.store.run("UPDATE keys SET permissions = ? WHERE id = ?", JSON.stringify(permissions), id);
   }
 
@@ -200,6 +251,7 @@ export class Accounts {
   setKeyDailyLimit(id: string, limit: number | null): void {
     const { store } = this.deps;
     const day = isoSeconds(this.deps.now()).slice(0, 10);
+    this.keyCache.clear();
     store.tx(() => {
       const spent = store.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM ledger WHERE key_id = ? AND kind = 'charge' AND day = ?", id, day)!.s ?? 0;
       store.run("UPDATE keys SET daily_limit = ?, spend_day = ?, spend_today = ? WHERE id = ?", limit, day, spent, id);
@@ -208,26 +260,32 @@ export class Accounts {
 
   /** Sets when a key stops working (RFC 3339), or `null` for never. */
   setKeyExpiry(id: string, expiresAt: string | null): void {
+    this.keyCache.clear();
     this.deps.store.run("UPDATE keys SET expires_at = ? WHERE id = ?", expiresAt, id);
   }
 
   /** Suspends an account (every key answers `unauthorized`, reason `suspended`) or makes it active again. */
   setAccountStatus(id: string, status: "active" | "suspended"): void {
+    this.accountCache.delete(id);
     this.deps.store.run("UPDATE accounts SET status = ? WHERE id = ?", status, id);
   }
 
   /** Moves an account between the free plan (a number of calls) and the paid plan. */
   setAccountPlan(id: string, plan: "free" | "paid"): void {
+    this.accountCache.delete(id);
     this.deps.store.run("UPDATE accounts SET plan = ? WHERE id = ?", plan, id);
   }
 
   /** Sets the credits an account may spend per UTC day, or `null` for no limit. */
   setAccountDailyLimit(id: string, limit: number | null): void {
+    this.accountCache.delete(id);
     this.deps.store.run("UPDATE accounts SET daily_limit = ? WHERE id = ?", limit, id);
   }
 
   /** Marks the key of a secret as exposed (it was sent in a URL). It is refused with `key_in_query` until replaced. */
   markExposed(secret: string): boolean {
-    return this.deps.store.run("UPDATE keys SET exposed_at = ? WHERE hash = ? AND exposed_at IS NULL", isoSeconds(this.deps.now()), hashKey(secret)) === 1;
+    const changed = this.deps.store.run("UPDATE keys SET exposed_at = ? WHERE hash = ? AND exposed_at IS NULL", isoSeconds(this.deps.now()), hashKey(secret)) === 1;
+    if (changed) this.keyCache.clear();
+    return changed;
   }
 }

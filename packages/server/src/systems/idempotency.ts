@@ -41,7 +41,9 @@ export interface IdempotencyDeps {
 /**
  * Claims, completions and replays of Idempotency-Keys, scoped to the API key that sent them. A claim of a call
  * that still runs lives in memory only: a restart ends every run in flight as broken, which frees its key anyway,
- * so only the first answer of an ended call is written (once, with the answer).
+ * so only the first answer of an ended call is written (once, with the answer, in the transaction of its capture).
+ * A claim is taken as soon as the key is found free (one read) and given back if the call is refused before it
+ * runs: an identical request arriving meanwhile answers 409, and no later step needs to read the key again.
  */
 export class Idempotency {
   private readonly deps: IdempotencyDeps;
@@ -65,7 +67,11 @@ export class Idempotency {
     return { kind: "replay", status: row.http_status ?? 200, headers: JSON.parse(row.headers ?? "{}") as Record<string, string>, body: row.answer ?? "{}" };
   }
 
-  /** Claims `idemKey` for a run if it is free (synchronous: no other request can claim in between). */
+  /**
+   * Claims `idemKey` for a run if it is free (synchronous: no other request can claim in between): what `peek`
+   * finds, and the key is this call's from then on when that is `claimed`. Give it back with `release` if the call
+   * does not run.
+   */
   claim(keyId: string, idemKey: string, print: string, runId: string | null = null): Claim {
     const found = this.peek(keyId, idemKey, print);
     if (found.kind === "claimed") this.running.set(`${keyId}\n${idemKey}`, { fingerprint: print, runId });
@@ -91,7 +97,7 @@ export class Idempotency {
     );
   }
 
-  /** Drops a claim: the run broke; the same key may be sent again. */
+  /** Drops a claim: the call was refused before it ran, or its run broke; the same key may be sent again. */
   release(keyId: string, idemKey: string): void {
     this.running.delete(`${keyId}\n${idemKey}`);
   }

@@ -1,11 +1,20 @@
 /**
  * The credit ledger. A call holds its quote before it runs and, when the run ends, captures what it cost exactly
  * once (the `ledger_one_charge_per_run` index refuses a second charge row) and releases the rest; a failed or
- * broken run releases everything. Balance, holds and daily spend move in the same transaction as the ledger rows,
- * so `balance + Σ charges = Σ grants` holds after every statement.
+ * broken run releases everything. Balance, durable holds and daily spend move in the same transaction as the ledger
+ * rows, so `balance + Σ charges = Σ grants` holds after every transaction.
+ *
+ * Where a hold lives. A call that ends within its request (no 202) holds in memory only: if the process dies
+ * before it answers, nothing was answered and nothing was charged, so there is nothing to recover; its capture is
+ * one transaction with its stored answer and its idempotency record, committed with the others of the turn before
+ * the answer is sent. A call that answers 202 outlives its request: its hold becomes durable (a `holds` row and the
+ * account's `held`) in the transaction that stores its run, before the 202 is sent, and a restart releases it
+ * (`Runs.recover`). Every check (balance, plan, daily limits) counts both kinds, so concurrent calls cannot
+ * overspend: the checks and the hold are one synchronous step, and the account's numbers come from the cache that
+ * every write of this process refreshes (`Accounts.remember`).
  */
 import type { LimitsConfig } from "../config.ts";
-import type { AccountRecord, KeyRecord } from "./accounts.ts";
+import type { AccountRecord, Accounts, KeyRecord } from "./accounts.ts";
 import { isoSeconds, utcDay, type Store } from "./store.ts";
 
 /** Why a hold was refused, with what the refusal answer needs. */
@@ -39,6 +48,18 @@ export interface LedgerDeps {
   store: Store;
   now: () => number;
   limits: LimitsConfig;
+  /** The cached accounts and keys the checks read and the writes refresh. */
+  accounts: Accounts;
+}
+
+/** A hold kept in memory: a run that has not answered 202. */
+interface MemoryHold {
+  accountId: string;
+  keyId: string;
+  amount: number;
+  calls: number;
+  free: boolean;
+  at: number;
 }
 
 /** Credits the ledger charged today (UTC), from the `spend_day`/`spend_today` columns of a key or an account. */
@@ -47,98 +68,166 @@ const spentToday = (row: { spend_day: string; spend_today: number }, day: string
 /** Holds, captures, releases and the numbers shown in billing blocks. */
 export class Ledger {
   private readonly deps: LedgerDeps;
+  /** Holds of runs that have not answered 202, by run id. */
+  private readonly memory = new Map<string, MemoryHold>();
+  /** Their sums by account (credits and calls) and by key (credits). */
+  private readonly memoryByAccount = new Map<string, { amount: number; calls: number }>();
+  private readonly memoryByKey = new Map<string, number>();
 
   constructor(deps: LedgerDeps) {
     this.deps = deps;
   }
 
+  /** Credits of durable holds (runs that answered 202) of a key or an account. */
   private heldBy(column: "key_id" | "account_id", id: string): number {
     return this.deps.store.get<{ s: number | null }>(`SELECT SUM(amount) AS s FROM holds WHERE ${column} = ? AND state = 'held'`, id)!.s ?? 0;
   }
 
-  /** Free calls left of a free account (null on a paid plan). */
+  private inMemory(accountId: string): { amount: number; calls: number } {
+    return this.memoryByAccount.get(accountId) ?? { amount: 0, calls: 0 };
+  }
+
+  /** Free calls left of a free account (null on a paid plan): the allowance less what was charged and what is held. */
   freeCallsLeft(account: AccountRecord): number | null {
     if (account.plan !== "free") return null;
-    return Math.max(0, this.deps.limits.freeCalls - account.free_calls_used - account.free_calls_held);
+    return Math.max(0, this.deps.limits.freeCalls - account.free_calls_used - account.free_calls_held - this.inMemory(account.id).calls);
   }
 
   /**
-   * Holds `amount` credits for a run, after the plan, the daily limits (key, then account) and the balance allow
-   * it; all checked and written in one transaction, so concurrent calls can never overdraw. Two writes: the hold
-   * and the account's `held`.
+   * Holds `amount` credits for a run, in memory, after the plan, the daily limits (key, then account) and the
+   * balance allow it. Checks and hold are one synchronous step over the account as this process last wrote it plus
+   * every hold in flight, so concurrent calls can never overdraw. Writes nothing: a run that answers 202 makes its
+   * hold durable with `persist`.
    */
   hold(req: HoldRequest): HoldRefusal | null {
+    const { accounts, limits } = this.deps;
+    const day = utcDay(this.deps.now());
+    const account = accounts.cachedAccount(req.account.id);
+    if (!account) throw new Error(`no account ${req.account.id}`);
+    const mem = this.inMemory(account.id);
+    const left = this.freeCallsLeft(account);
+    const planRefusal = left !== null && left < req.calls ? ({ code: "plan_limit", freeCallsLeft: left } as const) : null;
+    const key = accounts.cachedKey(req.key.hash) ?? req.key;
+    if (key.daily_limit !== null) {
+      if (planRefusal) return planRefusal;
+      const spent = spentToday(key, day) + this.heldBy("key_id", key.id) + (this.memoryByKey.get(key.id) ?? 0);
+      if (spent + req.amount > key.daily_limit) return { code: "daily_limit_reached", reason: "key", limit: key.daily_limit, spent };
+    }
+    if (planRefusal) return planRefusal;
+    const held = account.held + mem.amount;
+    if (account.daily_limit !== null) {
+      const spent = spentToday(account, day) + held;
+      if (spent + req.amount > account.daily_limit) return { code: "daily_limit_reached", reason: "account", limit: account.daily_limit, spent };
+    }
+    if (account.status !== "active" || account.balance - held < req.amount) return { code: "insufficient_balance", balance: account.balance, available: account.balance - held };
+    const free = account.plan === "free";
+    this.memory.set(req.runId, { accountId: account.id, keyId: key.id, amount: req.amount, calls: req.calls, free, at: this.deps.now() });
+    this.memoryByAccount.set(account.id, { amount: mem.amount + req.amount, calls: mem.calls + (free ? req.calls : 0) });
+    this.memoryByKey.set(key.id, (this.memoryByKey.get(key.id) ?? 0) + req.amount);
+    return null;
+  }
+
+  /** Drops a hold from memory (it was captured, released, or made durable). */
+  private drop(runId: string, h: MemoryHold): void {
+    this.memory.delete(runId);
+    const a = this.inMemory(h.accountId);
+    const amount = a.amount - h.amount;
+    const calls = a.calls - (h.free ? h.calls : 0);
+    if (amount === 0 && calls === 0) this.memoryByAccount.delete(h.accountId);
+    else this.memoryByAccount.set(h.accountId, { amount, calls });
+    const k = (this.memoryByKey.get(h.keyId) ?? 0) - h.amount;
+    if (k === 0) this.memoryByKey.delete(h.keyId);
+    else this.memoryByKey.set(h.keyId, k);
+  }
+
+  /**
+   * Makes the hold of a run durable, because the run answers 202 and outlives its request: the `holds` row and the
+   * account's `held`, with `alongside` (the run's own row), in one transaction of the turn, committed before the 202
+   * is sent. The hold leaves memory only once that transaction is written, so it is counted once all along.
+   */
+  persist(runId: string, alongside: () => void = () => undefined): void {
+    const h = this.memory.get(runId);
+    if (!h) throw new Error(`run ${runId} holds nothing in memory`);
     const { store } = this.deps;
-    const now = this.deps.now();
-    const day = utcDay(now);
-    return store.tx(() => {
-      if (req.key.daily_limit !== null) {
-        const key = store.get<KeyRecord>("SELECT * FROM keys WHERE id = ?", req.key.id)!;
-        const account = store.get<AccountRecord>("SELECT * FROM accounts WHERE id = ?", req.account.id)!;
-        if (account.plan === "free" && this.freeCallsLeft(account)! < req.calls) return { code: "plan_limit", freeCallsLeft: this.freeCallsLeft(account)! };
-        const spent = spentToday(key, day) + this.heldBy("key_id", key.id);
-        if (key.daily_limit !== null && spent + req.amount > key.daily_limit) return { code: "daily_limit_reached", reason: "key", limit: key.daily_limit, spent };
-      }
-      // One conditional update takes the hold when the plan, the account's daily limit and the balance allow it;
-      // when it changes nothing, the account is read to say which of them refused.
-      const taken = store
-        .sql(
-          "UPDATE accounts SET held = held + ?, free_calls_held = free_calls_held + CASE WHEN plan = 'free' THEN ? ELSE 0 END WHERE id = ? AND status = 'active' AND balance - held >= ? AND (plan != 'free' OR free_calls_used + free_calls_held + ? <= ?) AND (daily_limit IS NULL OR (CASE WHEN spend_day = ? THEN spend_today ELSE 0 END) + held + ? <= daily_limit) RETURNING plan",
-        )
-        .get(req.amount, req.calls, req.account.id, req.amount, req.calls, this.deps.limits.freeCalls, day, req.amount) as { plan: string } | undefined;
-      if (!taken) {
-        const account = store.get<AccountRecord>("SELECT * FROM accounts WHERE id = ?", req.account.id)!;
-        const left = this.freeCallsLeft(account);
-        if (left !== null && left < req.calls) return { code: "plan_limit", freeCallsLeft: left };
-        if (account.daily_limit !== null) {
-          const spent = spentToday(account, day) + account.held;
-          if (spent + req.amount > account.daily_limit) return { code: "daily_limit_reached", reason: "account", limit: account.daily_limit, spent };
-        }
-        return { code: "insufficient_balance", balance: account.balance, available: account.balance - account.held };
-      }
+    const row = store.tx(() => {
+      alongside();
       store.run(
         "INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'held', ?)",
-        req.runId,
-        req.account.id,
-        req.key.id,
-        req.amount,
-        req.calls,
-        taken.plan === "free" ? 1 : 0,
-        day,
-        isoSeconds(now),
+        runId,
+        h.accountId,
+        h.keyId,
+        h.amount,
+        h.calls,
+        h.free ? 1 : 0,
+        utcDay(h.at),
+        isoSeconds(h.at),
       );
-      return null;
+      return store.sql("UPDATE accounts SET held = held + ?, free_calls_held = free_calls_held + ? WHERE id = ? RETURNING *").get(h.amount, h.free ? h.calls : 0, h.accountId) as unknown as AccountRecord;
     });
+    this.drop(runId, h);
+    this.deps.accounts.remember(row);
   }
 
   /**
    * Ends a hold: charges `amount` (at most what was held) for `calls` calls and releases the rest. Exactly once:
-   * a hold that already ended is left alone and the answer is what it charged then. The charge counts toward
-   * today's spend (UTC) of the account, and of the key when it has a daily limit (`keyHasLimit`; a key that gets a
-   * limit later starts from the ledger, see `Accounts.setKeyDailyLimit`). Returns the charge and the balance after.
+   * a hold that already ended is left alone and the answer is what it charged then (0 for a hold that lived in
+   * memory). The charge counts toward today's spend (UTC) of the account, and of the key when it has a daily limit
+   * (`keyHasLimit`; a key that gets a limit later starts from the ledger, see `Accounts.setKeyDailyLimit`). Returns
+   * the charge and the balance after. A hold in memory that charges nothing writes nothing.
    */
-  settle(runId: string, amount: number, calls: number, keyHasLimit = true): { charged: number; balance: number | null } {
-    const { store } = this.deps;
+  settle(runId: string, amount: number, calls: number, keyHasLimit = true): { charged: number; balance: number } {
+    const { store, accounts } = this.deps;
     const now = this.deps.now();
     const day = utcDay(now);
     const at = isoSeconds(now);
-    return store.tx(() => {
+    const mem = this.memory.get(runId);
+    if (mem) {
+      const charge = Math.min(Math.max(0, amount), mem.amount);
+      this.drop(runId, mem);
+      if (charge === 0) return { charged: 0, balance: accounts.cachedAccount(mem.accountId)!.balance };
+      const chargedCalls = Math.min(calls, mem.calls);
+      const rows = store.tx(() => {
+        store.run("INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)", mem.accountId, charge, mem.keyId, runId, day, at);
+        const key = keyHasLimit ? this.chargeKey(mem.keyId, charge, day) : undefined;
+        const account = store.sql(
+          "UPDATE accounts SET balance = balance - ?, free_calls_used = free_calls_used + ?, spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ? RETURNING *",
+        ).get(charge, mem.free ? chargedCalls : 0, day, charge, charge, day, mem.accountId) as unknown as AccountRecord;
+        return { key, account };
+      });
+      accounts.remember(rows.account);
+      if (rows.key) accounts.rememberKey(rows.key);
+      return { charged: charge, balance: rows.account.balance };
+    }
+    const rows = store.tx(() => {
       // The conditional update is the "exactly once": only a hold still `held` ends, and it says what it was.
       const hold = store.sql(
         "UPDATE holds SET captured = MIN(?, amount), state = CASE WHEN MIN(?, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = ? WHERE run_id = ? AND state = 'held' RETURNING account_id, key_id, amount, calls, free_plan, captured",
       ).get(Math.max(0, amount), Math.max(0, amount), at, runId) as { account_id: string; key_id: string; amount: number; calls: number; free_plan: number; captured: number } | undefined;
-      if (!hold) return { charged: store.get<{ captured: number }>("SELECT captured FROM holds WHERE run_id = ?", runId)?.captured ?? 0, balance: null };
+      if (!hold) return null;
       const charge = hold.captured;
       const chargedCalls = charge > 0 ? Math.min(calls, hold.calls) : 0;
+      let key: KeyRecord | undefined;
       if (charge > 0) {
         store.run("INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)", hold.account_id, charge, hold.key_id, runId, day, at);
-        if (keyHasLimit) store.run("UPDATE keys SET spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ?", day, charge, charge, day, hold.key_id);
+        if (keyHasLimit) key = this.chargeKey(hold.key_id, charge, day);
       }
-      const after = store.sql(
-        "UPDATE accounts SET balance = balance - ?, held = held - ?, free_calls_held = free_calls_held - ?, free_calls_used = free_calls_used + ?, spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ? RETURNING balance",
-      ).get(charge, hold.amount, hold.free_plan ? hold.calls : 0, hold.free_plan ? chargedCalls : 0, day, charge, charge, day, hold.account_id) as { balance: number };
-      return { charged: charge, balance: after.balance };
+      const account = store.sql(
+        "UPDATE accounts SET balance = balance - ?, held = held - ?, free_calls_held = free_calls_held - ?, free_calls_used = free_calls_used + ?, spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ? RETURNING *",
+      ).get(charge, hold.amount, hold.free_plan ? hold.calls : 0, hold.free_plan ? chargedCalls : 0, day, charge, charge, day, hold.account_id) as unknown as AccountRecord;
+      return { charge, key, account };
     });
+    if (!rows) {
+      const ended = store.get<{ captured: number; account_id: string }>("SELECT captured, account_id FROM holds WHERE run_id = ?", runId);
+      return { charged: ended?.captured ?? 0, balance: ended ? (accounts.cachedAccount(ended.account_id)?.balance ?? 0) : 0 };
+    }
+    accounts.remember(rows.account);
+    if (rows.key) accounts.rememberKey(rows.key);
+    return { charged: rows.charge, balance: rows.account.balance };
+  }
+
+  /** Adds a charge to today's spend of a key; returns the key as written. */
+  private chargeKey(keyId: string, charge: number, day: string): KeyRecord {
+    return this.deps.store.sql("UPDATE keys SET spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ? RETURNING *").get(day, charge, charge, day, keyId) as unknown as KeyRecord;
   }
 
   /** Today's charges of a key from the ledger (used when a key gets a daily limit: its spend column starts right). */
@@ -152,25 +241,28 @@ export class Ledger {
     this.settle(runId, 0, 0, false);
   }
 
-  /** The credit numbers of a key's billing block: the key's daily limit when it has one, else the account's. */
+  /** The credit numbers of a key's billing block: the key's daily limit when it has one, else the account's; holds in flight count as spent. */
   view(accountId: string, key: KeyRecord | null): CreditView {
     const day = utcDay(this.deps.now());
-    const account = this.deps.store.get<AccountRecord>("SELECT * FROM accounts WHERE id = ?", accountId)!;
-    const fresh = key ? this.deps.store.get<KeyRecord>("SELECT * FROM keys WHERE id = ?", key.id) : undefined;
+    const account = this.deps.accounts.cachedAccount(accountId)!;
+    const fresh = key ? this.deps.accounts.cachedKey(key.hash) : undefined;
     const useKey = fresh !== undefined && fresh.daily_limit !== null;
     const limit = useKey ? fresh.daily_limit : account.daily_limit;
-    const held = useKey ? this.heldBy("key_id", fresh.id) : account.held;
+    const held = useKey ? this.heldBy("key_id", fresh.id) + (this.memoryByKey.get(fresh.id) ?? 0) : account.held + this.inMemory(accountId).amount;
     const today = (useKey ? spentToday(fresh, day) : spentToday(account, day)) + held;
     return { balance: account.balance, todaySpend: today, held, dailyLimit: limit, dailyRemaining: limit === null ? null : Math.max(0, limit - today) };
   }
 
-  /** Sums that must always agree: `balance + charges = grants` for every account. */
-  audit(accountId: string): { balance: number; grants: number; charges: number; held: number; holdsHeld: number } {
+  /**
+   * Sums that must always agree: `balance + charges = grants` for every account, and the account's `held` equal
+   * to its durable holds. `inMemory` is what runs in flight hold in memory (0 once every run has ended).
+   */
+  audit(accountId: string): { balance: number; grants: number; charges: number; held: number; holdsHeld: number; inMemory: number } {
     const { store } = this.deps;
     const a = store.get<{ balance: number; held: number }>("SELECT balance, held FROM accounts WHERE id = ?", accountId)!;
     const grants = store.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM ledger WHERE account_id = ? AND kind = 'grant'", accountId)!.s ?? 0;
     const charges = store.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM ledger WHERE account_id = ? AND kind = 'charge'", accountId)!.s ?? 0;
     const holdsHeld = store.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM holds WHERE account_id = ? AND state = 'held'", accountId)!.s ?? 0;
-    return { balance: a.balance, grants, charges, held: a.held, holdsHeld };
+    return { balance: a.balance, grants, charges, held: a.held, holdsHeld, inMemory: this.inMemory(accountId).amount };
   }
 }

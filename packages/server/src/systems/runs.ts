@@ -6,6 +6,10 @@
  * A provider that throws breaks the run on the server's side: nothing is charged and the handle reads 500.
  * After a restart, runs that were in flight are ended as broken (hold released, read gives 500), and their
  * Idempotency-Key is freed so that sending the call again runs it once and charges it once.
+ *
+ * A run that ends within its request writes once: its capture and its idempotency record, in one transaction of
+ * the turn (its hold lived in memory, see the ledger). A run that answers 202 writes its row and its durable hold
+ * before the 202 is sent, then its capture and stored answer when it ends.
  */
 import { errorAnswer, toCsv, toNdjson, type ServiceUrls } from "@sdgw/validators";
 import { cellOf, creditBilling, entryOf, finishedAnswer, notSupportedEntry, serializeAnswer, type EndedCall } from "../answers.ts";
@@ -14,7 +18,7 @@ import { newHandle } from "../ids.ts";
 import type { CallPlan, PlannedCall } from "../plan.ts";
 import type { PlatformProvider } from "../providers/port.ts";
 import type { AccountRecord, KeyRecord } from "./accounts.ts";
-import type { Claim, Idempotency } from "./idempotency.ts";
+import type { Idempotency } from "./idempotency.ts";
 import type { HoldRefusal, Ledger } from "./ledger.ts";
 import type { Limits } from "./limits.ts";
 import { isoSeconds, type Store } from "./store.ts";
@@ -81,21 +85,12 @@ export class Runs {
   }
 
   /**
-   * Starts a run: claims the Idempotency-Key (if any) and holds the quote, in one transaction. A refusal or a
-   * claim that finds the key taken leaves nothing behind. The run gets a row of its own only if it answers 202.
+   * Starts a run: holds the quote (in memory, see the ledger), or says why not. The caller claimed the
+   * Idempotency-Key before (in memory) and gives it back on a refusal. The run gets a row of its own only if it
+   * answers 202.
    */
-  begin(runId: string, ctx: RunContext, fingerprint: string, quote: number, calls: number): HoldRefusal | Exclude<Claim, { kind: "claimed" }> | null {
-    const { store, ledger, idempotency } = this.deps;
-    return store.tx(() => {
-      if (ctx.idemKey) {
-        const taken = idempotency.peek(ctx.key.id, ctx.idemKey, fingerprint);
-        if (taken.kind !== "claimed") return taken;
-      }
-      const refusal = ledger.hold({ runId, account: ctx.account, key: ctx.key, amount: quote, calls });
-      if (refusal) return refusal;
-      if (ctx.idemKey) idempotency.claim(ctx.key.id, ctx.idemKey, fingerprint, runId);
-      return null;
-    });
+  begin(runId: string, ctx: RunContext, quote: number, calls: number): HoldRefusal | null {
+    return this.deps.ledger.hold({ runId, account: ctx.account, key: ctx.key, amount: quote, calls });
   }
 
   /** Runs the plan; answers when it ended or when `waitMs` passed (202), whichever comes first. */
@@ -119,21 +114,25 @@ export class Runs {
     clearTimeout(timer);
     if (first !== WAITED) return first;
     if (live.result) return live.result;
-    live.handle = newHandle();
-    this.liveByHandle.set(live.handle, live);
-    this.deps.store.run(
-      "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
-      runId,
-      live.handle,
-      ctx.key.id,
-      ctx.account.id,
-      ctx.key.workspace_id,
-      plan.operation,
-      ctx.requestId,
-      plan.shape,
-      quote,
-      isoSeconds(live.startedAt),
+    const handle = newHandle();
+    // The run outlives its request: its row and its durable hold, in one transaction committed before the 202.
+    this.deps.ledger.persist(runId, () =>
+      this.deps.store.run(
+        "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+        runId,
+        handle,
+        ctx.key.id,
+        ctx.account.id,
+        ctx.key.workspace_id,
+        plan.operation,
+        ctx.requestId,
+        plan.shape,
+        quote,
+        isoSeconds(live.startedAt),
+      ),
     );
+    live.handle = handle;
+    this.liveByHandle.set(handle, live);
     return this.runningAnswer(live, ctx.requestId);
   }
 
@@ -169,9 +168,7 @@ export class Runs {
     const chargedCalls = ended.filter((e) => e.cost > 0).length;
     const now = this.deps.now();
     const answer = store.tx(() => {
-      const settled = ledger.settle(live.id, cost, chargedCalls, live.ctx.key.daily_limit !== null);
-      const charged = settled.charged;
-      const balance = settled.balance ?? store.get<{ balance: number }>("SELECT balance FROM accounts WHERE id = ?", live.ctx.account.id)!.balance;
+      const { charged, balance } = ledger.settle(live.id, cost, chargedCalls, live.ctx.key.daily_limit !== null);
       const { body, status } = finishedAnswer(live.plan, ended, live.ctx.requestId, isoSeconds(now), charged, balance);
       const headers: Record<string, string> = { "content-type": JSON_TYPE };
       if (status === "timeout") headers["x-should-retry"] = "false";

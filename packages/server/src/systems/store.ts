@@ -8,10 +8,16 @@
  * a throw undoes only its own writes), committed on `setImmediate`. An answer waits for `durable()` before it is
  * sent, so nothing a caller has seen can be lost; a crash before the commit loses only work no caller saw. One
  * commit then serves every request of that turn instead of two commits per request.
+ *
+ * Caches: the systems keep what the hot path reads (keys by hash, accounts) in memory and refresh it from what their
+ * own writes return. `onReset` tells them when that may be wrong: a savepoint or a commit rolled back, or another
+ * connection (the admin CLI on the same file) committed, which `sync` notices by `PRAGMA data_version` once per turn.
+ * One server process per database file: a second one would write what this one does not see in time.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { Worker } from "node:worker_threads";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS accounts (
@@ -33,7 +39,7 @@ CREATE TABLE IF NOT EXISTS keys (
   spend_day TEXT NOT NULL DEFAULT '', spend_today INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS ledger (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, account_id TEXT NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('grant','charge')),
+  id INTEGER PRIMARY KEY, account_id TEXT NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('grant','charge')),
   amount INTEGER NOT NULL CHECK (amount > 0), key_id TEXT, run_id TEXT, note TEXT, day TEXT NOT NULL, created_at TEXT NOT NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS ledger_one_charge_per_run ON ledger(run_id) WHERE kind = 'charge';
@@ -62,6 +68,37 @@ CREATE UNIQUE INDEX IF NOT EXISTS idempotency_key ON idempotency(key_id, idem_ke
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 
+/** How often the checkpointer thread runs a passive checkpoint. */
+const CHECKPOINT_EVERY_MS = 20;
+/** WAL frames (pages) past which this connection checkpoints after a commit (16 384 pages: 64 MiB at 4 KiB). */
+const WAL_LIMIT_FRAMES = 16_384;
+
+/**
+ * The checkpointer thread (CommonJS run with `eval`, so the sources and the build share it): its own connection,
+ * a passive checkpoint every `everyMs` (it never waits for the server's transactions), and a message to the
+ * server when the WAL stays longer than `limit` frames. Stops on "close".
+ */
+const CHECKPOINTER = `
+const { DatabaseSync } = require("node:sqlite");
+const { parentPort, workerData } = require("node:worker_threads");
+const db = new DatabaseSync(workerData.path);
+db.exec("PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0");
+const checkpoint = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
+const timer = setInterval(() => {
+  try {
+    const r = checkpoint.get();
+    if (r.log > workerData.limit) parentPort.postMessage("wal");
+  } catch {
+    // busy or closing: the next round
+  }
+}, workerData.everyMs);
+parentPort.on("message", () => {
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+`;
+
 /** A row as SQLite gives it. */
 export type Row = Record<string, SQLInputValue>;
 
@@ -72,13 +109,48 @@ export class Store {
   private readonly statements = new Map<string, StatementSync>();
   private depth = 0;
   private batch: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | null = null;
+  private readonly resetListeners: Array<() => void> = [];
+  private dataVersion: number | null = null;
+  private synced = false;
+  private checkpointer: Worker | null = null;
+  private walTooLong = false;
 
   constructor(path: string) {
     this.path = path;
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
-    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384;");
+    // busy_timeout first: another connection (the checkpointer of a store closed just before) may hold a lock.
+    this.db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384;");
     this.db.exec(SCHEMA);
+    if (path !== ":memory:") this.startCheckpointer();
+  }
+
+  /**
+   * Checkpoints off the event loop. A checkpoint copies the WAL's pages into the database file and syncs both
+   * (synchronous = NORMAL); run by SQLite after a commit once the WAL passed 1000 pages, it stopped every request
+   * for that time. Here a worker thread with its own connection runs a passive checkpoint every
+   * `CHECKPOINT_EVERY_MS` (SQLite's own advice for busy writers), and this connection never checkpoints by itself
+   * (`wal_autocheckpoint = 0`), except as a backstop: when the worker reports a WAL past `WAL_LIMIT_FRAMES` (it can
+   * restart only when a checkpoint ends between two transactions of this connection), the next commit here
+   * checkpoints what is left, so the WAL starts over. Without worker threads, SQLite's automatic checkpoints stay.
+   */
+  private startCheckpointer(): void {
+    try {
+      const worker = new Worker(CHECKPOINTER, { eval: true, workerData: { path: this.path, everyMs: CHECKPOINT_EVERY_MS, limit: WAL_LIMIT_FRAMES } });
+      worker.unref();
+      worker.on("message", () => {
+        this.walTooLong = true;
+      });
+      worker.on("error", () => {
+        // the worker is gone: SQLite's automatic checkpoints again
+        if (this.db.isOpen) this.db.exec("PRAGMA wal_autocheckpoint = 1000");
+        this.checkpointer = null;
+      });
+      this.db.exec("PRAGMA wal_autocheckpoint = 0");
+      this.checkpointer = worker;
+    } catch {
+      this.checkpointer = null;
+    }
   }
 
   /** A prepared statement, compiled once. */
@@ -107,10 +179,38 @@ export class Store {
     return Number(this.sql(text).run(...params).changes);
   }
 
+  /**
+   * Calls `fn` whenever what a cache holds may differ from the database: a savepoint or the turn's transaction
+   * rolled back (what the cache took from its writes is undone), or another connection committed (see `sync`).
+   */
+  onReset(fn: () => void): void {
+    this.resetListeners.push(fn);
+  }
+
+  private reset(): void {
+    for (const fn of this.resetListeners) fn();
+  }
+
+  /**
+   * Notices writes of other connections: reads `PRAGMA data_version` (which moves only when another connection
+   * committed) at most once per turn of the event loop, and resets every cache when it moved. Called by the caches
+   * before they answer; a write of another process is therefore seen from the next turn on.
+   */
+  sync(): void {
+    if (this.synced) return;
+    this.synced = true;
+    setImmediate(() => {
+      this.synced = false;
+    });
+    const version = (this.sql("PRAGMA data_version").get() as { data_version: number }).data_version;
+    if (this.dataVersion !== null && version !== this.dataVersion) this.reset();
+    this.dataVersion = version;
+  }
+
   /** Opens the turn's transaction if none is open; it commits on `setImmediate`. */
   private open(): void {
     if (this.batch) return;
-    this.db.exec("BEGIN IMMEDIATE");
+    this.sql("BEGIN IMMEDIATE").run();
     let resolve!: () => void;
     let reject!: (e: unknown) => void;
     const promise = new Promise<void>((res, rej) => {
@@ -128,15 +228,27 @@ export class Store {
     if (!b) return;
     this.batch = null;
     try {
-      this.db.exec("COMMIT");
+      this.sql("COMMIT").run();
       b.resolve();
+      if (this.walTooLong) this.catchUp();
     } catch (e) {
       try {
         this.db.exec("ROLLBACK");
       } catch {
         // nothing left to undo
       }
+      this.reset();
       b.reject(e);
+    }
+  }
+
+  /** The checkpointer's backstop: checkpoint here, between two transactions, so the WAL can start over. */
+  private catchUp(): void {
+    try {
+      const r = this.sql("PRAGMA wal_checkpoint(PASSIVE)").get() as { busy: number };
+      if (r.busy === 0) this.walTooLong = false;
+    } catch {
+      // busy: the next commit tries again
     }
   }
 
@@ -153,35 +265,61 @@ export class Store {
     if (this.depth > 0) return fn();
     this.open();
     const name = `sp${this.depth}`;
-    this.db.exec(`SAVEPOINT ${name}`);
+    this.sql(`SAVEPOINT ${name}`).run();
     this.depth++;
     try {
       const out = fn();
       this.depth--;
-      this.db.exec(`RELEASE ${name}`);
+      this.sql(`RELEASE ${name}`).run();
       return out;
     } catch (e) {
       this.depth--;
       this.db.exec(`ROLLBACK TO ${name}`);
       this.db.exec(`RELEASE ${name}`);
+      this.reset();
       throw e;
     }
   }
 
-  /** Commits what is pending, drops the prepared statements and closes the database. */
-  close(): void {
+  /**
+   * Commits what is pending, drops the prepared statements and closes the database; resolves once the
+   * checkpointer thread has closed its connection too (the last one to close checkpoints and removes the WAL).
+   */
+  close(): Promise<void> {
     if (this.db.isOpen) this.commit();
     this.statements.clear();
     if (this.db.isOpen) this.db.close();
+    const worker = this.checkpointer;
+    this.checkpointer = null;
+    if (!worker) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+    worker.postMessage("close");
+    return exited;
   }
 }
 
 /** Timestamps as the contract writes them: RFC 3339, UTC, whole seconds. */
 export function isoSeconds(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const second = Math.floor(ms / 1000);
+  let text = ISO_SECONDS.get(second);
+  if (text === undefined) {
+    if (ISO_SECONDS.size >= 16) ISO_SECONDS.clear();
+    text = new Date(second * 1000).toISOString().replace(".000Z", "Z");
+    ISO_SECONDS.set(second, text);
+  }
+  return text;
 }
+// The few seconds written lately (now, now + 24 h) and their text: the requests of a second share them.
+const ISO_SECONDS = new Map<number, string>();
 
 /** The UTC day of a time, `YYYY-MM-DD`: the unit of daily limits. */
 export function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  const day = Math.floor(ms / 86_400_000);
+  if (day !== dayNumber) {
+    dayText = new Date(day * 86_400_000).toISOString().slice(0, 10);
+    dayNumber = day;
+  }
+  return dayText;
 }
+let dayNumber = Number.NaN;
+let dayText = "";
