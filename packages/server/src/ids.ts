@@ -1,5 +1,5 @@
 /** Identifiers: request ids, handles, record ids and API key secrets. All random parts come from node:crypto. */
-import { createHash, randomBytes, randomFillSync } from "node:crypto";
+import { hash, randomBytes, randomFillSync } from "node:crypto";
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -64,7 +64,7 @@ export function newKeySecret(): string {
 
 /** The stored form of a key: SHA-256, hex. */
 export function hashKey(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
+  return hash("sha256", secret, "hex");
 }
 
 /** The display prefix of a key (its first 12 characters), never enough to use it. */

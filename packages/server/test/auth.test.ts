@@ -1,5 +1,7 @@
 /** Authentication (D25, D28), key states and the one permission (D26). */
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { queryMayNameKey } from "../src/http/auth.ts";
 import { harness, type Harness } from "./helpers.ts";
 
 let h: Harness;
@@ -45,6 +47,20 @@ describe("key carriers", () => {
     // a fresh key works
     const fresh = h.server.gateway.accounts.createKey({ accountId: h.accountId }).secret;
     expect((await h.call("search", "GET", search, { key: fresh })).status).toBe(200);
+  });
+
+  it("parses for a key only query strings that may name one, and never misses one", () => {
+    h = harness();
+    const piece = fc.oneof(fc.constantFrom("key", "k", "ey", "%6B", "%6b", "%65", "%79", "%", "=", "&", "?", "+", "keys", "a", "%20", "露营"), fc.string({ maxLength: 4 }));
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 10 }), (pieces) => {
+        const raw = pieces.join("");
+        if (new URLSearchParams(raw).has("key")) expect(queryMayNameKey(raw), raw).toBe(true);
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(queryMayNameKey("platform=x&query=%E9%9C%B2%E8%90%A5&count=10")).toBe(false);
+    expect(queryMayNameKey("?key=sdgw_x")).toBe(true);
   });
 
   it("answers revoked, expired, suspended keys and suspended accounts by reason", async () => {

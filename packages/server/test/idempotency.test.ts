@@ -1,6 +1,19 @@
 /** Idempotency exactly as the seed's table (D35: replays unchanged, `Idempotent-Replayed: true`, no new charge). */
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { canonicalJson } from "../src/systems/idempotency.ts";
+import { canonicalJson, fingerprint } from "../src/systems/idempotency.ts";
+
+/** The definition canonical JSON keeps (fingerprints are stored: the text must never change). */
+function referenceCanonical(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(referenceCanonical).join(",")}]`;
+  const obj = value as Record<string, unknown>;
+  return `{${Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${referenceCanonical(obj[k])}`)
+    .join(",")}}`;
+}
 import { harness, newIdem, type Harness } from "./helpers.ts";
 
 let h: Harness;
@@ -90,5 +103,8 @@ describe("Idempotency-Key", () => {
   it("compares parameters canonically", () => {
     h = harness();
     expect(canonicalJson({ b: 1, a: [2, { d: 1, c: 2 }] })).toBe(canonicalJson({ a: [2, { c: 2, d: 1 }], b: 1 }));
+    // Stored records keep matching: the text is the reference definition's, and so is the fingerprint.
+    fc.assert(fc.property(fc.anything({ withNullPrototype: true, withSparseArray: true, withObjectString: true }), (v) => canonicalJson(v) === referenceCanonical(v)), { numRuns: 3000 });
+    expect(fingerprint("search", { query: "露营", platform: "x", count: 3 })).toBe("56ZhqNkDWzswqRi8JYqhGcNEoK89i6YMvJYZpw0a2jc");
   });
 });

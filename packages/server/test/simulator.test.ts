@@ -1,10 +1,22 @@
 /** The simulator: deterministic data, pure mappings per platform folder, the capability matrix, knobs. */
 import { PLATFORMS, type Item } from "@sdgw/types";
 import { validateItem } from "@sdgw/validators";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Catalog } from "../src/catalog.ts";
 import { Gen } from "../src/providers/simulator/gen.ts";
-import { PLATFORM_MODULES, Simulator } from "../src/providers/simulator/index.ts";
+import { PLATFORM_MODULES, Simulator, seedText } from "../src/providers/simulator/index.ts";
+
+/** The definition of the seed text (the same request must keep giving the same data). */
+function referenceSeedText(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "";
+  if (Array.isArray(value)) return `[${value.map(referenceSeedText).join(",")}]`;
+  const o = value as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${k}:${referenceSeedText(o[k])}`)
+    .join(",")}}`;
+}
 
 const call = (sim: Simulator, platform: (typeof PLATFORMS)[number], operation: string, params: Record<string, unknown>) =>
   sim.providers[platform].call({ platform, operation, params, signal: new AbortController().signal });
@@ -67,8 +79,14 @@ describe("simulator", () => {
   });
 });
 
+describe("seeds", () => {
+  it("seeds by the reference definition of the parameters' text", () => {
+    fc.assert(fc.property(fc.anything({ withNullPrototype: true, withSparseArray: true, withObjectString: true }), (v) => seedText(v) === referenceSeedText(v)), { numRuns: 3000 });
+  });
+});
+
 describe("answers", () => {
-  it("serializes answers with cached item JSON exactly as JSON.stringify does", async () => {
+  it("serializes answers with cached item bytes exactly as JSON.stringify does, in UTF-8", async () => {
     const { serializeAnswer } = await import("../src/answers.ts");
     const sim = new Simulator();
     const a = await call(sim, "x", "search", { query: "a \u0000 \"q\"", count: 3 });
@@ -81,6 +99,9 @@ describe("answers", () => {
       { request_id: "r", targets: [{ platform: "x", target: "1", result: entry(a) }, { platform: "x", target: "2", result: entry(a) }] },
       { request_id: "r", items: [] },
     ];
-    for (const body of bodies) expect(serializeAnswer(body as never)).toBe(JSON.stringify(body));
+    for (const body of bodies) expect(serializeAnswer(body as never).equals(Buffer.from(JSON.stringify(body)))).toBe(true);
+    const zh = await call(sim, "xiaohongshu", "search", { query: "露营", count: 2 });
+    const withZh = { request_id: "r", items: items(zh), note: "露营 \u2028 \ud83c\udfd5" };
+    expect(serializeAnswer(withZh as never).toString("utf8")).toBe(JSON.stringify(withZh));
   });
 });

@@ -21,6 +21,16 @@ export function presentedKeyHash(headers: Record<string, string>): string | null
   return secret ? hashKey(secret) : null;
 }
 
+/**
+ * Whether a raw query string may carry a parameter named `key` as `URLSearchParams` reads it: one named `key` (the
+ * first may follow a `?`, which it drops), or one whose name is percent-encoded (it may decode to `key`). Only then
+ * is it parsed for `keyInQuery` (most query strings are not).
+ */
+export function queryMayNameKey(raw: string): boolean {
+  return MAY_NAME_KEY.test(raw);
+}
+const MAY_NAME_KEY = /(?:^\??|&)(?:key(?:[=&]|$)|[^&=]*%)/;
+
 /** A key in the query string: refused whatever else came, and marked exposed. Null when there is none. */
 export function keyInQuery(gw: Gateway, query: URLSearchParams, requestId: string): ErrorAnswer<"unauthorized"> | null {
   if (!query.has("key")) return null;

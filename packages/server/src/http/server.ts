@@ -32,7 +32,7 @@ import { fingerprint, type Claim } from "../systems/idempotency.ts";
 import type { HoldRefusal } from "../systems/ledger.ts";
 import type { LimitRefusal } from "../systems/limits.ts";
 import type { HttpAnswer, RunContext } from "../systems/runs.ts";
-import { authenticate, canReadData, keyInQuery, presentedKeyHash, type Caller } from "./auth.ts";
+import { authenticate, canReadData, keyInQuery, presentedKeyHash, queryMayNameKey, type Caller } from "./auth.ts";
 
 type OperationId = keyof typeof OPERATIONS;
 type Validation = { ok: true; value: unknown } | { ok: false; answer(requestId: string): unknown };
@@ -249,8 +249,8 @@ export function buildApp(gw: Gateway): FastifyInstance {
     return async (req: FastifyRequest, reply: FastifyReply) => {
       const requestId = newRequestId(gw.now());
       try {
-        const query = new URLSearchParams(rawQuery(req));
-        const exposed = keyInQuery(gw, query, requestId);
+        const raw = rawQuery(req);
+        const exposed = queryMayNameKey(raw) ? keyInQuery(gw, new URLSearchParams(raw), requestId) : null;
         const answer = exposed ? fromError(exposed) : await fn(req, requestId);
         await gw.store.durable();
         return send(reply, answer);

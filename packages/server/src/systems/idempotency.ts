@@ -4,7 +4,7 @@
  * parameters answer 422. Records are kept `idempotencyTtlMs` (24 h) after the call ended. Parameters are compared
  * by a fingerprint: the operation and the validated request as canonical JSON (keys sorted).
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { isoSeconds, type Store } from "./store.ts";
 
 /** What a claim found. */
@@ -17,18 +17,29 @@ export type Claim =
 /** JSON with object keys sorted, so that `{a,b}` and `{b,a}` give the same text. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  let out: string;
+  if (Array.isArray(value)) {
+    out = "[";
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? "," : "") + (i in value ? canonicalJson(value[i]) : "");
+    return `${out}]`;
+  }
   const obj = value as Record<string, unknown>;
-  return `{${Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
-    .join(",")}}`;
+  const keys = Object.keys(obj);
+  if (keys.length > 1) keys.sort();
+  out = "{";
+  let first = true;
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    out += `${first ? "" : ","}${JSON.stringify(k)}:${canonicalJson(v)}`;
+    first = false;
+  }
+  return `${out}}`;
 }
 
 /** The fingerprint of a request: SHA-256 of the operation and its canonical parameters. */
 export function fingerprint(operation: string, params: unknown): string {
-  return createHash("sha256").update(operation).update("\n").update(canonicalJson(params)).digest("base64url");
+  return hash("sha256", `${operation}\n${canonicalJson(params)}`, "base64url");
 }
 
 /** Dependencies of the idempotency system. */
@@ -78,13 +89,13 @@ export class Idempotency {
     return found;
   }
 
-  /** Stores the first answer of an ended call; later claims with the same parameters replay it. */
-  complete(keyId: string, idemKey: string, status: number, headers: Record<string, string>, body: string): void {
+  /** Stores the first answer of an ended call (text, or its UTF-8 bytes); later claims with the same parameters replay it. */
+  complete(keyId: string, idemKey: string, status: number, headers: Record<string, string>, body: string | Uint8Array): void {
     const id = `${keyId}\n${idemKey}`;
     const claim = this.running.get(id);
     this.running.delete(id);
     this.deps.store.run(
-      "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, answer, created_at, expires_at) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, ?)",
+      "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, answer, created_at, expires_at) VALUES (?, ?, ?, 'done', ?, ?, ?, CAST(? AS TEXT), ?, ?)",
       keyId,
       idemKey,
       claim?.fingerprint ?? "",

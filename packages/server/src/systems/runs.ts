@@ -23,11 +23,11 @@ import type { HoldRefusal, Ledger } from "./ledger.ts";
 import type { Limits } from "./limits.ts";
 import { isoSeconds, type Store } from "./store.ts";
 
-/** An answer ready to send: status, headers, and the body as text. */
+/** An answer ready to send: status, headers, and the body as text or as its UTF-8 bytes (a finished answer). */
 export interface HttpAnswer {
   status: number;
   headers: Record<string, string>;
-  body: string;
+  body: string | Buffer;
 }
 
 /** Who started a run and under which Idempotency-Key. */
@@ -175,7 +175,7 @@ export class Runs {
       const text = serializeAnswer(body);
       if (live.handle) {
         store.run(
-          "UPDATE runs SET state = 'finished', charged = ?, http_status = 200, headers = ?, answer = ?, ended_at = ?, expires_at = ? WHERE id = ?",
+          "UPDATE runs SET state = 'finished', charged = ?, http_status = 200, headers = ?, answer = CAST(? AS TEXT), ended_at = ?, expires_at = ? WHERE id = ?",
           charged,
           JSON.stringify(headers),
           text,

@@ -114,6 +114,7 @@ export class Store {
   private synced = false;
   private checkpointer: Worker | null = null;
   private walTooLong = false;
+  private caughtUpAt = Number.NEGATIVE_INFINITY;
 
   constructor(path: string) {
     this.path = path;
@@ -139,7 +140,8 @@ export class Store {
       const worker = new Worker(CHECKPOINTER, { eval: true, workerData: { path: this.path, everyMs: CHECKPOINT_EVERY_MS, limit: WAL_LIMIT_FRAMES } });
       worker.unref();
       worker.on("message", () => {
-        this.walTooLong = true;
+        // A report older than the last catch-up (the WAL starts over with this connection's next write) is stale.
+        if (performance.now() - this.caughtUpAt > CHECKPOINT_EVERY_MS * 5) this.walTooLong = true;
       });
       worker.on("error", () => {
         // the worker is gone: SQLite's automatic checkpoints again
@@ -246,7 +248,10 @@ export class Store {
   private catchUp(): void {
     try {
       const r = this.sql("PRAGMA wal_checkpoint(PASSIVE)").get() as { busy: number };
-      if (r.busy === 0) this.walTooLong = false;
+      if (r.busy === 0) {
+        this.walTooLong = false;
+        this.caughtUpAt = performance.now();
+      }
     } catch {
       // busy: the next commit tries again
     }

@@ -63,15 +63,21 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Canonical text of parameters (keys sorted) for seeding. */
-function seedText(value: unknown): string {
+/** Canonical text of parameters (keys sorted) for seeding: `{k:v,…}`, arrays `[…]`, scalars as JSON. */
+export function seedText(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "";
-  if (Array.isArray(value)) return `[${value.map(seedText).join(",")}]`;
+  let out: string;
+  if (Array.isArray(value)) {
+    out = "[";
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? "," : "") + (i in value ? seedText(value[i]) : "");
+    return `${out}]`;
+  }
   const o = value as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .sort()
-    .map((k) => `${k}:${seedText(o[k])}`)
-    .join(",")}}`;
+  const keys = Object.keys(o);
+  if (keys.length > 1) keys.sort();
+  out = "{";
+  for (let i = 0; i < keys.length; i++) out += `${i > 0 ? "," : ""}${keys[i]!}:${seedText(o[keys[i]!])}`;
+  return `${out}}`;
 }
 
 /** Cursors the simulator writes: base64url JSON `{ o: offset, p: platform, op }`. */
