@@ -143,11 +143,13 @@ export class Store {
         // A report older than the last catch-up (the WAL starts over with this connection's next write) is stale.
         if (performance.now() - this.caughtUpAt > CHECKPOINT_EVERY_MS * 5) this.walTooLong = true;
       });
-      worker.on("error", () => {
+      worker.once("exit", () => {
+        if (this.checkpointer !== worker) return; // stopped by close()
         // the worker is gone: SQLite's automatic checkpoints again
-        if (this.db.isOpen) this.db.exec("PRAGMA wal_autocheckpoint = 1000");
         this.checkpointer = null;
+        if (this.db.isOpen) this.db.exec("PRAGMA wal_autocheckpoint = 1000");
       });
+      worker.on("error", () => undefined); // an "exit" follows
       this.db.exec("PRAGMA wal_autocheckpoint = 0");
       this.checkpointer = worker;
     } catch {
@@ -298,6 +300,7 @@ export class Store {
     this.checkpointer = null;
     if (!worker) return Promise.resolve();
     const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+    worker.ref(); // until it has closed: an awaited close() must not leave the process with nothing to wait for
     worker.postMessage("close");
     return exited;
   }
