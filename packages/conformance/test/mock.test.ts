@@ -37,6 +37,7 @@ defineConformanceSuite({
       "runs.running-read",
       "runs.lifecycle",
       "runs.charged-once",
+      "results.request-id",
       "results.json",
       "results.csv",
       "results.ndjson",

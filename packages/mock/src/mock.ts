@@ -377,7 +377,7 @@ export function createMock(options: MockOptions = {}): Mock {
     store.charge(cost, clock());
     run.charged = cost;
     run.outcomes = outcomes;
-    run.finished = renderFinished(run.plan, outcomes, context(newRequestId()));
+    run.finished = renderFinished(run.plan, outcomes, context(run.requestId)); // D47: the original call's request_id
     run.status = "finished";
     run.endedAt = clock();
   }
@@ -391,8 +391,9 @@ export function createMock(options: MockOptions = {}): Mock {
     return body;
   }
 
-  function running(run: Run, requestId: string): Reply {
-    return reply(202, renderRunning(run.plan, run.outcomes, run.handle, run.reads, polls + 1, context(requestId)), { "Retry-After": String(retryAfter) });
+  /** The 202 answer of a run still going: the call's own, and every read of it, under the call's `request_id` (D47). */
+  function running(run: Run): Reply {
+    return reply(202, renderRunning(run.plan, run.outcomes, run.handle, run.reads, polls + 1, context(run.requestId)), { "Retry-After": String(retryAfter) });
   }
 
   // ---------------------------------------------------------------------------------------------- operations
@@ -526,10 +527,10 @@ export function createMock(options: MockOptions = {}): Mock {
     if (plan.tool === "account_watch" && isObject(params["schedule"])) addSchedule(params);
 
     if (background) {
-      const run: Run = { handle: newHandle(), op, key: apiKey, plan, outcomes, reads: 0, status: "running", due: false, charged: 0 };
+      const run: Run = { handle: newHandle(), requestId, op, key: apiKey, plan, outcomes, reads: 0, status: "running", due: false, charged: 0 };
       store.runMap.set(run.handle, run);
       if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, handle: run.handle });
-      return running(run, requestId);
+      return running(run);
     }
     const cost = costOf(plan, outcomes);
     store.charge(cost, clock());
@@ -591,7 +592,7 @@ export function createMock(options: MockOptions = {}): Mock {
     if (run.status === "running") {
       if (forced?.kind === "running") {
         consume();
-        return running(run, requestId);
+        return running(run);
       }
       if (forced?.kind === "outcome") {
         const reason = unanswerable(run.plan, forced.outcome);
@@ -604,7 +605,7 @@ export function createMock(options: MockOptions = {}): Mock {
       }
       if (run.reads < polls && !run.due) {
         run.reads += 1;
-        return running(run, requestId);
+        return running(run);
       }
       finish(run);
     } else if (forced && forced.kind !== "refusal" && forced.kind !== "skip") {

@@ -29,6 +29,8 @@ export interface RunInfo {
 /** @internal A run, with what the mock needs to finish it. */
 export interface Run {
   handle: string;
+  /** The `request_id` of the call that started it: its running and finished reads keep it (D47). */
+  requestId: string;
   op: OperationId;
   key: string;
   plan: Plan;

@@ -212,6 +212,24 @@ describe("202 runs and GET /v1/results/{handle}", () => {
     expect(mock.state.run(handle)).toMatchObject({ status: "finished", chargedCredits: 2, reads: 2 });
   });
 
+  it("every running and finished read keeps the request_id of the call that started the run; refusals get their own (D47)", async () => {
+    const started = await post("/v1/search", { platforms: ["x", "reddit"], query: "slow typescript" }, { "Idempotency-Key": idem() });
+    const id = started.body.request_id as string;
+    const handle = started.body.handle as string;
+    const reads = [];
+    for (let i = 0; i < 4; i++) reads.push(await send({ path: `/v1/results/${handle}` }));
+    expect(reads.map((r) => [r.status, r.body.request_id])).toEqual([
+      [202, id],
+      [202, id],
+      [200, id],
+      [200, id],
+    ]);
+    const other = await send({ path: `/v1/results/${handle}`, key: NOSCOPE });
+    expect(other.status).toBe(404);
+    expect(other.body.request_id).not.toBe(id);
+    expect(other.body.request_id).toMatch(/^req_[0-9A-Z]{26}$/);
+  });
+
   it("csv and ndjson of a finished result are toCsv and toNdjson of it; a run still going answers 202 whatever the format", async () => {
     const handle = await startRun();
     const early = await send({ path: `/v1/results/${handle}`, query: { format: "csv" } });

@@ -257,6 +257,26 @@ export const runChecks: Check[] = [
     },
   },
   {
+    id: "results.request-id",
+    title: "every running (202) and finished read keeps the request_id of the call that started the run (D47)",
+    async run(ctx) {
+      const r = await withRun(ctx, false);
+      if (r.verdict) return r.verdict;
+      const run = r.value;
+      const id = bodyOf(run.first!)["request_id"];
+      const reads = [run.runningRead, ...run.polls.map((p) => p.x), run.again].filter((x): x is Exchange => x !== undefined && (x.status === 200 || x.status === 202) && isObject(x.json));
+      for (const x of reads) {
+        if (bodyOf(x)["request_id"] !== id) {
+          return fail(`${exchangeLine(x, 160)}; request_id ${JSON.stringify(bodyOf(x)["request_id"] ?? null)}, expected the call's ${JSON.stringify(id)} (D47: a running or finished read keeps the original call's request_id: one call, one id to quote)`);
+        }
+      }
+      const running = reads.filter((x) => x.status === 202).length;
+      const finished = reads.length - running;
+      if (!finished) return pass(`${running} running read(s) kept ${String(id)}; the run did not end within the budget, so no finished read was compared`);
+      return pass(`${running} running and ${finished} finished read(s) kept ${String(id)}`);
+    },
+  },
+  {
     id: "results.json",
     title: "a finished result reads again the same (free, repeatable; balance as of the read)",
     async run(ctx) {
