@@ -37,6 +37,8 @@ export interface ServerConfig {
   providerTimeoutMs: number;
   /** Largest request body in bytes; larger bodies are `invalid_params` (seed case 16). */
   bodyLimit: number;
+  /** How often the scheduler looks for schedules that fell due, in ms (0: never; `Scheduler.tick` still works). */
+  scheduleTickMs: number;
   limits: LimitsConfig;
   /** Addresses the errors point to. */
   urls: ServiceUrls;
@@ -67,6 +69,7 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     inProgressRetrySeconds: Math.max(1, Math.ceil(options.inProgressRetrySeconds ?? 2)),
     providerTimeoutMs: options.providerTimeoutMs ?? 120_000,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    scheduleTickMs: options.scheduleTickMs ?? 30_000,
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     urls: { ...DEFAULT_URLS, ...options.urls },
   };

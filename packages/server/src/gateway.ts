@@ -13,6 +13,7 @@ import { Idempotency } from "./systems/idempotency.ts";
 import { Ledger } from "./systems/ledger.ts";
 import { Limits } from "./systems/limits.ts";
 import { Runs } from "./systems/runs.ts";
+import { Schedules } from "./systems/schedules.ts";
 import { Store } from "./systems/store.ts";
 
 /** Everything the server is made of. */
@@ -24,6 +25,10 @@ export interface Gateway {
   idempotency: Idempotency;
   limits: Limits;
   runs: Runs;
+  /** Schedules of `account_watch` (D11) and the follower readings of its runs. */
+  schedules: Schedules;
+  /** The provider of every platform. */
+  providers: Readonly<Record<Platform, PlatformProvider>>;
   catalog: Catalog;
   finder: Finder;
   /** The simulator, when the providers are the default ones. */
@@ -67,6 +72,12 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const limits = new Limits({ limits: config.limits, now });
   const runs = new Runs({ store, ledger, idempotency, limits, providers, config, now, log });
   const catalog = new Catalog(providers);
-  const recovered = options.recover === false ? 0 : runs.recover();
-  return { config, store, accounts, ledger, idempotency, limits, runs, catalog, finder: new Finder(catalog), simulator, now, log, recovered };
+  const schedules = new Schedules({ store, now });
+  let recovered = 0;
+  if (options.recover !== false) {
+    const running = new Set(store.all<{ id: string }>("SELECT id FROM runs WHERE state = 'running'").map((r) => r.id));
+    recovered = runs.recover();
+    schedules.recover(running);
+  }
+  return { config, store, accounts, ledger, idempotency, limits, runs, schedules, providers, catalog, finder: new Finder(catalog), simulator, now, log, recovered };
 }

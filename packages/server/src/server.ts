@@ -2,11 +2,14 @@
 import type { FastifyInstance } from "fastify";
 import { createGateway, type Gateway, type GatewayOptions } from "./gateway.ts";
 import { buildApp } from "./http/server.ts";
+import { Scheduler } from "./scheduler.ts";
 
 /** A reference server, built and not yet listening. */
 export interface SdgwServer {
   app: FastifyInstance;
   gateway: Gateway;
+  /** Runs schedules as they fall due (ticking from `listen` on, every `scheduleTickMs`). */
+  scheduler: Scheduler;
   /** Listens on `host:port` (default 127.0.0.1:8787); resolves to the base URL. */
   listen(options?: { host?: string; port?: number }): Promise<string>;
   /** Stops listening, waits up to `drainMs` (default 2000) for runs in flight, and closes the store. */
@@ -19,17 +22,24 @@ export function createServer(options: GatewayOptions = {}): SdgwServer {
   const app = buildApp(gateway);
   const sweeper = setInterval(() => gateway.runs.sweep(), 10 * 60_000);
   sweeper.unref();
+  const scheduler = new Scheduler(gateway);
   return {
     app,
     gateway,
+    scheduler,
     async listen({ host = "127.0.0.1", port = 8787 } = {}) {
       await app.listen({ host, port });
+      if (gateway.config.scheduleTickMs > 0) {
+        scheduler.start(gateway.config.scheduleTickMs);
+        void scheduler.tick().catch((e: unknown) => gateway.log("scheduler tick failed", e));
+      }
       const address = app.server.address();
       const bound = typeof address === "object" && address ? address.port : port;
       return `http://${host}:${bound}`;
     },
     async close({ drainMs = 2000 } = {}) {
       clearInterval(sweeper);
+      await scheduler.stop();
       await app.close();
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([gateway.runs.drain(), new Promise<void>((r) => (timer = setTimeout(r, drainMs)))]);

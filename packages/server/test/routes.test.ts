@@ -1,5 +1,4 @@
 /** Every route of the contract, each answer validated by @sdgw/validators (the harness does it on every call). */
-import { OPERATIONS } from "@sdgw/validators";
 import { afterEach, describe, expect, it } from "vitest";
 import { harness, type Harness } from "./helpers.ts";
 
@@ -247,22 +246,6 @@ describe("discovery, account, schedules, tools, unknown paths", () => {
     expect(d.json.reason).toBe("no_such_schedule");
     expect((await h.call("getAccount", "GET", "/v1/account?verbose=1")).json.fix.param).toBe("verbose");
     expect((await h.call("deleteSchedule", "DELETE", `/v1/schedules/${"s".repeat(129)}`)).status).toBe(400);
-  });
-
-  it("answers the seven tools with not_supported / not_available_yet until they are built, and unknown tools 404", async () => {
-    h = harness();
-    for (const op of Object.values(OPERATIONS).filter((o) => o.path.startsWith("/v1/tools/"))) {
-      const tool = op.path.slice("/v1/tools/".length);
-      const body = tool === "comment_insights" || tool === "batch_stats" ? { targets: ["https://x.com/a/status/123456"] } : tool === "account_watch" || tool === "creator_card" ? { accounts: ["https://x.com/vercel"] } : { query: "coffee" };
-      const a = await h.call(op.operationId as never, "POST", op.path, { body });
-      expect(a.status, tool).toBe(400);
-      expect(a.json).toMatchObject({ code: "not_supported", reason: "not_available_yet", fix: { param: tool } });
-    }
-    const bad = await h.call("brandBuzz", "POST", "/v1/tools/brand_buzz", { body: { query: "a", window: "1y" } });
-    expect(bad.json.code).toBe("invalid_params");
-    const none = await h.call(null, "POST", "/v1/tools/mind_reader", { body: {} });
-    expect(none.status).toBe(404);
-    expect(none.json).toMatchObject({ reason: "no_such_tool", fix: { allowed: ["brand_buzz", "comment_insights", "account_watch", "find_creators", "creator_card", "batch_stats", "viral_finder"] } });
   });
 
   it("answers an unknown path 404 no_such_route listing the routes, with an example call", async () => {

@@ -137,6 +137,12 @@ export function explainFailure(op: OperationInfo, part: RequestPart, errors: rea
       ? String(error.params["missingProperty"])
       : decode(error.instancePath.split("/")[1] ?? part);
   const param = canonical(op, part, name);
+  const path = error.instancePath.split("/").slice(1).map(decode);
+  if (path.length > 1 && error.keyword === "enum" && typeof path[1] === "string" && !/^\d+$/.test(path[1])) {
+    // A member of an object parameter (`schedule.every`): name the member and its values.
+    const values = ((error.params as { allowedValues?: unknown[] }).allowedValues ?? []).map(String);
+    return { param, message: `\`${param}.${path.slice(1).join(".")}\` must be one of ${values.join(", ")}.`, ...(values.length ? { allowed: values } : {}) };
+  }
   return wordingFor(param, params[param] ?? params[name], error, valueAt(value, error.instancePath));
 }
 

@@ -17,7 +17,7 @@ const apiKey = process.env["SDGW_API_KEY"] ?? null;
 if (!apiKey) console.error("sdgw-mcp: SDGW_API_KEY is not set; charging tools and account will answer unauthorized.");
 const server = createServer({ ...configFromEnv(), log: (...args: unknown[]) => console.error(...args) });
 await server.app.ready();
-const mcp = createMcpServer({ app: server.app, apiKey });
+const mcp = createMcpServer({ app: server.app, apiKey, gateway: server.gateway });
 await mcp.connect(new StdioServerTransport());
 
 const stop = async () => {

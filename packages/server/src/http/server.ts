@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import type { Platform } from "@sdgw/types";
+import type { Platform, Schedule, ToolName } from "@sdgw/types";
 import { TOOL_NAMES } from "@sdgw/types";
 import {
   OPERATIONS,
@@ -32,6 +32,11 @@ import { fingerprint, type Claim } from "../systems/idempotency.ts";
 import type { HoldRefusal } from "../systems/ledger.ts";
 import type { LimitRefusal } from "../systems/limits.ts";
 import type { HttpAnswer, RunContext } from "../systems/runs.ts";
+import { SCHEDULES_PER_WORKSPACE } from "../systems/schedules.ts";
+import { toolQuoteAnswer } from "../tool-answers.ts";
+import { planTool, startToolRun } from "../tool-runs.ts";
+import type { ToolPlan, ToolRefusal } from "../tools/types.ts";
+import { mcpRoutes } from "../mcp/http.ts";
 import { authenticate, canReadData, keyInQuery, presentedKeyHash, queryMayNameKey, type Caller } from "./auth.ts";
 
 type OperationId = keyof typeof OPERATIONS;
@@ -199,6 +204,16 @@ export function buildApp(gw: Gateway): FastifyInstance {
     return a.caller;
   }
 
+  /** The answer of an Idempotency-Key already taken: the first answer again, 409 while it runs, 422 with other parameters. */
+  function claimTaken(claim: Exclude<Claim, { kind: "claimed" }>, requestId: string, keyHash: string): HttpAnswer {
+    if (claim.kind === "replay") return { status: claim.status, headers: { ...claim.headers, "idempotent-replayed": "true" }, body: claim.body };
+    if (claim.kind === "in_progress") {
+      const s = gw.config.inProgressRetrySeconds;
+      return fail("idempotency_in_progress", requestId, { message: "The call under this Idempotency-Key still runs.", retry_after: s, fix: { note: "Ask again after Retry-After seconds; the first answer comes back with no new charge." } }, null);
+    }
+    return fail("idempotency_conflict", requestId, { message: "This Idempotency-Key was used with other parameters.", fix: { param: "Idempotency-Key", note: "Use a new key for a new call; the same key replays only the same call." } }, keyHash);
+  }
+
   /**
    * The shared steps of every data call, from the idempotency claim to the answer. The key is claimed first, in
    * memory (a replay, a 409 or a 422 answers at once), and given back when a limit, the quote or the hold refuses
@@ -208,18 +223,10 @@ export function buildApp(gw: Gateway): FastifyInstance {
     if (!plan.ok) return refusePlan(plan.refusal, requestId, caller.keyHash);
     const keyId = caller.key.id;
     const print = idemKey !== undefined ? fingerprint(operationId, params) : "";
-    const taken = (claim: Exclude<Claim, { kind: "claimed" }>): HttpAnswer => {
-      if (claim.kind === "replay") return { status: claim.status, headers: { ...claim.headers, "idempotent-replayed": "true" }, body: claim.body };
-      if (claim.kind === "in_progress") {
-        const s = gw.config.inProgressRetrySeconds;
-        return fail("idempotency_in_progress", requestId, { message: "The call under this Idempotency-Key still runs.", retry_after: s, fix: { note: "Ask again after Retry-After seconds; the first answer comes back with no new charge." } }, null);
-      }
-      return fail("idempotency_conflict", requestId, { message: "This Idempotency-Key was used with other parameters.", fix: { param: "Idempotency-Key", note: "Use a new key for a new call; the same key replays only the same call." } }, caller.keyHash);
-    };
     const runId = newRunId(gw.now());
     if (idemKey !== undefined) {
       const claim = gw.idempotency.claim(keyId, idemKey, print, runId);
-      if (claim.kind !== "claimed") return taken(claim);
+      if (claim.kind !== "claimed") return claimTaken(claim, requestId, caller.keyHash);
     }
     let running = false;
     try {
@@ -348,31 +355,112 @@ export function buildApp(gw: Gateway): FastifyInstance {
     return planTargets(gw.catalog, name, platform, full, { op });
   }
 
-  // ------------------------------------------------------------------------------------------ tools (a later issue)
+  // ------------------------------------------------------------------------------------------ tools
 
-  const toolOps: Record<string, OperationId> = { brand_buzz: "brandBuzz", comment_insights: "commentInsights", account_watch: "accountWatch", find_creators: "findCreators", creator_card: "creatorCard", batch_stats: "batchStats", viral_finder: "viralFinder" };
+  const toolOps: Record<ToolName, OperationId> = { brand_buzz: "brandBuzz", comment_insights: "commentInsights", account_watch: "accountWatch", find_creators: "findCreators", creator_card: "creatorCard", batch_stats: "batchStats", viral_finder: "viralFinder" };
+
+  /** A tool's refusal (D24) as its HTTP answer; never charged. */
+  function refuseTool(r: ToolRefusal, requestId: string, keyHash: string | null): HttpAnswer {
+    switch (r.code) {
+      case "invalid_params":
+        return invalid({ param: r.param, message: r.message, ...(r.allowed ? { allowed: r.allowed } : {}) }, requestId, keyHash);
+      case "plan_limit":
+        return fail("plan_limit", requestId, { reason: r.reason, message: `${r.message} Nothing ran and nothing was charged.`, fix: { param: r.param, action_url: gw.config.urls.billing, note: "Buy credits to open it, or send a smaller scale." } }, keyHash);
+      case "not_supported":
+        return fail(
+          "not_supported",
+          requestId,
+          { reason: r.reason, message: `${r.message} Nothing ran and nothing was charged.`, fix: { param: r.param, ...(r.allowed ? { allowed: r.allowed } : {}), note: r.reason === "not_available_yet" ? "Send confirm: false to see the plan and price of what runs now." : "GET /v1/capabilities lists the platforms of each operation.", example_call: { method: "GET", path: "/v1/capabilities" } } },
+          keyHash,
+        );
+    }
+  }
+
+  /** A refusal that needs no account to decide (the request itself is wrong), decided before authentication (D50). */
+  const beforeAuth = (r: ToolRefusal) => r.code === "invalid_params" || (r.code === "not_supported" && r.reason === "no_such_capability");
+
   app.post<{ Params: { tool: string } }>(
     "/v1/tools/:tool",
-    handler((req, requestId) => {
-      const tool = (req.params as { tool: string }).tool;
-      const operationId = toolOps[tool];
-      if (!operationId) {
-        return fail("not_found", requestId, { reason: "no_such_tool", message: `There is no tool ${tool}.`, fix: { param: "tool", allowed: [...TOOL_NAMES], example_call: { method: "GET", path: "/v1/capabilities" } } }, null);
+    handler(async (req, requestId) => {
+      const name = (req.params as { tool: string }).tool;
+      const operationId = (toolOps as Record<string, OperationId>)[name];
+      if (!operationId || !Object.hasOwn(toolOps, name)) {
+        return fail("not_found", requestId, { reason: "no_such_tool", message: `There is no tool ${name.slice(0, 100)}.`, fix: { param: "tool", allowed: [...TOOL_NAMES], example_call: { method: "GET", path: "/v1/capabilities" } } }, null);
       }
-      const hash = presentedKeyHash(normalizeHeaders(req.headers as Record<string, string | string[] | undefined>));
-      validate(req, operationId, requestId, { body: true }, hash);
-      return fail(
-        "not_supported",
-        requestId,
-        {
-          reason: "not_available_yet",
-          message: `The tool ${tool} is not available yet on this server; it comes with a later release. Nothing ran and nothing was charged.`,
-          fix: { param: tool, note: "The data routes (search, trending, detail, comments, user_profile, user_posts, call) are open; GET /v1/capabilities lists them.", example_call: { method: "GET", path: "/v1/capabilities" } },
-        },
-        null,
-      );
+      const tool = name as ToolName;
+      const headersRaw = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+      const hash = presentedKeyHash(headersRaw);
+      const { body, headers } = validate(req, operationId, requestId, { body: true, headers: headersRaw }, hash);
+      const early = planTool(gw, tool, body, "paid");
+      if (!early.ok && beforeAuth(early.refusal)) return refuseTool(early.refusal, requestId, hash);
+      const caller = callerOf(headers, requestId, true, hash);
+      const planned = planTool(gw, tool, body, caller.account.plan);
+      if (!planned.ok) return refuseTool(planned.refusal, requestId, caller.keyHash);
+      const confirmed = body["confirm"] !== false;
+      const schedule = tool === "account_watch" && confirmed ? (body["schedule"] as { every: Schedule["every"] } | undefined) : undefined;
+      if (schedule) {
+        if (caller.account.plan === "free") {
+          return fail("plan_limit", requestId, { reason: "schedules_need_purchase", message: "Schedules open after the first purchase; this call without `schedule` runs now. Nothing ran and nothing was charged.", fix: { param: "schedule", action_url: gw.config.urls.billing, note: "Buy credits to open schedules." } }, caller.keyHash);
+        }
+        if (gw.schedules.count(caller.key.workspace_id) >= SCHEDULES_PER_WORKSPACE) {
+          return invalid({ param: "schedule", message: `A workspace has at most ${SCHEDULES_PER_WORKSPACE} schedules.`, note: "DELETE /v1/schedules/{schedule_id} removes one; GET /v1/schedules lists them." }, requestId, caller.keyHash);
+        }
+      }
+      return runTool(caller, requestId, tool, operationId, body, headers["idempotency-key"], planned.plan, confirmed, schedule);
     }),
   );
+
+  /**
+   * The steps of a tool call after its plan, as `runCall` for data calls: the claim, the limits, the quote
+   * (`confirm: false` answers it, free), `max_cost_credits`, the hold, then the run; a schedule asked for is
+   * created once the hold is taken (the call is its first run).
+   */
+  async function runTool(caller: Caller, requestId: string, tool: ToolName, operationId: OperationId, body: Record<string, unknown>, idemKey: string | undefined, plan: ToolPlan, confirmed: boolean, schedule: { every: Schedule["every"] } | undefined): Promise<HttpAnswer> {
+    const keyId = caller.key.id;
+    const runId = newRunId(gw.now());
+    if (idemKey !== undefined) {
+      const claim = gw.idempotency.claim(keyId, idemKey, fingerprint(operationId, body), runId);
+      if (claim.kind !== "claimed") return claimTaken(claim, requestId, caller.keyHash);
+    }
+    let running = false;
+    try {
+      const quote = plan.quote.quote_credits;
+      if (!confirmed) {
+        const limited = (await gw.limits.failureBlock(caller.keyHash)) ?? (await gw.limits.keyCall(keyId));
+        if (limited) return limitAnswer(limited, requestId);
+        const answer: HttpAnswer = { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(toolQuoteAnswer(requestId, plan, gw.ledger.view(caller.account.id, caller.key))) };
+        if (idemKey !== undefined) {
+          gw.store.tx(() => gw.idempotency.complete(keyId, idemKey, answer.status, answer.headers, answer.body as string));
+          running = true;
+        }
+        return answer;
+      }
+      const limited = (await gw.limits.failureBlock(caller.keyHash)) ?? (await gw.limits.keyCall(keyId)) ?? gw.limits.startRun(caller.key.workspace_id);
+      if (limited) return limitAnswer(limited, requestId);
+      const maxCost = body["max_cost_credits"];
+      if (typeof maxCost === "number" && quote > maxCost) {
+        gw.limits.endRun(caller.key.workspace_id);
+        return fail("max_cost_exceeded", requestId, { message: `This call's quote is ${quote} credits, over max_cost_credits ${maxCost}; nothing ran. Send confirm: false to see the plan.`, quote_credits: quote, fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." } }, caller.keyHash);
+      }
+      const ctx: RunContext = { requestId, key: caller.key, account: caller.account, keyHash: caller.keyHash, ...(idemKey !== undefined ? { idemKey } : {}) };
+      const refused = gw.runs.begin(runId, ctx, quote, plan.quote.calls_planned);
+      if (refused) {
+        gw.limits.endRun(caller.key.workspace_id);
+        return holdAnswer(refused, quote, requestId, caller.keyHash);
+      }
+      running = true;
+      const warnings: string[] = [];
+      if (schedule) {
+        const rest = Object.fromEntries(Object.entries(body).filter(([k]) => k !== "schedule" && k !== "confirm" && k !== "max_cost_credits"));
+        const params = Object.fromEntries(Object.entries(plan.applied_params).filter(([k]) => k !== "schedule.every" && k !== "confirm" && k !== "max_cost_credits"));
+        const created = gw.schedules.create({ workspaceId: caller.key.workspace_id, accountId: caller.account.id, keyId, body: rest, params: params as never, every: schedule.every });
+        warnings.push(`Schedule ${created.id} created: this account_watch call runs again every ${created.every} under this key, charged like this call (next at ${created.next_run_at}); GET /v1/schedules lists it, DELETE /v1/schedules/${created.id} stops it.`);
+      }
+      return await startToolRun(gw, runId, ctx, body, plan, { warnings });
+    } finally {
+      if (!running && idemKey !== undefined) gw.idempotency.release(keyId, idemKey);
+    }
+  }
 
   // ------------------------------------------------------------------------------------------ discovery (no key)
 
@@ -430,7 +518,7 @@ export function buildApp(gw: Gateway): FastifyInstance {
         request_id: requestId,
         schema_version: "v1",
         account: { id: account.id, name: account.name, plan: account.plan, status: account.status, free_calls_left: gw.ledger.freeCallsLeft(account) },
-        workspace: { id: ws.id, name: ws.name, schedules_count: 0, schedules_limit: 20 },
+        workspace: { id: ws.id, name: ws.name, schedules_count: gw.schedules.count(ws.id), schedules_limit: SCHEDULES_PER_WORKSPACE },
         key: { id: key.id, prefix: key.prefix, name: key.name, permissions: JSON.parse(key.permissions) as string[], status: key.status === "suspended" ? "suspended" : "active", daily_limit_credits: key.daily_limit, created_at: key.created_at, expires_at: key.expires_at },
         billing: creditBilling(view, 0),
       };
@@ -442,8 +530,8 @@ export function buildApp(gw: Gateway): FastifyInstance {
     "/v1/schedules",
     handler(async (req, requestId) => {
       validate(req, "listSchedules", requestId, {}, null);
-      await freeCaller(req, requestId);
-      return { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify({ request_id: requestId, schema_version: "v1", schedules: [], limit: 20 }) };
+      const { key } = await freeCaller(req, requestId);
+      return { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify({ request_id: requestId, schema_version: "v1", schedules: gw.schedules.list(key.workspace_id), limit: SCHEDULES_PER_WORKSPACE }) };
     }),
   );
 
@@ -452,7 +540,8 @@ export function buildApp(gw: Gateway): FastifyInstance {
     handler(async (req, requestId) => {
       const id = (req.params as { schedule_id: string }).schedule_id;
       validate(req, "deleteSchedule", requestId, { path: { schedule_id: id } }, null);
-      await freeCaller(req, requestId);
+      const { key } = await freeCaller(req, requestId);
+      if (gw.schedules.remove(key.workspace_id, id)) return { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify({ request_id: requestId, schema_version: "v1", deleted: true, schedule_id: id }) };
       return fail("not_found", requestId, { reason: "no_such_schedule", message: `The workspace has no schedule ${id.slice(0, 128)}.`, fix: { param: "schedule_id", example_call: { method: "GET", path: "/v1/schedules" } } }, null);
     }),
   );
@@ -464,9 +553,13 @@ export function buildApp(gw: Gateway): FastifyInstance {
       const hash = presentedKeyHash(normalizeHeaders(req.headers as Record<string, string | string[] | undefined>));
       const { query } = validate(req, "getResult", requestId, { path: { handle } }, hash);
       const caller = await freeCaller(req, requestId);
-      return gw.runs.read(handle, caller.key, (query["format"] as "json" | "csv" | "ndjson" | undefined) ?? "json", requestId);
+      return gw.runs.read(handle, caller.key, query["format"] as "json" | "csv" | "ndjson" | undefined, requestId);
     }),
   );
+
+  // ------------------------------------------------------------------------------------------ MCP (Streamable HTTP)
+
+  void app.register(mcpRoutes, { gateway: gw, target: app });
 
   // ------------------------------------------------------------------------------------------ anything else
 

@@ -5,6 +5,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { errorAnswer } from "@sdgw/validators";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Gateway } from "../gateway.ts";
 import { newRequestId } from "../ids.ts";
 import { createMcpServer } from "./server.ts";
 
@@ -14,6 +15,8 @@ export interface McpRoutesOptions {
   target?: FastifyInstance;
   /** Size bound of one answer in bytes of JSON (tests only). */
   maxAnswerBytes?: number;
+  /** The gateway behind the target app: answers over the bound that finished inline are kept for `more`. */
+  gateway?: Gateway;
 }
 
 /** The key of an MCP request: X-API-Key, or Authorization: Bearer. Null when neither is sent. */
@@ -55,7 +58,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
       const a = errorAnswer("unauthorized", newRequestId(), { message: "No key was sent; a valid key is required." });
       return reply.code(a.status).headers(a.headers).header("content-type", "application/json; charset=utf-8").send(JSON.stringify(a.body));
     }
-    const server = createMcpServer({ app: target, apiKey: key, ...(options.maxAnswerBytes ? { maxAnswerBytes: options.maxAnswerBytes } : {}) });
+    const server = createMcpServer({ app: target, apiKey: key, ...(options.maxAnswerBytes ? { maxAnswerBytes: options.maxAnswerBytes } : {}), ...(options.gateway ? { gateway: options.gateway } : {}) });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

@@ -8,6 +8,7 @@ import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { requestValidators } from "@sdgw/validators";
 import type { FastifyInstance } from "fastify";
+import type { Gateway } from "../gateway.ts";
 import { newRequestId } from "../ids.ts";
 import { fitAnswer, MCP_ANSWER_BYTES } from "./answers.ts";
 import { toolInputSchema } from "./schemas.ts";
@@ -77,6 +78,12 @@ export interface CreateMcpServerOptions {
   apiKey: string | null;
   /** The size bound of one answer in bytes of JSON (default {@link MCP_ANSWER_BYTES}); lower it only in tests. */
   maxAnswerBytes?: number;
+  /**
+   * The gateway behind `app`. With it, an answer that finished inline and is over the size bound is kept under a
+   * handle (free, readable by this key for 24 hours), so that its `more` can read on; without it such an answer
+   * is cut with a warning.
+   */
+  gateway?: Gateway;
 }
 
 const HANDLE_ARG = /^([A-Za-z0-9_-]{1,128})(?:\.([0-9]{1,9}))?$/;
@@ -115,7 +122,7 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     return { tools: listed } as never;
   });
 
-  async function forward(method: "GET" | "POST", url: string, body: Json | null, idempotencyKey: string | null): Promise<{ status: number; json: Json }> {
+  async function forward(method: "GET" | "POST", url: string, body: Json | null, idempotencyKey: string | null): Promise<{ status: number; json: Json; text: string }> {
     const headers: Record<string, string> = {};
     if (apiKey) headers["x-api-key"] = apiKey;
     if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
@@ -127,7 +134,14 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     } catch {
       json = { code: "internal_error", message: `The gateway answered HTTP ${res.statusCode} without JSON.` };
     }
-    return { status: res.statusCode, json };
+    return { status: res.statusCode, json, text: res.body };
+  }
+
+  /** A handle for an answer over the bound that has none (it finished inline): the answer kept, free. */
+  function keep(tool: string, json: Json, text: string): string | null {
+    const key = options.gateway && apiKey ? options.gateway.accounts.keyBySecret(apiKey) : undefined;
+    if (!key || Buffer.byteLength(text, "utf8") <= maxBytes) return null;
+    return options.gateway!.runs.keep(key, String(json["request_id"] ?? newRequestId()), tool, { "content-type": "application/json; charset=utf-8" }, text);
   }
 
   function result(tool: string, status: number, json: Json, handle: string | null, position: number): CallToolResult {
@@ -162,8 +176,9 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       }
     }
     const key = spec.charging ? ((idem as string | undefined) ?? (name === "search" ? `mcp-${randomUUID()}` : null)) : null;
-    const { status, json } = await forward(spec.method, spec.path, spec.method === "POST" ? body : null, key);
-    return result(name, status, json, typeof json["handle"] === "string" ? json["handle"] : null, 0);
+    const { status, json, text } = await forward(spec.method, spec.path, spec.method === "POST" ? body : null, key);
+    const handle = typeof json["handle"] === "string" ? json["handle"] : status === 200 && spec.charging ? keep(name, json, text) : null;
+    return result(name, status, json, handle, 0);
   });
 
   return server;

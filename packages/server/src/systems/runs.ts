@@ -17,6 +17,10 @@ import type { ServerConfig } from "../config.ts";
 import { newHandle } from "../ids.ts";
 import type { CallPlan, PlannedCall } from "../plan.ts";
 import type { PlatformProvider } from "../providers/port.ts";
+import { toolAnswer } from "../tool-answers.ts";
+import { creditsFor } from "../tools/pricing.ts";
+import type { RunResult, ToolPlan } from "../tools/types.ts";
+import type { Quote, Step } from "@sdgw/types";
 import type { AccountRecord, KeyRecord } from "./accounts.ts";
 import type { Idempotency } from "./idempotency.ts";
 import type { HoldRefusal, Ledger } from "./ledger.ts";
@@ -43,13 +47,33 @@ export interface RunContext {
 interface LiveRun {
   id: string;
   ctx: RunContext;
+  /** The calls of a data call (none for a tool run). */
   plan: CallPlan;
   quote: number;
   ended: Array<EndedCall | undefined>;
+  /** A tool run: its quote and its steps as they stand (the 202 answer shows them). */
+  tool: { quote: Quote; steps: Step[]; request: ToolRunRequest } | null;
   handle: string | null;
   startedAt: number;
   result: HttpAnswer | null;
   done: Promise<HttpAnswer>;
+}
+
+/** A tool run to execute (see `Runs.executeTool`). */
+export interface ToolRunRequest {
+  plan: ToolPlan;
+  /** Runs the tool's waves and analysis; `onStep` gets the steps after each wave. */
+  run(onStep: (steps: Step[]) => void): Promise<RunResult>;
+  /** Warnings the answer carries before the run's own (for example, a schedule created with this call). */
+  warnings?: string[];
+  /** The media type of the finished answer (`batch_stats`' `format`), also the default of a handle read. */
+  format?: "json" | "csv" | "ndjson";
+  /** Answer 202 with a handle at once, whatever the quote's mode (scheduled runs). */
+  background?: boolean;
+  /** Called when the run gets its handle (before the 202 is answered). */
+  onHandle?(handle: string): void;
+  /** Called inside the run's final transaction with the run's status and charge (scheduled runs). */
+  onEnd?(end: { handle: string | null; status: string; charged: number; result: RunResult | null }): void;
 }
 
 /** Dependencies of the runs system. */
@@ -95,7 +119,7 @@ export class Runs {
 
   /** Runs the plan; answers when it ended or when `waitMs` passed (202), whichever comes first. */
   async execute(runId: string, ctx: RunContext, plan: CallPlan, quote: number): Promise<HttpAnswer> {
-    const live: LiveRun = { id: runId, ctx, plan, quote, ended: new Array(plan.calls.length), handle: null, startedAt: this.deps.now(), result: null, done: null as unknown as Promise<HttpAnswer> };
+    const live: LiveRun = { id: runId, ctx, plan, quote, ended: new Array(plan.calls.length), tool: null, handle: null, startedAt: this.deps.now(), result: null, done: null as unknown as Promise<HttpAnswer> };
     this.live.set(runId, live);
     const tasks = plan.calls.map((c, i) =>
       this.callOne(c, plan).then((e) => {
@@ -106,14 +130,59 @@ export class Runs {
       () => this.finish(live),
       (error: unknown) => this.broken(live, error),
     );
+    return this.answerOf(live, this.deps.config.waitMs);
+  }
+
+  /**
+   * Runs a tool: holds were taken by `begin`. A quote of mode `inline` answers the finished tool answer when the
+   * run ends within `waitMs` (else 202, as a data call); a quote of mode `background` (or `background: true`)
+   * answers 202 with a handle at once, and the 202 shows the steps as the waves end. At the end the run captures
+   * `creditsFor(calls_charged)` (never more than the quote) exactly once, or releases the hold.
+   */
+  async executeTool(runId: string, ctx: RunContext, request: ToolRunRequest): Promise<HttpAnswer> {
+    const { plan } = request;
+    const quote = plan.quote.quote_credits;
+    const tool = { quote: plan.quote, steps: plan.quote.plan.map((s) => ({ ...s })), request };
+    const shape = request.format && request.format !== "json" ? `tool:${request.format}` : "tool";
+    const live: LiveRun = { id: runId, ctx, plan: { operation: plan.tool, shape, calls: [] } as unknown as CallPlan, quote, ended: [], tool, handle: null, startedAt: this.deps.now(), result: null, done: null as unknown as Promise<HttpAnswer> };
+    this.live.set(runId, live);
+    let started: Promise<RunResult>;
+    try {
+      started = request.run((steps) => {
+        tool.steps = steps;
+      });
+    } catch (error) {
+      started = Promise.reject(error);
+    }
+    live.done = started.then(
+      (result) => this.finishTool(live, request, result),
+      (error: unknown) => {
+        const answer = this.broken(live, error);
+        if (request.onEnd && !this.closed) this.deps.store.tx(() => request.onEnd!({ handle: live.handle, status: "error", charged: 0, result: null }));
+        return answer;
+      },
+    );
+    const background = request.background === true || plan.quote.mode === "background";
+    return this.answerOf(live, background ? 0 : this.deps.config.waitMs, background);
+  }
+
+  /** The finished answer when the run ends within `waitMs`; else its row and durable hold, and the 202. */
+  private async answerOf(live: LiveRun, waitMs: number, now = false): Promise<HttpAnswer> {
+    if (now) return this.goOn(live);
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<typeof WAITED>((resolve) => {
-      timer = setTimeout(resolve, this.deps.config.waitMs, WAITED);
+      timer = setTimeout(resolve, waitMs, WAITED);
     });
     const first = await Promise.race([live.done, waited]);
     clearTimeout(timer);
     if (first !== WAITED) return first;
     if (live.result) return live.result;
+    return this.goOn(live);
+  }
+
+  /** The run outlives its request: its row and durable hold (committed before the 202), and the 202. */
+  private goOn(live: LiveRun): HttpAnswer {
+    const { ctx, id: runId, plan, quote } = live;
     const handle = newHandle();
     // The run outlives its request: its row and its durable hold, in one transaction committed before the 202.
     this.deps.ledger.persist(runId, () =>
@@ -133,6 +202,7 @@ export class Runs {
     );
     live.handle = handle;
     this.liveByHandle.set(handle, live);
+    live.tool?.request.onHandle?.(handle);
     return this.runningAnswer(live, ctx.requestId);
   }
 
@@ -192,6 +262,40 @@ export class Runs {
     return answer;
   }
 
+  /** Ends a tool run normally: capture `creditsFor(calls_charged)` once, store the answer, complete the idempotency record. */
+  private finishTool(live: LiveRun, request: ToolRunRequest, result: RunResult): HttpAnswer {
+    if (this.closed) return this.internalError(live.ctx.requestId, live.handle);
+    const { store, ledger, idempotency, limits, config } = this.deps;
+    const now = this.deps.now();
+    const answer = store.tx(() => {
+      const failed = result.status === "error" || result.status === "not_supported" || result.status === "timeout";
+      const { charged } = ledger.settle(live.id, failed ? 0 : creditsFor(result.calls_charged), failed ? 0 : result.calls_charged, live.ctx.key.daily_limit !== null);
+      const view = ledger.view(live.ctx.account.id, live.ctx.key);
+      const body = toolAnswer({ requestId: live.ctx.requestId, fetchedAt: isoSeconds(now), plan: request.plan, result, charged, view, warnings: request.warnings ?? [] });
+      const headers: Record<string, string> = { "content-type": JSON_TYPE };
+      if (result.status === "timeout") headers["x-should-retry"] = "false";
+      const json = JSON.stringify(body);
+      if (live.handle) {
+        store.run(
+          "UPDATE runs SET state = 'finished', charged = ?, http_status = 200, headers = ?, answer = ?, ended_at = ?, expires_at = ? WHERE id = ?",
+          charged,
+          JSON.stringify(headers),
+          json,
+          isoSeconds(now),
+          isoSeconds(now + config.retentionMs),
+          live.id,
+        );
+      }
+      const sent = fileAnswer(body, json, headers, request.format ?? "json");
+      if (live.ctx.idemKey) idempotency.complete(live.ctx.key.id, live.ctx.idemKey, 200, sent.headers, sent.body);
+      if (failed) limits.recordFailure(live.ctx.keyHash);
+      request.onEnd?.({ handle: live.handle, status: result.status, charged, result });
+      return sent;
+    });
+    this.end(live, answer);
+    return answer;
+  }
+
   /** Ends a run broken on the server's side: release the hold, free the Idempotency-Key, answer 500. */
   private broken(live: LiveRun, error: unknown): HttpAnswer {
     if (this.closed) return this.internalError(live.ctx.requestId, live.handle);
@@ -233,17 +337,18 @@ export class Runs {
     const endedNow = live.ended.filter((e): e is EndedCall => e !== undefined);
     const seconds = this.deps.config.pollAfterSeconds;
     const body: Record<string, unknown> = { request_id: requestId, schema_version: "v1", status: "running", handle: live.handle, retry_after_seconds: seconds };
-    if (live.plan.shape !== "single") body["cells"] = endedNow.map((e) => cellOf(live.plan, e));
+    if (live.tool) body["steps"] = live.tool.steps;
+    else if (live.plan.shape !== "single") body["cells"] = endedNow.map((e) => cellOf(live.plan, e));
     body["billing"] = creditBilling(view, 0, live.quote);
-    body["waves"] = { planned: 1, done: 0 };
+    body["waves"] = live.tool ? { planned: live.tool.quote.waves_planned, done: live.tool.steps.filter((s) => s.status === "done" || s.status === "failed").length } : { planned: 1, done: 0 };
     body["charge"] = { quote_credits: live.quote, charged_credits: 0 };
     return { status: 202, headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) }, body: JSON.stringify(body) };
   }
 
   /** `GET /v1/results/{handle}`: 202 while running, the finished answer (json, csv or ndjson), 410, 500 or 404. */
-  read(handle: string, key: KeyRecord, format: "json" | "csv" | "ndjson", requestId: string): HttpAnswer {
-    const row = this.deps.store.get<{ id: string; key_id: string; account_id: string; state: string; headers: string | null; answer: string | null; expires_at: string | null; request_id: string }>(
-      "SELECT id, key_id, account_id, state, headers, answer, expires_at, request_id FROM runs WHERE handle = ?",
+  read(handle: string, key: KeyRecord, asked: "json" | "csv" | "ndjson" | undefined, requestId: string): HttpAnswer {
+    const row = this.deps.store.get<{ id: string; key_id: string; account_id: string; state: string; headers: string | null; answer: string | null; expires_at: string | null; request_id: string; shape: string }>(
+      "SELECT id, key_id, account_id, state, headers, answer, expires_at, request_id, shape FROM runs WHERE handle = ?",
       handle,
     );
     const now = new Date(this.deps.now());
@@ -259,15 +364,43 @@ export class Runs {
     if (row.state === "broken") return this.internalError(requestId, handle);
     if (row.state === "finished" && row.expires_at && Date.parse(row.expires_at) > now.getTime() && row.answer) {
       const answer = JSON.parse(row.answer) as Record<string, unknown>;
-      const billing = answer["billing"] as { balance?: number } | undefined;
+      const format = asked ?? ((row.shape.startsWith("tool:") ? row.shape.slice(5) : "json") as "json" | "csv" | "ndjson");
+      const billing = answer["billing"] as { balance?: number; cost_credits?: number } | undefined;
       if (billing && typeof billing.balance === "number") billing.balance = this.deps.ledger.view(row.account_id, null).balance;
+      if (billing && typeof billing.cost_credits === "number") answer["billing"] = creditBilling(this.deps.ledger.view(row.account_id, key), billing.cost_credits);
       const headers = JSON.parse(row.headers ?? "{}") as Record<string, string>;
-      if (format === "csv") return { status: 200, headers: { ...headers, "content-type": "text/csv; charset=utf-8" }, body: toCsv(answer) };
-      if (format === "ndjson") return { status: 200, headers: { ...headers, "content-type": "application/x-ndjson; charset=utf-8" }, body: toNdjson(answer) };
-      return { status: 200, headers, body: JSON.stringify(answer) };
+      return fileAnswer(answer, JSON.stringify(answer), headers, format);
     }
     const a = errorAnswer("handle_expired", requestId, { fix: { param: "handle", note: "Send the call again; a new call is a new charge." } }, { urls: this.urls, now });
     return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
+  }
+
+  /**
+   * Keeps a finished answer that was sent without a handle under a new handle, readable by `key` like any result
+   * for `retentionMs` (the MCP server does this for an answer over its size bound, so that `more` can read on).
+   * Nothing is charged: the call that made the answer was.
+   */
+  keep(key: KeyRecord, requestId: string, operation: string, headers: Record<string, string>, answer: string): string {
+    const handle = newHandle();
+    const now = this.deps.now();
+    this.deps.store.tx(() =>
+      this.deps.store.run(
+        "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, charged, http_status, headers, answer, started_at, ended_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'kept', 'finished', 0, 0, 200, ?, ?, ?, ?, ?)",
+        `kept_${handle}`,
+        handle,
+        key.id,
+        key.account_id,
+        key.workspace_id,
+        operation,
+        requestId,
+        JSON.stringify(headers),
+        answer,
+        isoSeconds(now),
+        isoSeconds(now),
+        isoSeconds(now + this.deps.config.retentionMs),
+      ),
+    );
+    return handle;
   }
 
   /**
@@ -305,4 +438,11 @@ export class Runs {
   get inFlight(): number {
     return this.live.size;
   }
+}
+
+/** A finished answer in the media type asked for (D31): csv or ndjson rows of the items, else the JSON text. */
+function fileAnswer(body: Record<string, unknown>, json: string, headers: Record<string, string>, format: "json" | "csv" | "ndjson"): HttpAnswer {
+  if (format === "csv") return { status: 200, headers: { ...headers, "content-type": "text/csv; charset=utf-8" }, body: toCsv(body) };
+  if (format === "ndjson") return { status: 200, headers: { ...headers, "content-type": "application/x-ndjson; charset=utf-8" }, body: toNdjson(body) };
+  return { status: 200, headers, body: json };
 }

@@ -103,5 +103,5 @@ export function followerSeries(card: ProfileCard, account: ResolvedLink, win: Da
   }
   byMoment.set(now, card.followers);
   const points = [...byMoment].sort((a, b) => a[0] - b[0]).map(([ms, value]) => ({ t: new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z"), value }));
-  return { kind: "timeseries", metric: "followers", unit: "followers", points, platform_extra: { platform: account.platform, account: account.link, readings: points.length, change: points[points.length - 1]!.value - points[0]!.value } };
+  return { kind: "timeseries", metric: "followers", unit: "followers", points, platform_extra: { platform: account.platform, account: account.link, account_id: account.id, readings: points.length, change: points[points.length - 1]!.value - points[0]!.value } };
 }

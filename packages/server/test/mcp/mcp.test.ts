@@ -7,7 +7,7 @@ import type { Client as McpClient } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectMore } from "../../../client/src/more.ts";
 import { createServer, type SdgwServer } from "../../src/server.ts";
-import { createMcpServer, MCP_ANSWER_BYTES, mcpRoutes } from "../../src/mcp/index.ts";
+import { createMcpServer, MCP_ANSWER_BYTES } from "../../src/mcp/index.ts";
 import { sdk } from "./sdk-client.ts";
 
 const { Client, InMemoryTransport, ProtocolError, StreamableHTTPClientTransport } = sdk;
@@ -160,7 +160,7 @@ describe("MCP server (in memory)", () => {
     expect(unknown.isError).toBe(true);
     expect((unknown.structuredContent as Structured)["code"]).toBe("not_found");
     expect((unknown.content as Array<{ text: string }>)[0]!.text).toMatch(/not_found/);
-    const tool = await client.callTool({ name: "brand_buzz", arguments: { query: "喜茶" } });
+    const tool = await client.callTool({ name: "brand_buzz", arguments: { query: "喜茶", scale: "large" } });
     expect(tool.isError).toBe(true);
     const body = tool.structuredContent as Structured;
     expect(body["code"]).toBe("not_supported");
@@ -190,7 +190,6 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     const g = gateway();
     server = g.server;
     key = g.key;
-    await server.app.register(mcpRoutes);
     url = `${await server.listen({ host: "127.0.0.1", port: 0 })}/mcp`;
   });
   afterAll(async () => {

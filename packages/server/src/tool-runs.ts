@@ -1,0 +1,69 @@
+/**
+ * Planning and starting tool runs on a gateway, shared by `POST /v1/tools/{tool}` and the scheduler: the tools'
+ * context (providers, addresses, the clock, follower readings), and a run whose end records what the next runs
+ * need (follower counts read by `account_watch`).
+ */
+import type { TimeseriesItem, ToolName, ToolRequest } from "@sdgw/types";
+import type { Gateway } from "./gateway.ts";
+import type { HttpAnswer, RunContext, ToolRunRequest } from "./systems/runs.ts";
+import { TOOLS } from "./tools/index.ts";
+import type { PlanResult, RunResult, ToolContext, ToolPlan } from "./tools/types.ts";
+
+/** The context the tools get on this gateway, for an account of `accountPlan`. */
+export function toolContext(gw: Gateway, accountPlan: "free" | "paid"): ToolContext {
+  return {
+    providers: gw.providers,
+    accountPlan,
+    now: gw.now(),
+    urls: gw.config.urls,
+    callTimeoutMs: gw.config.providerTimeoutMs,
+    followerHistory: (platform, accountId) => gw.schedules.followerHistory(platform, accountId),
+  };
+}
+
+/** The quote of a tool request for an account of `accountPlan`, or why it is refused. Pure. */
+export function planTool(gw: Gateway, tool: ToolName, body: Record<string, unknown>, accountPlan: "free" | "paid"): PlanResult {
+  return TOOLS[tool].plan(body as never, toolContext(gw, accountPlan));
+}
+
+/** Follower readings of a finished `account_watch` run: the last point of each account's follower series. */
+function followerReadings(result: RunResult): Array<{ platform: string; accountId: string; t: number; value: number }> {
+  const out: Array<{ platform: string; accountId: string; t: number; value: number }> = [];
+  for (const item of result.items) {
+    if (item.kind !== "timeseries" || (item as TimeseriesItem).metric !== "followers") continue;
+    const extra = (item as TimeseriesItem).platform_extra as Record<string, unknown> | undefined;
+    const last = (item as TimeseriesItem).points.at(-1);
+    if (!extra || !last || typeof extra["platform"] !== "string" || typeof extra["account_id"] !== "string") continue;
+    out.push({ platform: extra["platform"], accountId: extra["account_id"], t: Date.parse(last.t), value: last.value });
+  }
+  return out;
+}
+
+/** Options of {@link startToolRun}. */
+export interface StartToolRun {
+  warnings?: string[];
+  background?: boolean;
+  onHandle?(handle: string): void;
+  onEnd?: ToolRunRequest["onEnd"];
+}
+
+/**
+ * Starts a planned tool run whose hold is taken (`gw.runs.begin`): the finished answer, or 202 with a handle
+ * (background quote, `background`, or a run past `waitMs`). `batch_stats`' `format` sets the answer's media type.
+ */
+export function startToolRun(gw: Gateway, runId: string, ctx: RunContext, body: Record<string, unknown>, plan: ToolPlan, options: StartToolRun = {}): Promise<HttpAnswer> {
+  const module = TOOLS[plan.tool] as { run(request: ToolRequest<ToolName>, ctx: ToolContext, onStep: (steps: never[]) => void): Promise<RunResult> };
+  const format = plan.tool === "batch_stats" ? ((body["format"] as "json" | "csv" | "ndjson" | undefined) ?? "json") : "json";
+  return gw.runs.executeTool(runId, ctx, {
+    plan,
+    run: (onStep) => module.run(body as never, toolContext(gw, ctx.account.plan), onStep as never),
+    format,
+    ...(options.warnings ? { warnings: options.warnings } : {}),
+    ...(options.background ? { background: true } : {}),
+    ...(options.onHandle ? { onHandle: options.onHandle } : {}),
+    onEnd(end) {
+      if (end.result && plan.tool === "account_watch") gw.schedules.recordFollowers(followerReadings(end.result));
+      options.onEnd?.(end);
+    },
+  });
+}
