@@ -50,9 +50,9 @@ export interface RequestSpec {
   key?: string;
   /** `GET /v1/search` gets a fresh `Idempotency-Key` unless one is given here; `null` sends none. */
   idempotencyKey?: string | null;
-  /** More headers. */
+  /** More headers; they replace the ones the spec's other members set (e.g. a `Content-Type` other than JSON's). */
   headers?: Readonly<Record<string, string>>;
-  /** A JSON body (sent with `Content-Type: application/json`). */
+  /** A JSON body (sent with `Content-Type: application/json`, unless `headers` name another). */
   body?: unknown;
   /** Retry a `429 rate_limited` after its `Retry-After` (default true; false where the 429 is the point). */
   retryRateLimited?: boolean;
@@ -131,11 +131,15 @@ export class Http {
     }
     if (method === "GET" && spec.path === "/v1/search" && spec.idempotencyKey !== null) headers["Idempotency-Key"] = spec.idempotencyKey ?? this.newIdempotencyKey();
     else if (typeof spec.idempotencyKey === "string") headers["Idempotency-Key"] = spec.idempotencyKey;
-    Object.assign(headers, spec.headers);
     const init: RequestInit = { method, headers };
     if (spec.body !== undefined) {
       headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(spec.body);
+    }
+    // `headers` win over the ones above, whatever the case of their names (e.g. another Content-Type).
+    for (const [name, value] of Object.entries(spec.headers ?? {})) {
+      for (const set of Object.keys(headers)) if (set.toLowerCase() === name.toLowerCase()) delete headers[set];
+      headers[name] = value;
     }
     const url = this.url(spec.path, spec.query);
     for (let attempt = 0; ; attempt++) {

@@ -330,7 +330,9 @@ export function createMock(options: MockOptions = {}): Mock {
     if (!result.ok && route.responses.includes(400)) throw new Refusal(reply(400, result.answer(requestId)));
   }
 
-  async function readBody(request: Request): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  /** The JSON body of a request: one sent without `Content-Type: application/json` is refused like bad JSON (seed invalid_params case 1). */
+  async function readBody(request: Request, contentType: string | undefined): Promise<{ ok: true; value: unknown } | { ok: false }> {
+    if ((contentType ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") return { ok: false };
     const text = await request.text();
     if (text.trim() === "") return { ok: false };
     try {
@@ -658,7 +660,7 @@ export function createMock(options: MockOptions = {}): Mock {
       check(route, validators["headers"]!(headers), requestId);
       let body: Record<string, unknown> = {};
       if (validators["body"]) {
-        const read = await readBody(request);
+        const read = await readBody(request, headers["content-type"]);
         if (!read.ok) throw invalid(requestId, invalidBody());
         check(route, validators["body"](read.value), requestId);
         body = read.value as Record<string, unknown>;

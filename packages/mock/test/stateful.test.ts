@@ -116,6 +116,22 @@ describe("request validation through @sdgw/validators", () => {
     }
   });
 
+  it("a JSON body sent without Content-Type: application/json: invalid_params on body (seed invalid_params case 1), before the key is looked at (D50)", async () => {
+    const body = JSON.stringify({ platform: "x", query: "typescript" });
+    for (const headers of [{}, { "Content-Type": "text/plain" }, { "Content-Type": "application/x-www-form-urlencoded" }] as Array<Record<string, string>>) {
+      for (const key of [KEY, "sdgw_nope"]) {
+        const res = await fetch(`${BASE}/v1/search`, { method: "POST", headers: { ...headers, "X-API-Key": key }, body });
+        const got = (await res.json()) as { code: string; fix: { param: string; note: string } };
+        expect([res.status, got.code, got.fix.param, got.fix.note], JSON.stringify(headers)).toEqual([400, "invalid_params", "body", "Send one JSON object with `Content-Type: application/json`."]);
+      }
+    }
+    const find = await fetch(`${BASE}/v1/find`, { method: "POST", body: JSON.stringify({ query: "弹幕" }) });
+    expect(find.status).toBe(400);
+    const typed = await fetch(`${BASE}/v1/search`, { method: "POST", headers: { "X-API-Key": KEY, "Content-Type": "Application/JSON; charset=utf-8" }, body });
+    expect(typed.status).toBe(200);
+    expect(mock.state.balance).toBe(99);
+  });
+
   it("format of a result: json, csv or ndjson", async () => {
     const handle = await startRun();
     const got = await send({ path: `/v1/results/${handle}`, query: { format: "xlsx" } });
@@ -296,7 +312,7 @@ describe("202 runs and GET /v1/results/{handle}", () => {
   it("a tool run shows its steps while it runs; polls and retry-after are options", async () => {
     const quick = createMock({ baseUrl: "http://quick.test", polls: 0, retryAfter: 3 });
     server.use(...quick.handlers);
-    const r = await fetch("http://quick.test/v1/tools/account_watch", { method: "POST", headers: { "X-API-Key": KEY }, body: JSON.stringify({ accounts: ["https://x.com/slow"] }) });
+    const r = await fetch("http://quick.test/v1/tools/account_watch", { method: "POST", headers: { "X-API-Key": KEY, "Content-Type": "application/json" }, body: JSON.stringify({ accounts: ["https://x.com/slow"] }) });
     const body = (await r.json()) as { handle: string; retry_after_seconds: number; steps: unknown[] };
     expect([r.status, r.headers.get("retry-after"), body.retry_after_seconds, body.steps.length > 0]).toEqual([202, "3", 3, true]);
     const read = await fetch(`http://quick.test/v1/results/${body.handle}`, { headers: { "X-API-Key": KEY } });
@@ -319,8 +335,8 @@ describe("202 runs and GET /v1/results/{handle}", () => {
   it("slow is an option: a pattern or a predicate", async () => {
     const custom = createMock({ baseUrl: "http://slow.test", slow: (call) => call.operationId === "trending" });
     server.use(...custom.handlers);
-    const t = await fetch("http://slow.test/v1/trending", { method: "POST", headers: { "X-API-Key": KEY }, body: JSON.stringify({ platform: "weibo" }) });
-    const d = await fetch("http://slow.test/v1/detail", { method: "POST", headers: { "X-API-Key": KEY }, body: JSON.stringify({ platform: "weibo", id: "slow" }) });
+    const t = await fetch("http://slow.test/v1/trending", { method: "POST", headers: { "X-API-Key": KEY, "Content-Type": "application/json" }, body: JSON.stringify({ platform: "weibo" }) });
+    const d = await fetch("http://slow.test/v1/detail", { method: "POST", headers: { "X-API-Key": KEY, "Content-Type": "application/json" }, body: JSON.stringify({ platform: "weibo", id: "slow" }) });
     expect([t.status, d.status]).toEqual([202, 200]);
     server.resetHandlers();
   });

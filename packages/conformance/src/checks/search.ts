@@ -64,6 +64,13 @@ const BOUNDS: Bound[] = [
     rule: "seed invalid_params case 11: max_cost_credits is a whole number, 0 or more (D21)",
   },
   {
+    id: "params.body-content-type",
+    title: "a JSON body sent as text/plain (not Content-Type: application/json) → 400 invalid_params naming body",
+    spec: (ctx) => ({ method: "POST", path: "/v1/search", body: { platform: ctx.options.platform, query: "conformance content type" }, headers: { "Content-Type": "text/plain" } }),
+    param: ["body"],
+    rule: "seed invalid_params case 1: a body must be one JSON object sent with Content-Type: application/json",
+  },
+  {
     id: "params.id-and-url",
     title: "both id and url on POST /v1/detail → 400 invalid_params naming id or url",
     spec: (ctx) => ({ method: "POST", path: "/v1/detail", body: { platform: ctx.options.platform, id: "1", url: "https://example.com/post/1" } }),
