@@ -1,11 +1,12 @@
 import { copyFileSync } from "node:fs";
 import { defineConfig } from "tsup";
 
-// The library (ESM and CJS with declarations; dependencies stay external) and the command `sdgw-admin`, in one
+// The library (ESM and CJS with declarations; dependencies stay external) and the commands `sdgw-admin` and
+// `sdgw-mcp`, in one
 // build so that cleaning the output folder cannot race a second build. The spec is copied beside the build so
 // that GET /openapi.json works from the installed package.
 export default defineConfig({
-  entry: { index: "src/index.ts", "sdgw-admin": "src/bin/sdgw-admin.ts" },
+  entry: { index: "src/index.ts", "sdgw-admin": "src/bin/sdgw-admin.ts", "sdgw-mcp": "src/bin/sdgw-mcp.ts" },
   format: ["esm", "cjs"],
   dts: { entry: { index: "src/index.ts" } },
   platform: "node",

@@ -6,7 +6,7 @@
  * ```ts
  * import { createServer } from "@sdgw/server";
  * const server = createServer({ dbPath: "./data/sdgw.sqlite" });
- * console.log(await server.listen()); // http://127.0.0.1:8787
+ * console.log(await server.listen()); // http://127.0.0.1:8787 (MCP over Streamable HTTP at /mcp)
  * ```
  *
  * @packageDocumentation
@@ -41,4 +41,15 @@ export { Catalog } from "./catalog.ts";
 export { Finder, words } from "./find.ts";
 export type { FindMatch } from "./find.ts";
 export { deriveStatus } from "./answers.ts";
+export { Scheduler } from "./scheduler.ts";
+export type { SkipReason, TickReport } from "./scheduler.ts";
+export { Schedules, SCHEDULES_PER_WORKSPACE, EVERY_MS } from "./systems/schedules.ts";
+export type { ScheduleRecord, SchedulesDeps } from "./systems/schedules.ts";
+export type { ToolRunRequest } from "./systems/runs.ts";
+export { planTool, startToolRun, toolContext } from "./tool-runs.ts";
+export type { StartToolRun } from "./tool-runs.ts";
+export { toolAnswer, toolQuoteAnswer } from "./tool-answers.ts";
+export type { ToolAnswerParts } from "./tool-answers.ts";
+export { createMcpServer, mcpRoutes, MCP_TOOLS, MCP_ANSWER_BYTES, MORE_NOTE, fitAnswer } from "./mcp/index.ts";
+export type { CreateMcpServerOptions, McpRoutesOptions, Fitted } from "./mcp/index.ts";
 export type { CallPlan, PlannedCall } from "./plan.ts";
