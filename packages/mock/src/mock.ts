@@ -94,8 +94,13 @@ export interface MockOptions {
    */
   validate?: boolean;
   /**
-   * Answer `404 not_found` (reason `no_such_route`) for any other path under `/v1/` of the base address. Default:
-   * on when `baseUrl` is given, off for `*` (where it would catch other APIs' `/v1/` calls).
+   * Answer every other request to the base address as the gateway does: `404 not_found`, reason `no_such_route`,
+   * `fix.allowed` the routes and `fix.example_call` `GET /v1/capabilities`. With a `baseUrl` that is every path
+   * under it, `/v1/` or not (`/v2/search`, `/nothing`, the base itself; for `http://host:8787` the whole origin,
+   * for `https://host/gateway` only what is under `/gateway`), so put handlers of your own for that address
+   * before the mock's, or add them with `server.use(...)`; other origins are never answered. With the base `*`
+   * there is no address of the mock's own, so only `/v1/` paths of any origin are (when turned on). Default: on
+   * when `baseUrl` is given, off for `*` (where it would catch other APIs' calls).
    */
   unknownRoutes?: boolean;
   /** The console, billing, sign-in and status addresses the errors point to. Default @sdgw/validators' `DEFAULT_URLS`. */
@@ -725,7 +730,7 @@ export function createMock(options: MockOptions = {}): Mock {
     });
   });
 
-  // An unknown tool (D14 no_such_tool), and with a base address any other /v1/ path (no_such_route).
+  // An unknown tool (D14 no_such_tool), and with a base address any other path under it (no_such_route).
   handlers.push(
     http.post(`${base}/v1/tools/:tool`, ({ params }) => {
       const a = errorAnswer("not_found", newRequestId(), {
@@ -740,18 +745,22 @@ export function createMock(options: MockOptions = {}): Mock {
   );
   if (options.unknownRoutes ?? base !== "*") {
     const routes = (Object.values(ROUTES) as MockRoute[]).map((r) => `${r.method} ${r.path}`);
-    handlers.push(
-      http.all(`${base}/v1/*`, () => {
-        const a = errorAnswer("not_found", newRequestId(), {
-          reason: "no_such_route",
-          message: "There is no such route.",
-          fix: { allowed: routes, example_call: { method: "GET", path: "/v1/capabilities" } },
-        }, { urls });
-        const r = reply(a.status, a.body, a.headers);
-        conform(undefined, r);
-        return toResponse(r);
-      }),
-    );
+    const noSuchRoute = ({ request }: { request: Request }) => {
+      const a = errorAnswer("not_found", newRequestId(), {
+        reason: "no_such_route",
+        message: `There is no route ${request.method} ${new URL(request.url).pathname.slice(0, 200)}.`,
+        fix: { allowed: routes, example_call: { method: "GET", path: "/v1/capabilities" } },
+      }, { urls });
+      const r = reply(a.status, a.body, a.headers);
+      conform(undefined, r);
+      return toResponse(r);
+    };
+    // Every path under the base address (its whole origin when it has no path of its own), never other origins.
+    if (base === "*") handlers.push(http.all("*/v1/*", noSuchRoute));
+    else {
+      handlers.push(http.all(`${base}/*`, noSuchRoute));
+      if (base !== "" && !/^[a-z][\w+.-]*:\/\/[^/]*$/i.test(base)) handlers.push(http.all(base, noSuchRoute)); // the base's own path
+    }
   }
 
   return {

@@ -4,6 +4,7 @@
  * paging (D19), schedules (D11), and the development check of every answer against the contract.
  */
 import { responseValidators, toCsv, toNdjson, validateHandleAnswer } from "@sdgw/validators";
+import { getResponse } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createMock, FIXTURES, scenario } from "../src/index.ts";
@@ -448,6 +449,33 @@ describe("routes", () => {
     expect([tool.status, tool.body.reason, tool.body.fix.allowed]).toEqual([404, "no_such_tool", ["brand_buzz", "comment_insights", "account_watch", "find_creators", "creator_card", "batch_stats", "viral_finder"]]);
     const route = await send({ path: "/v1/nothing" });
     expect([route.status, route.body.reason, route.body.fix.example_call]).toEqual([404, "no_such_route", { method: "GET", path: "/v1/capabilities" }]);
+  });
+
+  it("with a base address, any path under it outside the contract answers as the gateway: 404 no_such_route with the routes and GET /v1/capabilities", async () => {
+    for (const [method, path] of [["GET", "/v2/search"], ["GET", "/nothing"], ["GET", "/"], ["POST", "/v2/search"], ["DELETE", "/v1/search"]] as const) {
+      const got = await send({ method, path, ...(method === "POST" ? { body: {} } : {}) });
+      expect([got.status, got.body.code, got.body.reason, got.body.fix.example_call], `${method} ${path}`).toEqual([404, "not_found", "no_such_route", { method: "GET", path: "/v1/capabilities" }]);
+      expect(got.body.fix.allowed).toContain("GET /v1/search");
+      expect(got.body.fix.allowed).toHaveLength(22);
+      expect(got.body.message).toBe(`There is no route ${method} ${path}.`);
+    }
+  });
+
+  it("never answers other origins, nor, under a base with a path, what is outside that path; with the base * only /v1/ paths when asked", async () => {
+    const answered = async (handlers: Parameters<typeof getResponse>[0], url: string) => (await getResponse(handlers, new Request(url)))?.status;
+    expect(await answered(mock.handlers, "http://elsewhere.test/nothing")).toBeUndefined();
+    expect(await answered(mock.handlers, "http://elsewhere.test/v1/search")).toBeUndefined();
+    const prefixed = createMock({ baseUrl: "https://api.example.test/gateway/" });
+    expect(await answered(prefixed.handlers, "https://api.example.test/gateway/v2/search")).toBe(404);
+    expect(await answered(prefixed.handlers, "https://api.example.test/gateway")).toBe(404);
+    expect(await answered(prefixed.handlers, "https://api.example.test/gateway/v1/capabilities")).toBe(200);
+    expect(await answered(prefixed.handlers, "https://api.example.test/app.js")).toBeUndefined();
+    expect(await answered(prefixed.handlers, "https://api.example.test/gatewayx/v1/search")).toBeUndefined();
+    const anywhere = createMock();
+    expect(await answered(anywhere.handlers, "http://any.test/v1/nothing")).toBeUndefined();
+    expect(await answered(createMock({ unknownRoutes: true }).handlers, "http://any.test/v1/nothing")).toBe(404);
+    expect(await answered(createMock({ unknownRoutes: true }).handlers, "http://any.test/nothing")).toBeUndefined();
+    expect(await answered(createMock({ baseUrl: BASE, unknownRoutes: false }).handlers, `${BASE}/nothing`)).toBeUndefined();
   });
 
   it("reset() turns scenarios off and restores the state", async () => {

@@ -50,6 +50,25 @@ export const errorChecks: Check[] = [
     },
   },
   {
+    id: "routes.outside-v1",
+    title: "a path outside /v1 that is no route (GET /v2/search, GET /nothing) → 404 not_found no_such_route, fix.allowed the routes, example_call GET /v1/capabilities",
+    async run(ctx) {
+      const seen: string[] = [];
+      for (const path of ["/v2/search", "/nothing"]) {
+        const x = await ctx.http.send({ path, ...(path === "/v2/search" ? { query: { platform: ctx.options.platform, query: "conformance v2" } } : {}) });
+        const wrong = refusal(x, { status: 404, code: "not_found", reason: "no_such_route", rule: "seed not_found: no such route, whatever the path; D14 reason no_such_route" });
+        if (wrong) return wrong;
+        const fix = fixOf(x);
+        const call = fix["example_call"] as { method?: unknown; path?: unknown } | undefined;
+        if (!Array.isArray(fix["allowed"]) || !fix["allowed"].includes("GET /v1/capabilities") || call?.method !== "GET" || call.path !== "/v1/capabilities") {
+          return fail(`${exchangeLine(x)}; expected fix.allowed (the route list, "GET /v1/capabilities" among them) and fix.example_call GET /v1/capabilities (seed not_found: no such route)`);
+        }
+        seen.push(path);
+      }
+      return pass(`${seen.join(" and ")}: HTTP 404 no_such_route with the route list`);
+    },
+  },
+  {
     id: "routes.unknown-tool",
     title: "POST /v1/tools/<unknown> → 404 not_found reason no_such_tool, fix.allowed the seven tools",
     async run(ctx) {
