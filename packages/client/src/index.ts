@@ -16,6 +16,6 @@ export type { Call, CallOptions, Client, ClientOptions } from "./client.ts";
 export { isSdgwError, SdgwError, SdgwPollTimeoutError, SdgwTransportError } from "./errors.ts";
 export type { AnySdgwError, SdgwErrorOf } from "./errors.ts";
 export { collectMore, moreRows } from "./more.ts";
-export type { McpToolCaller } from "./more.ts";
+export type { McpToolCaller, MoreOptions } from "./more.ts";
 export { fanoutEntries } from "./fanout.ts";
 export { items, pages } from "./pages.ts";

@@ -34,16 +34,37 @@ async function callOnce(mcp: McpToolCaller, name: string, args: Record<string, u
   return content;
 }
 
+/** Options of {@link moreRows} and {@link collectMore}. */
+export interface MoreOptions {
+  /**
+   * Waits before a running result is read again (an answer with `status: "running"` and a `handle`, the 202 of a
+   * background run); gets the answer's `retry_after_seconds`. Default: waits that many seconds.
+   */
+  sleep?: (seconds: number) => Promise<void>;
+  /** Reads of a running result before giving up with an error (default 720: one hour at 5 s). */
+  maxPolls?: number;
+}
+
+const wait = (seconds: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, seconds) * 1000));
+
 /**
  * Calls an MCP tool of the gateway and yields every row of its result, passing `more.handle` back to the same
- * tool until an answer has no `more`. Reading on is free and never re-runs the tool.
+ * tool until an answer has no `more`. A running answer (a background run's handle) is read again with its
+ * `handle` after `retry_after_seconds` until it has ended. Reading on is free and never re-runs the tool.
  *
  * ```ts
  * for await (const row of moreRows(mcpClient, "search", { platform: "weibo", query: "双十一" })) console.log(row);
  * ```
  */
-export async function* moreRows(mcp: McpToolCaller, name: string, args: Record<string, unknown>): AsyncGenerator<unknown> {
+export async function* moreRows(mcp: McpToolCaller, name: string, args: Record<string, unknown>, options: MoreOptions = {}): AsyncGenerator<unknown> {
+  const sleep = options.sleep ?? wait;
+  const maxPolls = options.maxPolls ?? 720;
   let answer = await callOnce(mcp, name, args);
+  for (let polls = 0; answer["status"] === "running" && typeof answer["handle"] === "string"; polls++) {
+    if (polls >= maxPolls) throw new Error(`MCP tool ${name}: ${answer["handle"]} still runs after ${maxPolls} reads`);
+    await sleep(typeof answer["retry_after_seconds"] === "number" ? answer["retry_after_seconds"] : 5);
+    answer = await callOnce(mcp, name, { handle: answer["handle"] });
+  }
   for (;;) {
     yield* rowsOf(answer);
     if (!answer.more) return;
@@ -52,8 +73,8 @@ export async function* moreRows(mcp: McpToolCaller, name: string, args: Record<s
 }
 
 /** Calls an MCP tool and collects every row across `more` continuations (see {@link moreRows}). */
-export async function collectMore(mcp: McpToolCaller, name: string, args: Record<string, unknown>): Promise<unknown[]> {
+export async function collectMore(mcp: McpToolCaller, name: string, args: Record<string, unknown>, options: MoreOptions = {}): Promise<unknown[]> {
   const rows: unknown[] = [];
-  for await (const row of moreRows(mcp, name, args)) rows.push(row);
+  for await (const row of moreRows(mcp, name, args, options)) rows.push(row);
   return rows;
 }

@@ -251,4 +251,25 @@ describe("results, pages and more", () => {
     expect(rows).toHaveLength(250);
     expect(calls).toEqual([{ platform: "weibo", query: "双十一" }, { handle: "h_abc.100" }, { handle: "h_abc.200" }]);
   });
+
+  it("reads a running MCP answer again after retry_after_seconds, then walks more; gives up after maxPolls", async () => {
+    const calls: Array<Record<string, unknown> | undefined> = [];
+    const waits: number[] = [];
+    const running = { request_id: "req_1", schema_version: "v1", status: "running", handle: "h_run", retry_after_seconds: 3 };
+    const mcp: McpToolCaller = {
+      async callTool({ arguments: args }) {
+        calls.push(args);
+        if (calls.length <= 2) return { structuredContent: running };
+        if (args?.["handle"] === "h_run") return { structuredContent: { ...OK, items: [{ kind: "item", id: "a" }], more: { handle: "h_run.1", rows_left: 1, note: "Pass more.handle." } } };
+        return { structuredContent: { ...OK, items: [{ kind: "item", id: "b" }] } };
+      },
+    };
+    const sleep = async (s: number) => void waits.push(s);
+    const rows = await collectMore(mcp, "brand_buzz", { query: "瑞幸" }, { sleep });
+    expect(rows.map((r) => (r as { id: string }).id)).toEqual(["a", "b"]);
+    expect(calls).toEqual([{ query: "瑞幸" }, { handle: "h_run" }, { handle: "h_run" }, { handle: "h_run.1" }]);
+    expect(waits).toEqual([3, 3]);
+    const stuck: McpToolCaller = { callTool: async () => ({ structuredContent: running }) };
+    await expect(collectMore(stuck, "brand_buzz", { query: "q" }, { sleep, maxPolls: 2 })).rejects.toThrow(/h_run still runs after 2 reads/);
+  });
 });
