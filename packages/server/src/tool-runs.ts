@@ -41,9 +41,13 @@ function followerReadings(result: RunResult): Array<{ platform: string; accountI
 
 /** Options of {@link startToolRun}. */
 export interface StartToolRun {
+  /** Warnings the answer carries before the run's own. */
   warnings?: string[];
+  /** Answer 202 with a handle at once, whatever the quote's mode. */
   background?: boolean;
+  /** Called when the run gets its handle, before the 202 is answered. */
   onHandle?(handle: string): void;
+  /** Called inside the run's final transaction with its status and charge. */
   onEnd?: ToolRunRequest["onEnd"];
 }
 

@@ -53,7 +53,9 @@ export interface ScheduleRecord {
 
 /** Dependencies of the schedules system. */
 export interface SchedulesDeps {
+  /** The database (the schedules and follower readings tables are created in it). */
   store: Store;
+  /** The clock, in ms since the epoch. */
   now: () => number;
 }
 
