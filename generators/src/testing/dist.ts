@@ -25,8 +25,15 @@ export function distOutputs(pkgDir: string): string[] {
   return files.map((f) => join(pkgDir, f));
 }
 
+/** The files a package's `bin` points to. */
+function binOutputs(pkgDir: string): string[] {
+  const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as { bin?: string | Record<string, string> };
+  const bin = pkg.bin === undefined ? [] : typeof pkg.bin === "string" ? [pkg.bin] : Object.values(pkg.bin);
+  return bin.map((f) => join(pkgDir, f));
+}
+
 function needsBuild(pkgDir: string): boolean {
-  const outputs = distOutputs(pkgDir);
+  const outputs = [...distOutputs(pkgDir), ...binOutputs(pkgDir)];
   if (!outputs.every((f) => existsSync(f))) return true;
   const oldestOutput = Math.min(...outputs.map((f) => statSync(f).mtimeMs));
   const inputs = [newest(join(pkgDir, "src")), ...["package.json", "tsup.config.ts"].map((f) => statSync(join(pkgDir, f)).mtimeMs)];
