@@ -40,9 +40,9 @@ describe("sdgw-conformance", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split("\n");
-    expect(lines.filter((l) => /^(PASS|FAIL|N\/A ) {2}\S+ {2}/.test(l))).toHaveLength(49);
+    expect(lines.filter((l) => /^(PASS|FAIL|N\/A ) {2}\S+ {2}/.test(l))).toHaveLength(53);
     expect(r.stdout).toMatch(/^N\/A {3}results\.other-key {2}.* — no second key given \(--second-key\)$/m);
-    expect(lines.at(-1)).toMatch(/^45 passed, 0 failed, 4 not applicable \(http:\/\/127\.0\.0\.1:\d+, [\d.]+ s\)$/);
+    expect(lines.at(-1)).toMatch(/^49 passed, 0 failed, 4 not applicable \(http:\/\/127\.0\.0\.1:\d+, [\d.]+ s\)$/);
   });
 
   it("prints the report as JSON with --json", async () => {
@@ -73,6 +73,6 @@ describe("sdgw-conformance", () => {
   it("lists the checks with --list", async () => {
     const r = await cli(["--list"]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split("\n")).toHaveLength(49);
+    expect(r.stdout.trim().split("\n")).toHaveLength(53);
   });
 });

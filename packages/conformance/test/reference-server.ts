@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createServer, type ServerOptions } from "@sdgw/server";
+import { createServer, type GatewayOptions } from "@sdgw/server";
 
 export interface ReferenceServer {
   baseUrl: string;
@@ -15,7 +15,7 @@ export interface ReferenceServer {
   close(): Promise<void>;
 }
 
-export async function startReferenceServer(options: ServerOptions = {}): Promise<ReferenceServer> {
+export async function startReferenceServer(options: GatewayOptions = {}): Promise<ReferenceServer> {
   const dir = mkdtempSync(join(tmpdir(), "sdgw-conformance-"));
   const server = createServer({
     dbPath: join(dir, "sdgw.sqlite"),

@@ -31,6 +31,7 @@ import {
   type ServiceUrls,
 } from "@sdgw/validators";
 import { http, HttpResponse, type HttpHandler } from "msw";
+import { CATALOG, catalogEntry, expandAll, isTypedName, platformsOffering, typedBody, typedNameOf } from "./catalog.ts";
 import { OPENAPI_DOCUMENT } from "./generated/openapi.ts";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
 import { appliedParams, planCall, type Plan } from "./plan.ts";
@@ -405,8 +406,9 @@ export function createMock(options: MockOptions = {}): Mock {
 
   // ---------------------------------------------------------------------------------------------- operations
 
+  /** The catalog (./catalog.ts): what every capability gap the mock answers is read from. */
   function capabilities(requestId: string) {
-    return { ...(clone(FIXTURES[ROUTES.listCapabilities.defaultFixture!]) as Record<string, unknown>), request_id: requestId };
+    return { ...(clone(FIXTURES[ROUTES.listCapabilities.defaultFixture!]) as Record<string, unknown>), request_id: requestId, operations: clone(CATALOG) };
   }
 
   function account(apiKey: string, requestId: string): AccountAnswer {
@@ -427,20 +429,69 @@ export function createMock(options: MockOptions = {}): Mock {
     return { ...fixture, request_id: requestId, query: body["query"], matches: matches.slice(0, typeof body["limit"] === "number" ? body["limit"] : 20) };
   }
 
-  /** `POST /v1/call/{op}`: the op must be in the catalog (`not_supported`), its parameters the op's own (D23). */
-  function checkCall(opName: string, params: Record<string, unknown>, requestId: string): void {
-    const caps = FIXTURES[ROUTES.listCapabilities.defaultFixture!] as { operations: Array<{ op: string; platform: string; name: string; params: string[] }> };
-    const entry = caps.operations.find((o) => o.op === opName);
-    if (!entry) {
-      const name = opName.split(".")[1];
-      throw refuse("not_supported", requestId, {
-        reason: "no_such_capability",
-        message: `The catalog has no op ${opName}. Nothing ran and nothing was charged.`,
-        fix: { allowed: caps.operations.filter((o) => o.name === name).map((o) => o.platform), note: "GET /v1/capabilities lists every op.", example_call: { method: "GET", path: "/v1/capabilities" } },
-      });
+  /** `400 not_supported`, reason `no_such_capability`: `fix.allowed` the platforms that offer `name` (D36, D41, D42). */
+  function noSuchCapability(message: string, name: string, requestId: string, param?: string): Refusal {
+    const allowed = platformsOffering(name);
+    return refuse("not_supported", requestId, {
+      reason: "no_such_capability",
+      message,
+      fix: {
+        ...(param ? { param } : {}),
+        allowed,
+        note: allowed.length ? `${allowed.map((p) => `${p}.${name}`).join(", ")} ${allowed.length === 1 ? "is" : "are"} in the catalog; GET /v1/capabilities lists every op.` : "GET /v1/capabilities lists every op.",
+        example_call: { method: "GET", path: "/v1/capabilities" },
+      },
+    });
+  }
+
+  /**
+   * The capability refusals of a charging call, decided from the request alone like validation (before the key,
+   * D50): a platform without the operation (D41) or an op the catalog lacks (D42) is `400 not_supported`, as is
+   * `platforms=all` when no platform can answer; `POST /v1/call/{op}` takes the op's own parameters (D23), a typed
+   * op its route's. A platform with the operation but not a parameter value is answered later, inside HTTP 200.
+   */
+  function checkCapabilities(route: MockRoute, params: Record<string, unknown>, pathParams: Record<string, string>, requestId: string): void {
+    const op = route.operationId;
+    if (op === "callOperation") {
+      const opName = pathParams["op"] ?? "";
+      const [platform, name] = [opName.slice(0, opName.indexOf(".")), opName.slice(opName.indexOf(".") + 1)];
+      const entry = catalogEntry(opName);
+      if (!entry) {
+        const allowed = platformsOffering(name);
+        throw noSuchCapability(
+          allowed.length
+            ? `The catalog has no op ${opName}: ${platform} does not offer ${name}; ${allowed.join(", ")} ${allowed.length === 1 ? "does" : "do"}. Nothing ran and nothing was charged.`
+            : `The catalog has no op ${opName}. Nothing ran and nothing was charged.`,
+          name,
+          requestId,
+        );
+      }
+      if (isTypedName(name)) {
+        // A typed op by name: its route's parameters and rules (no `platform`: the op names it).
+        const body = typedBody(name);
+        const allowed = Object.keys(OPERATIONS[body].body?.params ?? {}).filter((p) => p !== "platform" && p !== "platforms");
+        const unknown = Object.keys(params).find((k) => !allowed.includes(k));
+        if (unknown) throw invalid(requestId, { param: unknown, message: `\`${unknown}\` is not a parameter of ${opName}.`, allowed });
+        const validators = requestValidators[body as keyof typeof requestValidators] as Record<string, (v: unknown) => RequestValidation<unknown>>;
+        check(route, validators["body"]!({ ...params, platform }), requestId);
+        return;
+      }
+      const unknown = Object.keys(params).find((k) => !entry.params.includes(k));
+      if (unknown) throw invalid(requestId, { param: unknown, message: `\`${unknown}\` is not a parameter of ${opName}.`, allowed: entry.params });
+      return;
     }
-    const unknown = Object.keys(params).find((k) => !entry.params.includes(k));
-    if (unknown) throw invalid(requestId, { param: unknown, message: `\`${unknown}\` is not a parameter of ${opName}.`, allowed: entry.params });
+    const name = typedNameOf(op);
+    if (!name) return;
+    const platform = params["platform"];
+    if (typeof platform === "string" && !catalogEntry(`${platform}.${name}`)) {
+      const allowed = platformsOffering(name);
+      throw noSuchCapability(`${platform} does not offer ${name}; ${allowed.join(", ")} ${allowed.length === 1 ? "does" : "do"}. Nothing ran and nothing was charged.`, name, requestId, "platform");
+    }
+    if (params["platforms"] === "all") {
+      const rest = { ...params };
+      delete rest["platforms"];
+      if (expandAll(name, rest).platforms.length === 0) throw noSuchCapability(`No platform offers ${name} with these parameters. Nothing ran and nothing was charged.`, name, requestId, "platforms");
+    }
   }
 
   /** A data or tool call, from validated parameters to its answer. */
@@ -456,7 +507,6 @@ export function createMock(options: MockOptions = {}): Mock {
       }
       page = pos.page;
     }
-    if (op === "callOperation") checkCall(pathParams["op"] ?? "", params, requestId);
     if (op === "brandBuzz" && params["scale"] === "large") {
       const fixture = route.fixtures.find((f) => f.code === "not_supported" && f.http === 400);
       throw new Refusal(fixture ? forcedRefusal(route, "not_supported", 400, requestId) : refuse("not_supported", requestId, { reason: "not_available_yet", fix: { param: "scale" } }).reply);
@@ -497,7 +547,8 @@ export function createMock(options: MockOptions = {}): Mock {
       if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, answer: { status: r.status, headers: { ...r.headers }, body: clone(r.json) } });
       return r;
     };
-    const background = (forced?.kind === "running") || isSlow({ operationId: op, params, headers });
+    // A call none of whose units can run (D41) has nothing to wait for: it answers at once.
+    const background = forced?.kind === "running" || (plan.units.some((u) => !u.unsupported) && isSlow({ operationId: op, params, headers }));
 
     if (plan.quoteOnly) {
       if (forced?.kind === "running" || forced?.kind === "outcome") skipped.push(`${op} with confirm: false answers the quote only`);
@@ -520,7 +571,7 @@ export function createMock(options: MockOptions = {}): Mock {
       });
     }
 
-    let outcomes: Outcome[] = plan.units.map(() => ({ status: "ok" }));
+    let outcomes: Outcome[] = plan.units.map((u) => (u.unsupported ? { status: "not_supported", message: u.unsupported } : { status: "ok" }));
     if (forced?.kind === "outcome") {
       const reason = unanswerable(plan, forced.outcome);
       if (reason) skipped.push(reason);
@@ -670,6 +721,7 @@ export function createMock(options: MockOptions = {}): Mock {
         check(route, validators["body"](read.value), requestId);
         body = read.value as Record<string, unknown>;
       }
+      if (route.charging) checkCapabilities(route, route.method === "GET" ? query : body, pathParams, requestId);
       const apiKey = route.keyless ? "" : authenticate(route, headers, requestId);
 
       switch (op) {

@@ -4,7 +4,8 @@
  * parameters (D1, D20) and how many items each unit answers.
  */
 import { PLATFORMS, type AppliedParams, type Item, type OperationId } from "@sdgw/types";
-import { FIXTURES, ROUTES } from "./generated/routes.ts";
+import { catalogEntry, expandAll, expandedWarning, typedNameOf, unsupported } from "./catalog.ts";
+import { ROUTES } from "./generated/routes.ts";
 import { isObject } from "./util.ts";
 
 /** One unit of a call: a platform of a fanout, a target of a list, or the one platform of an envelope. */
@@ -14,6 +15,8 @@ export interface Unit {
   target?: string;
   /** The parameter the target came from (`id`, `url`, `accounts`, `targets`). */
   param?: string;
+  /** Why the platform cannot answer this unit (D41): it answers `not_supported` without running, and costs nothing. */
+  unsupported?: string;
 }
 
 /** The shape of a charging call's answer. */
@@ -36,8 +39,10 @@ export interface Plan {
   paged: boolean;
   /** The page asked for, 1 for a call without `cursor`. */
   page: number;
-  /** Credits the call costs if every unit answers `ok` or `empty`. */
+  /** Credits the call costs if every unit that runs answers `ok` or `empty` (units a platform cannot answer cost nothing). */
   quote: number;
+  /** Warnings about the whole call (a fanout's `platforms=all`, D41). */
+  warnings: string[];
   /** The tool of a tool call. */
   tool?: string;
   /** `confirm: false`: the quote only. */
@@ -115,8 +120,7 @@ export function platformOfLink(link: string): string {
 
 /** The item source of `POST /v1/call/{op}`: the data route the catalog names for that op, else `call`'s own fixtures. */
 function itemOpOfCall(opName: string): OperationId {
-  const caps = FIXTURES[ROUTES.listCapabilities.defaultFixture ?? ""] as { operations?: Array<{ op: string; route: string }> } | undefined;
-  const route = caps?.operations?.find((o) => o.op === opName)?.route;
+  const route = catalogEntry(opName)?.route;
   const match = (Object.values(ROUTES) as Array<(typeof ROUTES)[OperationId]>).find((r) => r.path === route && r.charging && r.method === "POST");
   return match?.operationId ?? "callOperation";
 }
@@ -127,7 +131,15 @@ export function planCall(op: OperationId, params: Record<string, unknown>, pathP
   const withDefaults: Record<string, unknown> = { ...params };
   for (const [k, v] of Object.entries(DEFAULTS[op] ?? {})) if (!(k in withDefaults)) withDefaults[k] = v;
   const maxCost = typeof params["max_cost_credits"] === "number" ? params["max_cost_credits"] : undefined;
-  const base = { op, itemOp: op, paged: false, page, quoteOnly: false, ...(maxCost !== undefined ? { maxCost } : {}) };
+  const base = { op, itemOp: op, paged: false, page, quoteOnly: false, warnings: [] as string[], ...(maxCost !== undefined ? { maxCost } : {}) };
+  /** The units that run: a unit a platform cannot answer is quoted nothing. */
+  const quoteOf = (units: Unit[]) => units.filter((u) => !u.unsupported).length;
+  /** A unit of a typed operation, marked when its platform lacks the operation or the parameter value (D41). */
+  const name = typedNameOf(op);
+  const unit = (u: Unit): Unit => {
+    const why = name ? unsupported(u.platform, name, withDefaults) : undefined;
+    return why ? { ...u, unsupported: why } : u;
+  };
 
   if (route.tool) {
     const platforms = platformsOf(params["platforms"]);
@@ -153,15 +165,26 @@ export function planCall(op: OperationId, params: Record<string, unknown>, pathP
 
   if (op === "callOperation") {
     const opName = pathParams["op"] ?? "x.unknown";
-    const platform = opName.split(".")[0]!;
-    return { ...common, shape: "envelope", itemOp: itemOpOfCall(opName), units: [{ platform }], applied: appliedParams(params), quote: 1 };
+    const [platform, opOf] = [opName.slice(0, opName.indexOf(".")), opName.slice(opName.indexOf(".") + 1)];
+    // A typed op called by name meets the same parameter values as its route (D41).
+    const why = catalogEntry(opName) ? unsupported(platform, opOf, params) : undefined;
+    const units: Unit[] = [{ platform, ...(why ? { unsupported: why } : {}) }];
+    return { ...common, shape: "envelope", itemOp: itemOpOfCall(opName), units, applied: appliedParams(params), quote: quoteOf(units) };
   }
 
   if ("platforms" in params) {
-    const platforms = platformsOf(params["platforms"]);
     const rest = { ...withDefaults };
     delete rest["platforms"];
-    return { ...common, shape: "fanout", units: platforms.map((p) => ({ platform: p })), applied: appliedParams(rest), quote: platforms.length };
+    let platforms = platformsOf(params["platforms"]);
+    const warnings: string[] = [];
+    if (params["platforms"] === "all" && name) {
+      // D41: `all` is every platform that can answer; the others are left out, and a warning says which and why.
+      const expanded = expandAll(name, rest);
+      platforms = expanded.platforms;
+      warnings.push(expandedWarning(expanded));
+    }
+    const units = platforms.map((p) => unit({ platform: p }));
+    return { ...common, shape: "fanout", units, applied: appliedParams(rest), quote: quoteOf(units), warnings };
   }
 
   const platform = String(params["platform"]);
@@ -170,20 +193,9 @@ export function planCall(op: OperationId, params: Record<string, unknown>, pathP
   if (param && Array.isArray(value)) {
     const rest = { ...withDefaults };
     delete rest[param];
-    return {
-      ...common,
-      shape: "targets",
-      units: (value as string[]).map((t) => ({ platform, target: t, param })),
-      applied: appliedParams(rest),
-      quote: value.length,
-    };
+    const units = (value as string[]).map((t) => unit({ platform, target: t, param }));
+    return { ...common, shape: "targets", units, applied: appliedParams(rest), quote: quoteOf(units) };
   }
-  return {
-    ...common,
-    shape: "envelope",
-    paged: PAGED.has(op),
-    units: [{ platform, ...(param ? { target: String(value), param } : {}) }],
-    applied: appliedParams(withDefaults),
-    quote: 1,
-  };
+  const units = [unit({ platform, ...(param ? { target: String(value), param } : {}) })];
+  return { ...common, shape: "envelope", paged: PAGED.has(op), units, applied: appliedParams(withDefaults), quote: quoteOf(units) };
 }

@@ -15,6 +15,8 @@ import { clone, isObject, timestamp } from "./util.ts";
 export interface Outcome {
   status: AnswerStatus;
   code?: ErrorCode;
+  /** The message of a `not_supported` the platform's capabilities decide (D41), instead of a fixture's. */
+  message?: string;
 }
 
 /** Everything a builder needs besides the plan. */
@@ -102,13 +104,14 @@ function retarget(error: ErrorObject, from: string | null, to: string): ErrorObj
 export function envelopeError(op: OperationId, outcome: Outcome, unit: Unit, ctx: RenderContext): ErrorObject {
   const code = outcome.status === "error" ? (outcome.code ?? "upstream_error") : outcome.status;
   const p = unit.platform;
+  const origin = new URL(ctx.urls.console).origin;
+  if (code === "not_supported" && outcome.message) return { code, message: outcome.message, retryable: false, action_url: `${origin}/capabilities?platform=${encodeURIComponent(p)}` };
   const fromFixture = fixtureErrors(op).find((e) => e.error.code === code);
   if (fromFixture) {
     const error = retarget(fromFixture.error, fromFixture.platform, p);
     if (isObject(error["fix"]) && unit.param && (code === "not_found" || code === "invalid_target")) error["fix"]["param"] = unit.param;
     return error;
   }
-  const origin = new URL(ctx.urls.console).origin;
   const param = unit.param ?? "id";
   switch (code) {
     case "rate_limited":
@@ -201,7 +204,7 @@ export function renderFinished(plan: Plan, outcomes: Outcome[], ctx: RenderConte
     }
     case "fanout": {
       const fanout = Object.fromEntries(plan.units.map((u, i) => [u.platform, unitResult(plan, u, i, outcomes[i]!, appliedFor(plan, u), ctx)]));
-      return { ...head, status: deriveStatus(outcomes.map((o) => o.status)), warnings: plan.units.length === 10 ? ["platforms=all expanded to 10 platforms"] : [], fanout, billing: dataBilling(cost, ctx) };
+      return { ...head, status: deriveStatus(outcomes.map((o) => o.status)), warnings: [...plan.warnings], fanout, billing: dataBilling(cost, ctx) };
     }
     case "targets": {
       const targets = plan.units.map((u, i) => ({ platform: u.platform, target: u.target!, result: unitResult(plan, u, i, outcomes[i]!, appliedFor(plan, u), ctx) }));

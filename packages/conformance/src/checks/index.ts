@@ -1,6 +1,7 @@
 /** Every check of the suite, in the order they run. */
 import type { Check } from "../types.ts";
 import { authChecks } from "./auth.ts";
+import { capabilityChecks } from "./capabilities.ts";
 import { errorChecks } from "./errors.ts";
 import { idempotencyChecks } from "./idempotency.ts";
 import { runChecks } from "./runs.ts";
@@ -9,12 +10,13 @@ import { searchChecks } from "./search.ts";
 const rateLimited = errorChecks.filter((c) => c.id === "errors.rate-limited");
 
 /**
- * Every check, in the order they run: keys, plain and fanout search, parameter bounds, idempotency, the 202 run
+ * Every check, in the order they run: keys, plain and fanout search, parameter bounds, capability gaps, idempotency, the 202 run
  * and its results, error codes and routes, and last the rate-limit burst (so that its refusals delay nothing else).
  */
 export const CHECKS: readonly Check[] = Object.freeze([
   ...authChecks,
   ...searchChecks,
+  ...capabilityChecks,
   ...idempotencyChecks,
   ...runChecks,
   ...errorChecks.filter((c) => !rateLimited.includes(c)),
