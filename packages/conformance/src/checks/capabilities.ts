@@ -74,7 +74,7 @@ const entryStatus = (fanout: Record<string, unknown>, platform: string) => (isOb
 export const capabilityChecks: Check[] = [
   {
     id: "capabilities.no-operation",
-    title: "a platform without the operation (as GET /v1/capabilities lists it) → 400 not_supported no_such_capability, fix.allowed the platforms that have it (D41)",
+    title: "a platform without the operation (as GET /v1/capabilities lists it) → 400 not_supported no_such_capability, fix.allowed the platforms that have it (D41), with or without a key (D50)",
     async run(ctx) {
       const c = await catalog(ctx);
       if ("failure" in c) return fail(c.failure);
@@ -87,7 +87,11 @@ export const capabilityChecks: Check[] = [
       if (!Array.isArray(allowed) || [...allowed].map(String).sort().join(",") !== [...gap.allowed].sort().join(",")) {
         return fail(`${exchangeLine(x)}; fix.allowed ${JSON.stringify(allowed ?? null)}, expected the platforms GET /v1/capabilities lists for ${gap.name}: ${JSON.stringify(gap.allowed)} (${RULE}; D36)`);
       }
-      return pass(`${gap.platform} ${gap.name}: HTTP 400 no_such_capability, fix.allowed the ${gap.allowed.length} platforms that have it`);
+      // D50: decided from the request alone, like validation, so it comes before the key is looked at.
+      const keyless = await ctx.http.send({ ...TYPED[gap.name]!(gap.platform), auth: "none" });
+      const early = refusal(keyless, { status: 400, code: "not_supported", reason: "no_such_capability", rule: `${RULE}; D50: the request is judged before the key, so without a key it is the same 400, not 401` });
+      if (early) return early;
+      return pass(`${gap.platform} ${gap.name}: HTTP 400 no_such_capability, fix.allowed the ${gap.allowed.length} platforms that have it; the same without a key (D50)`);
     },
   },
   {
