@@ -13,18 +13,26 @@ import { configFromEnv } from "../config.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { createServer } from "../server.ts";
 
-const apiKey = process.env["SDGW_API_KEY"] ?? null;
-if (!apiKey) console.error("sdgw-mcp: SDGW_API_KEY is not set; charging tools and account will answer unauthorized.");
-const server = createServer({ ...configFromEnv(), log: (...args: unknown[]) => console.error(...args) });
-await server.app.ready();
-const mcp = createMcpServer({ app: server.app, apiKey, gateway: server.gateway });
-await mcp.connect(new StdioServerTransport());
+async function main(): Promise<void> {
+  const apiKey = process.env["SDGW_API_KEY"] ?? null;
+  if (!apiKey) console.error("sdgw-mcp: SDGW_API_KEY is not set; charging tools and account will answer unauthorized.");
+  const server = createServer({ ...configFromEnv(), log: (...args: unknown[]) => console.error(...args) });
+  await server.app.ready();
+  const mcp = createMcpServer({ app: server.app, apiKey, gateway: server.gateway });
+  await mcp.connect(new StdioServerTransport());
 
-const stop = async () => {
-  await mcp.close();
-  await server.close();
-  process.exit(0);
-};
-process.stdin.once("end", () => void stop());
-process.once("SIGINT", () => void stop());
-process.once("SIGTERM", () => void stop());
+  const stop = async () => {
+    await mcp.close();
+    await server.close();
+    process.exit(0);
+  };
+  process.stdin.once("end", () => void stop());
+  process.once("SIGINT", () => void stop());
+  process.once("SIGTERM", () => void stop());
+}
+
+// No top-level await: the command is also built as CommonJS.
+main().catch((error: unknown) => {
+  console.error("sdgw-mcp failed:", error);
+  process.exit(1);
+});
