@@ -34,11 +34,12 @@ import { http, HttpResponse, type HttpHandler } from "msw";
 import { CATALOG, catalogEntry, expandAll, isTypedName, platformsOffering, typedBody, typedNameOf } from "./catalog.ts";
 import { OPENAPI_DOCUMENT } from "./generated/openapi.ts";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
-import { appliedParams, planCall, type Plan } from "./plan.ts";
+import { planCall, type Plan } from "./plan.ts";
 import { costOf, creditBilling, renderFinished, renderQuote, renderRunning, type Outcome, type RenderContext } from "./render.ts";
 import type { MockRoute } from "./route-types.ts";
 import { parseScenarioHeader, SCENARIO_HEADER, SKIPPED_HEADER, STATUS_SCENARIOS, type Scenario } from "./scenarios.ts";
 import { Store, type MockState, type Run } from "./state.ts";
+import { isToolName, planTool, refusedBeforeKey, type ToolRefusal } from "./tools.ts";
 import { base64url, clone, isObject, newHandle, newRequestId, stableJson, timestamp } from "./util.ts";
 
 /** A key the mock accepts, and what it may do. */
@@ -274,6 +275,14 @@ export function createMock(options: MockOptions = {}): Mock {
         if (!["request_id", "schema_version", "code", "retryable"].includes(k)) extra[k] = clone(v);
       }
     }
+    if (!fixture && code === "plan_limit" && route.operationId === "accountWatch") {
+      // D11, D51: what a free account gets for a schedule (the mock's keys are paid ones; the scenario shows it).
+      Object.assign(extra, {
+        reason: "schedules_need_purchase",
+        message: "Schedules open after the first purchase; this call without `schedule` runs now. Nothing ran and nothing was charged.",
+        fix: { param: "schedule", action_url: urls.billing, note: "Buy credits to open schedules." },
+      });
+    }
     const now = new Date(clock());
     if ("resets_at" in extra) extra["resets_at"] = nextUtcMidnight(now);
     if ("retry_at" in extra) extra["retry_at"] = timestamp(now.getTime() + 300_000);
@@ -444,6 +453,21 @@ export function createMock(options: MockOptions = {}): Mock {
     });
   }
 
+  /** A tool's refusal (D24, D41) in the server's words: `invalid_params`, or `400 not_supported` with `fix.param` and `fix.allowed`. */
+  function toolRefusal(r: ToolRefusal, requestId: string): Refusal {
+    if (r.code === "invalid_params") return invalid(requestId, { param: r.param, message: r.message, ...(r.allowed ? { allowed: r.allowed } : {}) });
+    return refuse("not_supported", requestId, {
+      reason: r.reason,
+      message: `${r.message} Nothing ran and nothing was charged.`,
+      fix: {
+        param: r.param,
+        ...(r.allowed ? { allowed: r.allowed } : {}),
+        note: r.reason === "not_available_yet" ? "Send confirm: false to see the plan and price of what runs now." : "GET /v1/capabilities lists the platforms of each operation.",
+        example_call: { method: "GET", path: "/v1/capabilities" },
+      },
+    });
+  }
+
   /**
    * The capability refusals of a charging call, decided from the request alone like validation (before the key,
    * D50): a platform without the operation (D41) or an op the catalog lacks (D42) is `400 not_supported`, as is
@@ -480,6 +504,12 @@ export function createMock(options: MockOptions = {}): Mock {
       if (unknown) throw invalid(requestId, { param: unknown, message: `\`${unknown}\` is not a parameter of ${opName}.`, allowed: entry.params });
       return;
     }
+    if (route.tool && isToolName(route.tool)) {
+      // D41, D50, D51: a wrong link or include, and a platform or target without the operation the tool reads.
+      const planned = planTool(route.tool, params);
+      if (!planned.ok && refusedBeforeKey(planned.refusal)) throw toolRefusal(planned.refusal, requestId);
+      return;
+    }
     const name = typedNameOf(op);
     if (!name) return;
     const platform = params["platform"];
@@ -512,7 +542,7 @@ export function createMock(options: MockOptions = {}): Mock {
       throw new Refusal(fixture ? forcedRefusal(route, "not_supported", 400, requestId) : refuse("not_supported", requestId, { reason: "not_available_yet", fix: { param: "scale" } }).reply);
     }
     if (op === "accountWatch" && isObject(params["schedule"]) && params["confirm"] !== false && store.scheduleList.length >= 20) {
-      throw invalid(requestId, { param: "schedule", message: "A workspace has at most 20 schedules." });
+      throw invalid(requestId, { param: "schedule", message: "A workspace has at most 20 schedules.", note: "DELETE /v1/schedules/{schedule_id} removes one; GET /v1/schedules lists them." });
     }
     const plan = planCall(op, params, pathParams, page);
 
@@ -548,11 +578,12 @@ export function createMock(options: MockOptions = {}): Mock {
       return r;
     };
     // A call none of whose units can run (D41) has nothing to wait for: it answers at once.
-    const background = forced?.kind === "running" || (plan.units.some((u) => !u.unsupported) && isSlow({ operationId: op, params, headers }));
+    // A tool quoted `background` (over 10 calls, D51) answers 202 at once; any call may pass the wait (`slow`).
+    const background = forced?.kind === "running" || plan.toolQuote?.mode === "background" || (plan.units.some((u) => !u.unsupported) && isSlow({ operationId: op, params, headers }));
 
     if (plan.quoteOnly) {
       if (forced?.kind === "running" || forced?.kind === "outcome") skipped.push(`${op} with confirm: false answers the quote only`);
-      return remember(reply(200, renderQuote(plan, background, context(requestId))));
+      return remember(reply(200, renderQuote(plan, context(requestId))));
     }
 
     // budget: nothing runs over max_cost_credits or over the balance
@@ -582,7 +613,13 @@ export function createMock(options: MockOptions = {}): Mock {
     }
     if (forced?.kind === "running") consume();
 
-    if (plan.tool === "account_watch" && isObject(params["schedule"])) addSchedule(params);
+    if (plan.tool === "account_watch" && isObject(params["schedule"])) {
+      // D52: the call that creates a schedule is its first run, and its answer says so.
+      const created = addSchedule(plan);
+      plan.warnings.unshift(
+        `Schedule ${created.id} created: this account_watch call runs again every ${created.every} under this key, charged like this call (next at ${created.next_run_at}); GET /v1/schedules lists it, DELETE /v1/schedules/${created.id} stops it.`,
+      );
+    }
 
     if (background) {
       const run: Run = { handle: newHandle(), requestId, op, key: apiKey, plan, outcomes, reads: 0, status: "running", due: false, charged: 0 };
@@ -604,24 +641,26 @@ export function createMock(options: MockOptions = {}): Mock {
     return undefined;
   }
 
-  function addSchedule(params: Record<string, unknown>): void {
-    const every = String((params["schedule"] as Record<string, unknown>)["every"]);
+  /**
+   * Adds the schedule of a confirmed `account_watch` with `schedule` (D11, D52): its `params` are the call's applied
+   * parameters without `schedule.every`, `confirm` and `max_cost_credits`; its next run is one period from now.
+   */
+  function addSchedule(plan: Plan): Schedule {
+    const every = String(plan.applied["schedule.every"]) as Schedule["every"];
     const hours = every === "1h" ? 1 : every === "6h" ? 6 : 24;
-    const rest = { ...params };
-    delete rest["schedule"];
-    delete rest["confirm"];
-    delete rest["max_cost_credits"];
+    const params = Object.fromEntries(Object.entries(plan.applied).filter(([k]) => k !== "schedule.every" && k !== "confirm" && k !== "max_cost_credits"));
     const schedule: Schedule = {
       id: `sch_${newHandle().slice(2, 10)}`,
       tool: "account_watch",
-      params: appliedParams(rest),
-      every: every as Schedule["every"],
+      params: params as Schedule["params"],
+      every,
       status: "active",
       created_at: timestamp(clock()),
       next_run_at: timestamp(clock() + hours * 3_600_000),
       last_run: null,
     };
     store.scheduleList.push(schedule);
+    return schedule;
   }
 
   /** `GET /v1/results/{handle}`: 202 `polls` times, then the finished answer (charged once), then the same for free. */

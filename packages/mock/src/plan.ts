@@ -3,9 +3,10 @@
  * fanout, a targets answer, a tool answer), the units it is charged for (platforms or targets, D5), its applied
  * parameters (D1, D20) and how many items each unit answers.
  */
-import { PLATFORMS, type AppliedParams, type Item, type OperationId } from "@sdgw/types";
+import { PLATFORMS, type AppliedParams, type Item, type OperationId, type Quote, type ToolName } from "@sdgw/types";
 import { catalogEntry, expandAll, expandedWarning, typedNameOf, unsupported } from "./catalog.ts";
 import { ROUTES } from "./generated/routes.ts";
+import { planTool } from "./tools.ts";
 import { isObject } from "./util.ts";
 
 /** One unit of a call: a platform of a fanout, a target of a list, or the one platform of an envelope. */
@@ -41,10 +42,12 @@ export interface Plan {
   page: number;
   /** Credits the call costs if every unit that runs answers `ok` or `empty` (units a platform cannot answer cost nothing). */
   quote: number;
-  /** Warnings about the whole call (a fanout's `platforms=all`, D41). */
+  /** Warnings about the whole call (a fanout's `platforms=all`, D41; a tool's platforms expanded, a schedule created). */
   warnings: string[];
   /** The tool of a tool call. */
   tool?: string;
+  /** A tool call's quote (D8, D51): mode, price, waves, calls and steps, as the server plans them. */
+  toolQuote?: Quote;
   /** `confirm: false`: the quote only. */
   quoteOnly: boolean;
   /** The `max_cost_credits` the caller set. */
@@ -57,13 +60,6 @@ const DEFAULTS: Partial<Record<OperationId, Record<string, string | number | boo
   trending: { count: 10 },
   comments: { limit: 20, sort: "latest" },
   userPosts: { limit: 20, sort: "latest" },
-  brandBuzz: { window: "7d", scale: "small", confirm: true },
-  commentInsights: { limit: 20, confirm: true },
-  accountWatch: { range: "7d", confirm: true },
-  findCreators: { count: 10, confirm: true },
-  creatorCard: { confirm: true },
-  batchStats: { format: "json", confirm: true },
-  viralFinder: { window: "7d", count: 10, confirm: true },
 };
 
 const PAGED = new Set<OperationId>(["search", "searchPost", "comments", "userPosts"]);
@@ -93,31 +89,6 @@ export function appliedParams(params: Record<string, unknown>): AppliedParams {
 
 const platformsOf = (value: unknown): string[] => (value === "all" ? [...PLATFORMS] : Array.isArray(value) ? (value as string[]) : []);
 
-/** The platform a link points at, told from its host (or `<platform>:<id>`); `x` when it cannot be told. */
-export function platformOfLink(link: string): string {
-  const prefix = /^([a-z]+):/.exec(link)?.[1];
-  if (prefix && (PLATFORMS as readonly string[]).includes(prefix)) return prefix;
-  let host = "";
-  try {
-    host = new URL(link).hostname;
-  } catch {
-    return "x";
-  }
-  const hosts: Array<[RegExp, string]> = [
-    [/xiaohongshu\.com|xhslink\.com/, "xiaohongshu"],
-    [/douyin\.com/, "douyin"],
-    [/(^|\.)x\.com|twitter\.com/, "x"],
-    [/reddit\.com/, "reddit"],
-    [/weixin\.qq\.com|wechat/, "wechat"],
-    [/weibo\.(com|cn)/, "weibo"],
-    [/bilibili\.com|b23\.tv/, "bilibili"],
-    [/zhihu\.com/, "zhihu"],
-    [/kuaishou\.com/, "kuaishou"],
-    [/youtube\.com|youtu\.be/, "youtube"],
-  ];
-  return hosts.find(([re]) => re.test(host))?.[1] ?? "x";
-}
-
 /** The item source of `POST /v1/call/{op}`: the data route the catalog names for that op, else `call`'s own fixtures. */
 function itemOpOfCall(opName: string): OperationId {
   const route = catalogEntry(opName)?.route;
@@ -142,20 +113,22 @@ export function planCall(op: OperationId, params: Record<string, unknown>, pathP
   };
 
   if (route.tool) {
-    const platforms = platformsOf(params["platforms"]);
-    const links = [params["targets"], params["accounts"]].find(Array.isArray) as string[] | undefined;
-    const param = Array.isArray(params["targets"]) ? "targets" : "accounts";
-    const units: Unit[] = links ? links.map((t) => ({ platform: platformOfLink(t), target: t, param })) : platforms.map((p) => ({ platform: p }));
-    const count = typeof params["count"] === "number" ? params["count"] : 20;
+    // D51: the tool's own plan (./tools.ts), as the server makes it; the refusals were answered before this.
+    const planned = planTool(route.tool as ToolName, params);
+    if (!planned.ok) throw new Error(`@sdgw/mock: ${route.tool} was planned after its refusal (${planned.refusal.message})`);
+    const { plan: tool } = planned;
+    const units: Unit[] = tool.units.map((u) => ({ platform: u.platform, ...(u.target !== undefined ? { target: u.target, param: u.param! } : {}) }));
     return {
       ...base,
       shape: "tool",
-      units: units.length ? units : [{ platform: "x" }],
-      applied: appliedParams(withDefaults),
-      count,
+      units,
+      applied: tool.applied,
+      count: typeof params["count"] === "number" ? params["count"] : 20,
       tool: route.tool,
-      quote: Math.max(1, units.length),
+      toolQuote: tool.quote,
+      quote: tool.quote.quote_credits,
       quoteOnly: params["confirm"] === false,
+      warnings: [...tool.warnings],
     };
   }
 

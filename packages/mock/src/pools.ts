@@ -76,17 +76,3 @@ export function itemsFor(op: OperationId, platform: string | null, count: number
   if (!pick) throw new Error(`@sdgw/mock: no fixture has items of kind ${kinds?.join(", ") ?? "any"} for ${op}`);
   return clone(pick.items.slice(0, Math.max(1, count)));
 }
-
-/** The steps of a tool run as the tool's fixtures show them (names and waves), or a two-wave default. */
-export function toolSteps(op: OperationId): Array<{ wave: number; name: string; calls_planned: number }> {
-  for (const f of ROUTES[op].fixtures) {
-    const body = FIXTURES[f.file];
-    if (isObject(body) && Array.isArray(body["steps"]) && body["steps"].length > 0) {
-      return (body["steps"] as Array<{ wave: number; name: string; calls_planned: number }>).map((s) => ({ wave: s.wave, name: s.name, calls_planned: s.calls_planned }));
-    }
-  }
-  return [
-    { wave: 1, name: "search", calls_planned: 1 },
-    { wave: 2, name: "aggregate", calls_planned: 0 },
-  ];
-}

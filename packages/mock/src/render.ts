@@ -4,11 +4,11 @@
  * with their billing (D7). Items come from the fixtures (./pools.ts); failures carry the error objects of the
  * seed's closed table (D13, D36), taken from a fixture of the operation when it has one.
  */
-import type { AnswerStatus, AppliedParams, ErrorCode, Item, OperationId } from "@sdgw/types";
+import type { AnswerStatus, AppliedParams, ErrorCode, Item, OperationId, Quote, Step } from "@sdgw/types";
 import type { ServiceUrls } from "@sdgw/validators";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
 import type { Plan, Unit } from "./plan.ts";
-import { itemsFor, toolSteps } from "./pools.ts";
+import { itemsFor } from "./pools.ts";
 import { clone, isObject, timestamp } from "./util.ts";
 
 /** What one unit (a platform, a target, or the call) ended as: a status and, for `error`, its code. */
@@ -38,7 +38,10 @@ export interface RenderContext {
 
 const charged = (o: Outcome) => o.status === "ok" || o.status === "empty";
 
-/** Credits a plan costs with these outcomes: one per unit that ended `ok` or `empty`; a tool its whole quote if it ended so. */
+/**
+ * Credits a plan costs with these outcomes: one per unit that ended `ok` or `empty`; a tool that ended so, its
+ * quote (the mock's runs make every planned call and each answers; D51: never more than the quote), else 0.
+ */
 export function costOf(plan: Plan, outcomes: Outcome[]): number {
   if (plan.shape === "tool") return charged(outcomes[0]!) ? plan.quote : 0;
   return outcomes.filter(charged).length;
@@ -215,25 +218,34 @@ export function renderFinished(plan: Plan, outcomes: Outcome[], ctx: RenderConte
   }
 }
 
-/** Steps of a tool run: the tool's own steps, the first wave's calls being the run's units. */
-function steps(plan: Plan, status: (wave: number) => "pending" | "running" | "done" | "failed") {
-  return toolSteps(plan.op).map((s) => {
-    const calls = s.wave === 1 ? plan.units.length : s.calls_planned && s.name !== "aggregate" ? plan.units.length : 0;
-    const st = status(s.wave);
-    return { wave: s.wave, name: s.name, status: st, calls_planned: calls, calls_done: st === "done" ? calls : 0 };
+/** How a tool run's steps stand: not started, running after `wavesDone` waves, or ended `ok`/`empty` or failed. */
+type StepsAt = { at: "pending" } | { at: "running"; wavesDone: number } | { at: "ended"; failed: boolean };
+
+/**
+ * The steps of a tool run (D6), from its quote's plan (D51). A finished run made every planned call; a run whose
+ * calls all failed shows its first wave `failed`, the waves after it `done` with no calls (nothing left to read),
+ * and `aggregate` `failed`, as the server's runner does.
+ */
+function steps(plan: Plan, where: StepsAt): Step[] {
+  return (plan.toolQuote?.plan ?? []).map((s, i, all): Step => {
+    const last = i === all.length - 1;
+    const step = (status: Step["status"], done: number): Step => ({ wave: s.wave, name: s.name, status, calls_planned: s.calls_planned, calls_done: done });
+    switch (where.at) {
+      case "pending":
+        return step("pending", 0);
+      case "running":
+        return s.wave <= where.wavesDone ? step("done", s.calls_planned) : s.wave === where.wavesDone + 1 ? step("running", 0) : step("pending", 0);
+      case "ended":
+        if (!where.failed) return step("done", s.calls_planned);
+        return i === 0 ? step("failed", s.calls_planned) : last ? step("failed", 0) : step("done", 0);
+    }
   });
 }
 
-/** The tool's quote (D8): credits, waves, calls, and the plan of steps. */
-export function toolQuote(plan: Plan, mode: "inline" | "background") {
-  const plan_ = steps(plan, () => "pending");
-  return {
-    mode,
-    quote_credits: plan.quote,
-    waves_planned: Math.max(...plan_.map((s) => s.wave)),
-    calls_planned: plan_.reduce((n, s) => n + s.calls_planned, 0),
-    plan: plan_,
-  };
+/** The tool's quote (D8, D51): its mode, credits, waves and calls, and the plan of steps, all pending. */
+export function toolQuote(plan: Plan): Quote {
+  const quote = plan.toolQuote!;
+  return { ...quote, plan: steps(plan, { at: "pending" }) };
 }
 
 function toolItems(plan: Plan): Item[] {
@@ -250,10 +262,10 @@ function renderTool(plan: Plan, outcome: Outcome, ctx: RenderContext): Record<st
     tool: plan.tool,
     status: outcome.status,
     applied_params: plan.applied,
-    warnings: [],
+    warnings: [...plan.warnings],
     items: outcome.status === "ok" ? toolItems(plan) : [],
-    steps: steps(plan, (wave) => (failed ? (wave === 1 ? "failed" : "pending") : "done")),
-    quote: toolQuote(plan, "inline"),
+    steps: steps(plan, { at: "ended", failed }),
+    quote: toolQuote(plan),
     charge: { quote_credits: plan.quote, charged_credits: ok ? plan.quote : 0 },
     billing: creditBilling(ok ? plan.quote : 0, ctx.balance, ctx.spentToday),
   };
@@ -261,14 +273,14 @@ function renderTool(plan: Plan, outcome: Outcome, ctx: RenderContext): Record<st
   return answer;
 }
 
-/** The answer of a tool call with `confirm: false`: the plan and price; nothing ran (D8). */
-export function renderQuote(plan: Plan, background: boolean, ctx: RenderContext): Record<string, unknown> {
+/** The answer of a tool call with `confirm: false`: the plan and price; nothing ran (D8). Its mode is the plan's (D51). */
+export function renderQuote(plan: Plan, ctx: RenderContext): Record<string, unknown> {
   return {
     request_id: ctx.requestId,
     schema_version: "v1",
     tool: plan.tool,
     applied_params: plan.applied,
-    quote: toolQuote(plan, background ? "background" : "inline"),
+    quote: toolQuote(plan),
     billing: creditBilling(0, ctx.balance, ctx.spentToday),
   };
 }
@@ -286,10 +298,9 @@ export function renderRunning(plan: Plan, outcomes: Outcome[], handle: string, d
       return plan.shape === "targets" ? { platform: u.platform, target: u.target!, result } : { platform: u.platform, result };
     });
   }
-  const quote = plan.shape === "tool" ? toolQuote(plan, "background") : undefined;
-  const wavesPlanned = quote?.waves_planned ?? 1;
+  const wavesPlanned = plan.shape === "tool" ? plan.toolQuote!.waves_planned : 1;
   const wavesDone = Math.min(wavesPlanned - 1, Math.floor((wavesPlanned * done) / of));
-  if (plan.shape === "tool") answer["steps"] = steps(plan, (wave) => (wave <= wavesDone ? "done" : wave === wavesDone + 1 ? "running" : "pending"));
+  if (plan.shape === "tool") answer["steps"] = steps(plan, { at: "running", wavesDone });
   answer["billing"] = creditBilling(0, ctx.balance, ctx.spentToday);
   answer["waves"] = { planned: wavesPlanned, done: wavesDone };
   answer["charge"] = { quote_credits: plan.quote, charged_credits: 0 };

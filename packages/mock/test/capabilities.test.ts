@@ -8,7 +8,8 @@
 import { PLATFORMS } from "@sdgw/types";
 import { setupServer } from "msw/node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createMock } from "../src/index.ts";
+import { typedNameOf, unsupported } from "../src/catalog.ts";
+import { createMock, FIXTURES, ROUTES } from "../src/index.ts";
 import { BASE, idem, send } from "./helpers.ts";
 
 const mock = createMock({ baseUrl: BASE });
@@ -125,5 +126,37 @@ describe("platforms=all (D41)", () => {
   it("with no gap it is every platform", async () => {
     const got = await post("/v1/search", { platforms: "all", query: "咖啡" });
     expect([Object.keys(got.body.fanout), got.body.warnings]).toEqual([[...PLATFORMS], [`platforms=all expanded to 10 platforms: ${PLATFORMS.join(", ")}`]]);
+  });
+});
+
+describe("the fixtures the mock serves agree with its catalog (D41)", () => {
+  /** Every result of a typed operation in the fixtures: the platform, its status and applied parameters. */
+  function results(): Array<{ file: string; op: string; platform: string; status: string; applied: Record<string, unknown> }> {
+    const out: Array<{ file: string; op: string; platform: string; status: string; applied: Record<string, unknown> }> = [];
+    for (const route of Object.values(ROUTES)) {
+      const name = typedNameOf(route.operationId);
+      if (!name) continue;
+      for (const f of route.fixtures) {
+        const body = FIXTURES[f.file] as Record<string, any> | undefined;
+        if (!body || typeof body !== "object") continue;
+        const push = (platform: unknown, r: Record<string, any> | undefined) => {
+          if (typeof platform === "string" && r && typeof r["status"] === "string") out.push({ file: f.file, op: name, platform, status: r["status"], applied: r["applied_params"] ?? {} });
+        };
+        push(body["platform"], body);
+        for (const [p, entry] of Object.entries(body["fanout"] ?? {})) push(p, entry as Record<string, any>);
+        for (const c of [...(body["targets"] ?? []), ...(body["cells"] ?? [])]) push(c["platform"], c["result"]);
+      }
+    }
+    return out;
+  }
+
+  it("a not_supported result is a gap of the catalog (the platform lacks the operation or the value); every other result is on a platform that has it", () => {
+    const all = results();
+    expect(all.filter((r) => r.status === "not_supported").length).toBeGreaterThanOrEqual(3);
+    for (const r of all) {
+      const gap = unsupported(r.platform, r.op, r.applied);
+      if (r.status === "not_supported") expect(gap, `${r.file}: ${r.platform} ${r.op} not_supported with ${JSON.stringify(r.applied)}`).toBeDefined();
+      else if (["ok", "empty"].includes(r.status)) expect(gap, `${r.file}: ${r.platform} ${r.op} ${r.status}`).toBeUndefined();
+    }
   });
 });

@@ -65,7 +65,7 @@ export interface Sample {
 
 const post = (path: string, body: unknown, key?: string | null): Req => ({ method: "POST", path, body, ...(key !== undefined ? { key } : {}) });
 
-/** One request of every operation (and the fanout and targets shapes), valid by the contract. */
+/** One request of every operation (and the fanout and targets shapes), valid by the contract; every tool's plan inline (≤ 10 calls, D51). */
 export const SAMPLES: Sample[] = [
   { op: "search", label: "search (one platform)", req: { path: "/v1/search", query: { platform: "xiaohongshu", query: "露营装备" } } },
   { op: "search", label: "search (fanout)", fanout: true, req: { path: "/v1/search", query: { platforms: "x,reddit", query: "typescript 7" } } },
@@ -81,10 +81,10 @@ export const SAMPLES: Sample[] = [
   { op: "brandBuzz", label: "brandBuzz", req: post("/v1/tools/brand_buzz", { query: "瑞幸咖啡", platforms: ["xiaohongshu", "weibo", "douyin"] }) },
   { op: "commentInsights", label: "commentInsights", req: post("/v1/tools/comment_insights", { targets: ["https://www.bilibili.com/video/BV1xK4y1a7Zq"] }) },
   { op: "accountWatch", label: "accountWatch", req: post("/v1/tools/account_watch", { accounts: ["https://x.com/vercel"], range: "7d" }) },
-  { op: "findCreators", label: "findCreators", req: post("/v1/tools/find_creators", { query: "home espresso", platforms: ["youtube", "reddit"] }) },
+  { op: "findCreators", label: "findCreators", req: post("/v1/tools/find_creators", { query: "home espresso", platforms: ["youtube", "reddit"], count: 3 }) },
   { op: "creatorCard", label: "creatorCard", req: post("/v1/tools/creator_card", { accounts: ["https://space.bilibili.com/946974"], include: ["metrics"] }) },
   { op: "batchStats", label: "batchStats", req: post("/v1/tools/batch_stats", { targets: ["https://www.douyin.com/video/7301234567890123456"] }) },
-  { op: "viralFinder", label: "viralFinder", req: post("/v1/tools/viral_finder", { query: "AI 绘画", platforms: ["douyin", "kuaishou"] }) },
+  { op: "viralFinder", label: "viralFinder", req: post("/v1/tools/viral_finder", { query: "AI 绘画", platforms: ["douyin", "kuaishou"], count: 3 }) },
   { op: "findOperation", label: "findOperation", req: post("/v1/find", { query: "弹幕", limit: 3 }, null) },
   { op: "listCapabilities", label: "listCapabilities", req: { path: "/v1/capabilities", key: null } },
   { op: "getAccount", label: "getAccount", req: { path: "/v1/account" } },

@@ -166,9 +166,10 @@ describe("credits (seed: billing)", () => {
     mock.use(scenario("empty", { times: 1 }));
     const empty = await post("/v1/trending", { platforms: ["weibo", "zhihu"] });
     expect([empty.body.status, empty.body.billing.cost, mock.state.balance]).toEqual(["empty", 2, start - 8]);
+    // D51: a tool is charged per provider call, at most its quote: 3 searches + 3 × 2 comments.
     const tool = await post("/v1/tools/brand_buzz", { query: "瑞幸咖啡", platforms: ["xiaohongshu", "weibo", "douyin"] });
-    expect([tool.body.status, tool.body.charge.charged_credits, tool.body.billing.cost_credits, tool.body.billing.balance_credits]).toEqual(["ok", 3, 3, start - 11]);
-    expect(mock.state.spentToday).toBe(11);
+    expect([tool.body.status, tool.body.charge, tool.body.billing.cost_credits, tool.body.billing.balance_credits]).toEqual(["ok", { quote_credits: 9, charged_credits: 9 }, 9, start - 17]);
+    expect(mock.state.spentToday).toBe(17);
   });
 
   it("errors never cost: failures inside 200 answers and every refusal", async () => {
@@ -204,7 +205,9 @@ describe("credits (seed: billing)", () => {
   it("confirm: false answers the tool's quote and charges nothing (D8)", async () => {
     const got = await post("/v1/tools/viral_finder", { query: "AI 绘画", platforms: ["douyin", "kuaishou"], confirm: false });
     expect(got.status).toBe(200);
-    expect([got.body.quote.quote_credits, got.body.billing.cost_credits, got.body.quote.mode]).toEqual([2, 0, "inline"]);
+    // D51: 2 searches + the latest posts of 2 × count (10) authors = 22 calls, over 10: background.
+    expect([got.body.quote.quote_credits, got.body.quote.calls_planned, got.body.billing.cost_credits, got.body.quote.mode]).toEqual([22, 22, 0, "background"]);
+    expect(got.body.quote.plan.map((s: { name: string; calls_planned: number }) => [s.name, s.calls_planned])).toEqual([["search", 2], ["posts", 20], ["aggregate", 0]]);
     expect(mock.state.balance).toBe(100);
   });
 });
