@@ -17,7 +17,7 @@
  */
 import { type AppliedParams, type Platform, type Quote, type Step, type ToolName } from "@sdgw/types";
 import { platformsOffering } from "./catalog.ts";
-import { resolveLink, type LinkKind, type ResolvedLink } from "./links.ts";
+import { resolveLink, type LinkKind, type ResolvedLink } from "@sdgw/validators";
 
 /** Credits per provider call a plan makes (D51). */
 export const CREDITS_PER_CALL = 1;

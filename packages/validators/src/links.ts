@@ -1,10 +1,8 @@
 /**
- * Links in a tool's `targets` and `accounts` (D24, `TargetLinks`), told apart as the reference server tells them:
- * which platform, and which post or account, a link points at, for the public link shapes of the ten platforms,
- * or `<platform>:<id>`. Short links (b23.tv, xhslink.com, v.douyin.com, t.co, t.cn, …) and pages that are no post
- * or account (a bare domain, a search page) cannot be told without opening them: the tool refuses them with
- * `invalid_params` naming the parameter (seed case 14). Pure; the same rules and wording as @sdgw/server's
- * `tools/links.ts` (the mock never depends on the server; the conformance agreement test keeps the two in step).
+ * Links in `targets` and `accounts` (D24, `TargetLinks`): which platform, and which post or account, a link
+ * points at, for the public link shapes of the ten platforms, or `<platform>:<id>`. Short links (b23.tv,
+ * xhslink.com, v.douyin.com, t.co, t.cn, …) and pages that are no post or account (a bare domain, a search page)
+ * cannot be told without opening them: they are refused with the seed's case 14, naming the link. Pure.
  */
 import type { Platform } from "@sdgw/types";
 import { PLATFORMS } from "@sdgw/types";
