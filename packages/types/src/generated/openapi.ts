@@ -1948,10 +1948,10 @@ export type components = {
                  *         "scale": "small"
                  *       },
                  *       "quote": {
-                 *         "mode": "background",
-                 *         "quote_credits": 33,
+                 *         "mode": "inline",
+                 *         "quote_credits": 9,
                  *         "waves_planned": 3,
-                 *         "calls_planned": 33,
+                 *         "calls_planned": 9,
                  *         "plan": [
                  *           {
                  *             "wave": 1,
@@ -1964,7 +1964,7 @@ export type components = {
                  *             "wave": 2,
                  *             "name": "comments",
                  *             "status": "pending",
-                 *             "calls_planned": 30,
+                 *             "calls_planned": 6,
                  *             "calls_done": 0
                  *           },
                  *           {
@@ -2031,20 +2031,34 @@ export type components = {
                  *           "status": "done",
                  *           "calls_planned": 1,
                  *           "calls_done": 1
+                 *         },
+                 *         {
+                 *           "wave": 2,
+                 *           "name": "aggregate",
+                 *           "status": "done",
+                 *           "calls_planned": 0,
+                 *           "calls_done": 0
                  *         }
                  *       ],
                  *       "quote": {
                  *         "mode": "inline",
                  *         "quote_credits": 1,
-                 *         "waves_planned": 1,
+                 *         "waves_planned": 2,
                  *         "calls_planned": 1,
                  *         "plan": [
                  *           {
                  *             "wave": 1,
                  *             "name": "details",
-                 *             "status": "done",
+                 *             "status": "pending",
                  *             "calls_planned": 1,
-                 *             "calls_done": 1
+                 *             "calls_done": 0
+                 *           },
+                 *           {
+                 *             "wave": 2,
+                 *             "name": "aggregate",
+                 *             "status": "pending",
+                 *             "calls_planned": 0,
+                 *             "calls_done": 0
                  *           }
                  *         ]
                  *       },
