@@ -23,6 +23,8 @@ const lines = [
   "Try:",
   `  curl -s -H 'X-API-Key: ${key}' -H 'Idempotency-Key: first-call-1' '${url}/v1/search?platform=xiaohongshu&query=%E9%9C%B2%E8%90%A5&count=3'`,
   `  curl -s ${url}/v1/capabilities`,
+  `  curl -s -H 'X-API-Key: ${key}' -H 'Content-Type: application/json' -d '{"query":"露营","platforms":["weibo","xiaohongshu"],"confirm":false}' ${url}/v1/tools/brand_buzz`,
+  `MCP (Streamable HTTP): ${url}/mcp with the header X-API-Key (or Authorization: Bearer); stdio: SDGW_API_KEY=… node --conditions=source packages/server/src/bin/sdgw-mcp.ts`,
   "Stop with Ctrl-C.",
 ].filter(Boolean);
 console.log(lines.join("\n"));
