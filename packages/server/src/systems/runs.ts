@@ -267,9 +267,12 @@ export class Runs {
     if (this.closed) return this.internalError(live.ctx.requestId, live.handle);
     const { store, ledger, idempotency, limits, config } = this.deps;
     const now = this.deps.now();
+    const failed = result.status === "error" || result.status === "not_supported" || result.status === "timeout";
+    const due = failed ? 0 : Math.min(creditsFor(result.calls_charged), live.quote);
     const answer = store.tx(() => {
-      const failed = result.status === "error" || result.status === "not_supported" || result.status === "timeout";
-      const { charged } = ledger.settle(live.id, failed ? 0 : creditsFor(result.calls_charged), failed ? 0 : result.calls_charged, live.ctx.key.daily_limit !== null);
+      // The caller's own writes first (a schedule's last run, follower readings), then the capture and the answer.
+      request.onEnd?.({ handle: live.handle, status: result.status, charged: due, result });
+      const { charged } = ledger.settle(live.id, due, failed ? 0 : result.calls_charged, live.ctx.key.daily_limit !== null);
       const view = ledger.view(live.ctx.account.id, live.ctx.key);
       const body = toolAnswer({ requestId: live.ctx.requestId, fetchedAt: isoSeconds(now), plan: request.plan, result, charged, view, warnings: request.warnings ?? [] });
       const headers: Record<string, string> = { "content-type": JSON_TYPE };
@@ -289,7 +292,6 @@ export class Runs {
       const sent = fileAnswer(body, json, headers, request.format ?? "json");
       if (live.ctx.idemKey) idempotency.complete(live.ctx.key.id, live.ctx.idemKey, 200, sent.headers, sent.body);
       if (failed) limits.recordFailure(live.ctx.keyHash);
-      request.onEnd?.({ handle: live.handle, status: result.status, charged, result });
       return sent;
     });
     this.end(live, answer);
