@@ -214,41 +214,56 @@ export function buildApp(gw: Gateway): FastifyInstance {
     return fail("idempotency_conflict", requestId, { message: "This Idempotency-Key was used with other parameters.", fix: { param: "Idempotency-Key", note: "Use a new key for a new call; the same key replays only the same call." } }, keyHash);
   }
 
+  /** What a call costs: its quote and calls (held, then captured by the run), or `free` (a tool quote: nothing runs). */
+  type Price = { credits: number; calls: number; maxCost: unknown; maxCostNote?: string } | "free";
+
   /**
-   * The shared steps of every data call, from the idempotency claim to the answer. The key is claimed first, in
-   * memory (a replay, a 409 or a 422 answers at once), and given back when a limit, the quote or the hold refuses
-   * the call, or anything throws before it runs: a refused call leaves no claim behind.
+   * The shared steps of every charging route, from the idempotency claim to the answer. The key is claimed first,
+   * in memory (a replay, a 409 or a 422 answers at once), and given back when a limit, `max_cost_credits` or the
+   * hold refuses the call, or anything throws before it runs: a refused call leaves no claim behind. A `free`
+   * answer (a tool quote) takes the key's rate but no running slot and no hold, and completes its claim at once.
    */
-  async function runCall(caller: Caller, requestId: string, operationId: OperationId, params: unknown, idemKey: string | undefined, plan: PlanResult, maxCost: unknown): Promise<HttpAnswer> {
-    if (!plan.ok) return refusePlan(plan.refusal, requestId, caller.keyHash);
+  async function charging(caller: Caller, requestId: string, operationId: OperationId, params: unknown, idemKey: string | undefined, price: Price, start: (runId: string, ctx: RunContext) => Promise<HttpAnswer> | HttpAnswer): Promise<HttpAnswer> {
     const keyId = caller.key.id;
-    const print = idemKey !== undefined ? fingerprint(operationId, params) : "";
     const runId = newRunId(gw.now());
     if (idemKey !== undefined) {
-      const claim = gw.idempotency.claim(keyId, idemKey, print, runId);
+      const claim = gw.idempotency.claim(keyId, idemKey, fingerprint(operationId, params), runId);
       if (claim.kind !== "claimed") return claimTaken(claim, requestId, caller.keyHash);
     }
-    let running = false;
+    let owned = false;
     try {
-      const limited = (await gw.limits.failureBlock(caller.keyHash)) ?? (await gw.limits.keyCall(keyId)) ?? gw.limits.startRun(caller.key.workspace_id);
+      const limited = (await gw.limits.failureBlock(caller.keyHash)) ?? (await gw.limits.keyCall(keyId)) ?? (price === "free" ? null : gw.limits.startRun(caller.key.workspace_id));
       if (limited) return limitAnswer(limited, requestId);
-      const quote = quoteOf(plan.plan);
-      if (typeof maxCost === "number" && quote.credits > maxCost) {
-        gw.limits.endRun(caller.key.workspace_id);
-        return fail("max_cost_exceeded", requestId, { message: `This call's quote is ${quote.credits} credits, over max_cost_credits ${maxCost}; nothing ran.`, quote_credits: quote.credits, fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." } }, caller.keyHash);
-      }
       const ctx: RunContext = { requestId, key: caller.key, account: caller.account, keyHash: caller.keyHash, ...(idemKey !== undefined ? { idemKey } : {}) };
-      const refused = gw.runs.begin(runId, ctx, quote.credits, quote.calls);
+      if (price === "free") {
+        const answer = await start(runId, ctx);
+        if (idemKey !== undefined) gw.store.tx(() => gw.idempotency.complete(keyId, idemKey, answer.status, answer.headers, answer.body));
+        owned = true;
+        return answer;
+      }
+      const { credits, maxCost } = price;
+      if (typeof maxCost === "number" && credits > maxCost) {
+        gw.limits.endRun(caller.key.workspace_id);
+        return fail("max_cost_exceeded", requestId, { message: `This call's quote is ${credits} credits, over max_cost_credits ${maxCost}; nothing ran.${price.maxCostNote ?? ""}`, quote_credits: credits, fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." } }, caller.keyHash);
+      }
+      const refused = gw.runs.begin(runId, ctx, credits, price.calls);
       if (refused) {
         gw.limits.endRun(caller.key.workspace_id);
-        return holdAnswer(refused, quote.credits, requestId, caller.keyHash);
+        return holdAnswer(refused, credits, requestId, caller.keyHash);
       }
-      running = true;
-      return gw.runs.execute(runId, ctx, plan.plan, quote.credits);
+      owned = true;
+      return await start(runId, ctx);
     } finally {
-      // From `execute` on, the run owns the claim: it completes it with the answer or gives it back if it breaks.
-      if (!running && idemKey !== undefined) gw.idempotency.release(keyId, idemKey);
+      // From the start of the run on, the run owns the claim: it completes it with the answer or gives it back if it breaks.
+      if (!owned && idemKey !== undefined) gw.idempotency.release(keyId, idemKey);
     }
+  }
+
+  /** A data call: its plan's refusal, or its quote charged through `charging` and its calls run. */
+  function runCall(caller: Caller, requestId: string, operationId: OperationId, params: unknown, idemKey: string | undefined, plan: PlanResult, maxCost: unknown): Promise<HttpAnswer> | HttpAnswer {
+    if (!plan.ok) return refusePlan(plan.refusal, requestId, caller.keyHash);
+    const quote = quoteOf(plan.plan);
+    return charging(caller, requestId, operationId, params, idemKey, { credits: quote.credits, calls: quote.calls, maxCost }, (runId, ctx) => gw.runs.execute(runId, ctx, plan.plan, quote.credits));
   }
 
   /** A handler that turns a `Refusal` into its answer and any other throw into a 500 that echoes nothing. */
@@ -406,60 +421,29 @@ export function buildApp(gw: Gateway): FastifyInstance {
           return invalid({ param: "schedule", message: `A workspace has at most ${SCHEDULES_PER_WORKSPACE} schedules.`, note: "DELETE /v1/schedules/{schedule_id} removes one; GET /v1/schedules lists them." }, requestId, caller.keyHash);
         }
       }
-      return runTool(caller, requestId, tool, operationId, body, headers["idempotency-key"], planned.plan, confirmed, schedule);
+      return runTool(caller, requestId, operationId, body, headers["idempotency-key"], planned.plan, confirmed, schedule);
     }),
   );
 
   /**
-   * The steps of a tool call after its plan, as `runCall` for data calls: the claim, the limits, the quote
-   * (`confirm: false` answers it, free), `max_cost_credits`, the hold, then the run; a schedule asked for is
-   * created once the hold is taken (the call is its first run).
+   * A tool call after its plan, through `charging`: `confirm: false` answers the quote, free; a confirmed call holds
+   * the quote and runs; a schedule asked for is created once the hold is taken (the call is its first run).
    */
-  async function runTool(caller: Caller, requestId: string, tool: ToolName, operationId: OperationId, body: Record<string, unknown>, idemKey: string | undefined, plan: ToolPlan, confirmed: boolean, schedule: { every: Schedule["every"] } | undefined): Promise<HttpAnswer> {
-    const keyId = caller.key.id;
-    const runId = newRunId(gw.now());
-    if (idemKey !== undefined) {
-      const claim = gw.idempotency.claim(keyId, idemKey, fingerprint(operationId, body), runId);
-      if (claim.kind !== "claimed") return claimTaken(claim, requestId, caller.keyHash);
+  function runTool(caller: Caller, requestId: string, operationId: OperationId, body: Record<string, unknown>, idemKey: string | undefined, plan: ToolPlan, confirmed: boolean, schedule: { every: Schedule["every"] } | undefined): Promise<HttpAnswer> {
+    if (!confirmed) {
+      return charging(caller, requestId, operationId, body, idemKey, "free", () => ({ status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(toolQuoteAnswer(requestId, plan, gw.ledger.view(caller.account.id, caller.key))) }));
     }
-    let running = false;
-    try {
-      const quote = plan.quote.quote_credits;
-      if (!confirmed) {
-        const limited = (await gw.limits.failureBlock(caller.keyHash)) ?? (await gw.limits.keyCall(keyId));
-        if (limited) return limitAnswer(limited, requestId);
-        const answer: HttpAnswer = { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(toolQuoteAnswer(requestId, plan, gw.ledger.view(caller.account.id, caller.key))) };
-        if (idemKey !== undefined) {
-          gw.store.tx(() => gw.idempotency.complete(keyId, idemKey, answer.status, answer.headers, answer.body as string));
-          running = true;
-        }
-        return answer;
-      }
-      const limited = (await gw.limits.failureBlock(caller.keyHash)) ?? (await gw.limits.keyCall(keyId)) ?? gw.limits.startRun(caller.key.workspace_id);
-      if (limited) return limitAnswer(limited, requestId);
-      const maxCost = body["max_cost_credits"];
-      if (typeof maxCost === "number" && quote > maxCost) {
-        gw.limits.endRun(caller.key.workspace_id);
-        return fail("max_cost_exceeded", requestId, { message: `This call's quote is ${quote} credits, over max_cost_credits ${maxCost}; nothing ran. Send confirm: false to see the plan.`, quote_credits: quote, fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." } }, caller.keyHash);
-      }
-      const ctx: RunContext = { requestId, key: caller.key, account: caller.account, keyHash: caller.keyHash, ...(idemKey !== undefined ? { idemKey } : {}) };
-      const refused = gw.runs.begin(runId, ctx, quote, plan.quote.calls_planned);
-      if (refused) {
-        gw.limits.endRun(caller.key.workspace_id);
-        return holdAnswer(refused, quote, requestId, caller.keyHash);
-      }
-      running = true;
+    const price = { credits: plan.quote.quote_credits, calls: plan.quote.calls_planned, maxCost: body["max_cost_credits"], maxCostNote: " Send confirm: false to see the plan." };
+    return charging(caller, requestId, operationId, body, idemKey, price, (runId, ctx) => {
       const warnings: string[] = [];
       if (schedule) {
         const rest = Object.fromEntries(Object.entries(body).filter(([k]) => k !== "schedule" && k !== "confirm" && k !== "max_cost_credits"));
         const params = Object.fromEntries(Object.entries(plan.applied_params).filter(([k]) => k !== "schedule.every" && k !== "confirm" && k !== "max_cost_credits"));
-        const created = gw.schedules.create({ workspaceId: caller.key.workspace_id, accountId: caller.account.id, keyId, body: rest, params: params as never, every: schedule.every });
+        const created = gw.schedules.create({ workspaceId: caller.key.workspace_id, accountId: caller.account.id, keyId: caller.key.id, body: rest, params: params as never, every: schedule.every });
         warnings.push(`Schedule ${created.id} created: this account_watch call runs again every ${created.every} under this key, charged like this call (next at ${created.next_run_at}); GET /v1/schedules lists it, DELETE /v1/schedules/${created.id} stops it.`);
       }
-      return await startToolRun(gw, runId, ctx, body, plan, { warnings });
-    } finally {
-      if (!running && idemKey !== undefined) gw.idempotency.release(keyId, idemKey);
-    }
+      return startToolRun(gw, runId, ctx, body, plan, { warnings });
+    });
   }
 
   // ------------------------------------------------------------------------------------------ discovery (no key)
