@@ -6,7 +6,11 @@
  * requests/s. Each server runs in its own process; autocannon runs here. Rounds alternate bare and reference so
  * that both see the same load of a shared machine; medians.
  *
- *   npx -y -p node@24 -p pnpm@12 -- pnpm bench:server      flags: --quick (2 s rounds), --rounds N, --connections N
+ *   npx -y -p node@24 -p pnpm@12 -- pnpm bench:server      flags: --quick (2 s rounds), --rounds N, --seconds N (a
+ *                                                          round's length, default 5), --connections N,
+ *                                                          --base DIR (also the reference server of another checkout
+ *                                                          at DIR, e.g. a `git worktree` of main: a before/after
+ *                                                          comparison in the same rounds)
  *
  * Prints a plain table and writes it as JSON to bench/results/server.json (gitignored). Besides requests/s and
  * latency, each server's CPU time per request (all its threads, from /proc on Linux): on a shared machine the
@@ -29,13 +33,14 @@ const flag = (name: string, fallback: number) => {
 };
 const quick = args.includes("--quick");
 const rounds = flag("--rounds", quick ? 2 : 3);
-const seconds = quick ? 2 : 5;
+const seconds = flag("--seconds", quick ? 2 : 5);
 const connections = flag("--connections", 16);
+const baseAt = args.includes("--base") ? args[args.indexOf("--base") + 1] : undefined;
 const here = fileURLToPath(new URL(".", import.meta.url));
 const QUERY = "/v1/search?platform=xiaohongshu&query=%E9%9C%B2%E8%90%A5%E8%A3%85%E5%A4%87&count=10";
 
-function start(mode: "sdgw" | "bare", arg: string): Promise<{ child: ChildProcess; port: number; key?: string }> {
-  const child = fork(join(here, "servers.ts"), [mode, arg], { execArgv: ["--conditions=source", "--no-warnings"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+function start(mode: "sdgw" | "bare", arg: string, from = here): Promise<{ child: ChildProcess; port: number; key?: string }> {
+  const child = fork(join(from, "servers.ts"), [mode, arg], { execArgv: ["--conditions=source", "--no-warnings"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   return new Promise((resolve, reject) => {
     child.once("message", (m: { port: number; key?: string }) => resolve({ child, ...m }));
     child.once("exit", (code) => reject(new Error(`${mode} server exited ${code}`)));
@@ -92,16 +97,19 @@ const sampleBody = await sample.text();
 if (sample.status !== 200) throw new Error(`the reference server answered ${sample.status}: ${sampleBody}`);
 writeFileSync(join(dir, "answer.json"), sampleBody);
 const bare = await start("bare", join(dir, "answer.json"));
+if (baseAt) mkdirSync(join(dir, "base"));
+const base = baseAt ? await start("sdgw", join(dir, "base"), join(baseAt, "bench", "server")) : null;
 
-const results: { bare: Round[]; sdgw: Round[] } = { bare: [], sdgw: [] };
-await load(bare.port, undefined, bare.child.pid);
-await load(ours.port, ours.key, ours.child.pid);
+type Who = "bare" | "sdgw" | "base";
+const servers: Array<[Who, { child: ChildProcess; port: number; key?: string }]> = [["bare", bare], ["sdgw", ours], ...(base ? [["base", base] as [Who, typeof base]] : [])];
+const results: Record<Who, Round[]> = { bare: [], sdgw: [], base: [] };
+for (const [, s] of servers) await load(s.port, s.key, s.child.pid);
 for (let i = 0; i < rounds; i++) {
-  const order = i % 2 === 0 ? (["bare", "sdgw"] as const) : (["sdgw", "bare"] as const);
-  for (const who of order) results[who].push(who === "bare" ? await load(bare.port, undefined, bare.child.pid) : await load(ours.port, ours.key, ours.child.pid));
+  // alternate the order, so that every server sees the same load of a shared machine
+  const order = i % 2 === 0 ? servers : [...servers].reverse();
+  for (const [who, s] of order) results[who].push(await load(s.port, s.key, s.child.pid));
 }
-bare.child.kill();
-ours.child.kill();
+for (const [, s] of servers) s.child.kill();
 rmSync(dir, { recursive: true, force: true });
 
 const summary = (rs: Round[]) => {
@@ -112,6 +120,7 @@ const b = summary(results.bare);
 const s = summary(results.sdgw);
 const ratio = s.rps / b.rps;
 const cpuRatio = b.cpuUs !== null && s.cpuUs ? b.cpuUs / s.cpuUs : null;
+const bs = base ? summary(results.base) : null;
 const lines = [
   `bench/server: GET /v1/search (xiaohongshu, count 10, ${Buffer.byteLength(sampleBody)} bytes), ${connections} connections, ${rounds} rounds of ${seconds} s, medians`,
   "",
@@ -119,10 +128,12 @@ const lines = [
   "| --- | ---: | ---: | ---: | ---: | ---: |",
   `| bare Fastify route, same answer | ${b.rps} | ${b.p50} | ${b.p99} | ${b.cpuUs ?? "n/a"} | ${b.non2xx} |`,
   `| @sdgw/server (simulator, 0 ms) | ${s.rps} | ${s.p50} | ${s.p99} | ${s.cpuUs ?? "n/a"} | ${s.non2xx} |`,
+  ...(bs ? [`| @sdgw/server of ${baseAt} | ${bs.rps} | ${bs.p50} | ${bs.p99} | ${bs.cpuUs ?? "n/a"} | ${bs.non2xx} |`] : []),
   "",
   `ratio: ${ratio.toFixed(2)}× the bare route (target ≥ 0.50×: ${ratio >= 0.5 ? "met" : "MISSED"})${cpuRatio !== null ? `; CPU per request: the bare route's is ${cpuRatio.toFixed(2)}× ours` : ""}`,
+  ...(bs ? [`base: ${(bs.rps / b.rps).toFixed(2)}× the bare route; per round, ours/base: ${results.sdgw.map((r, i) => (r.rps / results.base[i]!.rps).toFixed(2)).join(" ")}`] : []),
 ];
 console.log(lines.join("\n"));
 mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
-writeFileSync(new URL("../results/server.json", import.meta.url), JSON.stringify({ bare: b, sdgw: s, ratio, cpuRatio, rounds: results, connections, seconds, bytes: Buffer.byteLength(sampleBody) }, null, 2));
-if (s.non2xx > 0) process.exitCode = 1;
+writeFileSync(new URL("../results/server.json", import.meta.url), JSON.stringify({ bare: b, sdgw: s, ratio, cpuRatio, ...(bs ? { base: bs, baseAt } : {}), rounds: results, connections, seconds, bytes: Buffer.byteLength(sampleBody) }, null, 2));
+if (s.non2xx > 0 || (bs?.non2xx ?? 0) > 0) process.exitCode = 1;

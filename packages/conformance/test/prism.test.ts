@@ -1,11 +1,14 @@
 /**
- * A third-party checker: Stoplight Prism's validating proxy (run from the npm registry with npx, kept out of the
- * lockfile) stands in front of the reference server while the conformance suite drives it. Prism reports what it
+ * A third-party checker: Stoplight Prism's validating proxy (a pinned devDependency of this package, run with this
+ * Node from its own bin file: no download while testing, and the process killed is Prism itself, not a launcher
+ * that would leave it running) stands in front of the reference server while the conformance suite drives it. Prism reports what it
  * finds wrong in each answer in an `sl-violations` header; any violation of an ANSWER fails this test (the suite
  * sends deliberately bad requests, so request violations are expected and only counted).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { runConformance } from "../src/index.ts";
@@ -13,6 +16,8 @@ import { startBrokenServer } from "./broken-server.ts";
 import { startReferenceServer } from "./reference-server.ts";
 
 const SPEC = fileURLToPath(new URL("../../../spec/openapi.yaml", import.meta.url));
+const PRISM_PACKAGE = createRequire(import.meta.url).resolve("@stoplight/prism-cli/package.json");
+const PRISM = join(dirname(PRISM_PACKAGE), (createRequire(import.meta.url)(PRISM_PACKAGE) as { bin: { prism: string } }).bin.prism);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -34,7 +39,7 @@ const prisms: ChildProcess[] = [];
 const server = await startReferenceServer();
 const broken = await startBrokenServer();
 afterAll(async () => {
-  for (const p of prisms) p.kill("SIGTERM");
+  await Promise.all(prisms.map((p) => (p.exitCode !== null || p.signalCode !== null ? undefined : new Promise((resolve) => p.once("exit", resolve).kill("SIGTERM")))));
   await server.close();
   await broken.close();
 });
@@ -42,7 +47,7 @@ afterAll(async () => {
 /** Starts Prism's validating proxy in front of `upstream`; answers its base URL once it answers. */
 async function startPrism(upstream: string): Promise<string> {
   const port = await freePort();
-  const prism = spawn("npx", ["-y", "-p", "@stoplight/prism-cli@5.16.0", "--", "prism", "proxy", SPEC, upstream, "--port", String(port), "--host", "127.0.0.1", "--errors", "false", "-v", "warn"], {
+  const prism = spawn(process.execPath, [PRISM, "proxy", SPEC, upstream, "--port", String(port), "--host", "127.0.0.1", "--errors", "false", "-v", "warn"], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   prisms.push(prism);
@@ -50,7 +55,7 @@ async function startPrism(upstream: string): Promise<string> {
   prism.stdout!.on("data", (c: Buffer) => (log += c.toString()));
   prism.stderr!.on("data", (c: Buffer) => (log += c.toString()));
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     try {
       await fetch(`${base}/v1/capabilities`);
