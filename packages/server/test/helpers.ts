@@ -73,6 +73,9 @@ export function harness(options: GatewayOptions & { credits?: number } = {}): Ha
         expect(s.balance).toBeGreaterThanOrEqual(0);
         expect(s.held).toBe(s.holdsHeld);
         if (gw.runs.inFlight === 0) expect(s.inMemory, `holds in memory of ${a.id} with no run in flight`).toBe(0);
+        // the cache every check reads, moved by the ledger's writes without reading back, equals the stored row
+        const cached = gw.accounts.cachedAccount(a.id);
+        expect(cached, `cached account ${a.id}`).toEqual(gw.accounts.account(a.id));
       }
     },
   };
