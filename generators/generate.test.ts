@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { check, generateAll, ROOT } from "./src/generate.ts";
 import { loadSpec, SPEC_PATH } from "./src/spec.ts";
 
@@ -31,6 +31,7 @@ describe("pnpm generate", () => {
     );
     expect(edited).not.toBe(readFileSync(SPEC_PATH, "utf8"));
     const dir = mkdtempSync(join(tmpdir(), "sdgw-spec-"));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, "openapi.yaml"), edited);
     let status = 0;
     let stderr = "";
@@ -49,6 +50,7 @@ describe("pnpm generate", () => {
 
   it("reports a hand-edited generated file as stale", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sdgw-root-"));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const files = await generateAll(loadSpec());
     for (const f of files) {
       const abs = join(dir, f.path);
