@@ -17,7 +17,7 @@
  */
 import { type AppliedParams, type Platform, type Quote, type Step, type ToolName } from "@sdgw/types";
 import { platformsOffering } from "./catalog.ts";
-import { resolveLink, type LinkKind, type ResolvedLink } from "@sdgw/validators";
+import { resolveLinks as resolveLinksOffered, type LinkKind, type ResolvedLink } from "@sdgw/validators";
 
 /** Credits per provider call a plan makes (D51). */
 export const CREDITS_PER_CALL = 1;
@@ -104,25 +104,7 @@ export function searchPlatforms(requested: unknown, operation = "search"): { pla
  * parameter, D41).
  */
 export function resolveLinks(links: readonly string[], kind: LinkKind, param: "targets" | "accounts", operations: readonly string[]): ResolvedLink[] | ToolRefusal {
-  const out: ResolvedLink[] = [];
-  for (const link of links) {
-    const r = resolveLink(link, kind);
-    if (!r.ok) return { code: "invalid_params", param, message: r.message };
-    for (const op of operations) {
-      const offering = platformsOffering(op);
-      if (!offering.includes(r.target.platform)) {
-        return {
-          code: "not_supported",
-          reason: "no_such_capability",
-          param,
-          message: `${r.target.platform} does not offer ${op}, which this tool reads for \`${link}\`; ${offering.join(", ")} do.`,
-          allowed: offering,
-        };
-      }
-    }
-    out.push(r.target);
-  }
-  return out;
+  return resolveLinksOffered(links, kind, param, operations, platformsOffering);
 }
 
 interface Prepared {

@@ -186,3 +186,30 @@ export function resolveLink(link: string, kind: LinkKind): LinkResolution {
   }
   return { ok: false, message: `\`${shown}\` is no ${what} page on ${platform} (the ${what} cannot be told from it); send the ${what}'s full link, or \`${platform}:<id>\`.` };
 }
+
+/** Why the links of a tool's `targets` or `accounts` were refused (see `resolveLinks`). */
+export type LinksRefusal =
+  | { code: "invalid_params"; param: "targets" | "accounts"; message: string }
+  | { code: "not_supported"; reason: "no_such_capability"; param: "targets" | "accounts"; message: string; allowed: Platform[] };
+
+/**
+ * The links of a tool's `targets` or `accounts`, told apart by `resolveLink` (`invalid_params` naming the
+ * parameter for a link that cannot be), each on a platform that offers every one of `operations` (else
+ * `not_supported` `no_such_capability`, `allowed` the platforms that do, D41). `offering` says which platforms
+ * offer an operation: the server asks its providers, the mock its catalog.
+ */
+export function resolveLinks(links: readonly string[], kind: LinkKind, param: "targets" | "accounts", operations: readonly string[], offering: (operation: string) => Platform[]): ResolvedLink[] | LinksRefusal {
+  const out: ResolvedLink[] = [];
+  for (const link of links) {
+    const r = resolveLink(link, kind);
+    if (!r.ok) return { code: "invalid_params", param, message: r.message };
+    for (const op of operations) {
+      const allowed = offering(op);
+      if (!allowed.includes(r.target.platform)) {
+        return { code: "not_supported", reason: "no_such_capability", param, message: `${r.target.platform} does not offer ${op}, which this tool reads for \`${link}\`; ${allowed.join(", ")} do.`, allowed };
+      }
+    }
+    out.push(r.target);
+  }
+  return out;
+}

@@ -5,8 +5,8 @@
  */
 import type { AppliedParams, Item, Platform, ToolName } from "@sdgw/types";
 import { PLATFORMS } from "@sdgw/types";
-import type { RequestValidation } from "@sdgw/validators";
-import { resolveLink, type LinkKind, type ResolvedLink } from "./links.ts";
+import { resolveLinks as resolveLinksOffered, type RequestValidation } from "@sdgw/validators";
+import type { LinkKind, ResolvedLink } from "./links.ts";
 import { quoteOf, type WavePlan } from "./pricing.ts";
 import { Runner } from "./runner.ts";
 import { ToolRefusedError, type OnStep, type PlanResult, type RunResult, type ToolContext, type ToolModule, type ToolRefusal } from "./types.ts";
@@ -49,25 +49,7 @@ export function searchPlatforms(requested: readonly Platform[] | "all" | undefin
  * that offers every one of `operations` (else `not_supported`, reason `no_such_capability`).
  */
 export function resolveLinks(links: readonly string[], kind: LinkKind, param: "targets" | "accounts", ctx: ToolContext, operations: readonly string[]): ResolvedLink[] | ToolRefusal {
-  const out: ResolvedLink[] = [];
-  for (const link of links) {
-    const r = resolveLink(link, kind);
-    if (!r.ok) return { code: "invalid_params", param, message: r.message };
-    for (const op of operations) {
-      const offering = platformsOffering(ctx, op);
-      if (!offering.includes(r.target.platform)) {
-        return {
-          code: "not_supported",
-          reason: "no_such_capability",
-          param,
-          message: `${r.target.platform} does not offer ${op}, which this tool reads for \`${link}\`; ${offering.join(", ")} do.`,
-          allowed: offering,
-        };
-      }
-    }
-    out.push(r.target);
-  }
-  return out;
+  return resolveLinksOffered(links, kind, param, operations, (op) => platformsOffering(ctx, op));
 }
 
 /** `scale: "large"` (D24): a purchase opens it (`plan_limit` on a free account); on a paid one it is not open yet. */
