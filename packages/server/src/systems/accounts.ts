@@ -120,9 +120,15 @@ export class Accounts {
     return key;
   }
 
-  /** Takes the whole row an account write of this process returned (`RETURNING *`) as the cached account. */
+  /** Takes an account as a write of this process left it (the row it returned, or the row its own code moved) as the cached account. */
   remember(row: AccountRecord): void {
     this.accountCache.set(row.id, row);
+  }
+
+  /** Applies a write of this process to the cached key of `hash`, if it is cached (a key not cached is read when needed). */
+  updateCachedKey(hash: string, update: (key: KeyRecord) => KeyRecord): void {
+    const key = this.keyCache.get(hash);
+    if (key) this.keyCache.set(hash, update(key));
   }
 
   /** Takes the whole row a key write of this process returned (`RETURNING *`) as the cached key, if it is cached. */

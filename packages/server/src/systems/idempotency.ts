@@ -59,6 +59,8 @@ export interface IdempotencyDeps {
 export class Idempotency {
   private readonly deps: IdempotencyDeps;
   private readonly running = new Map<string, { fingerprint: string; runId: string | null }>();
+  /** First answers written but not yet committed (deferred writes, see the store): replayed from here meanwhile. */
+  private readonly completing = new Map<string, { fingerprint: string; status: number; headers: Record<string, string>; body: string | Uint8Array }>();
 
   constructor(deps: IdempotencyDeps) {
     this.deps = deps;
@@ -66,9 +68,16 @@ export class Idempotency {
 
   /** What a claim would find now, without claiming: `claimed` means the key is free. */
   peek(keyId: string, idemKey: string, print: string): Claim {
-    const live = this.running.get(`${keyId}\n${idemKey}`);
+    const id = `${keyId}\n${idemKey}`;
+    const live = this.running.get(id);
     if (live) return live.fingerprint === print ? { kind: "in_progress" } : { kind: "conflict" };
-    const row = this.deps.store.get<{ fingerprint: string; http_status: number | null; headers: string | null; answer: string | null; expires_at: string | null }>(
+    const done = this.completing.get(id);
+    if (done) {
+      if (done.fingerprint !== print) return { kind: "conflict" };
+      return { kind: "replay", status: done.status, headers: done.headers, body: typeof done.body === "string" ? done.body : Buffer.from(done.body).toString("utf8") };
+    }
+    // A record still deferred is in `completing`: no need to run the deferred writes for it.
+    const row = this.deps.store.readNow<{ fingerprint: string; http_status: number | null; headers: string | null; answer: string | null; expires_at: string | null }>(
       "SELECT fingerprint, http_status, headers, answer, expires_at FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'done'",
       keyId,
       idemKey,
@@ -94,11 +103,12 @@ export class Idempotency {
     const id = `${keyId}\n${idemKey}`;
     const claim = this.running.get(id);
     this.running.delete(id);
-    this.deps.store.run(
+    const print = claim?.fingerprint ?? "";
+    this.deps.store.write(
       "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, answer, created_at, expires_at) VALUES (?, ?, ?, 'done', ?, ?, ?, CAST(? AS TEXT), ?, ?)",
       keyId,
       idemKey,
-      claim?.fingerprint ?? "",
+      print,
       claim?.runId ?? null,
       status,
       JSON.stringify(headers),
@@ -106,6 +116,12 @@ export class Idempotency {
       isoSeconds(this.deps.now()),
       isoSeconds(this.deps.now() + this.deps.ttlMs),
     );
+    // Until the record is committed, the answer is replayed from memory; if it is rolled back, the key is free again.
+    const entry = { fingerprint: print, status, headers, body };
+    this.completing.set(id, entry);
+    this.deps.store.whenWritten(() => {
+      if (this.completing.get(id) === entry) this.completing.delete(id);
+    });
   }
 
   /** Drops a claim: the call was refused before it ran, or its run broke; the same key may be sent again. */

@@ -56,6 +56,7 @@ export interface LedgerDeps {
 interface MemoryHold {
   accountId: string;
   keyId: string;
+  keyHash: string;
   amount: number;
   calls: number;
   free: boolean;
@@ -80,7 +81,8 @@ export class Ledger {
 
   /** Credits of durable holds (runs that answered 202) of a key or an account. */
   private heldBy(column: "key_id" | "account_id", id: string): number {
-    return this.deps.store.get<{ s: number | null }>(`SELECT SUM(amount) AS s FROM holds WHERE ${column} = ? AND state = 'held'`, id)!.s ?? 0;
+    // holds are never written by a deferred write
+    return this.deps.store.readNow<{ s: number | null }>(`SELECT SUM(amount) AS s FROM holds WHERE ${column} = ? AND state = 'held'`, id)!.s ?? 0;
   }
 
   private inMemory(accountId: string): { amount: number; calls: number } {
@@ -121,7 +123,7 @@ export class Ledger {
     }
     if (account.status !== "active" || account.balance - held < req.amount) return { code: "insufficient_balance", balance: account.balance, available: account.balance - held };
     const free = account.plan === "free";
-    this.memory.set(req.runId, { accountId: account.id, keyId: key.id, amount: req.amount, calls: req.calls, free, at: this.deps.now() });
+    this.memory.set(req.runId, { accountId: account.id, keyId: key.id, keyHash: key.hash, amount: req.amount, calls: req.calls, free, at: this.deps.now() });
     this.memoryByAccount.set(account.id, { amount: mem.amount + req.amount, calls: mem.calls + (free ? req.calls : 0) });
     this.memoryByKey.set(key.id, (this.memoryByKey.get(key.id) ?? 0) + req.amount);
     return null;
@@ -186,17 +188,30 @@ export class Ledger {
       this.drop(runId, mem);
       if (charge === 0) return { charged: 0, balance: accounts.cachedAccount(mem.accountId)!.balance };
       const chargedCalls = Math.min(calls, mem.calls);
-      const rows = store.tx(() => {
-        store.run("INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)", mem.accountId, charge, mem.keyId, runId, day, at);
-        const key = keyHasLimit ? this.chargeKey(mem.keyId, charge, day) : undefined;
-        const account = store.sql(
-          "UPDATE accounts SET balance = balance - ?, free_calls_used = free_calls_used + ?, spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ? RETURNING *",
-        ).get(charge, mem.free ? chargedCalls : 0, day, charge, charge, day, mem.accountId) as unknown as AccountRecord;
-        return { key, account };
+      // Blind writes, deferred to the end of the turn (see the store); the caches move here by the same rules.
+      return store.tx(() => {
+        const before = accounts.cachedAccount(mem.accountId)!;
+        store.write("INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)", mem.accountId, charge, mem.keyId, runId, day, at);
+        if (keyHasLimit) {
+          store.write("UPDATE keys SET spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ?", day, charge, charge, day, mem.keyId);
+          accounts.updateCachedKey(mem.keyHash, (k) => ({ ...k, spend_today: spentToday(k, day) + charge, spend_day: day }));
+        }
+        const freeCalls = mem.free ? chargedCalls : 0;
+        store.write(
+          "UPDATE accounts SET balance = balance - ?, free_calls_used = free_calls_used + ?, spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ?",
+          charge,
+          freeCalls,
+          day,
+          charge,
+          charge,
+          day,
+          mem.accountId,
+        );
+        if (before.balance < charge) throw new Error(`account ${mem.accountId} would go below zero`); // the CHECK of the table, here and now
+        const account: AccountRecord = { ...before, balance: before.balance - charge, free_calls_used: before.free_calls_used + freeCalls, spend_today: spentToday(before, day) + charge, spend_day: day };
+        accounts.remember(account);
+        return { charged: charge, balance: account.balance };
       });
-      accounts.remember(rows.account);
-      if (rows.key) accounts.rememberKey(rows.key);
-      return { charged: charge, balance: rows.account.balance };
     }
     const rows = store.tx(() => {
       // The conditional update is the "exactly once": only a hold still `held` ends, and it says what it was.

@@ -9,15 +9,54 @@
  * sent, so nothing a caller has seen can be lost; a crash before the commit loses only work no caller saw. One
  * commit then serves every request of that turn instead of two commits per request.
  *
+ * Deferred writes: a `tx` made only of blind writes (`write`: the capture of a call that ends within its request and
+ * its idempotency record, the hot path) runs no statement when it is made: its writes are queued and run together
+ * at the end of the turn, just before the commit (or as soon as anything reads or writes through the connection in
+ * between: `run`, `sql`, `get`, `all`). The turn's SQLite work then happens in one burst, with SQLite's code and
+ * pages still in the processor's caches, instead of a few statements between every request's other work. Whatever
+ * the process reads of those writes meanwhile it reads from memory: the caches (accounts, keys) are moved by the
+ * writes' own code, and an idempotency record waits in memory until `whenWritten`.
+ *
  * Caches: the systems keep what the hot path reads (keys by hash, accounts) in memory and refresh it from what their
- * own writes return. `onReset` tells them when that may be wrong: a savepoint or a commit rolled back, or another
- * connection (the admin CLI on the same file) committed, which `sync` notices by `PRAGMA data_version` once per turn.
- * One server process per database file: a second one would write what this one does not see in time.
+ * own writes return or do. `onReset` tells them when that may be wrong: a savepoint or a commit rolled back, or
+ * another connection (the admin CLI on the same file) committed, which `sync` notices by `PRAGMA data_version` once
+ * per turn. One server process per database file: a second one would write what this one does not see in time.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { Worker } from "node:worker_threads";
+
+/** A blind write queued for the end of the turn: the statement and its parameters. */
+type Op = [text: string, params: SQLInputValue[]];
+
+/** Deferred writes of this turn not yet run, and who waits for them. */
+interface Deferred {
+  ops: Op[];
+  after: Array<(ok: boolean) => void>;
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/** The `tx` being collected (its writes deferred), or moved onto the connection (`onMain`) when it did more. */
+interface Unit {
+  ops: Op[];
+  after: Array<(ok: boolean) => void>;
+  onMain: boolean;
+}
+
+/** A promise with its settle functions, caught (a rejection nobody awaits is not an error of the process). */
+function deferredPromise(): { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } {
+  let resolve!: () => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS accounts (
@@ -108,7 +147,13 @@ export class Store {
   readonly path: string;
   private readonly statements = new Map<string, StatementSync>();
   private depth = 0;
-  private batch: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | null = null;
+  private batch: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void; after: Array<(ok: boolean) => void> } | null = null;
+  /** This turn's deferred writes not yet run. */
+  private deferred: Deferred | null = null;
+  /** The `tx` being run. */
+  private unit: Unit | null = null;
+  /** Whether the turn's transaction is the write transaction (else a read transaction). */
+  private batchWrites = false;
   private readonly resetListeners: Array<() => void> = [];
   private dataVersion: number | null = null;
   private synced = false;
@@ -157,8 +202,8 @@ export class Store {
     }
   }
 
-  /** A prepared statement, compiled once. */
-  sql(text: string): StatementSync {
+  /** A prepared statement, compiled once (the store's own bookkeeping: runs no deferred write). */
+  private prepared(text: string): StatementSync {
     let s = this.statements.get(text);
     if (!s) {
       s = this.db.prepare(text);
@@ -167,20 +212,71 @@ export class Store {
     return s;
   }
 
-  /** The first row of a read (`undefined` when there is none), through the cached prepared statement. */
+  /**
+   * A prepared statement, compiled once, to run inside the turn's write transaction (it may write), after the
+   * deferred writes made so far (it may read them). Inside a `tx` whose writes are deferred, that `tx` moves onto
+   * the connection first.
+   */
+  sql(text: string): StatementSync {
+    this.open();
+    return this.prepared(text);
+  }
+
+  /** Before a read: the deferred writes run (or the `tx` being collected moves onto the connection). */
+  private beforeRead(): void {
+    if (this.unit && !this.unit.onMain) this.open();
+    else {
+      this.begin(false);
+      this.flush();
+    }
+  }
+
+  /** The first row of a read (`undefined` when there is none), after every write made so far. */
   get<T = Row>(text: string, ...params: SQLInputValue[]): T | undefined {
-    return this.sql(text).get(...params) as T | undefined;
+    this.beforeRead();
+    return this.prepared(text).get(...params) as T | undefined;
   }
 
-  /** Every row of a read, through the cached prepared statement. */
+  /** Every row of a read, after every write made so far. */
   all<T = Row>(text: string, ...params: SQLInputValue[]): T[] {
-    return this.sql(text).all(...params) as T[];
+    this.beforeRead();
+    return this.prepared(text).all(...params) as T[];
   }
 
-  /** Runs a write inside the turn's transaction (opening it if needed); returns how many rows it changed. */
+  /**
+   * The first row of a read of the connection as it is, without running the deferred writes first: only for rows
+   * no deferred write touches, or whose deferred writes the caller keeps in memory (the idempotency records).
+   */
+  readNow<T = Row>(text: string, ...params: SQLInputValue[]): T | undefined {
+    this.begin(false);
+    return this.prepared(text).get(...params) as T | undefined;
+  }
+
+  /** Runs a write now, inside the turn's transaction (opening it if needed); returns how many rows it changed. */
   run(text: string, ...params: SQLInputValue[]): number {
     this.open();
-    return Number(this.sql(text).run(...params).changes);
+    return Number(this.prepared(text).run(...params).changes);
+  }
+
+  /**
+   * A blind write (its result is not needed): inside a `tx` it is deferred to the end of the turn (see the top of
+   * this file); anywhere else, or once its `tx` moved onto the connection, it runs now, as `run`.
+   */
+  write(text: string, ...params: SQLInputValue[]): void {
+    const u = this.unit;
+    if (u && !u.onMain) u.ops.push([text, params]);
+    else this.run(text, ...params);
+  }
+
+  /**
+   * Calls `fn(true)` once the writes made so far (the current `tx`'s included) are committed, `fn(false)` if they
+   * were rolled back instead; at once (`true`) when nothing is waiting to be committed.
+   */
+  whenWritten(fn: (ok: boolean) => void): void {
+    if (this.unit) this.unit.after.push(fn);
+    else if (this.deferred) this.deferred.after.push(fn);
+    else if (this.batch) this.batch.after.push(fn);
+    else fn(true);
   }
 
   /**
@@ -206,34 +302,93 @@ export class Store {
     setImmediate(() => {
       this.synced = false;
     });
-    const version = (this.sql("PRAGMA data_version").get() as { data_version: number }).data_version;
+    const version = (this.prepared("PRAGMA data_version").get() as { data_version: number }).data_version;
     if (this.dataVersion !== null && version !== this.dataVersion) this.reset();
     this.dataVersion = version;
   }
 
-  /** Opens the turn's transaction if none is open; it commits on `setImmediate`. */
-  private open(): void {
-    if (this.batch) return;
-    this.sql("BEGIN IMMEDIATE").run();
-    let resolve!: () => void;
-    let reject!: (e: unknown) => void;
-    const promise = new Promise<void>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    promise.catch(() => undefined);
-    this.batch = { promise, resolve, reject };
+  /**
+   * Opens the turn's transaction if none is open (it commits on `setImmediate`): a read transaction for reads
+   * (`BEGIN`: other processes may still write meanwhile), the write transaction (`BEGIN IMMEDIATE`) for writes; a
+   * read transaction that must write ends and the write transaction starts. Every read of a turn shares one
+   * transaction: starting one for each read cost far more than the read itself (see bench/server/README.md).
+   */
+  private begin(write = true): void {
+    if (this.batch) {
+      if (!write || this.batchWrites) return;
+      this.prepared("COMMIT").run(); // a read transaction: nothing to commit, its snapshot ends
+      try {
+        this.prepared("BEGIN IMMEDIATE").run();
+      } catch (e) {
+        this.prepared("BEGIN").run(); // still the turn's (read) transaction, as its commit expects
+        throw e;
+      }
+      this.batchWrites = true;
+      return;
+    }
+    this.prepared(write ? "BEGIN IMMEDIATE" : "BEGIN").run();
+    this.batchWrites = write;
+    this.batch = { ...deferredPromise(), after: [] };
     setImmediate(() => this.commit());
   }
 
-  /** Commits the open transaction now (also done by itself on the next turn). */
+  /**
+   * Runs the deferred writes of the turn (in the turn's transaction, as one savepoint). If one fails, all of them
+   * are undone, the caches reset, and whoever waits for them is told (`durable()` rejects, `whenWritten(false)`):
+   * those calls answer 500 and charge nothing; the rest of the turn goes on.
+   */
+  private flush(): void {
+    const d = this.deferred;
+    if (!d) return;
+    this.deferred = null;
+    this.begin();
+    const b = this.batch!;
+    try {
+      this.prepared("SAVEPOINT deferred").run();
+      try {
+        for (const [text, params] of d.ops) this.prepared(text).run(...params);
+      } catch (e) {
+        this.db.exec("ROLLBACK TO deferred");
+        throw e;
+      } finally {
+        this.db.exec("RELEASE deferred");
+      }
+    } catch (e) {
+      this.reset();
+      d.reject(e);
+      for (const fn of d.after) fn(false);
+      return;
+    }
+    b.promise.then(d.resolve, d.reject);
+    for (const fn of d.after) b.after.push(fn);
+  }
+
+  /**
+   * Opens the turn's transaction if needed and runs the deferred writes (they come before anything done now);
+   * a `tx` being collected moves onto the connection: a savepoint, and its writes so far run.
+   */
+  private open(): void {
+    this.begin();
+    this.flush();
+    const u = this.unit;
+    if (u && !u.onMain) {
+      u.onMain = true;
+      this.prepared("SAVEPOINT sp0").run();
+      for (const [text, params] of u.ops) this.prepared(text).run(...params);
+      u.ops = [];
+    }
+  }
+
+  /** Runs the deferred writes and commits the open transaction now (also done by itself on the next turn). */
   commit(): void {
+    this.flush();
     const b = this.batch;
     if (!b) return;
     this.batch = null;
     try {
-      this.sql("COMMIT").run();
+      this.prepared("COMMIT").run();
       b.resolve();
+      for (const fn of b.after) fn(true);
       if (this.walTooLong) this.catchUp();
     } catch (e) {
       try {
@@ -243,13 +398,14 @@ export class Store {
       }
       this.reset();
       b.reject(e);
+      for (const fn of b.after) fn(false);
     }
   }
 
   /** The checkpointer's backstop: checkpoint here, between two transactions, so the WAL can start over. */
   private catchUp(): void {
     try {
-      const r = this.sql("PRAGMA wal_checkpoint(PASSIVE)").get() as { busy: number };
+      const r = this.prepared("PRAGMA wal_checkpoint(PASSIVE)").get() as { busy: number };
       if (r.busy === 0) {
         this.walTooLong = false;
         this.caughtUpAt = performance.now();
@@ -259,33 +415,61 @@ export class Store {
     }
   }
 
-  /** Resolves when every write made so far is committed. */
+  /** Resolves when every write made so far is committed; rejects when they were rolled back. */
   durable(): Promise<void> {
-    return this.batch ? this.batch.promise : Promise.resolve();
+    const b = this.batch;
+    const d = this.deferred;
+    if (b && d) return Promise.all([b.promise, d.promise]).then(() => undefined);
+    return d ? d.promise : b ? b.promise : Promise.resolve();
   }
 
   /**
-   * Runs `fn` atomically: a savepoint in the turn's transaction, rolled back alone if `fn` throws. A `tx` inside a
-   * `tx` joins the outer one (a throw goes through it and undoes both).
+   * Runs `fn` atomically: undone alone if it throws. A `tx` inside a `tx` joins the outer one (a throw goes through
+   * it and undoes both). Its blind writes (`write`) are deferred to the end of the turn; as soon as it does anything
+   * else through the connection (`run`, `sql`, `get`, `all`) it becomes a savepoint in the turn's transaction, its
+   * writes so far run, and the rest runs as it comes.
    */
   tx<T>(fn: () => T): T {
     if (this.depth > 0) return fn();
-    this.open();
-    const name = `sp${this.depth}`;
-    this.sql(`SAVEPOINT ${name}`).run();
+    const u: Unit = { ops: [], after: [], onMain: false };
+    this.unit = u;
     this.depth++;
     try {
       const out = fn();
-      this.depth--;
-      this.sql(`RELEASE ${name}`).run();
+      this.unit = null;
+      if (u.onMain) {
+        this.prepared("RELEASE sp0").run();
+        for (const f of u.after) this.batch!.after.push(f);
+      } else this.defer(u);
       return out;
     } catch (e) {
-      this.depth--;
-      this.db.exec(`ROLLBACK TO ${name}`);
-      this.db.exec(`RELEASE ${name}`);
+      this.unit = null;
+      if (u.onMain) {
+        this.db.exec("ROLLBACK TO sp0");
+        this.db.exec("RELEASE sp0");
+      }
       this.reset();
+      for (const f of u.after) f(false);
       throw e;
+    } finally {
+      this.depth--;
     }
+  }
+
+  /** Adds a `tx`'s deferred writes to the turn's (run by `flush`, at the latest on `setImmediate`). */
+  private defer(u: Unit): void {
+    if (u.ops.length === 0) {
+      for (const f of u.after) this.whenWritten(f);
+      return;
+    }
+    let d = this.deferred;
+    if (!d) {
+      d = { ops: [], after: [], ...deferredPromise() };
+      this.deferred = d;
+      if (!this.batch) setImmediate(() => this.commit());
+    }
+    for (const op of u.ops) d.ops.push(op);
+    for (const f of u.after) d.after.push(f);
   }
 
   /**
