@@ -67,8 +67,11 @@ function cpuOf(pid: number | undefined): number | null {
   }
 }
 
+// Every request of the whole run carries an Idempotency-Key never sent before (a key sent again would be a replay: no
+// charge, no write, a different path), across rounds and servers alike.
+let sent = 0;
+
 async function load(port: number, key: string | undefined, pid: number | undefined): Promise<Round> {
-  let n = 0;
   const cpuBefore = cpuOf(pid);
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
@@ -78,7 +81,7 @@ async function load(port: number, key: string | undefined, pid: number | undefin
       {
         method: "GET",
         path: QUERY,
-        setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, "x-api-key": key ?? "bare", "idempotency-key": `bench-${process.pid}-${++n}` } }),
+        setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, "x-api-key": key ?? "bare", "idempotency-key": `bench-${process.pid}-${++sent}` } }),
       },
     ],
   } as never);
