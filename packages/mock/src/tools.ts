@@ -17,7 +17,7 @@
  */
 import { type AppliedParams, type Platform, type Quote, type Step, type ToolName } from "@sdgw/types";
 import { platformsOffering } from "./catalog.ts";
-import { resolveLinks as resolveLinksOffered, type LinkKind, type ResolvedLink } from "@sdgw/validators";
+import { refuseCommentsWithout, resolveLinks as resolveLinksOffered, type LinkKind, type ResolvedLink } from "@sdgw/validators";
 
 /** Credits per provider call a plan makes (D51). */
 export const CREDITS_PER_CALL = 1;
@@ -197,18 +197,8 @@ const PREPARE: Record<ToolName, (b: Body) => Prepared | ToolRefusal> = {
     const include = Array.isArray(b["include"]) ? strings(b["include"]) : ["metrics"];
     const targets = resolveLinks(strings(b["targets"]), "post", "targets", ["detail"]);
     if (isRefusal(targets)) return targets;
-    if (include.includes("comments")) {
-      const offering = platformsOffering("comments");
-      const without = targets.find((t) => !offering.includes(t.platform));
-      if (without) {
-        return {
-          code: "invalid_params",
-          param: "include",
-          message: `\`include\` does not offer comments for this call: ${without.platform} posts have no public comments (\`${without.link}\`).`,
-          allowed: ["metrics"],
-        };
-      }
-    }
+    const noComments = include.includes("comments") ? refuseCommentsWithout(targets, platformsOffering) : null;
+    if (noComments) return noComments;
     return {
       applied: applied({ targets: strings(b["targets"]), include, format: b["format"] ?? "json", ...common(b) }),
       warnings: [],

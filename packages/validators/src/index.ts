@@ -199,5 +199,5 @@ export type { ErrorAnswer, HttpErrorCode, ServiceUrls } from "./answers.ts";
 export type { QueryInput } from "./query.ts";
 export type { OperationInfo, ParamInfo } from "./table-types.ts";
 /** Links of `targets` and `accounts` on the ten platforms, and `<platform>:<id>`: which platform and which post or account. */
-export { platformOfHost, resolveLink, resolveLinks } from "./links.ts";
-export type { LinkKind, LinkResolution, LinksRefusal, ResolvedLink } from "./links.ts";
+export { platformOfHost, refuseCommentsWithout, resolveLink, resolveLinks } from "./links.ts";
+export type { IncludeRefusal, LinkKind, LinkResolution, LinksRefusal, ResolvedLink } from "./links.ts";

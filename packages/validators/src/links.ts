@@ -213,3 +213,28 @@ export function resolveLinks(links: readonly string[], kind: LinkKind, param: "t
   }
   return out;
 }
+
+/** Why `batch_stats` refused `include` (see `refuseCommentsWithout`). */
+export interface IncludeRefusal {
+  code: "invalid_params";
+  param: "include";
+  message: string;
+  allowed: ["metrics"];
+}
+
+/**
+ * `batch_stats` with `include` naming comments: the refusal naming `include` when a target's platform offers no
+ * comments (`allowed`: metrics only), else null. `offering` says which platforms offer an operation, as for
+ * `resolveLinks`.
+ */
+export function refuseCommentsWithout(targets: readonly ResolvedLink[], offering: (operation: string) => Platform[]): IncludeRefusal | null {
+  const withComments = offering("comments");
+  const without = targets.find((t) => !withComments.includes(t.platform));
+  if (!without) return null;
+  return {
+    code: "invalid_params",
+    param: "include",
+    message: `\`include\` does not offer comments for this call: ${without.platform} posts have no public comments (\`${without.link}\`).`,
+    allowed: ["metrics"],
+  };
+}

@@ -4,7 +4,7 @@
  *
  * Authentication and the ledger read keys (by hash) and accounts from caches instead of the database on every
  * request. They stay right because every write of this process either refreshes them from what it returned
- * (`remember`, `rememberKey`: the ledger's captures) or drops them (every setter here: revoke, suspend, expose,
+ * (`remember`, `rememberKey`, `updateCachedKey`: the ledger's captures) or drops them (every setter here: revoke, suspend, expose,
  * permissions, expiry, limits, plan, grants), and the store drops them all when a write rolls back or another
  * connection (the admin CLI) committed (`Store.onReset`, `Store.sync`). Misses are not cached.
  */

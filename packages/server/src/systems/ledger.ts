@@ -63,6 +63,9 @@ interface MemoryHold {
   at: number;
 }
 
+/** Adds a charge to a key's spend of the day (parameters: day, charge, charge, day, key id). */
+const KEY_SPEND = "UPDATE keys SET spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ?";
+
 /** Credits the ledger charged today (UTC), from the `spend_day`/`spend_today` columns of a key or an account. */
 const spentToday = (row: { spend_day: string; spend_today: number }, day: string) => (row.spend_day === day ? row.spend_today : 0);
 
@@ -193,7 +196,7 @@ export class Ledger {
         const before = accounts.cachedAccount(mem.accountId)!;
         store.write("INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)", mem.accountId, charge, mem.keyId, runId, day, at);
         if (keyHasLimit) {
-          store.write("UPDATE keys SET spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ?", day, charge, charge, day, mem.keyId);
+          store.write(KEY_SPEND, day, charge, charge, day, mem.keyId);
           accounts.updateCachedKey(mem.keyHash, (k) => ({ ...k, spend_today: spentToday(k, day) + charge, spend_day: day }));
         }
         const freeCalls = mem.free ? chargedCalls : 0;
@@ -242,7 +245,7 @@ export class Ledger {
 
   /** Adds a charge to today's spend of a key; returns the key as written. */
   private chargeKey(keyId: string, charge: number, day: string): KeyRecord {
-    return this.deps.store.sql("UPDATE keys SET spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ? RETURNING *").get(day, charge, charge, day, keyId) as unknown as KeyRecord;
+    return this.deps.store.sql(`${KEY_SPEND} RETURNING *`).get(day, charge, charge, day, keyId) as unknown as KeyRecord;
   }
 
   /** Today's charges of a key from the ledger (used when a key gets a daily limit: its spend column starts right). */

@@ -5,7 +5,7 @@
  * comments. `format` (json, csv, ndjson) is echoed: it chooses how the finished answer is served, not what it holds.
  */
 import type { BatchStatsRequest, ContentItem, Item } from "@sdgw/types";
-import { validateBatchStatsBody } from "@sdgw/validators";
+import { refuseCommentsWithout, validateBatchStatsBody } from "@sdgw/validators";
 import { engagementOf, tagged } from "./analysis.ts";
 import type { ResolvedLink } from "./links.ts";
 import { applied, defineTool, isRefusal, platformsOffering, resolveLinks } from "./params.ts";
@@ -29,18 +29,8 @@ export const batchStats = defineTool<BatchStatsRequest, Setup>({
     const include = req.include ?? ["metrics"];
     const targets = resolveLinks(req.targets, "post", "targets", ctx, ["detail"]);
     if (isRefusal(targets)) return targets;
-    if (include.includes("comments")) {
-      const offering = platformsOffering(ctx, "comments");
-      const without = targets.find((t) => !offering.includes(t.platform));
-      if (without) {
-        return {
-          code: "invalid_params",
-          param: "include",
-          message: `\`include\` does not offer comments for this call: ${without.platform} posts have no public comments (\`${without.link}\`).`,
-          allowed: ["metrics"],
-        };
-      }
-    }
+    const noComments = include.includes("comments") ? refuseCommentsWithout(targets, (op) => platformsOffering(ctx, op)) : null;
+    if (noComments) return noComments;
     return {
       setup: { targets, include },
       applied: applied({ targets: [...req.targets], include, format: req.format ?? "json", confirm: req.confirm ?? true, max_cost_credits: req.max_cost_credits }),
