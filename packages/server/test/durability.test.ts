@@ -5,7 +5,7 @@
  * same call sent again runs once and is charged once.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, truncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -143,6 +143,40 @@ describe("durability", () => {
     expect(replay.headers["idempotent-replayed"]).toBe("true");
     expect(replay.text).toBe(again.text);
     expect(audit(server, account.id)).toMatchObject({ balance: 8, charges: 2 });
+    await server.close();
+  }, 30_000);
+  it("replays a first answer after the process is killed, from the answer log; bytes gone since answer 500, charging nothing", async () => {
+    const db = join(dir, "answers.sqlite");
+    const setup = open(db);
+    const { account } = setup.gateway.accounts.createAccount({ name: "Answers" });
+    setup.gateway.accounts.grant(account.id, 10);
+    const key = setup.gateway.accounts.createKey({ accountId: account.id }).secret;
+    await setup.close();
+
+    const { child, url } = await holdingServer(db, 120_000);
+    const idem = newIdem();
+    const res = await fetch(`${url}/v1/search?platform=weibo&query=%E9%9C%B2%E8%90%A5`, { headers: { "x-api-key": key, "idempotency-key": idem } });
+    const first = await res.text();
+    expect(res.status).toBe(200);
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGKILL"); // no close: what it wrote is what the operating system has
+    await exited;
+
+    let server = open(db);
+    const replay = await inject(server, "search", "/v1/search?platform=weibo&query=%E9%9C%B2%E8%90%A5", key, idem);
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(replay.text).toBe(first);
+    expect(server.gateway.store.get("SELECT answer FROM idempotency")).toEqual({ answer: null });
+    expect(audit(server, account.id)).toMatchObject({ balance: 9, charges: 1 });
+    await server.close();
+
+    truncateSync(join(`${db}-answers`, "00000001.answers"), 0); // as a power loss could leave it
+    server = open(db);
+    const lost = await inject(server, "search", "/v1/search?platform=weibo&query=%E9%9C%B2%E8%90%A5", key, idem);
+    expect(lost.status).toBe(500);
+    expect(lost.json.code).toBe("internal_error");
+    expect(lost.json.message).toMatch(/lost/);
+    expect(audit(server, account.id)).toMatchObject({ balance: 9, charges: 1 });
     await server.close();
   }, 30_000);
 });

@@ -207,6 +207,9 @@ export function buildApp(gw: Gateway): FastifyInstance {
   /** The answer of an Idempotency-Key already taken: the first answer again, 409 while it runs, 422 with other parameters. */
   function claimTaken(claim: Exclude<Claim, { kind: "claimed" }>, requestId: string, keyHash: string): HttpAnswer {
     if (claim.kind === "replay") return { status: claim.status, headers: { ...claim.headers, "idempotent-replayed": "true" }, body: claim.body };
+    if (claim.kind === "lost") {
+      return fromError(errorAnswer("internal_error", requestId, { message: "The first answer under this Idempotency-Key was charged but its stored copy is lost (a system crash); nothing is charged for this request. Use a new key to call again." }, opts()));
+    }
     if (claim.kind === "in_progress") {
       const s = gw.config.inProgressRetrySeconds;
       return fail("idempotency_in_progress", requestId, { message: "The call under this Idempotency-Key still runs.", retry_after: s, fix: { note: "Ask again after Retry-After seconds; the first answer comes back with no new charge." } }, null);

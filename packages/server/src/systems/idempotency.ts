@@ -12,7 +12,9 @@ export type Claim =
   | { kind: "claimed" }
   | { kind: "in_progress" }
   | { kind: "conflict" }
-  | { kind: "replay"; status: number; headers: Record<string, string>; body: string };
+  | { kind: "replay"; status: number; headers: Record<string, string>; body: string }
+  /** The call ended and was charged, but its answer's bytes are gone (the answer log after a power loss). */
+  | { kind: "lost" };
 
 /** JSON with object keys sorted, so that `{a,b}` and `{b,a}` give the same text. */
 export function canonicalJson(value: unknown): string {
@@ -40,6 +42,19 @@ export function canonicalJson(value: unknown): string {
 /** The fingerprint of a request: SHA-256 of the operation and its canonical parameters. */
 export function fingerprint(operation: string, params: unknown): string {
   return hash("sha256", `${operation}\n${canonicalJson(params)}`, "base64url");
+}
+
+/** An idempotency record as read back. */
+interface Stored {
+  fingerprint: string;
+  http_status: number | null;
+  headers: string | null;
+  answer: string | null;
+  expires_at: string | null;
+  answer_file: number | null;
+  answer_at: number | null;
+  answer_len: number | null;
+  answer_crc: number | null;
 }
 
 /** Dependencies of the idempotency system. */
@@ -77,14 +92,20 @@ export class Idempotency {
       return { kind: "replay", status: done.status, headers: done.headers, body: typeof done.body === "string" ? done.body : Buffer.from(done.body).toString("utf8") };
     }
     // A record still deferred is in `completing`: no need to run the deferred writes for it.
-    const row = this.deps.store.readNow<{ fingerprint: string; http_status: number | null; headers: string | null; answer: string | null; expires_at: string | null }>(
-      "SELECT fingerprint, http_status, headers, answer, expires_at FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'done'",
+    const row = this.deps.store.readNow<Stored>(
+      "SELECT fingerprint, http_status, headers, answer, expires_at, answer_file, answer_at, answer_len, answer_crc FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'done'",
       keyId,
       idemKey,
     );
     if (!row || (row.expires_at !== null && Date.parse(row.expires_at) <= this.deps.now())) return { kind: "claimed" };
     if (row.fingerprint !== print) return { kind: "conflict" };
-    return { kind: "replay", status: row.http_status ?? 200, headers: JSON.parse(row.headers ?? "{}") as Record<string, string>, body: row.answer ?? "{}" };
+    let body = row.answer ?? "{}";
+    if (row.answer_file !== null) {
+      const bytes = this.deps.store.answers?.read({ file: row.answer_file, at: row.answer_at ?? 0, len: row.answer_len ?? 0, crc: row.answer_crc ?? 0 });
+      if (!bytes) return { kind: "lost" };
+      body = bytes.toString("utf8");
+    }
+    return { kind: "replay", status: row.http_status ?? 200, headers: JSON.parse(row.headers ?? "{}") as Record<string, string>, body };
   }
 
   /**
@@ -98,24 +119,31 @@ export class Idempotency {
     return found;
   }
 
-  /** Stores the first answer of an ended call (text, or its UTF-8 bytes); later claims with the same parameters replay it. */
+  /**
+   * Stores the first answer of an ended call (text, or its UTF-8 bytes); later claims with the same parameters replay
+   * it. On a database file the answer goes to the store's answer log and the record holds where it is.
+   */
   complete(keyId: string, idemKey: string, status: number, headers: Record<string, string>, body: string | Uint8Array): void {
     const id = `${keyId}\n${idemKey}`;
     const claim = this.running.get(id);
     this.running.delete(id);
     const print = claim?.fingerprint ?? "";
-    this.deps.store.write(
-      "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, answer, created_at, expires_at) VALUES (?, ?, ?, 'done', ?, ?, ?, CAST(? AS TEXT), ?, ?)",
-      keyId,
-      idemKey,
-      print,
-      claim?.runId ?? null,
-      status,
-      JSON.stringify(headers),
-      body,
-      isoSeconds(this.deps.now()),
-      isoSeconds(this.deps.now() + this.deps.ttlMs),
-    );
+    const { store } = this.deps;
+    const now = this.deps.now();
+    const common = [keyId, idemKey, print, claim?.runId ?? null, status, JSON.stringify(headers), isoSeconds(now), isoSeconds(now + this.deps.ttlMs)] as const;
+    if (store.answers) {
+      const ref = store.answers.append(typeof body === "string" ? Buffer.from(body, "utf8") : body);
+      store.write(
+        "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, created_at, expires_at, answer_file, answer_at, answer_len, answer_crc) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ...common,
+        ref.file,
+        ref.at,
+        ref.len,
+        ref.crc,
+      );
+    } else {
+      store.write("INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, created_at, expires_at, answer) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, CAST(? AS TEXT))", ...common, body);
+    }
     // Until the record is committed, the answer is replayed from memory; if it is rolled back, the key is free again.
     const entry = { fingerprint: print, status, headers, body };
     this.completing.set(id, entry);
@@ -134,8 +162,18 @@ export class Idempotency {
     return this.deps.store.run("DELETE FROM idempotency WHERE state = 'running'");
   }
 
-  /** Deletes records kept past their time. */
+  /**
+   * Deletes records kept past their time, then the answer log's segments no record points into any more: records
+   * are written in the order of their segments (a turn's records all go to the segment being appended to, and a
+   * later turn never to an earlier segment), so the oldest record left tells the oldest segment still needed.
+   */
   sweep(): number {
-    return this.deps.store.run("DELETE FROM idempotency WHERE state = 'done' AND expires_at <= ?", isoSeconds(this.deps.now()));
+    const { store } = this.deps;
+    const deleted = store.run("DELETE FROM idempotency WHERE state = 'done' AND expires_at <= ?", isoSeconds(this.deps.now()));
+    if (store.answers) {
+      const oldest = store.get<{ answer_file: number }>("SELECT answer_file FROM idempotency WHERE answer_file IS NOT NULL ORDER BY id LIMIT 1");
+      store.answers.sweep(oldest?.answer_file ?? null);
+    }
+    return deleted;
   }
 }

@@ -26,6 +26,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { Worker } from "node:worker_threads";
+import { AnswerLog } from "./answer-log.ts";
 
 /** A blind write queued for the end of the turn: the statement and its parameters. */
 type Op = [text: string, params: SQLInputValue[]];
@@ -101,11 +102,20 @@ CREATE INDEX IF NOT EXISTS runs_running ON runs(state) WHERE state = 'running';
 CREATE TABLE IF NOT EXISTS idempotency (
   id INTEGER PRIMARY KEY, key_id TEXT NOT NULL, idem_key TEXT NOT NULL, fingerprint TEXT NOT NULL,
   state TEXT NOT NULL CHECK (state IN ('running','done')), run_id TEXT, http_status INTEGER, headers TEXT, answer TEXT,
-  created_at TEXT NOT NULL, expires_at TEXT
+  created_at TEXT NOT NULL, expires_at TEXT, answer_file INTEGER, answer_at INTEGER, answer_len INTEGER, answer_crc INTEGER
 );
 CREATE UNIQUE INDEX IF NOT EXISTS idempotency_key ON idempotency(key_id, idem_key);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
+
+/** Columns added since a table was first created (`ALTER TABLE … ADD COLUMN` on a database made before them). */
+const ADDED_COLUMNS: ReadonlyArray<[table: string, column: string, type: string]> = [
+  // where an idempotency record's answer is in the answer log (0.x: the answer was always in `answer`)
+  ["idempotency", "answer_file", "INTEGER"],
+  ["idempotency", "answer_at", "INTEGER"],
+  ["idempotency", "answer_len", "INTEGER"],
+  ["idempotency", "answer_crc", "INTEGER"],
+];
 
 /** How often the checkpointer thread runs a passive checkpoint. */
 const CHECKPOINT_EVERY_MS = 20;
@@ -145,6 +155,11 @@ export type Row = Record<string, SQLInputValue>;
 export class Store {
   readonly db: DatabaseSync;
   readonly path: string;
+  /**
+   * The answer log next to the database file (`<path>-answers`), `null` on `:memory:`: whatever is appended to it
+   * during a turn is written just before that turn commits, so a committed row never points to unwritten bytes.
+   */
+  readonly answers: AnswerLog | null;
   private readonly statements = new Map<string, StatementSync>();
   private depth = 0;
   private batch: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void; after: Array<(ok: boolean) => void> } | null = null;
@@ -168,6 +183,11 @@ export class Store {
     // busy_timeout first: another connection (the checkpointer of a store closed just before) may hold a lock.
     this.db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384;");
     this.db.exec(SCHEMA);
+    for (const [table, column, type] of ADDED_COLUMNS) {
+      const has = this.db.prepare(`SELECT 1 FROM pragma_table_info('${table}') WHERE name = ?`).get(column);
+      if (!has) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+    }
+    this.answers = path === ":memory:" ? null : new AnswerLog(`${path}-answers`);
     if (path !== ":memory:") this.startCheckpointer();
   }
 
@@ -386,6 +406,7 @@ export class Store {
     if (!b) return;
     this.batch = null;
     try {
+      this.answers?.flush(); // before the rows that point there are committed
       this.prepared("COMMIT").run();
       b.resolve();
       for (const fn of b.after) fn(true);
@@ -478,6 +499,7 @@ export class Store {
    */
   close(): Promise<void> {
     if (this.db.isOpen) this.commit();
+    this.answers?.close();
     this.statements.clear();
     if (this.db.isOpen) this.db.close();
     const worker = this.checkpointer;
