@@ -10,7 +10,9 @@
  *                                                          round's length, default 5), --connections N,
  *                                                          --base DIR (also the reference server of another checkout
  *                                                          at DIR, e.g. a `git worktree` of main: a before/after
- *                                                          comparison in the same rounds)
+ *                                                          comparison in the same rounds), --replays N (the
+ *                                                          requests cycle over N Idempotency-Keys: once the warm-up
+ *                                                          has sent each, every request is a replay)
  *
  * Prints a plain table and writes it as JSON to bench/results/server.json (gitignored). Besides requests/s and
  * latency, each server's CPU time per request (all its threads, from /proc on Linux): on a shared machine the
@@ -36,6 +38,8 @@ const rounds = flag("--rounds", quick ? 2 : 3);
 const seconds = flag("--seconds", quick ? 2 : 5);
 const connections = flag("--connections", 16);
 const baseAt = args.includes("--base") ? args[args.indexOf("--base") + 1] : undefined;
+const replays = flag("--replays", 0);
+if (!Number.isInteger(replays) || replays < 0) throw new Error(`--replays: a whole number of Idempotency-Keys to cycle over (got ${args[args.indexOf("--replays") + 1]})`);
 const here = fileURLToPath(new URL(".", import.meta.url));
 const QUERY = "/v1/search?platform=xiaohongshu&query=%E9%9C%B2%E8%90%A5%E8%A3%85%E5%A4%87&count=10";
 
@@ -68,8 +72,9 @@ function cpuOf(pid: number | undefined): number | null {
 }
 
 // Every request of the whole run carries an Idempotency-Key never sent before (a key sent again would be a replay: no
-// charge, no write, a different path), across rounds and servers alike.
+// charge, no write, a different path), across rounds and servers alike; with --replays N, one of N keys in turn.
 let sent = 0;
+const idemKey = () => (replays > 0 ? `bench-replay-${++sent % replays}` : `bench-${process.pid}-${++sent}`);
 
 async function load(port: number, key: string | undefined, pid: number | undefined): Promise<Round> {
   const cpuBefore = cpuOf(pid);
@@ -81,7 +86,7 @@ async function load(port: number, key: string | undefined, pid: number | undefin
       {
         method: "GET",
         path: QUERY,
-        setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, "x-api-key": key ?? "bare", "idempotency-key": `bench-${process.pid}-${++sent}` } }),
+        setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, "x-api-key": key ?? "bare", "idempotency-key": idemKey() } }),
       },
     ],
   } as never);
@@ -106,7 +111,10 @@ const base = baseAt ? await start("sdgw", join(dir, "base"), join(baseAt, "bench
 type Who = "bare" | "sdgw" | "base";
 const servers: Array<[Who, { child: ChildProcess; port: number; key?: string }]> = [["bare", bare], ["sdgw", ours], ...(base ? [["base", base] as [Who, typeof base]] : [])];
 const results: Record<Who, Round[]> = { bare: [], sdgw: [], base: [] };
-for (const [, s] of servers) await load(s.port, s.key, s.child.pid);
+for (const [, s] of servers) {
+  const warm = await load(s.port, s.key, s.child.pid);
+  if (replays > 0 && warm.rps * seconds < replays) throw new Error(`--replays ${replays}: the warm-up sent only ${Math.round(warm.rps * seconds)} requests; use fewer keys or longer rounds`);
+}
 for (let i = 0; i < rounds; i++) {
   // alternate the order, so that every server sees the same load of a shared machine
   const order = i % 2 === 0 ? servers : [...servers].reverse();
@@ -125,7 +133,7 @@ const ratio = s.rps / b.rps;
 const cpuRatio = b.cpuUs !== null && s.cpuUs ? b.cpuUs / s.cpuUs : null;
 const bs = base ? summary(results.base) : null;
 const lines = [
-  `bench/server: GET /v1/search (xiaohongshu, count 10, ${Buffer.byteLength(sampleBody)} bytes), ${connections} connections, ${rounds} rounds of ${seconds} s, medians`,
+  `bench/server: GET /v1/search (xiaohongshu, count 10, ${Buffer.byteLength(sampleBody)} bytes), ${replays > 0 ? `replays of ${replays} Idempotency-Keys` : "charged calls (a new Idempotency-Key each)"}, ${connections} connections, ${rounds} rounds of ${seconds} s, medians`,
   "",
   "| server | requests/s | p50 ms | p99 ms | CPU µs/request | non-2xx |",
   "| --- | ---: | ---: | ---: | ---: | ---: |",
@@ -138,5 +146,5 @@ const lines = [
 ];
 console.log(lines.join("\n"));
 mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
-writeFileSync(new URL("../results/server.json", import.meta.url), JSON.stringify({ bare: b, sdgw: s, ratio, cpuRatio, ...(bs ? { base: bs, baseAt } : {}), rounds: results, connections, seconds, bytes: Buffer.byteLength(sampleBody) }, null, 2));
+writeFileSync(new URL("../results/server.json", import.meta.url), JSON.stringify({ bare: b, sdgw: s, ratio, cpuRatio, replays, ...(bs ? { base: bs, baseAt } : {}), rounds: results, connections, seconds, bytes: Buffer.byteLength(sampleBody) }, null, 2));
 if (s.non2xx > 0 || (bs?.non2xx ?? 0) > 0) process.exitCode = 1;

@@ -37,6 +37,8 @@ export type { LimitRefusal } from "./systems/limits.ts";
 export { Runs } from "./systems/runs.ts";
 export type { HttpAnswer, RunContext } from "./systems/runs.ts";
 export { Store } from "./systems/store.ts";
+export { AnswerLog } from "./systems/answer-log.ts";
+export type { AnswerLogOptions, AnswerRef } from "./systems/answer-log.ts";
 export { Catalog } from "./catalog.ts";
 export { Finder, words } from "./find.ts";
 export type { FindMatch } from "./find.ts";

@@ -1,7 +1,8 @@
 /**
  * Durable storage on Node's built-in SQLite (`node:sqlite`, DatabaseSync): accounts, workspaces, keys, the credit
- * ledger and its holds, daily spend, idempotency records, runs and their results. One file (WAL) by default, or
- * `:memory:` for unit tests. Everything is synchronous: inside one process a transaction cannot interleave with
+ * ledger and its holds, daily spend, idempotency records, runs and their results. One file (WAL) by default, with
+ * the first answers of idempotency records in an answer log next to it (`<file>-answers/`, see answer-log.ts), or
+ * `:memory:` for unit tests (answers in their rows). Everything is synchronous: inside one process a transaction cannot interleave with
  * another request, which is what makes "hold then capture exactly once" simple to see.
  *
  * Group commit: writes join one open transaction per turn of the event loop (each `tx` a savepoint inside it, so
