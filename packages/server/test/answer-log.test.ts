@@ -40,6 +40,14 @@ function fileStore(path: string): Store {
   return s;
 }
 
+/** Makes the segment being appended to fail its next write, as a disk that fails would (EBADF here). */
+function failWrites(l: AnswerLog): void {
+  const current = (l as unknown as { current: { fd: number } }).current;
+  const fd = current.fd;
+  current.fd = 2 ** 30;
+  closeSync(fd);
+}
+
 const T0 = Date.parse("2026-11-21T00:00:00Z");
 const DAY = 86_400_000;
 const utf8 = (text: string) => new TextEncoder().encode(text);
@@ -81,6 +89,18 @@ describe("AnswerLog", () => {
     expect(readdirSync(dir).sort()).toEqual(["00000001.answers", "00000002.answers", "00000003.answers"]);
   });
 
+  it("reads answers spread over more segments than it keeps open", () => {
+    const dir = tempDir();
+    const l = log(dir, 1); // every flush rolls over
+    const refs = Array.from({ length: 40 }, (_, i) => {
+      const ref = l.append(utf8(`answer ${i}`));
+      l.flush();
+      return ref;
+    });
+    expect(new Set(refs.map((r) => r.file)).size).toBe(40);
+    for (let pass = 0; pass < 2; pass++) for (const [i, ref] of refs.entries()) expect(l.read(ref)?.toString()).toBe(`answer ${i}`);
+  });
+
   it("tells bytes that are missing or not what was written apart from an answer", () => {
     const dir = tempDir();
     const l = log(dir);
@@ -103,7 +123,7 @@ describe("AnswerLog", () => {
     l.append(utf8("kept"));
     l.flush();
     const lost = l.append(utf8("never written"));
-    closeSync((l as unknown as { current: { fd: number } }).current.fd); // the descriptor fails under it
+    failWrites(l); // the descriptor fails under it
     expect(() => l.flush()).toThrow();
     expect(l.pending).toBe(false);
     const next = l.append(utf8("after"));
@@ -176,7 +196,7 @@ describe("idempotency records on a database file", () => {
       s.write("INSERT INTO meta (name, value) VALUES ('same turn', 'x')");
       i.complete("key_1", "k2", 200, {}, answer);
     });
-    closeSync((s.answers as unknown as { current: { fd: number } }).current.fd);
+    failWrites(s.answers!);
     await expect(s.durable()).rejects.toThrow();
     expect(s.readNow("SELECT * FROM idempotency WHERE idem_key = 'k2'")).toBeUndefined();
     expect(s.readNow("SELECT * FROM meta WHERE name = 'same turn'")).toBeUndefined();

@@ -35,6 +35,17 @@ export interface AnswerLogOptions {
 }
 
 const SEGMENT = /^(\d{8})\.answers$/;
+/** Segments kept open for reading at most (the oldest opened is closed first). */
+const MAX_READERS = 32;
+
+/** Closes a descriptor; one that fails to close (already gone with a failed write) is dropped all the same. */
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // nothing left to release
+  }
+}
 
 /** The name of segment `n`. */
 function segmentName(n: number): string {
@@ -133,7 +144,7 @@ export class AnswerLog {
     this.current = null;
     this.queued = [];
     this.end = 0;
-    closeSync(seg.fd);
+    closeQuietly(seg.fd);
   }
 
   /** The bytes of an answer, or `null` when they are missing or not what was written (see the top of this file). */
@@ -142,6 +153,11 @@ export class AnswerLog {
     try {
       if (fd === undefined) {
         fd = openSync(join(this.dir, segmentName(ref.file)), "r");
+        if (this.readers.size >= MAX_READERS) {
+          const [file, oldest] = this.readers.entries().next().value!;
+          this.readers.delete(file);
+          closeQuietly(oldest);
+        }
         this.readers.set(ref.file, fd);
       }
       const out = Buffer.allocUnsafe(ref.len);
@@ -167,7 +183,7 @@ export class AnswerLog {
       if (file === this.current?.file || (oldest !== null && file >= oldest)) continue;
       const fd = this.readers.get(file);
       if (fd !== undefined) {
-        closeSync(fd);
+        closeQuietly(fd);
         this.readers.delete(file);
       }
       rmSync(join(this.dir, segmentName(file)), { force: true });
@@ -182,7 +198,7 @@ export class AnswerLog {
       this.flush();
     } finally {
       this.retire();
-      for (const fd of this.readers.values()) closeSync(fd);
+      for (const fd of this.readers.values()) closeQuietly(fd);
       this.readers.clear();
     }
   }
