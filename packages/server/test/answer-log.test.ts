@@ -158,13 +158,19 @@ describe("idempotency records on a database file", () => {
     return new Idempotency({ store: s, now, ttlMs: DAY });
   }
 
-  it("keep the answer in the log, not in the row, and replay it byte for byte after a restart", async () => {
+  /** A store on a new file with one committed record: key_1's `k1`, 200, `answer`. */
+  async function oneRecord(headers: Record<string, string> = {}) {
     const path = join(tempDir(), "db.sqlite");
     const s = fileStore(path);
     const i = idem(s);
     i.claim("key_1", "k1", "print", "run_1");
-    s.tx(() => i.complete("key_1", "k1", 200, { "content-type": "application/json" }, answer));
+    s.tx(() => i.complete("key_1", "k1", 200, headers, answer));
     await s.durable();
+    return { path, s, i };
+  }
+
+  it("keep the answer in the log, not in the row, and replay it byte for byte after a restart", async () => {
+    const { path, s } = await oneRecord({ "content-type": "application/json" });
     const row = s.readNow<{ answer: string | null; answer_file: number; answer_len: number }>("SELECT answer, answer_file, answer_len FROM idempotency")!;
     expect(row).toMatchObject({ answer: null, answer_file: 1, answer_len: answer.byteLength });
     await s.close();
@@ -173,24 +179,14 @@ describe("idempotency records on a database file", () => {
   });
 
   it("a record whose answer bytes are gone reads as lost, not as a free key", async () => {
-    const path = join(tempDir(), "db.sqlite");
-    const s = fileStore(path);
-    const i = idem(s);
-    i.claim("key_1", "k1", "print", "run_1");
-    s.tx(() => i.complete("key_1", "k1", 200, {}, answer));
-    await s.durable();
+    const { path, s } = await oneRecord();
     await s.close();
     truncateSync(join(`${path}-answers`, "00000001.answers"), 0);
     expect(idem(fileStore(path)).claim("key_1", "k1", "print")).toEqual({ kind: "lost" });
   });
 
   it("when the log cannot be written, the turn is rolled back: no record, the key free again", async () => {
-    const path = join(tempDir(), "db.sqlite");
-    const s = fileStore(path);
-    const i = idem(s);
-    i.claim("key_1", "k1", "print", "run_1");
-    s.tx(() => i.complete("key_1", "k1", 200, {}, answer));
-    await s.durable();
+    const { s, i } = await oneRecord();
     i.claim("key_1", "k2", "print", "run_2");
     s.tx(() => {
       s.write("INSERT INTO meta (name, value) VALUES ('same turn', 'x')");

@@ -30,6 +30,17 @@ async function inject(server: SdgwServer, op: Parameters<typeof validateAnswer>[
   return validateAnswer(op, res);
 }
 
+/** A database file `name` in the test folder with one account of 10 credits and its key (the server closed again). */
+async function funded(name: string, accountName: string) {
+  const db = join(dir, name);
+  const setup = open(db);
+  const { account } = setup.gateway.accounts.createAccount({ name: accountName });
+  setup.gateway.accounts.grant(account.id, 10);
+  const key = setup.gateway.accounts.createKey({ accountId: account.id }).secret;
+  await setup.close();
+  return { db, account, key };
+}
+
 /** The server of children/holding-server.ts over `db` (x takes 60 s; a call answers 202 after `waitMs`). */
 async function holdingServer(db: string, waitMs: number): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", join(import.meta.dirname, "children", "holding-server.ts"), db, String(waitMs)], { stdio: ["ignore", "pipe", "inherit"] });
@@ -69,12 +80,7 @@ describe("durability", () => {
   });
 
   it("loses nothing and never charges twice when the process dies while a run holds credits", async () => {
-    const db = join(dir, "crash.sqlite");
-    const setup = open(db);
-    const { account } = setup.gateway.accounts.createAccount({ name: "Crash" });
-    setup.gateway.accounts.grant(account.id, 10);
-    const key = setup.gateway.accounts.createKey({ accountId: account.id }).secret;
-    await setup.close();
+    const { db, account, key } = await funded("crash.sqlite", "Crash");
 
     const { child, url } = await holdingServer(db, 30);
     const idem = newIdem();
@@ -106,12 +112,7 @@ describe("durability", () => {
   }, 30_000);
 
   it("loses nothing and never charges twice when the process dies during a call that would end within its request", async () => {
-    const db = join(dir, "crash-inline.sqlite");
-    const setup = open(db);
-    const { account } = setup.gateway.accounts.createAccount({ name: "Crash inline" });
-    setup.gateway.accounts.grant(account.id, 10);
-    const key = setup.gateway.accounts.createKey({ accountId: account.id }).secret;
-    await setup.close();
+    const { db, account, key } = await funded("crash-inline.sqlite", "Crash inline");
 
     const { child, url } = await holdingServer(db, 120_000);
     const idem = newIdem();
@@ -146,12 +147,7 @@ describe("durability", () => {
     await server.close();
   }, 30_000);
   it("replays a first answer after the process is killed, from the answer log; bytes gone since answer 500, charging nothing", async () => {
-    const db = join(dir, "answers.sqlite");
-    const setup = open(db);
-    const { account } = setup.gateway.accounts.createAccount({ name: "Answers" });
-    setup.gateway.accounts.grant(account.id, 10);
-    const key = setup.gateway.accounts.createKey({ accountId: account.id }).secret;
-    await setup.close();
+    const { db, account, key } = await funded("answers.sqlite", "Answers");
 
     const { child, url } = await holdingServer(db, 120_000);
     const idem = newIdem();
