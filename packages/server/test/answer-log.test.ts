@@ -243,3 +243,64 @@ describe("idempotency records on a database file", () => {
     expect(i.sweep()).toBe(0);
   });
 });
+
+describe("the answer log under any sequence of calls, turns, restarts, sweeps and time", () => {
+  type Step = { op: "call"; size: number } | { op: "turn" } | { op: "restart" } | { op: "advance"; hours: number } | { op: "sweep" };
+  const step: fc.Arbitrary<Step> = fc.oneof(
+    { arbitrary: fc.record({ op: fc.constant("call" as const), size: fc.integer({ min: 1, max: 200 }) }), weight: 5 },
+    { arbitrary: fc.constant({ op: "turn" as const }), weight: 2 },
+    { arbitrary: fc.constant({ op: "restart" as const }), weight: 1 },
+    { arbitrary: fc.record({ op: fc.constant("advance" as const), hours: fc.integer({ min: 1, max: 30 }) }), weight: 2 },
+    { arbitrary: fc.constant({ op: "sweep" as const }), weight: 2 },
+  );
+
+  it("every record not yet expired replays its answer byte for byte; sweeps leave no segment nobody needs", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30 }), async (steps) => {
+        const path = join(tempDir(), "db.sqlite");
+        let now = T0;
+        const openAll = () => {
+          const s = new Store(path, { answers: { segmentBytes: 300 } }); // rolls over every few answers
+          return { s, i: new Idempotency({ store: s, now: () => now, ttlMs: DAY }) };
+        };
+        let { s, i } = openAll();
+        const model = new Map<string, { body: string; expiresAt: number }>();
+        const check = () => {
+          for (const [key, r] of model) {
+            const found = i.peek("key_1", key, "print");
+            if (r.expiresAt > now) expect(found).toEqual({ kind: "replay", status: 200, headers: {}, body: r.body });
+            else expect(found.kind).toBe("claimed");
+          }
+        };
+        try {
+          for (const st of steps) {
+            if (st.op === "call") {
+              const key = `k${model.size}`;
+              const body = `{"n":${model.size},"pad":"${"露".repeat(st.size)}"}`;
+              i.claim("key_1", key, "print", `run_${model.size}`);
+              s.tx(() => i.complete("key_1", key, 200, {}, utf8(body)));
+              model.set(key, { body, expiresAt: now + DAY });
+            } else if (st.op === "turn") await s.durable();
+            else if (st.op === "restart") {
+              await s.close();
+              ({ s, i } = openAll());
+            } else if (st.op === "advance") now += st.hours * 3_600_000;
+            else {
+              await s.durable();
+              i.sweep();
+              check();
+            }
+          }
+          await s.durable();
+          check();
+          now += 2 * DAY;
+          i.sweep();
+          expect(s.answers!.segments().length).toBeLessThanOrEqual(1); // only the one being appended to, if any
+        } finally {
+          await s.close();
+        }
+      }),
+      { numRuns: 25 },
+    );
+  }, 60_000);
+});

@@ -27,7 +27,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { Worker } from "node:worker_threads";
-import { AnswerLog } from "./answer-log.ts";
+import { AnswerLog, type AnswerLogOptions } from "./answer-log.ts";
 
 /** A blind write queued for the end of the turn: the statement and its parameters. */
 type Op = [text: string, params: SQLInputValue[]];
@@ -177,7 +177,11 @@ export class Store {
   private walTooLong = false;
   private caughtUpAt = Number.NEGATIVE_INFINITY;
 
-  constructor(path: string) {
+  /**
+   * Opens (or creates) the database at `path` (`:memory:`: in memory, no answer log); `options.answers` tunes the
+   * answer log (tests roll its segments over after a few bytes).
+   */
+  constructor(path: string, options: { answers?: AnswerLogOptions } = {}) {
     this.path = path;
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
@@ -188,7 +192,7 @@ export class Store {
       const has = this.db.prepare(`SELECT 1 FROM pragma_table_info('${table}') WHERE name = ?`).get(column);
       if (!has) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
     }
-    this.answers = path === ":memory:" ? null : new AnswerLog(`${path}-answers`);
+    this.answers = path === ":memory:" ? null : new AnswerLog(`${path}-answers`, options.answers);
     if (path !== ":memory:") this.startCheckpointer();
   }
 
