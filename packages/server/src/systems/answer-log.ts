@@ -57,12 +57,13 @@ export class AnswerLog {
   /** The folder of the segments. */
   readonly dir: string;
   private readonly segmentBytes: number;
-  /** The segment being appended to (opened on the first append), its descriptor and length so far. */
-  private current: { file: number; fd: number; size: number } | null = null;
+  /**
+   * The segment being appended to (opened on the first append): its descriptor, the bytes written to it, and where
+   * the next answer appended goes (its length once the queued answers are written).
+   */
+  private current: { file: number; fd: number; size: number; end: number } | null = null;
   /** Answers appended and not yet written. */
   private queued: Uint8Array[] = [];
-  /** Where the next answer appended goes (the segment's length once the queued answers are written). */
-  private end = 0;
   /** Descriptors of segments opened to read. */
   private readonly readers = new Map<number, number>();
 
@@ -88,21 +89,20 @@ export class AnswerLog {
   }
 
   /** Opens a new segment, numbered after every segment in the folder. */
-  private open(): { file: number; fd: number; size: number } {
+  private open(): { file: number; fd: number; size: number; end: number } {
     mkdirSync(this.dir, { recursive: true });
     const file = (this.segments().at(-1) ?? 0) + 1;
     const fd = openSync(join(this.dir, segmentName(file)), "wx");
-    this.current = { file, fd, size: 0 };
-    this.end = 0;
+    this.current = { file, fd, size: 0, end: 0 };
     return this.current;
   }
 
   /** Gives an answer its place and queues it; it is written by the next `flush`. */
   append(body: Uint8Array): AnswerRef {
     const seg = this.current ?? this.open();
-    const ref = { file: seg.file, at: this.end, len: body.byteLength, crc: crc32(body) };
+    const ref = { file: seg.file, at: seg.end, len: body.byteLength, crc: crc32(body) };
     this.queued.push(body);
-    this.end += body.byteLength;
+    seg.end += body.byteLength;
     return ref;
   }
 
@@ -120,12 +120,11 @@ export class AnswerLog {
     if (!seg || this.queued.length === 0) return;
     const buffers = this.queued;
     this.queued = [];
-    const expected = this.end - seg.size;
+    const expected = seg.end - seg.size;
     let written = 0;
     try {
       while (written < expected) {
-        const rest = written === 0 ? buffers : remaining(buffers, written);
-        const n = writevSync(seg.fd, rest, seg.size + written);
+        const n = writevSync(seg.fd, remaining(buffers, written), seg.size + written);
         if (n <= 0) throw new Error(`answer log: nothing written to ${segmentName(seg.file)}`);
         written += n;
       }
@@ -143,7 +142,6 @@ export class AnswerLog {
     if (!seg) return;
     this.current = null;
     this.queued = [];
-    this.end = 0;
     closeQuietly(seg.fd);
   }
 
@@ -204,8 +202,9 @@ export class AnswerLog {
   }
 }
 
-/** The buffers left after the first `skip` bytes (a short write). */
+/** The buffers left after the first `skip` bytes (a short write); all of them, as they are, when `skip` is 0. */
 function remaining(buffers: Uint8Array[], skip: number): Uint8Array[] {
+  if (skip === 0) return buffers;
   const out: Uint8Array[] = [];
   for (const b of buffers) {
     if (skip >= b.byteLength) {
