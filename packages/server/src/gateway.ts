@@ -64,7 +64,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const now = options.now ?? Date.now;
   const log = options.log ?? ((message: string, error?: unknown) => console.error(`[sdgw] ${message}`, error ?? ""));
   const store = new Store(config.dbPath);
-  const simulator = options.providers ? null : new Simulator(options.simulator);
+  const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
   const providers = options.providers ?? simulator!.providers;
   const accounts = new Accounts({ store, now });
   const ledger = new Ledger({ store, now, limits: config.limits, accounts });

@@ -23,11 +23,41 @@ const call = (sim: Simulator, platform: (typeof PLATFORMS)[number], operation: s
 
 describe("simulator", () => {
   it("gives the same data for the same request, and other data for another", async () => {
-    const a = await call(new Simulator(), "douyin", "search", { query: "露营", count: 5 });
-    const b = await call(new Simulator(), "douyin", "search", { query: "露营", count: 5 });
-    const c = await call(new Simulator(), "douyin", "search", { query: "徒步", count: 5 });
+    const now = () => Date.parse("2026-11-21T08:00:00Z");
+    const a = await call(new Simulator({ now }), "douyin", "search", { query: "露营", count: 5 });
+    const b = await call(new Simulator({ now }), "douyin", "search", { query: "露营", count: 5 });
+    const c = await call(new Simulator({ now }), "douyin", "search", { query: "徒步", count: 5 });
     expect(a).toEqual(b);
     expect(a).not.toEqual(c);
+  });
+
+  // The platforms stand at the clock's UTC day: on any date (1970 to 2200) every date answered is on or before the
+  // day's start, the newest posts of a long list are from the last days, and the whole day answers the same data.
+  // A day later the same posts come back one day older.
+  it("follows its clock: dates up to the start of the clock's UTC day, the same all day, a day older the next day", async () => {
+    const dates = (o: Awaited<ReturnType<typeof call>>) =>
+      (o.status === "ok" ? o.items : []).map((i) => Date.parse((i as { published_at?: string }).published_at ?? "")).filter(Number.isFinite);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: Date.parse("2200-01-01T00:00:00Z") }), fc.constantFrom(...PLATFORMS), async (ms, platform) => {
+        const dayStart = ms - (ms % 86_400_000);
+        let clock = dayStart;
+        const sim = new Simulator({ now: () => clock });
+        const params = { query: "露营 camping", count: 20 };
+        const first = await call(sim, platform, "search", params);
+        expect(first.status).toBe("ok");
+        const when = dates(first);
+        expect(when.length).toBeGreaterThan(0);
+        for (const t of when) expect(t).toBeLessThanOrEqual(dayStart);
+        expect(Math.max(...when)).toBeGreaterThan(dayStart - 60 * 86_400_000);
+        clock = dayStart + 86_399_999;
+        expect(await call(sim, platform, "search", params)).toEqual(first);
+        clock = dayStart + 86_400_000;
+        const next = await call(sim, platform, "search", params);
+        expect(next.status === "ok" && next.items.map((i) => (i as { id: string }).id)).toEqual(first.status === "ok" && first.items.map((i) => (i as { id: string }).id));
+        expect(dates(next)).toEqual(when.map((t) => t + 86_400_000));
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it.each(PLATFORMS)("%s: every fake maps to valid items with RFC 3986 links, by pure functions", (platform) => {
@@ -88,7 +118,7 @@ describe("seeds", () => {
 describe("answers", () => {
   it("serializes answers with cached item bytes exactly as JSON.stringify does, in UTF-8", async () => {
     const { serializeAnswer } = await import("../src/answers.ts");
-    const sim = new Simulator();
+    const sim = new Simulator({ now: () => Date.parse("2026-11-21T08:00:00Z") });
     const a = await call(sim, "x", "search", { query: "a \u0000 \"q\"", count: 3 });
     const b = await call(sim, "reddit", "search", { query: "b", count: 2 });
     const items = (o: typeof a) => (o.status === "ok" ? o.items : []);

@@ -3,10 +3,10 @@
  * rankings, medians. Pure and deterministic: ties break on stable keys, never on arrival order.
  */
 import type { ContentItem, DistributionItem, Item, LeaderboardItem, Platform, TimeseriesItem } from "@sdgw/types";
+import { DAY_MS } from "../time.ts";
 import { ratioBuckets } from "./text.ts";
 
-/** Milliseconds in a day. */
-export const DAY_MS = 86_400_000;
+export { DAY_MS };
 
 /**
  * The engagement of a post: likes + comments + shares + collects (views are reach, not engagement, and are left

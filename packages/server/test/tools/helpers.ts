@@ -21,7 +21,7 @@ export interface Recorded {
 
 /** A context on a fresh simulator whose providers record every call. */
 export function simCtx(options: { sim?: SimulatorOptions; ctx?: Partial<ToolContext> } = {}): { ctx: ToolContext; sim: Simulator; calls: Recorded[] } {
-  const sim = new Simulator(options.sim);
+  const sim = new Simulator({ now: () => ANCHOR, ...options.sim });
   const calls: Recorded[] = [];
   const providers = Object.fromEntries(
     PLATFORMS.map((p) => {

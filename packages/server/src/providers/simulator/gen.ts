@@ -2,6 +2,7 @@
  * The simulator's deterministic generator: a small seeded PRNG (FNV-1a of the seed text into mulberry32) and the
  * helpers the platform folders use to make native-looking upstream JSON. Same seed, same data.
  */
+import { DAY_MS } from "../../time.ts";
 
 /** FNV-1a, 32 bits. */
 export function hash32(text: string): number {
@@ -78,7 +79,7 @@ export class Gen {
 
   /** A moment within `days` before the anchor (ms). */
   past(days: number): number {
-    return this.anchor - Math.floor(this.next() * days * 86_400_000);
+    return this.anchor - Math.floor(this.next() * days * DAY_MS);
   }
 }
 

@@ -17,6 +17,7 @@ import { x } from "../x/index.ts";
 import { xiaohongshu } from "../xiaohongshu/index.ts";
 import { youtube } from "../youtube/index.ts";
 import { zhihu } from "../zhihu/index.ts";
+import { utcDayStart } from "../../time.ts";
 import { Gen, hash32 } from "./gen.ts";
 import type { PlatformModule } from "./module.ts";
 import { EN_TRENDS, ZH_TRENDS } from "./vocab.ts";
@@ -40,13 +41,18 @@ export interface SimulatorKnobs {
 
 /** Options of the simulator. */
 export interface SimulatorOptions {
-  /** The moment the simulated platforms stand at; every date is before it. Default 2026-11-20T00:00:00Z. */
+  /**
+   * The clock the simulated platforms follow (ms since the epoch; default `Date.now`, and the gateway passes its
+   * own). Their data reaches up to the start of the clock's UTC day: every date is before it, and the same request
+   * answers the same data all day. The next day the same posts are a day older and a day's newer ones come first.
+   */
+  now?: () => number;
+  /** A fixed moment instead of the clock's day (tests that compare exact dates): every date is before it. */
   anchor?: string | number;
   /** Knobs per platform, or `*` for every platform. */
   knobs?: Partial<Record<Platform | "*", SimulatorKnobs>>;
 }
 
-const DEFAULT_ANCHOR = Date.parse("2026-11-20T00:00:00Z");
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0) return Promise.resolve();
@@ -105,7 +111,9 @@ function sortItems(items: Item[], sort: unknown): Item[] {
 
 /** The simulated providers of the ten platforms, and their knobs. */
 export class Simulator {
-  private readonly anchor: number;
+  /** The fixed moment, or null: the start of the clock's UTC day. */
+  private readonly fixedAnchor: number | null;
+  private readonly now: () => number;
   private knobs: Partial<Record<Platform | "*", SimulatorKnobs>>;
   /** Answers are pure in (platform, operation, parameters): the last ones are kept (treat them as read-only). */
   private readonly memo = new Map<string, ProviderOutcome>();
@@ -113,7 +121,9 @@ export class Simulator {
   readonly providers: Record<Platform, PlatformProvider>;
 
   constructor(options: SimulatorOptions = {}) {
-    this.anchor = options.anchor === undefined ? DEFAULT_ANCHOR : typeof options.anchor === "number" ? options.anchor : Date.parse(options.anchor);
+    this.fixedAnchor = options.anchor === undefined ? null : typeof options.anchor === "number" ? options.anchor : Date.parse(options.anchor);
+    if (this.fixedAnchor !== null && !Number.isFinite(this.fixedAnchor)) throw new TypeError(`simulator anchor: not a date: ${String(options.anchor)}`);
+    this.now = options.now ?? Date.now;
     this.knobs = { ...options.knobs };
     this.providers = Object.fromEntries(PLATFORMS.map((p) => [p, this.provider(PLATFORM_MODULES[p])])) as Record<Platform, PlatformProvider>;
   }
@@ -127,6 +137,11 @@ export class Simulator {
   /** Clears every knob: no latency, no faults. */
   resetKnobs(): void {
     this.knobs = {};
+  }
+
+  /** The moment the simulated platforms stand at now: every date they answer is before it. */
+  anchor(): number {
+    return this.fixedAnchor ?? utcDayStart(this.now());
   }
 
   private knobsFor(platform: Platform): SimulatorKnobs {
@@ -164,10 +179,11 @@ export class Simulator {
           return { status: "empty", items: [] };
       }
     }
-    const key = `${m.platform}|${req.operation}|${seedText(req.params)}`;
+    const anchor = this.anchor();
+    const key = `${anchor}|${m.platform}|${req.operation}|${seedText(req.params)}`;
     let out = this.memo.get(key);
     if (!out) {
-      out = this.answer(m, req);
+      out = this.answer(m, req, anchor);
       if (this.memo.size >= 2000) this.memo.delete(this.memo.keys().next().value!);
       this.memo.set(key, out);
     }
@@ -175,7 +191,7 @@ export class Simulator {
   }
 
   /** The data of one call: pure given the request and the anchor. */
-  private answer(m: PlatformModule<any, any, any, any>, req: ProviderRequest): ProviderOutcome {
+  private answer(m: PlatformModule<any, any, any, any>, req: ProviderRequest, anchor: number): ProviderOutcome {
     const p = req.params;
     const op = req.operation;
     const cursor = typeof p["cursor"] === "string" ? p["cursor"] : undefined;
@@ -183,7 +199,7 @@ export class Simulator {
     const { cursor: _c, ...stable } = p as Record<string, unknown>;
     void _c;
     const seed = `${m.platform}|${op}|${seedText(stable)}`;
-    const gen = (salt: string | number) => new Gen(`${seed}|${salt}`, this.anchor);
+    const gen = (salt: string | number) => new Gen(`${seed}|${salt}`, anchor);
     const trends = m.lang === "zh" ? ZH_TRENDS : EN_TRENDS;
     const topicOf = (g: Gen) => g.pick(trends);
     const page = (shown: number, total: number) =>
