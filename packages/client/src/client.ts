@@ -13,7 +13,11 @@ export interface ClientOptions {
   apiKey?: string;
   /** Which header carries the key: `X-API-Key` (default) or `Authorization: Bearer`. */
   auth?: "x-api-key" | "bearer";
-  /** A fetch to use instead of `globalThis.fetch`. */
+  /**
+   * A fetch to use instead of `globalThis.fetch`. Without it, `globalThis.fetch` is looked up at each request, not
+   * when the client is made: a client created before a mock (MSW's `server.listen()`) patches fetch still goes
+   * through the mock.
+   */
   fetch?: typeof fetch;
   /** Retries of one call after a retryable failure (default 3). The same Idempotency-Key is sent each time. */
   maxRetries?: number;
@@ -114,7 +118,6 @@ export function createClient(options: ClientOptions) {
     else headers["X-API-Key"] = options.apiKey;
   }
   const baseUrl = options.baseUrl.replace(/\/$/, "");
-  const fetchImpl = options.fetch ?? globalThis.fetch;
   // openapi-fetch's serializers write paths and query strings by the contract's styles (form, explode: repeated
   // `platforms=x&platforms=reddit`). The request itself is one fetch(url, init): openapi-fetch's own client builds
   // a Request and fetch builds a second from it, which measured +20–40 µs per call (bench/client).
@@ -141,7 +144,7 @@ export function createClient(options: ClientOptions) {
         const init: RequestInit = { method: req.method, headers: { ...headers, ...(key ? { "Idempotency-Key": key } : {}), ...(body !== undefined ? { "Content-Type": "application/json" } : {}) } };
         if (body !== undefined) init.body = JSON.stringify(body);
         if (opts.signal) init.signal = opts.signal;
-        const response = await fetchImpl(url, init);
+        const response = await (options.fetch ?? globalThis.fetch)(url, init);
         result = { response };
         if (response.ok) result.data = req.parseAs === "stream" ? response.body : req.parseAs === "text" ? await response.text() : await readJson(response);
         else result.error = await readJson(response).catch(() => undefined);

@@ -40,6 +40,27 @@ describe("typed calls", () => {
     expect(server!.seen[0]!.query.getAll("platforms")).toEqual(["x", "reddit"]);
   });
 
+  it("looks up globalThis.fetch at each request, so a fetch patched after the client was made (a mock) is used", async () => {
+    const sdgw = createClient({ baseUrl: "https://api.example.test", apiKey: "sdgw_test_key" });
+    const original = globalThis.fetch;
+    const seen: string[] = [];
+    globalThis.fetch = (async (url: string | URL | Request) => {
+      seen.push(String(url));
+      return new Response(JSON.stringify(OK), { status: 200, headers: { "content-type": "application/json" } });
+    }) as typeof fetch;
+    try {
+      expect(await sdgw.search({ platform: "xiaohongshu", query: "q" })).toEqual(OK);
+    } finally {
+      globalThis.fetch = original;
+    }
+    expect(seen).toEqual(["https://api.example.test/v1/search?platform=xiaohongshu&query=q"]);
+    // A fetch given in the options is kept: it wins over whatever globalThis.fetch is at call time.
+    const own: string[] = [];
+    const pinned = createClient({ baseUrl: "https://api.example.test", fetch: (async (url: string | URL | Request) => (own.push(String(url)), new Response(JSON.stringify(OK), { status: 200 }))) as typeof fetch });
+    await pinned.search({ platform: "x", query: "q" });
+    expect(own).toHaveLength(1);
+  });
+
   it("refuses, before sending anything, to put a key in a URL", async () => {
     server = await startServer(() => ({ status: 200, body: OK }));
     expect(() => createClient({ baseUrl: `${server!.url}/?key=sdgw_leak` })).toThrow(/key in the URL/);

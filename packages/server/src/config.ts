@@ -1,5 +1,6 @@
 /** Configuration of the reference server, with the defaults of D27 and the seed's limits. */
 import { DEFAULT_URLS, type ServiceUrls } from "@sdgw/validators";
+import type { GatewayOptions } from "./gateway.ts";
 
 /** Numeric limits (D27). All configurable; tests use small numbers. */
 export interface LimitsConfig {
@@ -75,21 +76,79 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
   };
 }
 
-/** Reads `SDGW_*` environment variables (used by `src/main.ts`). */
-export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerOptions {
-  const num = (name: string): number | undefined => (env[name] !== undefined && env[name] !== "" ? Number(env[name]) : undefined);
+/** A setting read from the environment that is not what it must be: the message names the variable. */
+export class ConfigError extends Error {
+  /** Each variable at fault, with what it must be. */
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`invalid environment: ${problems.join("; ")}`);
+    this.name = "ConfigError";
+    this.problems = problems;
+  }
+}
+
+/** A reader of `SDGW_*` variables that collects every problem before refusing (so one start names them all). */
+function envReader(env: NodeJS.ProcessEnv) {
+  const problems: string[] = [];
+  const text = (name: string): string | undefined => (env[name] !== undefined && env[name] !== "" ? env[name] : undefined);
+  /** A whole number in [min, max], or undefined when the variable is unset or empty. */
+  const whole = (name: string, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined => {
+    const raw = text(name);
+    if (raw === undefined) return undefined;
+    const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be ${what}, a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? " up" : ` to ${max}`} (got ${JSON.stringify(raw)})`);
+      return undefined;
+    }
+    return value;
+  };
+  const done = () => {
+    if (problems.length) throw new ConfigError(problems);
+  };
+  return { text, whole, done };
+}
+
+/**
+ * Reads the `SDGW_*` environment variables that configure the gateway (used by `pnpm start` and `sdgw-mcp`):
+ * `SDGW_DB`, `SDGW_WAIT_MS`, `SDGW_POLL_AFTER_SECONDS`, `SDGW_LATENCY_MS` (the simulator's latency: each call
+ * takes between half and one and a half times it), `SDGW_KEY_QPS`, `SDGW_WORKSPACE_CONCURRENCY`,
+ * `SDGW_ADDRESS_PER_MINUTE`, `SDGW_FAILURE_THRESHOLD`, `SDGW_FREE_CALLS`. Unset or empty means the default.
+ *
+ * @throws {@link ConfigError} naming every variable that is not a valid value (e.g. `SDGW_WAIT_MS=abc`).
+ */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOptions {
+  const r = envReader(env);
   const limits: Partial<LimitsConfig> = {};
   const set = <K extends keyof LimitsConfig>(k: K, v: number | undefined) => {
-    if (v !== undefined && Number.isFinite(v)) limits[k] = v;
+    if (v !== undefined) limits[k] = v;
   };
-  set("keyQps", num("SDGW_KEY_QPS"));
-  set("workspaceConcurrency", num("SDGW_WORKSPACE_CONCURRENCY"));
-  set("addressPerMinute", num("SDGW_ADDRESS_PER_MINUTE"));
-  set("failureThreshold", num("SDGW_FAILURE_THRESHOLD"));
-  set("freeCalls", num("SDGW_FREE_CALLS"));
-  const out: ServerOptions = { limits };
-  if (env["SDGW_DB"]) out.dbPath = env["SDGW_DB"];
-  const wait = num("SDGW_WAIT_MS");
+  set("keyQps", r.whole("SDGW_KEY_QPS", "calls per second per key", 1));
+  set("workspaceConcurrency", r.whole("SDGW_WORKSPACE_CONCURRENCY", "running calls per workspace", 1));
+  set("addressPerMinute", r.whole("SDGW_ADDRESS_PER_MINUTE", "calls per minute per address", 1));
+  set("failureThreshold", r.whole("SDGW_FAILURE_THRESHOLD", "failed calls that hold a key back", 1));
+  set("freeCalls", r.whole("SDGW_FREE_CALLS", "calls of a free account", 0));
+  const out: GatewayOptions = { limits };
+  const db = r.text("SDGW_DB");
+  if (db !== undefined) out.dbPath = db;
+  const wait = r.whole("SDGW_WAIT_MS", "the milliseconds a call may take before it answers 202", 0);
   if (wait !== undefined) out.waitMs = wait;
+  const pollAfter = r.whole("SDGW_POLL_AFTER_SECONDS", "the seconds a 202 asks the caller to wait (Retry-After)", 1, 3600);
+  if (pollAfter !== undefined) out.pollAfterSeconds = pollAfter;
+  const latency = r.whole("SDGW_LATENCY_MS", "the simulated platforms' latency in milliseconds", 0, 600_000);
+  if (latency) out.simulator = { knobs: { "*": { latencyMs: [latency / 2, latency * 1.5] } } };
+  r.done();
   return out;
+}
+
+/**
+ * Where `pnpm start` listens: `SDGW_HOST` (default 127.0.0.1) and `SDGW_PORT` (default 8787; 0 picks a free port).
+ *
+ * @throws {@link ConfigError} when `SDGW_PORT` is not a port number.
+ */
+export function listenFromEnv(env: NodeJS.ProcessEnv = process.env): { host: string; port: number } {
+  const r = envReader(env);
+  const port = r.whole("SDGW_PORT", "a TCP port", 0, 65_535);
+  const host = r.text("SDGW_HOST");
+  r.done();
+  return { host: host ?? "127.0.0.1", port: port ?? 8787 };
 }

@@ -16,7 +16,7 @@ export type { SdgwServer } from "./server.ts";
 export { createGateway } from "./gateway.ts";
 export type { Gateway, GatewayOptions } from "./gateway.ts";
 export { buildApp, ROUTE_LIST } from "./http/server.ts";
-export { configFromEnv, defaultConfig, DEFAULT_LIMITS } from "./config.ts";
+export { ConfigError, configFromEnv, defaultConfig, DEFAULT_LIMITS, listenFromEnv } from "./config.ts";
 export type { LimitsConfig, ServerConfig, ServerOptions } from "./config.ts";
 export { seedDemo } from "./demo.ts";
 export type { DemoAccount } from "./demo.ts";

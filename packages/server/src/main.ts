@@ -2,29 +2,47 @@
 /**
  * `pnpm start`: the reference server on 127.0.0.1:8787 over ./data/sdgw.sqlite, with a demo account seeded on
  * the first start. Prints the demo key (first start only: keys are shown once) and a first call to try.
- * Environment: SDGW_DB, SDGW_HOST, SDGW_PORT, SDGW_WAIT_MS, SDGW_KEY_QPS, SDGW_WORKSPACE_CONCURRENCY,
- * SDGW_ADDRESS_PER_MINUTE, SDGW_FAILURE_THRESHOLD, SDGW_FREE_CALLS, SDGW_LATENCY_MS (simulated platform latency).
+ * Environment (see `configFromEnv`, `listenFromEnv`): SDGW_DB, SDGW_HOST, SDGW_PORT, SDGW_WAIT_MS,
+ * SDGW_POLL_AFTER_SECONDS, SDGW_LATENCY_MS, SDGW_KEY_QPS, SDGW_WORKSPACE_CONCURRENCY, SDGW_ADDRESS_PER_MINUTE,
+ * SDGW_FAILURE_THRESHOLD, SDGW_FREE_CALLS. A variable that is not a valid value stops the start, named.
  */
-import { configFromEnv } from "./config.ts";
+import { ConfigError, configFromEnv, listenFromEnv } from "./config.ts";
 import { seedDemo } from "./demo.ts";
 import { createServer } from "./server.ts";
 
-const latency = Number(process.env["SDGW_LATENCY_MS"] ?? 0);
-const server = createServer({ ...configFromEnv(), simulator: latency > 0 ? { knobs: { "*": { latencyMs: [latency / 2, latency * 1.5] } } } : {} });
+let options: ReturnType<typeof configFromEnv>;
+let address: ReturnType<typeof listenFromEnv>;
+try {
+  options = configFromEnv();
+  address = listenFromEnv();
+} catch (e) {
+  if (!(e instanceof ConfigError)) throw e;
+  console.error(`sdgw: not started: ${e.problems.join("; ")}.`);
+  process.exit(2);
+}
+const server = createServer(options);
 const demo = seedDemo(server.gateway);
-const url = await server.listen({ host: process.env["SDGW_HOST"] ?? "127.0.0.1", port: Number(process.env["SDGW_PORT"] ?? 8787) });
+const url = await server.listen(address);
 const key = demo.key ?? "<your key>";
+// The commands printed below run the repository's scripts with the same toolchain that runs this server: started
+// through `npx -p node@24 -p pnpm@12` (the README's command, for a machine whose own Node is older), they say so.
+const viaNpx = /[\\/]_npx[\\/]/.test(process.execPath);
+const pnpm = viaNpx ? "npx -y -p node@24 -p pnpm@12 -- pnpm" : "pnpm";
+const config = server.gateway.config;
 const lines = [
-  `Social Data Gateway reference server on ${url} (storage: ${server.gateway.config.dbPath}; platforms: the deterministic simulator)`,
+  `Social Data Gateway reference server on ${url} (storage: ${config.dbPath}; platforms: the deterministic simulator)`,
   server.gateway.recovered ? `Recovered ${server.gateway.recovered} run(s) left running by the last process: ended as broken, holds released, nothing charged.` : "",
   demo.key
     ? `Demo account ${demo.accountId} with 5000 credits. Its key, shown once (stored only as a hash):\n\n  ${demo.key}\n`
-    : `Demo account ${demo.accountId} (key ${demo.prefix}…, shown on the first start). A new key: node --conditions=source packages/server/src/bin/sdgw-admin.ts create-key --account ${demo.accountId}`,
+    : `Demo account ${demo.accountId} (key ${demo.prefix}…, shown on the first start). A new key: ${pnpm} admin create-key --account ${demo.accountId}`,
+  "Send the key in a header (X-API-Key or Authorization: Bearer). A key sent in a URL (?key=…) is refused and burned:",
+  "the server marks it exposed and refuses it from then on; revoke it and create a new one.",
   "Try:",
   `  curl -s -H 'X-API-Key: ${key}' -H 'Idempotency-Key: first-call-1' '${url}/v1/search?platform=xiaohongshu&query=%E9%9C%B2%E8%90%A5&count=3'`,
   `  curl -s ${url}/v1/capabilities`,
   `  curl -s -H 'X-API-Key: ${key}' -H 'Content-Type: application/json' -d '{"query":"露营","platforms":["weibo","xiaohongshu"],"confirm":false}' ${url}/v1/tools/brand_buzz`,
-  `MCP (Streamable HTTP): ${url}/mcp with the header X-API-Key (or Authorization: Bearer); stdio: SDGW_API_KEY=… node --conditions=source packages/server/src/bin/sdgw-mcp.ts`,
+  `Calls answer within ${config.waitMs} ms or 202 with a handle to poll every ${config.pollAfterSeconds} s; to see 202s, start with SDGW_WAIT_MS=50 SDGW_LATENCY_MS=1000.`,
+  `MCP (Streamable HTTP): ${url}/mcp with the header X-API-Key (or Authorization: Bearer); stdio: SDGW_API_KEY=… ${pnpm} --silent mcp`,
   "Stop with Ctrl-C.",
 ].filter(Boolean);
 console.log(lines.join("\n"));

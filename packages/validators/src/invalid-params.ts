@@ -86,6 +86,9 @@ function wordingFor(param: string, info: ParamInfo | undefined, error: AjvError,
       if (error.keyword === "minLength" || error.keyword === "maxLength") return { ...base, message: "`query` must be text of 1 to 500 characters." };
       return { ...base, message: "`query` must be a non-empty string or a whole number." };
     case "Idempotency-Key":
+      if (error.keyword === "required") {
+        return { ...base, message: "`Idempotency-Key` is missing: send the header with 1 to 255 visible ASCII characters, a new value for each new call." };
+      }
       return { ...base, message: "`Idempotency-Key` must be 1 to 255 visible ASCII characters." };
     case "cursor":
       return { ...base, message: "`cursor` is invalid or expired; restart without `cursor`." };

@@ -67,7 +67,7 @@ const REFUSALS: Array<[string, (x: unknown) => v.RequestValidation<unknown>, unk
   ["range 1y", v.validateAccountWatchBody, { accounts: ["https://x.com/vercel"], range: "1y" }, "range", /one of the tool's values/, ["today", "7d", "14d", "30d"]],
   ["format xlsx (results)", v.validateGetResultQuery, v.parseQuery(v.OPERATIONS.getResult, "format=xlsx"), "format", /one of `json`, `csv`, `ndjson`/, ["json", "csv", "ndjson"]],
   ["format xlsx (batch_stats)", v.validateBatchStatsBody, { targets: ["https://b23.tv/1"], format: "xlsx" }, "format", /one of `json`, `csv`, `ndjson`/],
-  ["Idempotency-Key missing", v.validateSearchHeaders, {}, "Idempotency-Key", /1 to 255 visible ASCII/],
+  ["Idempotency-Key missing", v.validateSearchHeaders, {}, "Idempotency-Key", /^`Idempotency-Key` is missing: send the header/],
   ["Idempotency-Key with a space", v.validateSearchHeaders, { "idempotency-key": "a b" }, "Idempotency-Key", /1 to 255 visible ASCII/],
   ["Idempotency-Key of 256", v.validateSearchHeaders, { "idempotency-key": "k".repeat(256) }, "Idempotency-Key", /1 to 255 visible ASCII/],
   ["a body that is not an object", v.validateDetailBody, [1, 2], "body", /one JSON object/],

@@ -1,0 +1,139 @@
+/**
+ * `pnpm start` as a person meets it: the environment it reads (a wrong value stops the start, named), the banner
+ * it prints, and the commands the banner prints, run as printed.
+ */
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { ConfigError, configFromEnv, listenFromEnv } from "../src/config.ts";
+import { createServer } from "../src/server.ts";
+
+const ROOT = join(import.meta.dirname, "..", "..", "..");
+const MAIN = join(ROOT, "packages", "server", "src", "main.ts");
+const dir = mkdtempSync(join(tmpdir(), "sdgw-start-"));
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) c.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("configFromEnv", () => {
+  it("reads every SDGW_* setting it documents", () => {
+    const options = configFromEnv({
+      SDGW_DB: "/tmp/x.sqlite", SDGW_WAIT_MS: "0", SDGW_POLL_AFTER_SECONDS: "2", SDGW_LATENCY_MS: "100", SDGW_KEY_QPS: "7",
+      SDGW_WORKSPACE_CONCURRENCY: "3", SDGW_ADDRESS_PER_MINUTE: "9", SDGW_FAILURE_THRESHOLD: "4", SDGW_FREE_CALLS: "0",
+    });
+    expect(options).toEqual({
+      dbPath: "/tmp/x.sqlite", waitMs: 0, pollAfterSeconds: 2, simulator: { knobs: { "*": { latencyMs: [50, 150] } } },
+      limits: { keyQps: 7, workspaceConcurrency: 3, addressPerMinute: 9, failureThreshold: 4, freeCalls: 0 },
+    });
+    expect(configFromEnv({ SDGW_WAIT_MS: "" })).toEqual({ limits: {} });
+    expect(listenFromEnv({})).toEqual({ host: "127.0.0.1", port: 8787 });
+    expect(listenFromEnv({ SDGW_HOST: "::1", SDGW_PORT: "0" })).toEqual({ host: "::1", port: 0 });
+  });
+
+  it.each([
+    ["SDGW_WAIT_MS", "abc"],
+    ["SDGW_WAIT_MS", "-1"],
+    ["SDGW_WAIT_MS", "1.5"],
+    ["SDGW_POLL_AFTER_SECONDS", "0"],
+    ["SDGW_KEY_QPS", "ten"],
+    ["SDGW_LATENCY_MS", "1e3"],
+    ["SDGW_FREE_CALLS", "NaN"],
+  ])("refuses %s=%s, naming the variable and the value", (name, value) => {
+    let error: unknown;
+    try {
+      configFromEnv({ [name]: value });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([expect.stringMatching(new RegExp(`^${name} must be .*\\(got "${value.replace(/[.]/g, "\\.")}"\\)$`))]);
+  });
+
+  it("names every wrong variable at once", () => {
+    expect(() => configFromEnv({ SDGW_WAIT_MS: "soon", SDGW_KEY_QPS: "-2" })).toThrow(/SDGW_KEY_QPS must be .*; SDGW_WAIT_MS must be|SDGW_WAIT_MS must be .*SDGW_KEY_QPS must be/);
+    expect(() => listenFromEnv({ SDGW_PORT: "70000" })).toThrow(/SDGW_PORT must be a TCP port, a whole number from 0 to 65535 \(got "70000"\)/);
+  });
+
+  it("SDGW_POLL_AFTER_SECONDS is the Retry-After and retry_after_seconds of a 202", async () => {
+    const server = createServer({ ...configFromEnv({ SDGW_WAIT_MS: "1", SDGW_POLL_AFTER_SECONDS: "3", SDGW_LATENCY_MS: "200" }), dbPath: ":memory:", log: () => undefined });
+    const gw = server.gateway;
+    const { account } = gw.accounts.createAccount({ name: "Poll" });
+    gw.accounts.grant(account.id, 10);
+    const key = gw.accounts.createKey({ accountId: account.id });
+    const res = await server.app.inject({ method: "GET", url: "/v1/search?platform=x&query=a", headers: { "x-api-key": key.secret, "idempotency-key": "poll-1" } });
+    expect(res.statusCode).toBe(202);
+    expect(res.headers["retry-after"]).toBe("3");
+    expect(JSON.parse(res.body).retry_after_seconds).toBe(3);
+    await gw.runs.drain();
+    await server.close();
+  });
+});
+
+/** Starts `main.ts` on a free port; answers its banner once it listens. */
+function start(env: Record<string, string>): Promise<{ banner: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], { cwd: ROOT, env: { ...process.env, SDGW_PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = "";
+    let err = "";
+    child.stdout!.on("data", (d) => {
+      out += d;
+      if (out.includes("Stop with Ctrl-C.")) resolve({ banner: out, child });
+    });
+    child.stderr!.on("data", (d) => (err += d));
+    child.once("exit", (code) => reject(new Error(`main.ts exited ${code}: ${err}`)));
+  });
+}
+
+const stop = (child: ChildProcess) => new Promise((r) => (child.once("exit", r), child.kill("SIGTERM")));
+
+describe("pnpm start", () => {
+  it("refuses to start on a wrong setting, naming the variable", async () => {
+    const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], { cwd: ROOT, env: { ...process.env, SDGW_DB: join(dir, "bad.sqlite"), SDGW_WAIT_MS: "abc" } });
+    let err = "";
+    child.stderr.on("data", (d) => (err += d));
+    const code = await new Promise((r) => child.once("exit", r));
+    expect(code).toBe(2);
+    expect(err).toContain('sdgw: not started: SDGW_WAIT_MS must be the milliseconds a call may take before it answers 202, a whole number from 0 up (got "abc").');
+  });
+
+  it("prints a key that works, says a key in a URL is burned, and how to see a 202; the commands of a later start run as printed", async () => {
+    const db = join(dir, "banner.sqlite");
+    const first = await start({ SDGW_DB: db, SDGW_WAIT_MS: "50", SDGW_LATENCY_MS: "1000", SDGW_POLL_AFTER_SECONDS: "1" });
+    const url = /reference server on (http:\/\/127\.0\.0\.1:\d+)/.exec(first.banner)![1]!;
+    const key = /^ {2}(sdgw_\S+)$/m.exec(first.banner)![1]!;
+    expect(first.banner).toMatch(/A key sent in a URL \(\?key=…\) is refused and burned/);
+    expect(first.banner).toMatch(/202 with a handle to poll every 1 s; to see 202s, start with SDGW_WAIT_MS=50 SDGW_LATENCY_MS=1000/);
+    const res = await fetch(`${url}/v1/search?platform=x&query=banner`, { headers: { "X-API-Key": key, "Idempotency-Key": "banner-1" } });
+    expect(res.status).toBe(202);
+    expect(res.headers.get("retry-after")).toBe("1");
+    await stop(first.child);
+
+    const later = await start({ SDGW_DB: db });
+    await stop(later.child);
+    const printed = /A new key: (.+ admin create-key --account acc_\w+)$/m.exec(later.banner)?.[1];
+    expect(printed, later.banner).toBeDefined();
+    // Started through npx (as the README says on a machine with an older Node), the banner prints the npx form.
+    if (/[\\/]_npx[\\/]/.test(process.execPath)) expect(printed).toMatch(/^npx -y -p node@24 -p pnpm@12 -- pnpm admin /);
+    const { stdout } = await promisify(execFile)("sh", ["-c", printed!], { cwd: ROOT, env: { ...process.env, SDGW_DB: db }, timeout: 120_000 });
+    expect(JSON.parse(stdout.slice(stdout.indexOf("{")))).toMatchObject({ secret: expect.stringMatching(/^sdgw_/) });
+    const mcp = /stdio: SDGW_API_KEY=… ((npx -y -p node@24 -p pnpm@12 -- )?pnpm --silent mcp)$/m.exec(later.banner)?.[1];
+    expect(mcp, later.banner).toBeDefined();
+    // The printed stdio command writes nothing but MCP messages on stdout (pnpm's own banner would break a host).
+    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "start-test", version: "1" } } };
+    const child = spawn("sh", ["-c", mcp!], { cwd: ROOT, env: { ...process.env, SDGW_DB: db, SDGW_API_KEY: key }, stdio: ["pipe", "pipe", "ignore"] });
+    children.push(child);
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stdin.write(`${JSON.stringify(initialize)}\n`);
+    await new Promise<void>((resolve) => child.stdout.on("data", () => out.includes("\n") && resolve()));
+    child.stdin.end();
+    const firstLine = JSON.parse(out.slice(0, out.indexOf("\n"))) as { id: number; result: { serverInfo: { name: string } } };
+    expect(firstLine).toMatchObject({ id: 1, result: { serverInfo: { name: "sdgw" } } });
+  }, 180_000);
+});
