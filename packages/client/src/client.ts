@@ -55,6 +55,19 @@ export interface Call<P, T> {
   (params: P, opts: CallOptions & { wait: false }): Promise<T | HandleAnswer>;
 }
 
+/**
+ * A typed tool call. `confirm: false` answers the tool quote (nothing runs, nothing is charged); otherwise the
+ * tool runs and answers its result, polled to its end (or, with `{ wait: false }`, possibly its 202 handle). Only a
+ * `confirm` whose value is not known when compiling leaves both answers possible.
+ */
+export interface ToolCall<P> {
+  (params: P & { confirm: false }, opts?: CallOptions): Promise<ToolQuoteAnswer>;
+  (params: P & { confirm?: true }, opts?: CallOptions & { wait?: true }): Promise<ToolAnswer>;
+  (params: P & { confirm?: true }, opts: CallOptions & { wait: false }): Promise<ToolAnswer | HandleAnswer>;
+  (params: P, opts?: CallOptions & { wait?: true }): Promise<ToolAnswer | ToolQuoteAnswer>;
+  (params: P, opts: CallOptions & { wait: false }): Promise<ToolAnswer | ToolQuoteAnswer | HandleAnswer>;
+}
+
 type Ops = operations;
 type Body<O extends keyof Ops> = Ops[O] extends { requestBody?: { content: { "application/json": infer B } } } ? B : never;
 type Query<O extends keyof Ops> = Ops[O] extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
@@ -207,7 +220,7 @@ export function createClient(options: ClientOptions) {
     ((body: Body<O>, opts?: CallOptions) => call({ method: "POST", path, body, charging: true }, opts)) as Call<Body<O>, Ok<O>>;
 
   const tool = <O extends keyof Ops>(name: string) =>
-    ((body: Body<O>, opts?: CallOptions) => call({ method: "POST", path: `/v1/tools/${name}`, body, charging: true }, opts)) as Call<Body<O>, ToolAnswer | ToolQuoteAnswer>;
+    ((body: Body<O>, opts?: CallOptions) => call({ method: "POST", path: `/v1/tools/${name}`, body, charging: true }, opts)) as ToolCall<Body<O>>;
 
   type SearchQuery = Query<"search">;
   type OnePlatform = SearchQuery & { platform: string; platforms?: never };

@@ -12,7 +12,7 @@
  * @packageDocumentation
  */
 export { createClient, sleep } from "./client.ts";
-export type { Call, CallOptions, Client, ClientOptions } from "./client.ts";
+export type { Call, CallOptions, Client, ClientOptions, ToolCall } from "./client.ts";
 export { isSdgwError, SdgwError, SdgwPollTimeoutError, SdgwTransportError } from "./errors.ts";
 export type { AnySdgwError, SdgwErrorOf } from "./errors.ts";
 export { collectMore, moreRows } from "./more.ts";

@@ -13,7 +13,15 @@ describe("typed calls", () => {
 
   it("widens to the handle answer only with { wait: false }", () => {
     expectTypeOf(sdgw.search({ platform: "x", query: "q" }, { wait: false })).toEqualTypeOf<Promise<SearchEnvelope | HandleAnswer>>();
-    expectTypeOf(sdgw.tools.brandBuzz({ query: "q" })).toEqualTypeOf<Promise<ToolAnswer | ToolQuoteAnswer>>();
+  });
+
+  it("answers a tool's quote for confirm: false and its result otherwise", () => {
+    expectTypeOf(sdgw.tools.brandBuzz({ query: "q" })).toEqualTypeOf<Promise<ToolAnswer>>();
+    expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm: true })).toEqualTypeOf<Promise<ToolAnswer>>();
+    expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm: false })).toEqualTypeOf<Promise<ToolQuoteAnswer>>();
+    expectTypeOf(sdgw.tools.viralFinder({ query: "q" }, { wait: false })).toEqualTypeOf<Promise<ToolAnswer | HandleAnswer>>();
+    const confirm = Math.random() > 0.5;
+    expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm })).toEqualTypeOf<Promise<ToolAnswer | ToolQuoteAnswer>>();
   });
 
   it("refuses parameters the contract does not have", () => {

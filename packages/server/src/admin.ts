@@ -12,9 +12,32 @@
 import { parseArgs } from "node:util";
 import { createGateway } from "./gateway.ts";
 
+/** What `sdgw-admin --help` prints. */
+export const ADMIN_USAGE = `Usage: sdgw-admin <command> [options]   (prints JSON)
+
+  create-account --name NAME [--plan free|paid] [--daily-limit N]
+  grant --account acc_… --credits N
+  create-key --account acc_… [--name NAME] [--daily-limit N] [--expires 2027-01-01T00:00:00Z] [--no-read-data]
+  revoke-key --key key_…|sdgw_abc1234
+  list-keys [--account acc_…]
+
+Options: --db PATH   the server's database (default $SDGW_DB, else ./data/sdgw.sqlite)
+         --help      this text`;
+
+const COMMANDS = ["create-account", "grant", "create-key", "revoke-key", "list-keys"] as const;
+
+/** Whether these arguments ask for the usage text (`--help`, `-h`, `help`). */
+export function wantsAdminHelp(argv: readonly string[]): boolean {
+  return argv[0] === "help" || argv.includes("--help") || argv.includes("-h");
+}
+
 /** Runs one admin command; returns what it prints. Throws with a message a person can act on. */
 export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): unknown {
   const [command, ...rest] = argv;
+  // Checked before the database is opened, so that a typo creates no database file.
+  if (!COMMANDS.includes(command as (typeof COMMANDS)[number])) {
+    throw new Error(`unknown command ${command ?? "(none)"}; commands: ${COMMANDS.join(", ")} (sdgw-admin --help)`);
+  }
   const { values } = parseArgs({
     args: [...rest],
     options: {
@@ -67,7 +90,7 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       case "list-keys":
         return gw.accounts.keys(values.account).map((k) => ({ id: k.id, prefix: k.prefix, account: k.account_id, name: k.name, status: k.exposed_at ? "exposed" : k.status, permissions: JSON.parse(k.permissions) as string[], daily_limit: k.daily_limit, created_at: k.created_at, expires_at: k.expires_at }));
       default:
-        throw new Error(`unknown command ${command ?? "(none)"}; commands: create-account, grant, create-key, revoke-key, list-keys`);
+        throw new Error(`unknown command ${command}`);
     }
   } finally {
     void gw.store.close();

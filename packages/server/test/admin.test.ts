@@ -1,10 +1,10 @@
 /** The admin CLI (`sdgw-admin`) over a database file, and the demo account of `pnpm start`. */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runAdmin } from "../src/admin.ts";
+import { ADMIN_USAGE, runAdmin } from "../src/admin.ts";
 import { seedDemo } from "../src/demo.ts";
 import { createServer } from "../src/server.ts";
 
@@ -14,6 +14,30 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const nextTurn = () => new Promise((r) => setImmediate(r));
 
 describe("sdgw-admin", () => {
+  const bin = join(import.meta.dirname, "..", "src", "bin", "sdgw-admin.ts");
+  const admin = (args: string[]) => {
+    try {
+      return { code: 0, stdout: execFileSync(process.execPath, ["--conditions=source", bin, ...args], { encoding: "utf8", stdio: "pipe" }), stderr: "" };
+    } catch (e) {
+      const err = e as { status: number; stdout: string; stderr: string };
+      return { code: err.status, stdout: err.stdout, stderr: err.stderr };
+    }
+  };
+
+  it("--help prints every command and exits 0; an unknown command says so and opens no database", () => {
+    for (const args of [["--help"], ["-h"], ["help"], ["grant", "--help"]]) {
+      const ran = admin(args);
+      expect(ran.code, args.join(" ")).toBe(0);
+      expect(ran.stdout.trim()).toBe(ADMIN_USAGE);
+    }
+    for (const command of ["create-account", "grant", "create-key", "revoke-key", "list-keys"]) expect(ADMIN_USAGE).toContain(command);
+    const db = join(dir, "never-made.sqlite");
+    const typo = admin(["creat-account", "--db", db]);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toMatch(/unknown command creat-account; commands: create-account, grant, create-key, revoke-key, list-keys \(sdgw-admin --help\)/);
+    expect(existsSync(db)).toBe(false);
+  });
+
   it("creates accounts and keys, grants credits, lists and revokes keys", async () => {
     const db = join(dir, "admin.sqlite");
     const acc = runAdmin(["create-account", "--db", db, "--name", "Acme", "--plan", "free"]) as { account: string };

@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 /** The `sdgw-admin` command: see `../admin.ts` for the commands. */
-import { runAdmin } from "../admin.ts";
+import { ADMIN_USAGE, runAdmin, wantsAdminHelp } from "../admin.ts";
 
+if (wantsAdminHelp(process.argv.slice(2))) {
+  console.log(ADMIN_USAGE);
+  process.exit(0);
+}
 try {
   console.log(JSON.stringify(runAdmin(process.argv.slice(2)), null, 2));
 } catch (e) {

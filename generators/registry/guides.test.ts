@@ -1,0 +1,163 @@
+/**
+ * Every code block of `docs/guides/` run as its reader runs it: in a fresh project on Node 24 that installed the
+ * packages from the registry, saved under the name the guide gives, type-checked strictly (`skipLibCheck: false`)
+ * and run against a reference server started from this checkout as the guide says (`pnpm start`, with the
+ * guide's `SDGW_*` settings, on a new database and a free port); what each run prints is compared with what the
+ * guide shows. MCP host configurations are connected to as a host would. See `docs/guide-blocks.ts` for the
+ * comments that say how a block runs.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { comparePrinted, parseGuide, type GuideBlock } from "../../docs/guide-blocks.ts";
+import { ROOT } from "../src/generate.ts";
+import { consumerProject, workspacePackages, type ConsumerProject } from "./harness.ts";
+
+const registryUrl = inject("registryUrl");
+const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+const pin = (name: string) => `${name}@${root.devDependencies[name]}`;
+const GUIDES = join(ROOT, "docs", "guides");
+const guides = readdirSync(GUIDES)
+  .filter((f) => f.endsWith(".md"))
+  .sort()
+  .map((f) => parseGuide(`docs/guides/${f}`, readFileSync(join(GUIDES, f), "utf8")));
+
+let project: ConsumerProject;
+const scratch = mkdtempSync(join(tmpdir(), "sdgw-guides-"));
+afterAll(() => {
+  project?.remove();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+beforeAll(async () => {
+  project = consumerProject(registryUrl, 24, { type: "module" });
+  // What the guides tell their readers to install: the packages, msw for the mock, the MCP client; and the tools
+  // a TypeScript project has.
+  const peers = workspacePackages().flatMap((p) => Object.entries(p.peerDependencies).filter(([n]) => n === "msw").map(([n, r]) => `${n}@${r}`));
+  await project.install([...workspacePackages().map((p) => p.name), ...new Set(peers), pin("@modelcontextprotocol/client")]);
+  await project.install([pin("typescript"), pin("@types/node"), pin("vitest")], { dev: true });
+  for (const guide of guides) for (const block of guide.blocks) if (block.file) project.write(block.file, block.code);
+});
+
+it("every guide's TypeScript compiles strictly against the published packages (skipLibCheck false)", async () => {
+  const files = guides.flatMap((g) => g.blocks.flatMap((b) => (b.file ? [b.file] : [])));
+  expect(files.length).toBeGreaterThan(5);
+  project.write(
+    "tsconfig.json",
+    JSON.stringify({
+      compilerOptions: { strict: true, skipLibCheck: false, noEmit: true, target: "ES2022", module: "nodenext", moduleResolution: "nodenext", types: ["node"], noUncheckedIndexedAccess: true },
+      files,
+    }),
+  );
+  const tsc = await project.exec("node", [join("node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"]);
+  expect(tsc.stdout, "tsc over the guides' programs").toBe("");
+  expect(tsc.code).toBe(0);
+});
+
+/** A reference server of this checkout, started as `pnpm start` starts it. */
+interface Started {
+  url: string;
+  key: string;
+  db: string;
+  stop(): Promise<void>;
+}
+
+async function startServer(env: Record<string, string>): Promise<Started> {
+  const db = join(mkdtempSync(join(scratch, "db-")), "sdgw.sqlite");
+  const child: ChildProcess = spawn(process.execPath, ["--conditions=source", join(ROOT, "packages", "server", "src", "main.ts")], {
+    cwd: ROOT,
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", SDGW_HOST: "127.0.0.1", SDGW_PORT: "0", SDGW_DB: db, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (out += d));
+  const banner = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the reference server printed no banner in 30 s:\n${out}`)), 30_000);
+    child.once("exit", (code) => reject(new Error(`the reference server exited (${code}):\n${out}`)));
+    child.stdout!.on("data", () => {
+      if (out.includes("Stop with Ctrl-C.")) {
+        clearTimeout(timer);
+        resolve(out);
+      }
+    });
+  });
+  const url = /reference server on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1];
+  const key = /^\s+(sdgw_\S+)\s*$/m.exec(banner)?.[1];
+  if (!url || !key) throw new Error(`no URL or demo key in the banner:\n${banner}`);
+  return {
+    url,
+    key,
+    db,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+/** Runs one block as its reader would; answers what it printed. */
+async function runBlock(block: GuideBlock, server: Started): Promise<string> {
+  const env = { SDGW_BASE_URL: server.url, SDGW_API_KEY: server.key, NO_COLOR: "1", FORCE_COLOR: "0" };
+  if (block.run === "mcp-config") return connectHosts(block, server);
+  const ran =
+    block.run === "node"
+      ? await project.exec("node", [block.file!], { env })
+      : block.run === "vitest"
+        ? await project.exec("node", [join("node_modules", "vitest", "vitest.mjs"), "run", block.file!], { env: { ...env, CI: "1" } })
+        : await project.exec("sh", ["-c", block.code], { env });
+  const printed = ran.stdout;
+  expect(ran.code, `${block.where} exited ${ran.code}:\n${printed}\n${ran.stderr}`).toBe(0);
+  return printed;
+}
+
+/** Connects to every server of an MCP host configuration as a host would, and lists its tools. */
+async function connectHosts(block: GuideBlock, server: Started): Promise<string> {
+  const config = JSON.parse(block.code) as { mcpServers: Record<string, { type?: string; url?: string; headers?: Record<string, string>; command?: string; args?: string[]; env?: Record<string, string> }> };
+  const entries = Object.entries(config.mcpServers);
+  expect(entries.length, block.where).toBeGreaterThan(0);
+  const lines: string[] = [];
+  // The reader puts in their key, their server's address and their checkout's path.
+  const fill = (s: string) => s.replaceAll("sdgw_…", server.key).replaceAll("/path/to/repo", ROOT.replace(/\/$/, ""));
+  for (const [name, entry] of entries) {
+    const client = new Client({ name: "guide-host", version: "1.0.0" });
+    if (entry.url) {
+      const url = new URL(entry.url);
+      const actual = new URL(url.pathname, server.url);
+      const headers = Object.fromEntries(Object.entries(entry.headers ?? {}).map(([k, v]) => [k, fill(v)]));
+      await client.connect(new StreamableHTTPClientTransport(actual, { requestInit: { headers } }));
+    } else {
+      expect(entry.command, `${block.where}: ${name} has neither url nor command`).toBeDefined();
+      // The stdio server gets a database of its own: two processes on one database file is not what this shows.
+      const env = Object.fromEntries(Object.entries(entry.env ?? {}).map(([k, v]) => [k, k === "SDGW_DB" ? join(mkdtempSync(join(scratch, "mcp-")), "sdgw.sqlite") : fill(v)]));
+      const command = entry.command === "node" ? process.execPath : entry.command!;
+      await client.connect(new StdioClientTransport({ command, args: (entry.args ?? []).map(fill), env: { PATH: process.env["PATH"] ?? "", ...env }, stderr: "ignore" }));
+    }
+    const { tools } = await client.listTools();
+    lines.push(`${name}: ${tools.length} tools`);
+    await client.close();
+  }
+  return lines.join("\n");
+}
+
+describe.each(guides.map((g) => [g.name, g] as const))("%s", (_name, guide) => {
+  let server: Started;
+  beforeAll(async () => {
+    server = await startServer(guide.serverEnv);
+  });
+  afterAll(() => server?.stop());
+
+  for (const block of guide.blocks) {
+    it(`${block.where}: ${block.run}${block.file ? ` ${block.file}` : ""}${block.prints ? ", prints what the guide shows" : ""}`, async () => {
+      const printed = await runBlock(block, server);
+      if (block.prints !== undefined) expect(comparePrinted(block.prints, printed), block.where).toBeNull();
+      if (block.run === "mcp-config") for (const line of printed.split("\n")) expect(line).toMatch(/: 16 tools$/);
+    });
+  }
+});
