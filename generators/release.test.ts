@@ -35,7 +35,13 @@ describe.each(packages)("@sdgw/%s", (name) => {
     try {
       // --pack runs `npm pack` on the directory; the default profile checks node10, node16 (CJS and ESM) and bundler.
       const profile = esmOnly ? ["--profile", "esm-only"] : [];
-      output = execFileSync(process.execPath, [attwBin, "--pack", dir, "--format", "ascii", "--no-color", ...profile], { encoding: "utf8", stdio: "pipe", timeout: 120_000 });
+      output = execFileSync(process.execPath, [attwBin, "--pack", dir, "--format", "ascii", "--no-color", ...profile], {
+        encoding: "utf8",
+        stdio: "pipe",
+        timeout: 120_000,
+        // attw packs with `npm pack`; the package was just built, so its `prepack` build is skipped.
+        env: { ...process.env, npm_config_ignore_scripts: "true" },
+      });
     } catch (e) {
       const err = e as { status: number; stdout: string; stderr: string };
       status = err.status;

@@ -80,7 +80,7 @@ export async function packAll(packages: WorkspacePackage[], outDir: string): Pro
   const tarballs = new Map<string, string>();
   for (const p of packages) {
     ensureBuilt(p.dir);
-    const { stdout } = await run("pnpm", ["pack", "--pack-destination", outDir], { cwd: p.dir, timeout: 120_000 });
+    const { stdout } = await run("pnpm", ["pack", "--ignore-scripts", "--pack-destination", outDir], { cwd: p.dir, timeout: 120_000 });
     const file = stdout.trim().split("\n").map((l) => l.trim()).find((l) => l.endsWith(".tgz"));
     if (!file) throw new Error(`pnpm pack printed no tarball for ${p.name}:\n${stdout}`);
     tarballs.set(p.name, file.startsWith("/") ? file : join(outDir, file));
