@@ -22,6 +22,7 @@ import {
   parseQuery,
   requestValidators,
   responseValidators,
+  answerHeaders,
   toCsv,
   toNdjson,
   validateErrorStructure,
@@ -807,9 +808,18 @@ export function createMock(options: MockOptions = {}): Mock {
     }
   }
 
-  function toResponse(r: Reply): Response {
-    if (r.text !== undefined) return new HttpResponse(r.text, { status: r.status, headers: { ...r.headers, "Content-Type": r.contentType ?? "text/plain" } });
-    return HttpResponse.json(r.json as never, { status: r.status, headers: r.headers });
+  // The contract's path of a request: its URL's path without the base address's own path (D53 names files by it).
+  const basePath = /^[a-z][\w+.-]*:\/\//i.test(base) ? new URL(base).pathname.replace(/\/$/, "") : "";
+  const contractPath = (request: Request) => {
+    const pathname = new URL(request.url).pathname;
+    return basePath && pathname.startsWith(basePath) ? pathname.slice(basePath.length) : pathname;
+  };
+
+  function toResponse(r: Reply, path: string): Response {
+    const type = r.text !== undefined ? (r.contentType ?? "text/plain") : "application/json";
+    const headers = { ...answerHeaders(path, type), ...r.headers };
+    if (r.text !== undefined) return new HttpResponse(r.text, { status: r.status, headers: { ...headers, "Content-Type": type } });
+    return HttpResponse.json(r.json as never, { status: r.status, headers });
   }
 
   const handlers: HttpHandler[] = (Object.values(ROUTES) as MockRoute[]).map((route) => {
@@ -817,13 +827,13 @@ export function createMock(options: MockOptions = {}): Mock {
     return http[method](`${base}${route.mswPath}`, async ({ request, params }) => {
       const r = await answer(route, request, params as Record<string, unknown>);
       conform(route, r);
-      return toResponse(r);
+      return toResponse(r, contractPath(request));
     });
   });
 
   // An unknown tool (D14 no_such_tool), and with a base address any other path under it (no_such_route).
   handlers.push(
-    http.post(`${base}/v1/tools/:tool`, ({ params }) => {
+    http.post(`${base}/v1/tools/:tool`, ({ params, request }) => {
       const a = errorAnswer("not_found", newRequestId(), {
         reason: "no_such_tool",
         message: `There is no tool ${String(params["tool"])}.`,
@@ -831,7 +841,7 @@ export function createMock(options: MockOptions = {}): Mock {
       }, { urls });
       const r = reply(a.status, a.body, a.headers);
       conform(undefined, r);
-      return toResponse(r);
+      return toResponse(r, contractPath(request));
     }),
   );
   if (options.unknownRoutes ?? base !== "*") {
@@ -844,7 +854,7 @@ export function createMock(options: MockOptions = {}): Mock {
       }, { urls });
       const r = reply(a.status, a.body, a.headers);
       conform(undefined, r);
-      return toResponse(r);
+      return toResponse(r, contractPath(request));
     };
     // Every path under the base address (its whole origin when it has no path of its own), never other origins.
     if (base === "*") handlers.push(http.all("*/v1/*", noSuchRoute));

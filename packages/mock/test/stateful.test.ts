@@ -263,6 +263,16 @@ describe("202 runs and GET /v1/results/{handle}", () => {
     expect(csv.text).toBe(toCsv(json.body));
     expect(ndjson.text).toBe(toNdjson(json.body));
     expect(ndjson.text.trim().split("\n")).toHaveLength(json.body.items.length);
+    // D53: files are downloads named by their handle; nothing is cached or sniffed.
+    expect(csv.headers.get("content-disposition")).toBe(`attachment; filename="${handle}.csv"`);
+    expect(ndjson.headers.get("content-disposition")).toBe(`attachment; filename="${handle}.ndjson"`);
+    for (const r of [json, csv, ndjson, early]) {
+      expect(r.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(r.headers.get("cache-control")).toBe("no-store");
+    }
+    expect(json.headers.get("content-disposition")).toBeNull();
+    const caps = await send({ path: "/v1/capabilities" });
+    expect([caps.headers.get("x-content-type-options"), caps.headers.get("cache-control")]).toEqual(["nosniff", null]);
   });
 
   it("another key reads 404 not_found (no_such_handle); an unknown handle too", async () => {

@@ -39,6 +39,10 @@ export function validateAnswer(operationId: keyof typeof responseValidators | nu
     if (!documented) expect(res.statusCode === 404 || res.statusCode === 401, `undocumented status ${res.statusCode} for ${operationId}`).toBe(true);
   }
   if ([202, 409, 429, 503].includes(res.statusCode)) expect(Number(res.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+  // D53, on every answer any test sees: never sniffed; never stored by a cache but the two public documents.
+  expect(res.headers["x-content-type-options"]).toBe("nosniff");
+  const cacheable = operationId === "listCapabilities" || operationId === "getOpenApiDocument";
+  expect(res.headers["cache-control"], `${operationId} ${res.statusCode}`).toBe(cacheable ? undefined : "no-store");
   return { status: res.statusCode, headers: res.headers as Record<string, string>, json, text };
 }
 

@@ -57,6 +57,7 @@ describe("runs and handles", () => {
     expect(csv.headers["content-type"]).toMatch(/^text\/csv/);
     expect(csv.text).toBe(toCsv(done.json));
     expect(csv.text.split("\n")[0]).toMatch(/^platform,target,kind,id/);
+    expect(csv.headers["content-disposition"]).toBe(`attachment; filename="${a.json.handle}.csv"`);
     const nd = await h.call("getResult", "GET", `/v1/results/${a.json.handle}?format=ndjson`);
     expect(nd.text).toBe(toNdjson(done.json));
     const bad = await h.call("getResult", "GET", `/v1/results/${a.json.handle}?format=xml`);

@@ -24,11 +24,14 @@ function flatten(value: Row, prefix: string, out: Map<string, Json>): void {
   }
 }
 
-/** One CSV cell: lists as JSON text, a leading `=`, `+`, `-` or `@` neutralised with `'`, RFC 4180 quoting. */
+/**
+ * One CSV cell: lists as JSON text, a leading `=`, `+`, `-`, `@`, tab or carriage return neutralised with `'`
+ * (the seed's four and OWASP's two more, D53), RFC 4180 quoting.
+ */
 function cell(v: Json): string {
   if (v === undefined || v === null) return "";
   let s = Array.isArray(v) ? JSON.stringify(v) : String(v);
-  if (/^[=+\-@]/.test(s)) s = `'${s}`;
+  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
@@ -48,4 +51,26 @@ export function toCsv(answer: Record<string, Json>): string {
 /** The answer as NDJSON: one row per line. */
 export function toNdjson(answer: Record<string, Json>): string {
   return resultRows(answer).map((r) => JSON.stringify(r)).join("\n") + "\n";
+}
+
+/** Paths whose answers are the same for everyone and may be cached (D53): the contract and the capabilities. */
+const CACHEABLE_PATHS = new Set(["/openapi.json", "/v1/capabilities"]);
+
+/**
+ * The headers every answer of the gateway carries besides its own (D53): `X-Content-Type-Options: nosniff`;
+ * `Cache-Control: no-store` except on the two public documents (account, billing, results and errors are never
+ * stored by a cache); and on a csv or ndjson answer `Content-Disposition: attachment` with a file name made of the
+ * path's last segment (`h_….csv`, `batch_stats.ndjson`). The reference server and the mock both send them.
+ */
+export function answerHeaders(path: string, contentType: string | undefined): Record<string, string> {
+  const pathname = path.split("?")[0]!;
+  const headers: Record<string, string> = { "x-content-type-options": "nosniff" };
+  if (!CACHEABLE_PATHS.has(pathname)) headers["cache-control"] = "no-store";
+  const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  const ext = type === "text/csv" ? "csv" : type === "application/x-ndjson" ? "ndjson" : null;
+  if (ext) {
+    const name = (pathname.split("/").filter(Boolean).pop() ?? "").replace(/[^A-Za-z0-9_-]/g, "").slice(0, 128) || "result";
+    headers["content-disposition"] = `attachment; filename="${name}.${ext}"`;
+  }
+  return headers;
 }

@@ -193,7 +193,7 @@ export type {
 export { explainFailure, invalidBody } from "./invalid-params.ts";
 export type { InvalidParams, RequestPart } from "./invalid-params.ts";
 export { normalizeHeaders, parseQuery } from "./query.ts";
-export { resultRows, toCsv, toNdjson } from "./files.ts";
+export { answerHeaders, resultRows, toCsv, toNdjson } from "./files.ts";
 export { DEFAULT_URLS, errorAnswer, httpStatusOf, nextUtcMidnight } from "./answers.ts";
 export type { ErrorAnswer, HttpErrorCode, ServiceUrls } from "./answers.ts";
 export type { QueryInput } from "./query.ts";

@@ -11,6 +11,7 @@ import type { Platform, Schedule, ToolName } from "@sdgw/types";
 import { TOOL_NAMES } from "@sdgw/types";
 import {
   OPERATIONS,
+  answerHeaders,
   errorAnswer,
   invalidBody,
   invalidParamsAnswer,
@@ -91,13 +92,20 @@ export function buildApp(gw: Gateway): FastifyInstance {
     bodyLimit: gw.config.bodyLimit,
     return503OnClosing: false,
     routerOptions: { maxParamLength: 4096 },
-    frameworkErrors: (_error, _req, reply) => {
+    frameworkErrors: (_error, req, reply) => {
       const body = invalidParamsAnswer({ param: "path", message: "The path is not a valid URL path." }, newRequestId(gw.now()));
-      void (reply as unknown as FastifyReply).code(400).header("content-type", JSON_TYPE).send(JSON.stringify(body));
+      // Answered before the router ran, so before the onSend hook: D53's headers are set here.
+      void (reply as unknown as FastifyReply).code(400).headers({ "content-type": JSON_TYPE, ...answerHeaders(req.url, JSON_TYPE) }).send(JSON.stringify(body));
     },
   });
   const opts = () => ({ urls: gw.config.urls, now: new Date(gw.now()) });
   let openApiJson: string | null = null;
+
+  // Every answer, whichever path made it (routes, refusals, MCP), carries D53's headers.
+  app.addHook("onSend", (req, reply, payload, done) => {
+    reply.headers(answerHeaders(req.url, reply.getHeader("content-type") as string | undefined));
+    done(null, payload);
+  });
 
   // Bodies arrive as text; JSON is parsed in the handler so that every bad body is the seed's invalid_params.
   app.removeAllContentTypeParsers();

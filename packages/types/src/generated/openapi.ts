@@ -421,7 +421,8 @@ export type paths = {
          * @description While the run goes on: 202 with the handle answer, whatever `format` says. Finished: exactly what the
          *     original call would have answered, under its own HTTP status, for 24 hours after the run ended
          *     (then 410). Only the key that started the call reads it (otherwise 404). Free and repeatable.
-         *     `format=csv|ndjson` writes a finished answer's rows as a file (D31).
+         *     `format=csv|ndjson` writes a finished answer's rows as a file (D31), sent as a download named after the
+         *     handle (`Content-Disposition: attachment; filename="<handle>.csv"`, D53).
          */
         get: operations["getResult"];
         put?: never;
