@@ -23,6 +23,8 @@ import {
   requestValidators,
   responseValidators,
   answerHeaders,
+  keyInQueryRefusal,
+  keysInQuery,
   toCsv,
   toNdjson,
   validateErrorStructure,
@@ -300,17 +302,20 @@ export function createMock(options: MockOptions = {}): Mock {
 
   // ---------------------------------------------------------------------------------------------- auth
 
-  /** D25: a key in the URL is refused first, whatever headers came (a forced scenario's header included). */
+  /**
+   * D25: a key in the URL (any of `KEY_QUERY_NAMES`, any case) is refused first, on every route and unknown path,
+   * whatever headers came (a forced scenario's header included); each value is remembered as exposed.
+   */
+  function keyInUrl(url: URL, requestId: string): Reply | null {
+    const values = keysInQuery(url.search);
+    if (!values) return null;
+    for (const v of values) if (v) store.exposed.add(v);
+    const a = errorAnswer("unauthorized", requestId, keyInQueryRefusal(urls.console), { urls, now: new Date(clock()) });
+    return reply(a.status, a.body, a.headers);
+  }
   function refuseKeyInQuery(url: URL, requestId: string): void {
-    const inQuery = url.searchParams.get("key");
-    if (inQuery !== null) {
-      store.exposed.add(inQuery);
-      throw refuse("unauthorized", requestId, {
-        reason: "key_in_query",
-        message: "A key was sent in the URL; it must be treated as exposed.",
-        fix: { action_url: urls.console, note: "Revoke this key, create a new one and send it in the X-API-Key header or as Authorization: Bearer <key>." },
-      });
-    }
+    const refused = keyInUrl(url, requestId);
+    if (refused) throw new Refusal(refused);
   }
 
   function authenticate(route: MockRoute, headers: Record<string, string>, requestId: string): string {
@@ -834,7 +839,10 @@ export function createMock(options: MockOptions = {}): Mock {
   // An unknown tool (D14 no_such_tool), and with a base address any other path under it (no_such_route).
   handlers.push(
     http.post(`${base}/v1/tools/:tool`, ({ params, request }) => {
-      const a = errorAnswer("not_found", newRequestId(), {
+      const requestId = newRequestId();
+      const exposed = keyInUrl(new URL(request.url), requestId);
+      if (exposed) return toResponse(exposed, contractPath(request));
+      const a = errorAnswer("not_found", requestId, {
         reason: "no_such_tool",
         message: `There is no tool ${String(params["tool"])}.`,
         fix: { allowed: [...TOOL_NAMES], example_call: { method: "GET", path: "/v1/capabilities" } },
@@ -847,7 +855,10 @@ export function createMock(options: MockOptions = {}): Mock {
   if (options.unknownRoutes ?? base !== "*") {
     const routes = (Object.values(ROUTES) as MockRoute[]).map((r) => `${r.method} ${r.path}`);
     const noSuchRoute = ({ request }: { request: Request }) => {
-      const a = errorAnswer("not_found", newRequestId(), {
+      const requestId = newRequestId();
+      const exposed = keyInUrl(new URL(request.url), requestId);
+      if (exposed) return toResponse(exposed, contractPath(request));
+      const a = errorAnswer("not_found", requestId, {
         reason: "no_such_route",
         message: `There is no route ${request.method} ${new URL(request.url).pathname.slice(0, 200)}.`,
         fix: { allowed: routes, example_call: { method: "GET", path: "/v1/capabilities" } },

@@ -1,7 +1,7 @@
 /** Authentication (D25, D28), key states and the one permission (D26). */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { queryMayNameKey } from "../src/http/auth.ts";
+import { KEY_QUERY_NAMES, keysInQuery } from "@sdgw/validators";
 import { harness, type Harness } from "./helpers.ts";
 
 let h: Harness;
@@ -49,18 +49,49 @@ describe("key carriers", () => {
     expect((await h.call("search", "GET", search, { key: fresh })).status).toBe(200);
   });
 
-  it("parses for a key only query strings that may name one, and never misses one", () => {
+  it("finds a key under any of its names in any case, however the name is encoded, and never elsewhere", () => {
     h = harness();
-    const piece = fc.oneof(fc.constantFrom("key", "k", "ey", "%6B", "%6b", "%65", "%79", "%", "=", "&", "?", "+", "keys", "a", "%20", "露营"), fc.string({ maxLength: 4 }));
+    const piece = fc.oneof(
+      fc.constantFrom("key", "KEY", "Api_Key", "apikey", "token", "access_token", "k", "ey", "_", "%6B", "%6b", "%65", "%79", "%5F", "%", "=", "&", "?", "+", "keys", "a", "%20", "露营"),
+      fc.string({ maxLength: 4 }),
+    );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 10 }), (pieces) => {
         const raw = pieces.join("");
-        if (new URLSearchParams(raw).has("key")) expect(queryMayNameKey(raw), raw).toBe(true);
+        const named = [...new URLSearchParams(raw)].filter(([n]) => KEY_QUERY_NAMES.includes(n.toLowerCase())).map(([, v]) => v);
+        expect(keysInQuery(raw), raw).toEqual(named.length ? named : null);
       }),
       { numRuns: 20_000 },
     );
-    expect(queryMayNameKey("platform=x&query=%E9%9C%B2%E8%90%A5&count=10")).toBe(false);
-    expect(queryMayNameKey("?key=sdgw_x")).toBe(true);
+    expect(keysInQuery("platform=x&query=%E9%9C%B2%E8%90%A5&count=10")).toBeNull();
+    expect(keysInQuery("?key=sdgw_x")).toEqual(["sdgw_x"]);
+    expect(keysInQuery("a=1&ACCESS_TOKEN=t&%61pi_key=k")).toEqual(["t", "k"]);
+  });
+
+  it("burns a key in the URL of any route, under any of its names, before any other refusal (D25, D50)", async () => {
+    h = harness();
+    const gw = h.server.gateway;
+    const paths = [
+      ["POST", "/mcp"],
+      ["GET", "/no/such/route"],
+      ["GET", "/v1/results/%ZZ"],
+      ["GET", "/v1/schedules/%FF%FE"],
+      ["POST", "/v1/tools/no_such_tool"],
+      ["POST", "/v1/detail"],
+      ["GET", "/openapi.json"],
+    ] as const;
+    // Every route kind, and every name (7 paths, 5 names: each name at least once).
+    for (const [i, [method, path]] of paths.entries()) {
+      const name = KEY_QUERY_NAMES[i % KEY_QUERY_NAMES.length]!;
+      const victim = gw.accounts.createKey({ accountId: h.accountId }).secret;
+      const res = await h.server.app.inject({ method, url: `${path}?${name.toUpperCase()}=${victim}`, headers: { "content-type": "application/json", "x-api-key": h.key }, payload: method === "POST" ? "x".repeat(gw.config.bodyLimit + 10) : undefined });
+      expect([res.statusCode, JSON.parse(res.body).reason], `${method} ${path}?${name}`).toEqual([401, "key_in_query"]);
+      expect(res.headers["x-content-type-options"]).toBe("nosniff");
+      const later = await h.call("getAccount", "GET", "/v1/account", { key: victim });
+      expect(later.json.reason, `${name}: the key is burned`).toBe("key_in_query");
+    }
+    // The suite's own key, sent in a header beside them, was never burned.
+    expect((await h.call("getAccount", "GET", "/v1/account")).status).toBe(200);
   });
 
   it("answers revoked, expired, suspended keys and suspended accounts by reason", async () => {

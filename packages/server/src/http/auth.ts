@@ -2,7 +2,7 @@
  * Who is calling: the key carriers (D25), a key in the URL (always refused, and that key marked exposed), and the
  * key's state. Cheap and read-only, before anything that writes (unkey's order).
  */
-import { errorAnswer, type ErrorAnswer } from "@sdgw/validators";
+import { errorAnswer, keyInQueryRefusal, keysInQuery, type ErrorAnswer } from "@sdgw/validators";
 import { hashKey } from "../ids.ts";
 import type { Gateway } from "../gateway.ts";
 import type { AccountRecord, KeyRecord } from "../systems/accounts.ts";
@@ -22,29 +22,15 @@ export function presentedKeyHash(headers: Record<string, string>): string | null
 }
 
 /**
- * Whether a raw query string may carry a parameter named `key` as `URLSearchParams` reads it: one named `key` (the
- * first may follow a `?`, which it drops), or one whose name is percent-encoded (it may decode to `key`). Only then
- * is it parsed for `keyInQuery` (most query strings are not).
+ * D25, D50: a key in the URL of any route (a name of `KEY_QUERY_NAMES`, in any case) is refused before anything
+ * else, and each value sent that is a key is marked exposed. Null when the URL names no key.
  */
-export function queryMayNameKey(raw: string): boolean {
-  return MAY_NAME_KEY.test(raw);
-}
-const MAY_NAME_KEY = /(?:^\??|&)(?:key(?:[=&]|$)|[^&=]*%)/;
-
-/** A key in the query string: refused whatever else came, and marked exposed. Null when there is none. */
-export function keyInQuery(gw: Gateway, query: URLSearchParams, requestId: string): ErrorAnswer<"unauthorized"> | null {
-  if (!query.has("key")) return null;
-  for (const v of query.getAll("key")) if (v) gw.accounts.markExposed(v);
-  return errorAnswer(
-    "unauthorized",
-    requestId,
-    {
-      reason: "key_in_query",
-      message: "A key was sent in the URL (?key=) and is refused; treat it as exposed.",
-      fix: { action_url: gw.config.urls.console, note: "Revoke this key, create a new one and send it in the X-API-Key or Authorization: Bearer header, never in the URL." },
-    },
-    { urls: gw.config.urls, now: new Date(gw.now()) },
-  );
+export function keyInUrl(gw: Gateway, url: string, requestId: string): ErrorAnswer<"unauthorized"> | null {
+  const q = url.indexOf("?");
+  const values = q < 0 ? null : keysInQuery(url.slice(q + 1));
+  if (!values) return null;
+  for (const v of values) if (v) gw.accounts.markExposed(v);
+  return errorAnswer("unauthorized", requestId, keyInQueryRefusal(gw.config.urls.console), { urls: gw.config.urls, now: new Date(gw.now()) });
 }
 
 /**

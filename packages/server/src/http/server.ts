@@ -38,7 +38,7 @@ import { toolQuoteAnswer } from "../tool-answers.ts";
 import { planTool, startToolRun } from "../tool-runs.ts";
 import type { ToolPlan, ToolRefusal } from "../tools/types.ts";
 import { mcpRoutes } from "../mcp/http.ts";
-import { authenticate, canReadData, keyInQuery, presentedKeyHash, queryMayNameKey, type Caller } from "./auth.ts";
+import { authenticate, canReadData, keyInUrl, presentedKeyHash, type Caller } from "./auth.ts";
 
 type OperationId = keyof typeof OPERATIONS;
 type Validation = { ok: true; value: unknown } | { ok: false; answer(requestId: string): unknown };
@@ -93,13 +93,25 @@ export function buildApp(gw: Gateway): FastifyInstance {
     return503OnClosing: false,
     routerOptions: { maxParamLength: 4096 },
     frameworkErrors: (_error, req, reply) => {
-      const body = invalidParamsAnswer({ param: "path", message: "The path is not a valid URL path." }, newRequestId(gw.now()));
-      // Answered before the router ran, so before the onSend hook: D53's headers are set here.
-      void (reply as unknown as FastifyReply).code(400).headers({ "content-type": JSON_TYPE, ...answerHeaders(req.url, JSON_TYPE) }).send(JSON.stringify(body));
+      // Answered before the router ran, so before the hooks: D25's key check and D53's headers are made here.
+      const requestId = newRequestId(gw.now());
+      const exposed = keyInUrl(gw, req.url, requestId);
+      const a = exposed ? fromError(exposed) : { status: 400, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(invalidParamsAnswer({ param: "path", message: "The path is not a valid URL path." }, requestId)) };
+      void gw.store.durable().then(() => (reply as unknown as FastifyReply).code(a.status).headers({ ...a.headers, ...answerHeaders(req.url, JSON_TYPE) }).send(a.body));
     },
   });
   const opts = () => ({ urls: gw.config.urls, now: new Date(gw.now()) });
   let openApiJson: string | null = null;
+
+  // D25, D50: a key in the URL of any route (the contract's, /mcp, an unknown path) is refused before anything
+  // else is looked at — the body is not even read.
+  app.addHook("onRequest", async (req, reply) => {
+    if (!req.url.includes("?")) return;
+    const exposed = keyInUrl(gw, req.url, newRequestId(gw.now()));
+    if (!exposed) return;
+    await gw.store.durable();
+    return send(reply, fromError(exposed));
+  });
 
   // Every answer, whichever path made it (routes, refusals, MCP), carries D53's headers.
   app.addHook("onSend", (req, reply, payload, done) => {
@@ -282,9 +294,7 @@ export function buildApp(gw: Gateway): FastifyInstance {
     return async (req: FastifyRequest, reply: FastifyReply) => {
       const requestId = newRequestId(gw.now());
       try {
-        const raw = rawQuery(req);
-        const exposed = queryMayNameKey(raw) ? keyInQuery(gw, new URLSearchParams(raw), requestId) : null;
-        const answer = exposed ? fromError(exposed) : await fn(req, requestId);
+        const answer = await fn(req, requestId);
         await gw.store.durable();
         return send(reply, answer);
       } catch (e) {
