@@ -20,13 +20,15 @@ defineConformanceSuite({
   },
 });
 
-// When the server answers no 202, every check of the run and its results is not applicable, with the reason.
+// When the server answers no 202 (and the tool fallback is off), every check of the run and its results is not
+// applicable, with the reason.
 defineConformanceSuite({
   name: "conformance of @sdgw/mock, without a 202",
   baseUrl: mock.baseUrl,
   key: "sdgw_test_key",
   only: ["runs.", "results.", "idempotency.in-progress", "idempotency.replay-after-run"],
   slowSearch: { platform: "x", query: "an ordinary call" },
+  slowTool: false,
   printReport: false,
   onReport(report) {
     const na = report.results.filter((r) => r.outcome === "not_applicable");
@@ -44,6 +46,42 @@ defineConformanceSuite({
       "idempotency.replay-after-run",
       "results.other-key",
     ]);
-    for (const r of na.filter((r) => r.id !== "results.other-key")) expect(r.message).toMatch(/answered HTTP 200, not 202/);
+    for (const r of na.filter((r) => r.id !== "results.other-key")) expect(r.message).toMatch(/answered HTTP 200, not 202, so no run to follow \(.*the tool fallback is off\)/);
+  },
+});
+
+// When the slow search answers 200, the suite quotes the fallback tool (free), runs it (D51: more than 10 planned
+// calls is a background run) and follows that 202 through every run and result check.
+defineConformanceSuite({
+  name: "conformance of @sdgw/mock, the 202 of the tool fallback",
+  baseUrl: mock.baseUrl,
+  key: "sdgw_test_key",
+  secondKey: "sdgw_second_key",
+  only: ["runs.", "results.", "idempotency.in-progress", "idempotency.replay-after-run"],
+  slowSearch: { platform: "x", query: "an ordinary call" },
+  printReport: false,
+  onReport(report) {
+    expect(report.results.filter((r) => r.outcome !== "passed")).toEqual([]);
+    expect(report.results).toHaveLength(13);
+    expect(report.results.find((r) => r.id === "runs.202-answer")?.message).toMatch(/^POST \/v1\/tools\/batch_stats .*the slow search answered 200; the batch_stats fallback, 11 planned calls, D51\): handle /);
+    expect(report.results.find((r) => r.id === "runs.charged-once")?.message).toMatch(/^batch_stats run: charged 11 once/);
+    const tool = report.coverage.operations.statuses.batchStats;
+    expect(tool).toEqual([200, 202, 409]); // the free quote and the replay after the run, the run, the same call while it ran
+    expect(report.coverage.runs).toEqual({ started: 1, ended: 1 });
+  },
+});
+
+// A fallback tool whose plan is small runs inline (D51): nothing to follow, and the reason says so.
+defineConformanceSuite({
+  name: "conformance of @sdgw/mock, a fallback tool quoted inline",
+  baseUrl: mock.baseUrl,
+  key: "sdgw_test_key",
+  only: ["runs.202-answer"],
+  slowSearch: { platform: "x", query: "an ordinary call" },
+  slowTool: { tool: "batch_stats", body: { targets: ["reddit:t3_conf000", "reddit:t3_conf001"] } },
+  printReport: false,
+  onReport(report) {
+    expect(report.results.map((r) => r.outcome)).toEqual(["not_applicable"]);
+    expect(report.results[0]!.message).toMatch(/the slow search answered HTTP 200, not 202 .*; the fallback batch_stats was quoted mode inline with 2 planned call\(s\), and only a plan of more than 10 provider calls is a background run that answers 202 \(D51\)/);
   },
 });

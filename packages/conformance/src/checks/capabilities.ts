@@ -104,7 +104,7 @@ export const capabilityChecks: Check[] = [
       if (!cases.length) return na("GET /v1/capabilities lists neither wechat.search nor x.search, the platforms of D41's examples");
       const key = refusalKey(ctx);
       const before = await balanceOf(ctx, key);
-      if (!before.ok) return fail(before.message);
+      if (!before.ok) return before.verdict;
       const seen: string[] = [];
       for (const g of cases) {
         const x = await settled(ctx, await ctx.http.send({ path: "/v1/search", query: { platform: g.platform, query: "conformance capabilities", [g.param]: g.value }, key }), key);
@@ -117,7 +117,7 @@ export const capabilityChecks: Check[] = [
         seen.push(`${g.platform} ${g.param}=${g.value}`);
       }
       const after = await balanceOf(ctx, key);
-      if (!after.ok) return fail(after.message);
+      if (!after.ok) return after.verdict;
       if (after.balance !== before.balance) return fail(`the not_supported answers moved the balance ${before.balance} → ${after.balance} (seed Billing: a failed call is never charged; D41: cost 0)`);
       return pass(`${seen.join(", ")}: HTTP 200 not_supported, cost 0, balance unchanged`);
     },
