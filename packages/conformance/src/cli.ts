@@ -33,7 +33,7 @@ Runs the Social Data Gateway conformance suite against a server.
                                    than 10 calls, 202 by D51 (default batch_stats; none: no fallback)
   --slow-tool-body JSON            its body (default {"targets":[11 reddit posts]}); quoted first
                                    with confirm: false (free), run only when the quote says background
-  --poll-budget SECONDS            how long to follow the 202 run (default 90)
+  --poll-budget SECONDS            how long to follow each background run from its 202 (default 90)
   --timeout SECONDS                time limit of one request (default 60)
   --only ID[,ID…]                  only these checks (an id, or a prefix ending in '.', e.g. auth.)
   --list                           list the checks and exit

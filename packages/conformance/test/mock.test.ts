@@ -1,6 +1,7 @@
 /** The suite against @sdgw/mock over HTTP: every applicable check passes; what is not applicable is known. */
 import { DEFAULT_KEYS } from "@sdgw/mock";
-import { afterAll, expect } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { runConformance } from "../src/index.ts";
 import { defineConformanceSuite } from "../src/vitest.ts";
 import { startMockHttp } from "./mock-http.ts";
 
@@ -84,4 +85,29 @@ defineConformanceSuite({
     expect(report.results.map((r) => r.outcome)).toEqual(["not_applicable"]);
     expect(report.results[0]!.message).toMatch(/the slow search answered HTTP 200, not 202 .*; the fallback batch_stats was quoted mode inline with 2 planned call\(s\), and only a plan of more than 10 provider calls is a background run that answers 202 \(D51\)/);
   },
+});
+
+// A server whose background quote is answered 200 within the request breaks D51: `runs.202-answer` fails and says
+// so. Played by a fetch in front of the mock that waits for the run's end and answers its finished result at once.
+describe("a fallback tool quoted background but answered 200 (D51)", () => {
+  it("fails runs.202-answer naming D51, and leaves the other run checks not applicable", async () => {
+    const inline: typeof fetch = async (input, init) => {
+      const request = new Request(input, init);
+      const response = await fetch(request.clone());
+      if (!request.url.endsWith("/v1/tools/batch_stats") || response.status !== 202) return response;
+      const { handle } = (await response.json()) as { handle: string };
+      for (;;) {
+        const read = await fetch(`${mock.baseUrl}/v1/results/${handle}`, { headers: { "X-API-Key": request.headers.get("x-api-key")! } });
+        if (read.status !== 202) return read;
+        await read.arrayBuffer();
+      }
+    };
+    const report = await runConformance(
+      { baseUrl: mock.baseUrl, key: "sdgw_test_key", slowSearch: { platform: "x", query: "an ordinary call" }, fetch: inline },
+      { only: ["runs.202-answer", "runs.lifecycle", "runs.charged-once"] },
+    );
+    expect(report.results.map((r) => r.outcome)).toEqual(["failed", "not_applicable", "not_applicable"]);
+    expect(report.results[0]!.message).toMatch(/^POST \/v1\/tools\/batch_stats .*→ HTTP 200 .*its quote said mode background with 11 planned calls, but the confirmed call answered HTTP 200 in the request \(D51: /);
+    expect(report.results[1]!.message).toMatch(/the fallback batch_stats \(quoted background, 11 calls\) answered HTTP 200 too, not 202 \(D51\): no run to follow/);
+  });
 });
