@@ -3,11 +3,15 @@
  * `sdgw-conformance`: runs the suite against a server and prints one line per check and a summary; exits 1 when a
  * check fails, 2 when the options are wrong.
  *
- *   sdgw-conformance --base-url URL --key KEY [--second-key K] [--noscope-key K] [--json] …
+ *   sdgw-conformance --base-url URL --key KEY [--second-key K] [--noscope-key K] [--json] [--junit FILE] [--json-report FILE] …
  */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CHECKS } from "./checks/index.ts";
-import { formatResult, formatSummary, runConformance } from "./run.ts";
+import { formatCoverage } from "./coverage.ts";
+import { toJUnit } from "./junit.ts";
+import { formatResult, formatSummaryLine, runConformance } from "./run.ts";
 import type { ConformanceOptions } from "./types.ts";
 
 const USAGE = `usage: sdgw-conformance --base-url URL --key KEY [options]
@@ -25,14 +29,23 @@ Runs the Social Data Gateway conformance suite against a server.
   --fanout A,B                     two platforms for the fanout check (default x,reddit)
   --slow-query QUERY               query string of a GET /v1/search that answers 202
                                    (default platform=xiaohongshu&query=slow+conformance+run)
-  --poll-budget SECONDS            how long to follow the 202 run (default 90)
+  --slow-tool TOOL                 when the slow search answers 200: a tool run whose plan has more
+                                   than 10 calls, 202 by D51 (default batch_stats; none: no fallback)
+  --slow-tool-body JSON            its body (default {"targets":[11 reddit posts]}); quoted first
+                                   with confirm: false (free), run only when the quote says background
+  --poll-budget SECONDS            how long to follow each background run from its 202 (default 90)
   --timeout SECONDS                time limit of one request (default 60)
   --only ID[,ID…]                  only these checks (an id, or a prefix ending in '.', e.g. auth.)
   --list                           list the checks and exit
   --json                           print the report as JSON instead of text
+  --json-report FILE               also write the report as JSON to FILE
+  --junit FILE                     also write the report as JUnit XML to FILE
   -h, --help                       this help
 
-Exit status: 0 when no check failed, 1 when one did, 2 for wrong options.`;
+Every background run the suite starts is followed to its end before a balance is compared. The run ends
+with a coverage summary: operations exercised, statuses per operation, error codes reached.
+
+Exit status: 0 when no check failed, 1 when one did, 2 for wrong options (or a report file that cannot be written).`;
 
 function main(argv: string[]): Promise<number> | number {
   let values;
@@ -50,11 +63,15 @@ function main(argv: string[]): Promise<number> | number {
         platform: { type: "string" },
         fanout: { type: "string" },
         "slow-query": { type: "string" },
+        "slow-tool": { type: "string" },
+        "slow-tool-body": { type: "string" },
         "poll-budget": { type: "string" },
         timeout: { type: "string" },
         only: { type: "string" },
         list: { type: "boolean" },
         json: { type: "boolean" },
+        "json-report": { type: "string" },
+        junit: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -98,6 +115,20 @@ function main(argv: string[]): Promise<number> | number {
       options.fanoutPlatforms = [a, b];
     }
     if (values["slow-query"]) options.slowSearch = Object.fromEntries(new URLSearchParams(values["slow-query"]));
+    if (values["slow-tool"] === "none") {
+      if (values["slow-tool-body"] !== undefined) throw new TypeError("--slow-tool-body goes with a tool, not --slow-tool none");
+      options.slowTool = false;
+    } else if (values["slow-tool"] !== undefined || values["slow-tool-body"] !== undefined) {
+      if (values["slow-tool"] !== undefined && values["slow-tool-body"] === undefined) throw new TypeError("--slow-tool needs --slow-tool-body (the tool's JSON body)");
+      let body: unknown;
+      try {
+        body = JSON.parse(values["slow-tool-body"]!);
+      } catch (e) {
+        throw new TypeError(`--slow-tool-body is not JSON: ${(e as Error).message}`);
+      }
+      if (typeof body !== "object" || body === null || Array.isArray(body)) throw new TypeError("--slow-tool-body must be a JSON object");
+      options.slowTool = { tool: values["slow-tool"] ?? "batch_stats", body: body as Record<string, unknown> };
+    }
     const budget = number("poll-budget", values["poll-budget"]);
     if (budget !== undefined) options.pollBudgetMs = budget * 1000;
     const timeout = number("timeout", values.timeout);
@@ -109,10 +140,22 @@ function main(argv: string[]): Promise<number> | number {
   }
   const only = values.only?.split(",").filter(Boolean);
   const json = values.json === true;
+  const files = { junit: values.junit, jsonReport: values["json-report"] };
+  for (const [name, file] of Object.entries(files)) if (file === "") {
+    console.error(`sdgw-conformance: --${name === "jsonReport" ? "json-report" : "junit"} needs a file name`);
+    return 2;
+  }
   return runConformance(options, { ...(only ? { only } : {}), ...(json ? {} : { onResult: (r) => console.log(formatResult(r)) }) }).then(
     (report) => {
       if (json) console.log(JSON.stringify(report, null, 2));
-      else console.log(`\n${formatSummary(report)} (${report.baseUrl}, ${(report.ms / 1000).toFixed(1)} s)`);
+      else console.log(`\n${formatSummaryLine(report)}\n\n${formatCoverage(report.coverage)}`);
+      try {
+        if (files.jsonReport) write(files.jsonReport, `${JSON.stringify(report, null, 2)}\n`);
+        if (files.junit) write(files.junit, toJUnit(report));
+      } catch (e) {
+        console.error(`sdgw-conformance: could not write the report: ${(e as Error).message}`);
+        return 2;
+      }
       return report.failed ? 1 : 0;
     },
     (e: unknown) => {
@@ -120,6 +163,13 @@ function main(argv: string[]): Promise<number> | number {
       return 2;
     },
   );
+}
+
+/** Writes a report file, making its folder if needed. */
+function write(file: string, text: string): void {
+  const path = resolve(file);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
 }
 
 void Promise.resolve(main(process.argv.slice(2))).then((code) => {

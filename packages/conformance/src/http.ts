@@ -72,6 +72,52 @@ export function operationOf(method: string, pathname: string): OperationKey | nu
 /** Waits `ms`. */
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A background run the suite started: an answer 202 with a handle, seen on the wire (whichever check or SDK call sent it). */
+export interface TrackedRun {
+  /** The handle of the 202 answer. */
+  readonly handle: string;
+  /** What started it (`sent` of the exchange, keys redacted), for messages. */
+  readonly startedBy: string;
+  /** When the 202 arrived (`Date.now()`). */
+  readonly startedAt: number;
+  /** True once a read of the handle with the starting key answered that the run is over (200, 404, 410 or 500). */
+  readonly ended: boolean;
+  /** The HTTP status of the last read of the handle with the starting key (202 while it runs; the 202 itself before any read). */
+  readonly lastStatus: number;
+}
+
+/** What {@link Http.settle} did: how long it waited, how many reads it sent, and the runs still going after it. */
+export interface Settled {
+  /** Wall time of the settle. */
+  waitedMs: number;
+  /** Reads of handles it sent. */
+  reads: number;
+  /** Runs that had not ended when the settle gave up (their budget spent): a balance read now may still move. */
+  open: TrackedRun[];
+}
+
+/** A tracked run with what the suite needs to follow it: the key that may read it (never printed) and when to ask next. */
+interface RunState {
+  handle: string;
+  startedBy: string;
+  startedAt: number;
+  ended: boolean;
+  lastStatus: number;
+  /** The key the run was started with: only it may read the handle (seed Authentication 6). */
+  key: string;
+  /** Not before this (`Date.now()`): the last answer's Retry-After. */
+  nextAt: number;
+}
+
+/** The wait an answer asks for, in ms: `Retry-After` or `retry_after_seconds`, at least 1 s. */
+export function retryAfterMs(x: Exchange): number {
+  const body = x.json as { retry_after_seconds?: unknown } | undefined;
+  return 1000 * Math.max(1, Number(x.headers.get("retry-after")) || 0, Number(body?.retry_after_seconds) || 0);
+}
+
+/** Statuses of a handle read (with the starting key) that say the run is over: finished, unknown, expired, broken. */
+const RUN_OVER = new Set([200, 404, 410, 500]);
+
 /** The recording transport of one suite run. */
 export class Http {
   /** Every exchange of the run, in order. */
@@ -84,6 +130,7 @@ export class Http {
   readonly #timeoutMs: number;
   readonly #retries: number;
   readonly #secrets: Array<[string, string]>;
+  readonly #runs = new Map<string, RunState>();
 
   constructor(options: { baseUrl: string; key: string; fetch: typeof fetch; requestTimeoutMs: number; rateLimitRetries: number; secrets: Record<string, string | undefined> }) {
     this.#base = options.baseUrl.replace(/\/+$/, "");
@@ -109,6 +156,51 @@ export class Http {
   /** A fresh Idempotency-Key (printable ASCII, unique per run). */
   newIdempotencyKey(label = "k"): string {
     return `conformance-${label}-${crypto.randomUUID()}`;
+  }
+
+  /** Every background run the suite started so far (each 202 with a handle it received), in order. */
+  get runs(): TrackedRun[] {
+    return [...this.#runs.values()].map((r) => ({ handle: r.handle, startedBy: r.startedBy, startedAt: r.startedAt, ended: r.ended, lastStatus: r.lastStatus }));
+  }
+
+  /**
+   * Follows every background run the suite started until it ends: reads each open handle (with the key that
+   * started it) no sooner than its last `Retry-After`, until every run has ended or has been followed for
+   * `budgetMs` since its 202. A run past its budget is read at most once more (when due) and then reported open.
+   * Reads go through the recording wire like any request (so they are validated against the contract too).
+   *
+   * A balance read compared with another must come after a settle: a run started earlier by any check is charged
+   * when it ends, and would move the balance in between.
+   */
+  async settle(budgetMs: number): Promise<Settled> {
+    const start = Date.now();
+    let reads = 0;
+    const readOnce = new Set<string>();
+    const read = async (r: RunState) => {
+      reads++;
+      try {
+        await this.send({ path: `/v1/results/${encodeURIComponent(r.handle)}`, key: r.key });
+      } catch {
+        r.nextAt = Date.now() + 1000; // no answer this time: ask again later, within the budget
+      }
+    };
+    for (;;) {
+      const now = Date.now();
+      const open = [...this.#runs.values()].filter((r) => !r.ended);
+      const waitable = open.filter((r) => r.startedAt + budgetMs > now);
+      for (const r of open) {
+        if (r.nextAt > now) continue;
+        if (!waitable.includes(r)) {
+          if (readOnce.has(r.handle)) continue;
+          readOnce.add(r.handle);
+        }
+        await read(r);
+      }
+      const still = waitable.filter((r) => !r.ended);
+      if (!still.length) return { waitedMs: Date.now() - start, reads, open: this.runs.filter((r) => !r.ended) };
+      const wake = Math.min(...still.map((r) => Math.min(r.nextAt, r.startedAt + budgetMs)));
+      await sleep(Math.max(10, wake - Date.now()));
+    }
   }
 
   /** The full URL of a path and query. */
@@ -210,7 +302,30 @@ export class Http {
       ms: Date.now() - start,
     };
     this.exchanges.push(x);
+    this.#track(x, headers);
     return x;
+  }
+
+  /** Keeps the runs the suite started (every 202 with a handle) and whether a read with the starting key saw their end. */
+  #track(x: Exchange, headers: Headers): void {
+    const key = headers.get("x-api-key") ?? headers.get("authorization")?.replace(/^Bearer\s+/i, "") ?? undefined;
+    if (x.op === "getResult") {
+      const handle = decodeURIComponent(new URL(x.target, "http://x").pathname.split("/").pop() ?? "");
+      const run = this.#runs.get(handle);
+      // Another key's read (404 by design) or a refused read (a bad format, a rate limit) says nothing of the run.
+      if (!run || key !== run.key) return;
+      if (x.status === 202) {
+        run.lastStatus = 202;
+        run.nextAt = x.at + retryAfterMs(x);
+      } else if (RUN_OVER.has(x.status)) {
+        run.lastStatus = x.status;
+        run.ended = true;
+      }
+      return;
+    }
+    const handle = (x.json as { handle?: unknown } | undefined)?.handle;
+    if (x.status !== 202 || typeof handle !== "string" || !key || this.#runs.has(handle)) return;
+    this.#runs.set(handle, { handle, startedBy: sent(x), startedAt: x.at, ended: false, lastStatus: 202, key, nextAt: x.at + retryAfterMs(x) });
   }
 }
 

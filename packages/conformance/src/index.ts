@@ -17,9 +17,13 @@
  * @packageDocumentation
  */
 export { CHECKS } from "./checks/index.ts";
-export { formatReport, formatResult, formatSummary, resolveOptions, runConformance, selectChecks } from "./run.ts";
+export { formatReport, formatResult, formatSummary, formatSummaryLine, resolveOptions, runConformance, selectChecks } from "./run.ts";
 export type { RunOptions } from "./run.ts";
 export { contractProblems, schemaProblems } from "./contract.ts";
-export { Http, operationOf } from "./http.ts";
-export type { Auth, Exchange, OperationKey, RequestSpec } from "./http.ts";
-export type { Check, CheckContext, CheckResult, ConformanceOptions, ConformanceReport, Outcome, ResolvedOptions, Verdict } from "./types.ts";
+export { coverageOf, errorCodesOf, formatCoverage } from "./coverage.ts";
+export type { Coverage } from "./coverage.ts";
+export { toJUnit } from "./junit.ts";
+export { Http, operationOf, retryAfterMs } from "./http.ts";
+export type { Auth, Exchange, OperationKey, RequestSpec, Settled, TrackedRun } from "./http.ts";
+export { DEFAULT_SLOW_TOOL } from "./types.ts";
+export type { Check, CheckContext, CheckResult, ConformanceOptions, ConformanceReport, Outcome, ResolvedOptions, SlowTool, Verdict } from "./types.ts";

@@ -2,8 +2,9 @@
 import { createClient } from "@sdgw/client";
 import { CHECKS } from "./checks/index.ts";
 import { contractProblems } from "./contract.ts";
+import { coverageOf, formatCoverage } from "./coverage.ts";
 import { heldBack, Http, sent } from "./http.ts";
-import type { Check, CheckContext, CheckResult, ConformanceOptions, ConformanceReport, ResolvedOptions, Verdict } from "./types.ts";
+import { DEFAULT_SLOW_TOOL, type Check, type CheckContext, type CheckResult, type ConformanceOptions, type ConformanceReport, type ResolvedOptions, type SlowTool, type Verdict } from "./types.ts";
 
 /** Fills in the defaults; throws a TypeError on options that cannot work. */
 export function resolveOptions(options: ConformanceOptions): ResolvedOptions {
@@ -11,6 +12,10 @@ export function resolveOptions(options: ConformanceOptions): ResolvedOptions {
   const base = new URL(options.baseUrl);
   if (base.searchParams.has("key")) throw new TypeError("refusing a key in the base URL: pass it as key (it is sent in a header)");
   if (!options.key) throw new TypeError("key is required (a key with read_data, of an account with credits)");
+  const slowTool: SlowTool | false = options.slowTool === undefined ? DEFAULT_SLOW_TOOL : options.slowTool;
+  if (slowTool !== false && (typeof slowTool !== "object" || slowTool === null || typeof slowTool.tool !== "string" || !/^[a-z_]{1,64}$/.test(slowTool.tool) || typeof slowTool.body !== "object" || slowTool.body === null || Array.isArray(slowTool.body))) {
+    throw new TypeError("slowTool is { tool, body } (a tool name such as batch_stats and its JSON body as an object), or false");
+  }
   return {
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
     key: options.key,
@@ -22,6 +27,7 @@ export function resolveOptions(options: ConformanceOptions): ResolvedOptions {
     platform: options.platform ?? "x",
     fanoutPlatforms: options.fanoutPlatforms ?? ["x", "reddit"],
     slowSearch: options.slowSearch ?? { platform: "xiaohongshu", query: "slow conformance run" },
+    slowTool,
     pollBudgetMs: options.pollBudgetMs ?? 90_000,
     requestTimeoutMs: options.requestTimeoutMs ?? 60_000,
     rateLimitRetries: options.rateLimitRetries ?? 4,
@@ -95,6 +101,7 @@ export function createSession(input: ConformanceOptions): Session {
         failed: results.filter((r) => r.outcome === "failed").length,
         notApplicable: results.filter((r) => r.outcome === "not_applicable").length,
         ms,
+        coverage: coverageOf(http.exchanges, http.runs),
       };
     },
   };
@@ -152,7 +159,12 @@ export function formatSummary(report: Pick<ConformanceReport, "passed" | "failed
   return `${report.passed} passed, ${report.failed} failed, ${report.notApplicable} not applicable`;
 }
 
-/** The text report: one line per check, then the summary. */
+/** The summary line with where and how long: `N passed, N failed, N not applicable (URL, 4.2 s)`. */
+export function formatSummaryLine(report: ConformanceReport): string {
+  return `${formatSummary(report)} (${report.baseUrl}, ${(report.ms / 1000).toFixed(1)} s)`;
+}
+
+/** The text report: one line per check, the summary line, then the coverage summary ({@link formatCoverage}). */
 export function formatReport(report: ConformanceReport): string {
-  return [...report.results.map(formatResult), "", `${formatSummary(report)} (${report.baseUrl}, ${(report.ms / 1000).toFixed(1)} s)`].join("\n");
+  return [...report.results.map(formatResult), "", formatSummaryLine(report), "", formatCoverage(report.coverage)].join("\n");
 }

@@ -1,4 +1,5 @@
 /** The shapes of the suite: options, checks, their verdicts and the report. */
+import type { Coverage } from "./coverage.ts";
 import type { Http } from "./http.ts";
 import type { Client } from "@sdgw/client";
 
@@ -31,10 +32,19 @@ export interface ConformanceOptions {
   /**
    * Query parameters of a `GET /v1/search` that this server answers with 202 (a run that cannot finish inside the
    * request). Default `{ platform: "xiaohongshu", query: "slow conformance run" }` (the mock runs any call whose
-   * parameters contain the word `slow` in the background). Without a 202 the run and result checks are not applicable.
+   * parameters contain the word `slow` in the background). When it answers 200, the suite falls back to
+   * {@link ConformanceOptions.slowTool}; without any 202 the run and result checks are not applicable.
    */
   slowSearch?: Readonly<Record<string, string>>;
-  /** How long the suite waits for a run to end, polling no sooner than `Retry-After`. Default 90 000 ms. */
+  /**
+   * The fallback when the slow search answers 200 (a server that answers every call within the request, like the
+   * reference server's defaults): a tool call whose plan has more than 10 provider calls, which D51 makes a
+   * background run (202 with a handle at once). The suite first quotes it with `confirm: false` (free) and runs it
+   * only when the quote says `mode: background`; it costs the quote (1 credit per planned call that answers).
+   * Default {@link DEFAULT_SLOW_TOOL}: `batch_stats` of 11 reddit posts (11 calls, 11 credits). `false`: no fallback.
+   */
+  slowTool?: SlowTool | false;
+  /** How long the suite follows each background run from its 202 (the 202 run, and those settled before a balance is compared), polling no sooner than `Retry-After`. Default 90 000 ms. */
   pollBudgetMs?: number;
   /** How long one request may take (a call may wait up to the seed's 40 s before answering 202). Default 60 000 ms. */
   requestTimeoutMs?: number;
@@ -43,6 +53,20 @@ export interface ConformanceOptions {
   /** A fetch to use instead of `globalThis.fetch`. */
   fetch?: typeof fetch;
 }
+
+/** A tool call that runs in the background: `POST /v1/tools/{tool}` with `body` (without `confirm`). */
+export interface SlowTool {
+  /** One of the seven tools, e.g. `batch_stats`. */
+  tool: string;
+  /** Its JSON body; the suite adds `confirm: false` for the quote and sends it as is to run it. */
+  body: Readonly<Record<string, unknown>>;
+}
+
+/** The default {@link ConformanceOptions.slowTool}: `batch_stats` of 11 reddit posts, 11 planned calls, so a background run (D51). */
+export const DEFAULT_SLOW_TOOL: SlowTool = Object.freeze({
+  tool: "batch_stats",
+  body: Object.freeze({ targets: Object.freeze(Array.from({ length: 11 }, (_, i) => `reddit:t3_conf${String(i).padStart(3, "0")}`)) }),
+});
 
 /** The three verdicts of a check. */
 export type Outcome = "passed" | "failed" | "not_applicable";
@@ -86,7 +110,7 @@ export interface CheckContext {
 }
 
 /** The options with every default filled in. */
-export type ResolvedOptions = Required<Omit<ConformanceOptions, "secondKey" | "noscopeKey" | "insufficientBalanceKey" | "dailyLimitKey" | "rateLimitBurst" | "fetch">> &
+export type ResolvedOptions = Required<Omit<ConformanceOptions, "secondKey" | "noscopeKey" | "insufficientBalanceKey" | "dailyLimitKey" | "rateLimitBurst" | "fetch" | "slowTool">> & { slowTool: SlowTool | false } &
   Pick<ConformanceOptions, "secondKey" | "noscopeKey" | "insufficientBalanceKey" | "dailyLimitKey" | "rateLimitBurst"> & { fetch: typeof fetch };
 
 /** The result of one check in a report. */
@@ -108,4 +132,6 @@ export interface ConformanceReport {
   notApplicable: number;
   /** Wall time of the run. */
   ms: number;
+  /** What of the contract the run reached: operations and their statuses, error codes, background runs. */
+  coverage: Coverage;
 }

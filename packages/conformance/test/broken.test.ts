@@ -1,5 +1,5 @@
 /** The suite against a deliberately broken server fails, with messages that say what was wrong and which rule it breaks. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { formatReport, runConformance, type ConformanceReport } from "../src/index.ts";
 import { startBrokenServer, type BrokenServer } from "./broken-server.ts";
 
@@ -8,16 +8,30 @@ let report: ConformanceReport;
 
 beforeAll(async () => {
   server = await startBrokenServer();
+  // The report is not printed: its FAIL lines are what this test expects, and in a CI log they read as failures of
+  // the test run. It is the message of an assertion that fails instead.
   report = await runConformance({ baseUrl: server.baseUrl, key: "sdgw_test_key", secondKey: "sdgw_second_key", noscopeKey: "sdgw_noscope_key" });
-  console.log(formatReport(report));
 }, 60_000);
 afterAll(() => server?.close());
 
 const message = (id: string) => report.results.find((r) => r.id === id)?.message ?? "(no such check)";
 
+/** Whether a function printed anything to the console (stdout or stderr) while it ran. */
+async function printed(fn: () => Promise<unknown>): Promise<string[]> {
+  const lines: string[] = [];
+  const spies = (["log", "info", "warn", "error"] as const).map((m) => vi.spyOn(console, m).mockImplementation((...a: unknown[]) => void lines.push(a.map(String).join(" "))));
+  const writes = [process.stdout, process.stderr].map((s) => vi.spyOn(s, "write").mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)));
+  try {
+    await fn();
+  } finally {
+    for (const s of [...spies, ...writes]) s.mockRestore();
+  }
+  return lines;
+}
+
 describe("the suite against a broken server", () => {
   it("fails exactly the checks its five faults touch", () => {
-    expect(report.results.filter((r) => r.outcome === "failed").map((r) => r.id)).toEqual([
+    expect(report.results.filter((r) => r.outcome === "failed").map((r) => r.id), formatReport(report)).toEqual([
       "auth.bearer", // (2) its data call is an x search: ok with 0 items
       "auth.key-in-query", // (3)
       "auth.key-in-query-keyless", // (3)
@@ -56,6 +70,11 @@ describe("the suite against a broken server", () => {
 
   it("(5) names count=21 answered 200 and the seed's bound", () => {
     expect(message("params.count-21")).toMatch(/count=21 .*→ HTTP 200.*expected HTTP 400 `invalid_params` with fix\.param `count` \(seed: count is 1 to 20\)/);
+  });
+
+  it("prints nothing while it runs: no FAIL line reaches the test output", async () => {
+    const lines = await printed(() => runConformance({ baseUrl: server.baseUrl, key: "sdgw_test_key", secondKey: "sdgw_second_key" }, { only: ["params.count-21"] }));
+    expect(lines).toEqual([]);
   });
 
   it("never prints a key it was given", () => {

@@ -1,5 +1,7 @@
 /** The built command `sdgw-conformance` (dist/cli.js, as installed) against the mock and the broken server. */
 import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -35,14 +37,64 @@ afterAll(async () => {
 });
 
 describe("sdgw-conformance", () => {
-  it("prints one line per check and the summary, and exits 0 against the mock", async () => {
+  it("prints one line per check, the summary, and ends with the coverage summary; exits 0 against the mock", async () => {
     const r = await cli(["--base-url", mock.baseUrl, "--key", "sdgw_test_key", "--noscope-key", "sdgw_noscope_key"]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split("\n");
     expect(lines.filter((l) => /^(PASS|FAIL|N\/A ) {2}\S+ {2}/.test(l))).toHaveLength(53);
     expect(r.stdout).toMatch(/^N\/A {3}results\.other-key {2}.* — no second key given \(--second-key\)$/m);
-    expect(lines.at(-1)).toMatch(/^49 passed, 0 failed, 4 not applicable \(http:\/\/127\.0\.0\.1:\d+, [\d.]+ s\)$/);
+    expect(r.stdout).toMatch(/^49 passed, 0 failed, 4 not applicable \(http:\/\/127\.0\.0\.1:\d+, [\d.]+ s\)$/m);
+    // The run ends with the coverage: a headline, one line per operation with its statuses, what was not reached.
+    const from = lines.findIndex((l) => l.startsWith("Coverage: "));
+    expect(from).toBeGreaterThan(lines.findIndex((l) => /^49 passed/.test(l)));
+    expect(lines[from]).toMatch(/^Coverage: (\d+) of 22 operations exercised, (\d+) of 19 error codes reached, \d+ background runs? started \(\d+ ended\), \d+ requests$/);
+    const [, exercised, reached] = /^Coverage: (\d+) of 22 operations exercised, (\d+) of 19/.exec(lines[from]!)!;
+    const opLines = lines.slice(from + 1).filter((l) => /^ {2}(GET|POST|DELETE) \S+ \(\w+\): \d{3}( \d{3})*$/.test(l));
+    expect(opLines).toHaveLength(Number(exercised));
+    expect(lines.slice(from + 1)).toContainEqual(expect.stringMatching(/^ {2}GET \/v1\/search \(search\): 200 202 400 401 .*409 422/));
+    expect(lines.at(-2)).toMatch(/^ {2}error codes reached: invalid_params, /);
+    expect(lines.at(-2)!.split(": ")[1]!.split(", ")).toHaveLength(Number(reached));
+    expect(lines.at(-1)).toMatch(/^ {2}error codes not reached: /);
+    expect(lines.at(-2)!.split(", ").length + lines.at(-1)!.split(", ").length).toBe(19);
+  });
+
+  it("writes JUnit XML with --junit and the JSON report with --json-report, and still prints the lines", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sdgw-conformance-cli-"));
+    try {
+      const junit = join(dir, "reports", "conformance.xml"); // a folder that does not exist yet
+      const json = join(dir, "report.json");
+      const r = await cli(["--base-url", broken.baseUrl, "--key", "sdgw_test_key", "--only", "auth.,params.count-21", "--junit", junit, "--json-report", json]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/^FAIL {2}params\.count-21 /m);
+      expect(r.stdout).toMatch(/^Coverage: /m);
+      const report = JSON.parse(readFileSync(json, "utf8")) as { results: Array<{ id: string; outcome: string; message: string; ms: number }>; passed: number; failed: number; notApplicable: number; coverage: { operations: { exercised: number; statuses: Record<string, number[]> }; errorCodes: { reached: string[] } } };
+      expect(report.results).toHaveLength(11);
+      expect([report.passed, report.failed, report.notApplicable]).toEqual([6, 4, 1]);
+      expect(report.coverage.operations.statuses["getAccount"]).toEqual([200, 401]);
+      expect(report.coverage.errorCodes.reached).toEqual(["unauthorized"]);
+
+      const xml = readFileSync(junit, "utf8");
+      expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites ')).toBe(true);
+      const attrs = (tag: string) => Object.fromEntries([...tag.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+      const suite = attrs(/<testsuite [^>]*>/.exec(xml)![0]);
+      expect(suite).toMatchObject({ name: "sdgw-conformance", tests: "11", failures: "4", skipped: "1", errors: "0" });
+      const cases = [...xml.matchAll(/<testcase ([^>]*?)(\/>|>([\s\S]*?)<\/testcase>)/g)].map((m) => ({ ...attrs(m[1]!), body: m[3] ?? "" }));
+      expect(cases).toHaveLength(11);
+      expect(cases.filter((c) => c.body.includes("<failure "))).toHaveLength(4);
+      expect(cases.filter((c) => c.body.includes("<skipped "))).toHaveLength(1);
+      expect(cases.map((c) => c["name"]!.split(":")[0])).toEqual(report.results.map((x) => x.id));
+      for (const [i, c] of cases.entries()) expect(Number(c["time"])).toBeCloseTo(report.results[i]!.ms / 1000, 3);
+      const failed = cases.find((c) => c["name"]!.startsWith("params.count-21:"))!;
+      expect(failed["classname"]).toBe("params");
+      // The message, escaped: its backticks and arrows survive, its quotes and ampersands are entities.
+      expect(/<failure message="([^"]*)" type="failed">/.exec(failed.body)![1]).toMatch(/count=21 .*→ HTTP 200 \{&quot;request_id&quot;.*\(seed: count is 1 to 20\)/);
+      expect(cases.find((c) => c.body.includes("<skipped "))!["name"]).toMatch(/^auth\.scope-denied:/);
+      expect(xml).toMatch(/<system-out>Coverage: \d+ of 22 operations exercised/);
+      expect(xml).not.toMatch(/sdgw_test_key/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("prints the report as JSON with --json", async () => {
@@ -60,6 +112,22 @@ describe("sdgw-conformance", () => {
     expect(r.stdout).toMatch(/^FAIL {2}params\.count-21 {2}.*HTTP 200.*\(seed: count is 1 to 20\)/m);
     expect(r.stdout).toMatch(/^FAIL {2}auth\.key-in-query {2}.*D25\)/m);
     expect(r.stdout).toMatch(/^0 passed, 2 failed, 0 not applicable/m);
+  });
+
+  it("exits 2 when a report file cannot be written, or the fallback tool's body is not a JSON object", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sdgw-conformance-cli-"));
+    try {
+      const r = await cli(["--base-url", mock.baseUrl, "--key", "sdgw_test_key", "--only", "routes.unknown", "--junit", dir]); // a folder, not a file
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^sdgw-conformance: could not write the report: /);
+      for (const body of ["[1]", "{nope"]) {
+        const bad = await cli(["--base-url", mock.baseUrl, "--key", "sdgw_test_key", "--slow-tool-body", body]);
+        expect(bad.code, body).toBe(2);
+        expect(bad.stderr).toMatch(/^sdgw-conformance: --slow-tool-body (must be a JSON object|is not JSON)/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("exits 2 with the usage when the base URL or key is missing, or an option is unknown", async () => {

@@ -104,7 +104,7 @@ export const capabilityChecks: Check[] = [
       if (!cases.length) return na("GET /v1/capabilities lists neither wechat.search nor x.search, the platforms of D41's examples");
       const key = refusalKey(ctx);
       const before = await balanceOf(ctx, key);
-      if (!before.ok) return fail(before.message);
+      if (!before.ok) return before.verdict;
       const seen: string[] = [];
       for (const g of cases) {
         const x = await settled(ctx, await ctx.http.send({ path: "/v1/search", query: { platform: g.platform, query: "conformance capabilities", [g.param]: g.value }, key }), key);
@@ -117,7 +117,7 @@ export const capabilityChecks: Check[] = [
         seen.push(`${g.platform} ${g.param}=${g.value}`);
       }
       const after = await balanceOf(ctx, key);
-      if (!after.ok) return fail(after.message);
+      if (!after.ok) return after.verdict;
       if (after.balance !== before.balance) return fail(`the not_supported answers moved the balance ${before.balance} → ${after.balance} (seed Billing: a failed call is never charged; D41: cost 0)`);
       return pass(`${seen.join(", ")}: HTTP 200 not_supported, cost 0, balance unchanged`);
     },
@@ -131,20 +131,21 @@ export const capabilityChecks: Check[] = [
       const seen: string[] = [];
       const searchers = c.byName.get("search") ?? [];
       const other = [ctx.options.platform, ...PLATFORMS].find((p) => p !== "wechat" && searchers.includes(p));
-      if (searchers.includes("wechat") && other) {
-        const f = await fanoutOf(ctx, { path: "/v1/search", query: { platforms: `wechat,${other}`, query: "conformance capabilities", content_type: "video" } }, "D17: platforms answers the fanout answer");
-        if ("verdict" in f) return f.verdict;
-        if (entryStatus(f.fanout, "wechat") !== "not_supported") return fail(`${exchangeLine(f.x, 200)}; the wechat entry is ${entryStatus(f.fanout, "wechat")}, expected not_supported (D41: wechat has search but not content_type=video; in a fanout it is a not_supported entry)`);
-        seen.push(`search wechat,${other} content_type=video: wechat not_supported`);
-      }
       const gap = operationGap(c.byName, ["trending", "search"]);
       const partner = gap && [ctx.options.platform, ...PLATFORMS].find((p) => gap.allowed.includes(p));
-      if (gap && partner) {
-        const path = gap.name === "trending" ? "/v1/trending" : "/v1/search";
-        const body = { platforms: [gap.platform, partner], ...(gap.name === "search" ? { query: "conformance capabilities" } : {}) };
-        const f = await fanoutOf(ctx, { method: "POST", path, body }, "D17: platforms answers the fanout answer");
-        if ("verdict" in f) return f.verdict;
-        if (entryStatus(f.fanout, gap.platform) !== "not_supported") return fail(`${exchangeLine(f.x, 200)}; the ${gap.platform} entry is ${entryStatus(f.fanout, gap.platform)}, expected not_supported (D41: ${gap.platform} has no ${gap.name}, as GET /v1/capabilities lists it; in a fanout it is a not_supported entry, not a refusal of the call)`);
+      // Both calls go out at once: on a server that runs them in the background, their runs are followed together.
+      const valueGap = searchers.includes("wechat") && other ? fanoutOf(ctx, { path: "/v1/search", query: { platforms: `wechat,${other}`, query: "conformance capabilities", content_type: "video" } }, "D17: platforms answers the fanout answer") : undefined;
+      const path = gap?.name === "trending" ? "/v1/trending" : "/v1/search";
+      const opGap = gap && partner ? fanoutOf(ctx, { method: "POST", path, body: { platforms: [gap.platform, partner], ...(gap.name === "search" ? { query: "conformance capabilities" } : {}) } }, "D17: platforms answers the fanout answer") : undefined;
+      const [fv, fo] = await Promise.all([valueGap, opGap]);
+      if (fv) {
+        if ("verdict" in fv) return fv.verdict;
+        if (entryStatus(fv.fanout, "wechat") !== "not_supported") return fail(`${exchangeLine(fv.x, 200)}; the wechat entry is ${entryStatus(fv.fanout, "wechat")}, expected not_supported (D41: wechat has search but not content_type=video; in a fanout it is a not_supported entry)`);
+        seen.push(`search wechat,${other} content_type=video: wechat not_supported`);
+      }
+      if (fo && gap) {
+        if ("verdict" in fo) return fo.verdict;
+        if (entryStatus(fo.fanout, gap.platform) !== "not_supported") return fail(`${exchangeLine(fo.x, 200)}; the ${gap.platform} entry is ${entryStatus(fo.fanout, gap.platform)}, expected not_supported (D41: ${gap.platform} has no ${gap.name}, as GET /v1/capabilities lists it; in a fanout it is a not_supported entry, not a refusal of the call)`);
         seen.push(`${gap.name} ${gap.platform},${partner}: ${gap.platform} not_supported`);
       }
       if (!seen.length) return na("GET /v1/capabilities shows no platform without search or trending, and no wechat.search: nothing to ask");
@@ -158,27 +159,37 @@ export const capabilityChecks: Check[] = [
       const c = await catalog(ctx);
       if ("failure" in c) return fail(c.failure);
       const seen: string[] = [];
-      const check = async (spec: RequestSpec, left: string, why: string): Promise<Verdict | undefined> => {
-        const f = await fanoutOf(ctx, spec, "D17: platforms always answers the fanout answer");
-        if ("verdict" in f) return f.verdict;
-        const keys = Object.keys(f.fanout);
-        if (keys.includes(left)) return fail(`${exchangeLine(f.x, 200)}; the answer has a ${left} entry (${entryStatus(f.fanout, left)}), but ${why}: platforms=all leaves it out (D41)`);
-        if (!keys.length) return fail(`${exchangeLine(f.x, 200)}; no entries (D17: platforms=all means every platform that offers the operation)`);
-        const warnings = bodyOf(f.x)["warnings"];
-        if (!Array.isArray(warnings) || !warnings.some((w) => typeof w === "string" && /platforms=all|\ball\b/.test(w))) {
-          return fail(`${exchangeLine(f.x, 200)}; warnings ${JSON.stringify(warnings ?? null)} say nothing of platforms=all (D41: platforms=all leaves out both kinds and says so in a warning; D3: a warning about the whole request)`);
-        }
-        seen.push(`${spec.path} without ${left} (${keys.length} entries)`);
-        return undefined;
+      const check = (spec: RequestSpec, left: string, why: string) => {
+        // Sent at once; judged in order once both answered (a background run of each is followed meanwhile).
+        const answer = fanoutOf(ctx, spec, "D17: platforms always answers the fanout answer");
+        pending.push(answer);
+        return async (): Promise<Verdict | undefined> => {
+          const f = await answer;
+          if ("verdict" in f) return f.verdict;
+          const keys = Object.keys(f.fanout);
+          if (keys.includes(left)) return fail(`${exchangeLine(f.x, 200)}; the answer has a ${left} entry (${entryStatus(f.fanout, left)}), but ${why}: platforms=all leaves it out (D41)`);
+          if (!keys.length) return fail(`${exchangeLine(f.x, 200)}; no entries (D17: platforms=all means every platform that offers the operation)`);
+          const warnings = bodyOf(f.x)["warnings"];
+          if (!Array.isArray(warnings) || !warnings.some((w) => typeof w === "string" && /platforms=all|\ball\b/.test(w))) {
+            return fail(`${exchangeLine(f.x, 200)}; warnings ${JSON.stringify(warnings ?? null)} say nothing of platforms=all (D41: platforms=all leaves out both kinds and says so in a warning; D3: a warning about the whole request)`);
+          }
+          seen.push(`${spec.path} without ${left} (${keys.length} entries)`);
+          return undefined;
+        };
       };
+      const pending: Array<Promise<unknown>> = [];
+      const judges: Array<() => Promise<Verdict | undefined>> = [];
       if ((c.byName.get("search") ?? []).includes("x")) {
-        const v = await check({ path: "/v1/search", query: { platforms: "all", query: "conformance capabilities", sort: "most_collected", count: 1 } }, "x", "x has search but not sort=most_collected");
-        if (v) return v;
+        judges.push(check({ path: "/v1/search", query: { platforms: "all", query: "conformance capabilities", sort: "most_collected", count: 1 } }, "x", "x has search but not sort=most_collected"));
       }
       const gap = operationGap(c.byName, ["trending", "search"]);
       if (gap) {
         const body = { platforms: "all", count: 1, ...(gap.name === "search" ? { query: "conformance capabilities" } : {}) };
-        const v = await check({ method: "POST", path: gap.name === "trending" ? "/v1/trending" : "/v1/search", body }, gap.platform, `GET /v1/capabilities lists no ${gap.platform}.${gap.name}`);
+        judges.push(check({ method: "POST", path: gap.name === "trending" ? "/v1/trending" : "/v1/search", body }, gap.platform, `GET /v1/capabilities lists no ${gap.platform}.${gap.name}`));
+      }
+      await Promise.allSettled(pending); // both ended (and a rejection is never left unhandled) before either is judged
+      for (const judge of judges) {
+        const v = await judge();
         if (v) return v;
       }
       if (!seen.length) return na("GET /v1/capabilities lists no x.search and no platform without search or trending: nothing to leave out");

@@ -22,14 +22,14 @@ export const errorChecks: Check[] = [
     title: "max_cost_credits=0 → 402 max_cost_exceeded with quote_credits and fix.param; nothing charged",
     async run(ctx) {
       const before = await balanceOf(ctx);
-      if (!before.ok) return fail(before.message);
+      if (!before.ok) return before.verdict;
       const x = await ctx.http.send({ path: "/v1/search", query: { platform: ctx.options.platform, query: "conformance budget", max_cost_credits: 0 } });
       const wrong = refusal(x, { status: 402, code: "max_cost_exceeded", param: ["max_cost_credits"], rule: "seed: max_cost_credits makes a call refuse with max_cost_exceeded if its quote is higher; fix.param is max_cost_credits" });
       if (wrong) return wrong;
       const quote = bodyOf(x)["quote_credits"];
       if (typeof quote !== "number" || quote <= 0) return fail(`${exchangeLine(x)}; quote_credits ${JSON.stringify(quote ?? null)}, expected the call's cost, above 0 (seed: quote_credits is the cost)`);
       const after = await balanceOf(ctx);
-      if (!after.ok) return fail(after.message);
+      if (!after.ok) return after.verdict;
       if (after.balance !== before.balance) return fail(`the refusal moved the balance ${before.balance} → ${after.balance} (seed: every error code is uncharged)`);
       return pass(`HTTP 402, quote_credits ${quote}, balance unchanged`);
     },
@@ -89,13 +89,13 @@ export const errorChecks: Check[] = [
     async run(ctx) {
       const key = ctx.options.insufficientBalanceKey!;
       const before = await balanceOf(ctx, key);
-      if (!before.ok) return fail(before.message);
+      if (!before.ok) return before.verdict;
       const x = await ctx.http.send({ path: "/v1/search", query: { platform: ctx.options.platform, query: "conformance balance" }, key });
       const wrong = refusal(x, { status: 402, code: "insufficient_balance", rule: "seed: insufficient_balance (402), not enough credits; nothing ran" });
       if (wrong) return wrong;
       if (typeof fixOf(x)["action_url"] !== "string") return fail(`${exchangeLine(x)}; no fix.action_url (seed: fix.action_url is {billing_url})`);
       const after = await balanceOf(ctx, key);
-      if (!after.ok) return fail(after.message);
+      if (!after.ok) return after.verdict;
       if (after.balance !== before.balance) return fail(`the refusal moved the balance ${before.balance} → ${after.balance} (seed: every error code is uncharged)`);
       return pass(`HTTP 402 insufficient_balance at balance ${before.balance}`);
     },

@@ -53,10 +53,10 @@ export const idempotencyChecks: Check[] = [
       if (first.status === 202) return na(`${exchangeLine(first, 120)}: the call ran in the background; the replay of a run is checked by idempotency.replay-after-run`);
       if (first.status !== 200) return fail(`${exchangeLine(first)}; expected HTTP 200 for a plain call`);
       const before = await balanceOf(ctx);
-      if (!before.ok) return fail(before.message);
+      if (!before.ok) return before.verdict;
       const again = await ctx.http.send({ path: "/v1/search", query: params(ctx, "conformance replay"), idempotencyKey: key });
       const after = await balanceOf(ctx);
-      if (!after.ok) return fail(after.message);
+      if (!after.ok) return after.verdict;
       const rule = "seed Idempotency: same key and parameters after the run has ended → the first result again, cost 0; D35: unchanged, with Idempotent-Replayed: true, and the balance does not move";
       if (after.balance !== before.balance) return fail(`the replay ${exchangeLine(again, 160)} charged again: the balance went ${before.balance} → ${after.balance} (${rule})`);
       if (again.status !== first.status) return fail(`first HTTP ${first.status}, replay ${exchangeLine(again)} (${rule})`);

@@ -5,8 +5,8 @@
  */
 import { toCsv, toNdjson, validateHandleAnswer } from "@sdgw/validators";
 import { schemaProblems } from "../contract.ts";
-import { exchangeLine, got, heldBack, sleep, type Exchange } from "../http.ts";
-import type { Check, CheckContext, Verdict } from "../types.ts";
+import { exchangeLine, got, heldBack, retryAfterMs, sent, sleep, type Exchange, type RequestSpec } from "../http.ts";
+import type { Check, CheckContext, SlowTool, Verdict } from "../types.ts";
 import { balanceOf, bodyOf, expectRefusal, fail, firstDifference, isObject, na, pass, refusal, sameJson, without } from "./util.ts";
 
 /** Everything the suite saw of its one 202 run. */
@@ -15,7 +15,20 @@ export interface SlowRun {
   notApplicable?: string;
   /** Why the scenario itself failed (a broken 202 answer, an unreadable balance). */
   failure?: string;
+  /** A rule the call broke on the way to its 202 (D51: a background quote answered 200); fails `runs.202-answer`. */
+  violation?: string;
+  /** Which call ran in the background: the slow search, or the tool of the fallback (`slowTool`). */
+  kind: "search" | "tool";
+  /** The slow search's parameters. */
   params: Readonly<Record<string, string>>;
+  /** The tool of the fallback, when `kind` is `tool`. */
+  tool?: string;
+  /** The calls the tool's quote planned, when `kind` is `tool`. */
+  callsPlanned?: number;
+  /** The slow search when it answered 200 and the fallback ran instead. */
+  search?: Exchange;
+  /** The fallback's quote (`confirm: false`). */
+  quote?: Exchange;
   first?: Exchange;
   handle?: string;
   /** The same call under the same key, sent at once (409 while running). */
@@ -42,32 +55,96 @@ export interface SlowRun {
 
 const RUN_RULE = "seed States and transitions";
 
-/** The wait an answer asks for: Retry-After or retry_after_seconds, at least 1 s. */
-function askedWait(x: Exchange): number {
-  const body = bodyOf(x);
-  return 1000 * Math.max(1, Number(x.headers.get("retry-after")) || 0, Number(body["retry_after_seconds"]) || 0);
+/** The call of the run, without its Idempotency-Key. */
+type Call = Pick<RequestSpec, "method" | "path" | "query" | "body">;
+
+/** A balance read's verdict as the scenario's field: a failure, or why the run checks cannot apply. */
+const notRead = (v: Verdict): Pick<SlowRun, "failure" | "notApplicable"> => (v.outcome === "failed" ? { failure: v.message } : { notApplicable: v.message });
+
+/**
+ * The fallback when the slow search answered 200: the tool of `slowTool`, quoted first (`confirm: false`, free)
+ * and run only when the quote says `mode: background` (D51: more than 10 planned calls answers 202 at once).
+ * Answers the started call, or the scenario's end (why not, and the rule broken if the server broke one).
+ */
+async function startTool(ctx: CheckContext, run: SlowRun, search: Exchange): Promise<{ call: Call; first: Exchange; idem: string } | { end: SlowRun }> {
+  const slow = ctx.options.slowTool as SlowTool;
+  const path = `/v1/tools/${encodeURIComponent(slow.tool)}`;
+  const why = `${exchangeLine(search, 100)}: the slow search answered HTTP 200, not 202 (this server answered it within the request)`;
+  run.search = search;
+  run.kind = "tool";
+  run.tool = slow.tool;
+  const quote = await ctx.http.send({ method: "POST", path, body: { ...slow.body, confirm: false } });
+  run.quote = quote;
+  const q = bodyOf(quote)["quote"];
+  if (quote.status !== 200 || !isObject(q)) {
+    return { end: { ...run, notApplicable: heldBack(quote) ?? `${why}; the fallback's quote ${exchangeLine(quote, 160)} is not a tool quote (D51: confirm: false answers the plan and price, free), so no background run either` } };
+  }
+  run.callsPlanned = Number(q["calls_planned"]);
+  if (q["mode"] !== "background") {
+    return { end: { ...run, notApplicable: `${why}; the fallback ${slow.tool} was quoted mode ${String(q["mode"])} with ${String(q["calls_planned"])} planned call(s), and only a plan of more than 10 provider calls is a background run that answers 202 (D51): give --slow-tool-body a bigger plan` } };
+  }
+  // The search was charged: the run's balance is read again, after it.
+  const before = await balanceOf(ctx);
+  if (!before.ok) return { end: { ...run, ...notRead(before.verdict) } };
+  run.balanceBefore = before.balance;
+  const call: Call = { method: "POST", path, body: slow.body };
+  const idem = ctx.http.newIdempotencyKey("run");
+  const first = await ctx.http.send({ ...call, idempotencyKey: idem });
+  if (first.status === 200) {
+    const violation = `${exchangeLine(first, 160)}; its quote said mode background with ${run.callsPlanned} planned calls, but the confirmed call answered HTTP 200 in the request (D51: a plan of more than 10 calls is a background run, HTTP 202 with a handle at once; seed States and transitions: a tool call whose quote says background → running, 202)`;
+    return { end: { ...run, first, violation, notApplicable: `${why}; the fallback ${slow.tool} (quoted background, ${run.callsPlanned} calls) answered HTTP 200 too, not 202 (D51): no run to follow` } };
+  }
+  if (first.status !== 202) {
+    return { end: { ...run, notApplicable: heldBack(first) ?? `${why}; the fallback ${exchangeLine(first, 160)} answered HTTP ${first.status}, not 202, so no run to follow` } };
+  }
+  return { call, first, idem };
+}
+
+/** How long after the 202 an exchange was sent, in ms. */
+const sentAfter = (x: Exchange, first: Exchange) => Math.max(0, x.at - x.ms - first.at);
+
+/** Why a run that ended before the suite could see it running leaves a check with nothing to look at. */
+function endedTooSoon(run: SlowRun, x: Exchange, what: string): string {
+  const after = sentAfter(x, run.first!);
+  const why =
+    run.kind === "tool"
+      ? `the fallback ${run.tool} run (${run.callsPlanned} planned calls) ended within that time, as this server's platforms answer at once (the reference server without SDGW_LATENCY_MS), so it cannot be seen running; a server whose platform calls take time (e.g. the reference server started with SDGW_WAIT_MS=50 SDGW_LATENCY_MS=1000) shows it`
+      : "nothing was left running to look at";
+  return `the run had already ended when ${what}, ${after} ms after its 202 (${got(x, 100)}): ${why}`;
 }
 
 /** Runs the 202 scenario once per suite run (shared by every check of this file). */
 export function slowRun(ctx: CheckContext): Promise<SlowRun> {
   return ctx.shared("slow-run", async () => {
     const params = ctx.options.slowSearch;
-    const run: SlowRun = { params, polls: [] };
+    const run: SlowRun = { kind: "search", params, polls: [] };
     const before = await balanceOf(ctx);
-    if (!before.ok) return { ...run, failure: before.message };
+    if (!before.ok) return { ...run, ...notRead(before.verdict) };
     run.balanceBefore = before.balance;
-    const key = ctx.http.newIdempotencyKey("run");
-    const call = () => ctx.http.send({ path: "/v1/search", query: params, idempotencyKey: key });
-    const started = Date.now();
+    let idem = ctx.http.newIdempotencyKey("run");
+    let spec: Call = { path: "/v1/search", query: params };
     let first: Exchange;
     try {
-      first = await call();
+      first = await ctx.http.send({ ...spec, idempotencyKey: idem });
     } catch (e) {
       return { ...run, notApplicable: `the server never answered 202 within the budget: ${(e as Error).message}` };
     }
+    if (first.status === 200 && ctx.options.slowTool) {
+      let tool: Awaited<ReturnType<typeof startTool>>;
+      try {
+        tool = await startTool(ctx, run, first);
+      } catch (e) {
+        return { ...run, notApplicable: `the slow search answered HTTP 200, and the fallback ${run.tool ?? "tool"} got no answer: ${(e as Error).message}` };
+      }
+      if ("end" in tool) return tool.end;
+      ({ call: spec, first, idem } = tool);
+    }
+    const call = () => ctx.http.send({ ...spec, idempotencyKey: idem });
+    const started = first.at;
     run.first = first;
     if (first.status !== 202) {
-      run.notApplicable = heldBack(first) ?? `${exchangeLine(first, 120)}: the call answered HTTP ${first.status}, not 202, so no run to follow (give slowSearch / --slow-query parameters that this server answers with 202)`;
+      const fallback = ctx.options.slowTool ? "" : " (the tool fallback is off)";
+      run.notApplicable = heldBack(first) ?? `${exchangeLine(first, 120)}: the call answered HTTP ${first.status}, not 202, so no run to follow (give slowSearch / --slow-query parameters that this server answers with 202${fallback})`;
       return run;
     }
     const handle = bodyOf(first)["handle"];
@@ -82,7 +159,7 @@ export function slowRun(ctx: CheckContext): Promise<SlowRun> {
     if (last.status !== 202) last = await read();
     const budget = ctx.options.pollBudgetMs;
     for (let polls = 0; last.status === 202; polls++) {
-      const asked = askedWait(last);
+      const asked = retryAfterMs(last);
       if (Date.now() + asked - started > budget || polls >= 60) {
         run.notApplicable = `the run ${handle} had not ended after ${Math.round((Date.now() - started) / 1000)} s of polling (budget ${budget / 1000} s; last ${got(last, 120)})`;
         break;
@@ -109,6 +186,15 @@ export function slowRun(ctx: CheckContext): Promise<SlowRun> {
     return run;
   });
 }
+
+/** What a finished answer was charged: `billing.cost` of an envelope, `billing.cost_credits` of a tool answer. */
+function costOf(body: Record<string, unknown>): number {
+  const billing = isObject(body["billing"]) ? body["billing"] : {};
+  return Number(billing["cost"] ?? billing["cost_credits"]);
+}
+
+/** The billing fields that are the account's state as of the read, not the run's (seed: the balance is as of the read). */
+const AS_OF_READ = ["billing.balance", "billing.balance_credits", "billing.today_spend_credits", "billing.daily_remaining_credits", "billing.display"];
 
 /** Either what a check goes on with, or the verdict that ends it early. */
 type Or<T> = { verdict: Verdict; value?: undefined } | { verdict?: undefined; value: T };
@@ -174,6 +260,8 @@ export const runChecks: Check[] = [
     id: "runs.202-answer",
     title: "a call that cannot finish in time answers 202 with a handle, Retry-After and charge 0",
     async run(ctx) {
+      const violation = (await slowRun(ctx)).violation;
+      if (violation) return fail(violation);
       const r = await withRun(ctx, false);
       if (r.verdict) return r.verdict;
       const run = r.value;
@@ -183,7 +271,7 @@ export const runChecks: Check[] = [
       if (!v.ok) return fail(`${exchangeLine(first)}; not the handle answer (${RUN_RULE}: HTTP 202 with a handle)`);
       const billing = body["billing"] as Record<string, unknown>;
       if (billing["cost_credits"] !== 0) return fail(`${exchangeLine(first)}; billing.cost_credits ${String(billing["cost_credits"])} (${RUN_RULE}: charge 0; seed Billing: nothing is charged before a run ends)`);
-      return pass(`handle ${run.handle}, Retry-After ${first.headers.get("retry-after")}`);
+      return pass(`${run.kind === "tool" ? `${sent(first)} (the slow search answered 200; the ${run.tool} fallback, ${run.callsPlanned} planned calls, D51): ` : ""}handle ${run.handle}, Retry-After ${first.headers.get("retry-after")}`);
     },
   },
   {
@@ -194,7 +282,7 @@ export const runChecks: Check[] = [
       if (r.verdict) return r.verdict;
       const run = r.value;
       const second = run.second!;
-      if (second.status === 200 && second.headers.get("idempotent-replayed") === "true") return na(`the run had already ended when the same call was sent again (${got(second, 100)})`);
+      if (second.status === 200 && second.headers.get("idempotent-replayed") === "true") return na(endedTooSoon(run, second, "the same call was sent again"));
       return refusal(second, { status: 409, code: "idempotency_in_progress", rule: "seed Idempotency: same key and parameters while the run is going → HTTP 409 idempotency_in_progress" }) ?? pass(`HTTP 409, Retry-After ${second.headers.get("retry-after")}`);
     },
   },
@@ -206,7 +294,7 @@ export const runChecks: Check[] = [
       if (r.verdict) return r.verdict;
       const run = r.value;
       const read = run.runningRead!;
-      if (read.status !== 202) return na(`the run had ended by the first read (${got(read, 100)})`);
+      if (read.status !== 202) return na(endedTooSoon(run, read, "its handle was first read"));
       const body = bodyOf(read);
       if (body["handle"] !== run.handle || body["status"] !== "running") return fail(`${exchangeLine(read)}; expected the handle answer of ${run.handle} with status running (GET /v1/results: running → HTTP 202 with the handle body, whatever the format)`);
       return pass("HTTP 202 handle answer for format=csv");
@@ -226,18 +314,23 @@ export const runChecks: Check[] = [
       if (f.verdict) return f.verdict;
       const { body } = f.value;
       // D31: a finished read is checked against the answer schema of the call that made it.
-      const own = schemaProblems("search", 200, body);
-      if (own.length) return fail(`the finished read ${exchangeLine(run.finished!, 160)} is not a valid answer of GET /v1/search: ${own.join("; ")} (${RUN_RULE}: finished → what the original call would have answered; D31)`);
-      const params = run.params;
-      if (params["platforms"] !== undefined) {
-        if (!isObject(body["fanout"])) return fail(`the finished read ${exchangeLine(run.finished!, 160)} is not the fanout answer the call asked for (${RUN_RULE}: finished → the original answer; D17)`);
-      } else if ("fanout" in body || body["platform"] !== params["platform"]) {
-        return fail(`the finished read ${exchangeLine(run.finished!, 160)} is not the ${params["platform"]} envelope the call asked for (${RUN_RULE}: finished → exactly what the original call would have answered)`);
+      const op = run.first!.op ?? "search";
+      const own = schemaProblems(op, 200, body);
+      if (own.length) return fail(`the finished read ${exchangeLine(run.finished!, 160)} is not a valid answer of ${sent(run.first!).split(" [")[0]}: ${own.join("; ")} (${RUN_RULE}: finished → what the original call would have answered; D31)`);
+      if (run.kind === "tool") {
+        if (body["tool"] !== run.tool) return fail(`the finished read ${exchangeLine(run.finished!, 160)} is not the ${run.tool} answer the call asked for (tool ${JSON.stringify(body["tool"] ?? null)}; ${RUN_RULE}: finished → exactly what the original call would have answered)`);
+      } else {
+        const params = run.params;
+        if (params["platforms"] !== undefined) {
+          if (!isObject(body["fanout"])) return fail(`the finished read ${exchangeLine(run.finished!, 160)} is not the fanout answer the call asked for (${RUN_RULE}: finished → the original answer; D17)`);
+        } else if ("fanout" in body || body["platform"] !== params["platform"]) {
+          return fail(`the finished read ${exchangeLine(run.finished!, 160)} is not the ${params["platform"]} envelope the call asked for (${RUN_RULE}: finished → exactly what the original call would have answered)`);
+        }
+        const applied = isObject(body["applied_params"]) ? body["applied_params"]["query"] : undefined;
+        if (params["query"] !== undefined && applied !== undefined && applied !== params["query"]) return fail(`the finished read's applied_params.query ${JSON.stringify(applied)} is not the call's ${JSON.stringify(params["query"])} (${RUN_RULE})`);
       }
-      const applied = isObject(body["applied_params"]) ? body["applied_params"]["query"] : undefined;
-      if (params["query"] !== undefined && applied !== undefined && applied !== params["query"]) return fail(`the finished read's applied_params.query ${JSON.stringify(applied)} is not the call's ${JSON.stringify(params["query"])} (${RUN_RULE})`);
       const waits = run.polls.map((p) => `${Math.round(p.waitedMs / 100) / 10}s≥${p.askedMs / 1000}s`).join(", ");
-      return pass(`${run.polls.length} poll(s) after Retry-After (${waits || "none needed"}); finished status ${String(body["status"])}`);
+      return pass(`${run.kind === "tool" ? `${run.tool} run: ` : ""}${run.polls.length} poll(s) after Retry-After (${waits || "none needed"}); finished status ${String(body["status"])}`);
     },
   },
   {
@@ -248,12 +341,12 @@ export const runChecks: Check[] = [
       if (r.verdict) return r.verdict;
       const { run, body } = r.value;
       if (run.balanceBefore === undefined || run.balanceAfter === undefined) return fail("could not read the balance before and after the run (D10)");
-      const cost = Number((body["billing"] as Record<string, unknown> | undefined)?.["cost"]);
+      const cost = costOf(body);
       const moved = run.balanceBefore - run.balanceAfter;
       if (moved !== cost) {
-        return fail(`the balance moved by ${moved} (${run.balanceBefore} → ${run.balanceAfter}) over the run, its reads and its replay, but the finished answer's billing.cost is ${cost} (${RUN_RULE}: charge applied once; seed Billing: reading a stored result is free; D7)`);
+        return fail(`the balance moved by ${moved} (${run.balanceBefore} → ${run.balanceAfter}) over the run, its reads and its replay, but the finished answer's ${run.kind === "tool" ? "billing.cost_credits" : "billing.cost"} is ${cost} (${RUN_RULE}: charge applied once; seed Billing: reading a stored result is free; D7)`);
       }
-      return pass(`charged ${cost} once (${run.balanceBefore} → ${run.balanceAfter})`);
+      return pass(`${run.kind === "tool" ? `${run.tool} run: ` : ""}charged ${cost} once (${run.balanceBefore} → ${run.balanceAfter})`);
     },
   },
   {
@@ -285,8 +378,8 @@ export const runChecks: Check[] = [
       const { run, body } = r.value;
       const again = run.again!;
       if (again.status !== 200) return fail(`the second read ${exchangeLine(again)}; expected HTTP 200 (${RUN_RULE}: finished → finished, repeatable)`);
-      const a = without(body, ["billing.balance", "billing.balance_credits"]);
-      const b = without(again.json, ["billing.balance", "billing.balance_credits"]);
+      const a = without(body, AS_OF_READ);
+      const b = without(again.json, AS_OF_READ);
       if (!sameJson(a, b)) return fail(`two reads of ${run.handle} differ at ${firstDifference(a, b)} (${RUN_RULE}: returns the original answer and status; repeatable)`);
       return pass("two reads identical but for the balance as of the read");
     },
@@ -334,7 +427,7 @@ export const runChecks: Check[] = [
       const replay = run.replay!;
       if (replay.status !== 200) return fail(`${exchangeLine(replay)}; expected HTTP 200 with the finished answer (seed Idempotency: after the run has ended the first result is returned again; D40)`);
       if (replay.headers.get("idempotent-replayed") !== "true") return fail(`${exchangeLine(replay, 120)} came without Idempotent-Replayed: true (D35)`);
-      const keep = (v: unknown) => (isObject(v) ? { status: v["status"], items: v["items"], fanout: v["fanout"], cost: (v["billing"] as Record<string, unknown> | undefined)?.["cost"] } : v);
+      const keep = (v: unknown) => (isObject(v) ? { status: v["status"], tool: v["tool"], items: v["items"], fanout: v["fanout"], cost: costOf(v) } : v);
       if (!sameJson(keep(body), keep(replay.json))) return fail(`the replay differs from the finished read at ${firstDifference(keep(body), keep(replay.json))} (seed Idempotency: the first result is returned again; D35: unchanged)`);
       return pass("HTTP 200, same status, items and cost, Idempotent-Replayed: true");
     },

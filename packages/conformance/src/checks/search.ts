@@ -85,7 +85,7 @@ export const searchChecks: Check[] = [
     title: "platform=<p> → 200 envelope of that platform; an ok/empty answer costs what the balance moved, a failure nothing",
     async run(ctx) {
       const before = await balanceOf(ctx);
-      if (!before.ok) return fail(before.message);
+      if (!before.ok) return before.verdict;
       // Through the SDK, as a client would call it (the exchange is recorded all the same).
       let x: Exchange;
       try {
@@ -100,7 +100,7 @@ export const searchChecks: Check[] = [
       const body = bodyOf(x);
       if ("fanout" in body || body["platform"] !== ctx.options.platform) return fail(`${exchangeLine(x)}; expected the single-platform envelope with platform "${ctx.options.platform}" (D17: platform answers the envelope)`);
       const after = await balanceOf(ctx);
-      if (!after.ok) return fail(after.message);
+      if (!after.ok) return after.verdict;
       const billing = isObject(body["billing"]) ? body["billing"] : {};
       const cost = Number(billing["cost"]);
       const moved = before.balance - after.balance;

@@ -57,14 +57,25 @@ export async function expectRefusal(ctx: CheckContext, spec: RequestSpec, want: 
  */
 export const refusalKey = (ctx: CheckContext): string => ctx.options.secondKey ?? ctx.options.key;
 
-/** The balance of a key's account, read from `GET /v1/account` (free, D10); a message when it cannot be read. */
-export async function balanceOf(ctx: CheckContext, key?: string): Promise<{ ok: true; balance: number } | { ok: false; message: string }> {
+/**
+ * The balance of a key's account, read from `GET /v1/account` (free, D10), for a comparison with another read.
+ * First it settles every background run the suite started (`Http.settle`): a run started by an earlier check
+ * is charged when it ends, and would otherwise move the balance between two reads. When a run is still going
+ * after the poll budget, the comparison cannot be trusted: the answer is a not-applicable verdict naming the run;
+ * when the balance cannot be read, a failed one.
+ */
+export async function balanceOf(ctx: CheckContext, key?: string): Promise<{ ok: true; balance: number } | { ok: false; verdict: Verdict }> {
+  const settled = await ctx.http.settle(ctx.options.pollBudgetMs);
+  if (settled.open.length) {
+    const runs = settled.open.map((r) => `${r.handle} (${r.startedBy})`).join(", ");
+    return { ok: false, verdict: na(`${settled.open.length} background run(s) the suite started had not ended after the poll budget of ${ctx.options.pollBudgetMs / 1000} s: ${runs}; each is charged when it ends, so a balance compared now could move by its charge (raise --poll-budget)`) };
+  }
   try {
     const account = await (key ? ctx.clientFor(key) : ctx.client).account();
     return { ok: true, balance: account.billing.balance_credits };
   } catch (e) {
     const last = ctx.http.exchanges.at(-1);
-    return { ok: false, message: `could not read the balance (${(e as Error).message}): ${last ? exchangeLine(last) : "no answer"} (D10: GET /v1/account answers billing.balance_credits)` };
+    return { ok: false, verdict: fail(`could not read the balance (${(e as Error).message}): ${last ? exchangeLine(last) : "no answer"} (D10: GET /v1/account answers billing.balance_credits)`) };
   }
 }
 
