@@ -102,7 +102,7 @@ export interface FitOptions {
  * `rows_left`, note). Without one nothing is stored to read on from, so nothing is cut: the answer is whole, over
  * the bound, with a warning (rows that were paid for are never dropped, D53). At least one row is kept so that
  * reading on always moves forward. A `position` past the last row gives the answer with no rows: callers refuse
- * such a position first (see {@link rowCount}).
+ * such a position first (see `rowCount` in this module).
  */
 export function fitAnswer(answer: Json, options: FitOptions): Fitted {
   const rows = rowsOf(answer);
