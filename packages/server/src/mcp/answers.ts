@@ -1,6 +1,8 @@
 /**
  * Cutting an HTTP answer to the MCP size bound (D30): the rows are `items`, or `targets`, or every fanout entry's
  * `items` in entry order; an answer over the bound keeps the first rows that fit and gains a top-level `more`.
+ * A page of a fanout holds only the entries that are valid on it (D55): an `ok` entry with rows on the page, and
+ * the entries without rows (`empty`, failed) on the first page only, so no page has an `ok` entry with 0 items.
  */
 
 /** About 60 KB of JSON: the largest MCP answer (seed, "MCP large-answer object"). */
@@ -40,11 +42,13 @@ function rowsOf(answer: Json): Rows | null {
       slice(from, to) {
         const out: Record<string, Json> = {};
         entries.forEach(([platform, e], i) => {
-          if (!Array.isArray(e["items"])) out[platform] = e;
-          else {
-            const start = offsets[i]!;
-            out[platform] = { ...e, items: (e["items"] as unknown[]).slice(Math.max(0, from - start), Math.max(0, to - start)) };
-          }
+          const items = Array.isArray(e["items"]) ? (e["items"] as unknown[]) : [];
+          const start = offsets[i]!;
+          const mine = items.slice(Math.max(0, from - start), Math.max(0, to - start));
+          // An entry with rows on this page carries them; one without rows of its own (empty, error,
+          // not_supported, timeout) is shown once, on the first page; an ok entry never appears without rows.
+          if (mine.length > 0) out[platform] = { ...e, items: mine };
+          else if (items.length === 0 && from === 0) out[platform] = e;
         });
         return { ...answer, fanout: out };
       },
@@ -55,6 +59,14 @@ function rowsOf(answer: Json): Rows | null {
 
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
 
+/**
+ * The rows of a whole answer (its `items`, its `targets`, or all its fanout entries' `items`), or null for an answer
+ * without rows (a quote, a running answer, an error structure). `more.handle` positions count these rows.
+ */
+export function rowCount(answer: Json): number | null {
+  return rowsOf(answer)?.total ?? null;
+}
+
 /** What {@link fitAnswer} made of an answer: the MCP answer and the rows it carries. */
 export interface Fitted {
   answer: Json;
@@ -62,36 +74,58 @@ export interface Fitted {
   rows: number;
   /** Rows of the whole result. */
   total: number;
+  /** The rows of this answer written by `render` (a csv or ndjson file), when a renderer was given. */
+  text?: string;
+}
+
+/** Options of {@link fitAnswer}. */
+export interface FitOptions {
+  /**
+   * The handle the result is stored under, for `more.handle`; null when nothing is stored to read on from; or a
+   * function called only when the answer must be cut, that stores it and gives its handle (or null).
+   */
+  handle: string | null | (() => string | null);
+  /** The first row of this answer (the part of `more.handle` after the dot; 0 for a first answer). */
+  position: number;
+  /** The size bound in bytes. */
+  maxBytes: number;
+  /**
+   * Writes the rows of one page as text (batch_stats' csv or ndjson; it must write the rows only, not `more`). The
+   * page's size is then its JSON plus that text, and {@link Fitted.text} holds the text of the page returned.
+   */
+  render?: (page: Json) => string;
 }
 
 /**
- * The answer from row `position` on, cut to the first rows that fit in `maxBytes` of JSON. With a `handle` a cut
- * answer gets `more` (`handle.position` of the next row, `rows_left`, note); without one (an answer that finished
- * inline: nothing is stored to read on from) the rows are cut and a warning says how many were left out.
- * At least one row is kept so that reading on always moves forward.
+ * The answer from row `position` on, cut to the first rows that fit in `maxBytes` (its JSON, plus the text
+ * `render` writes of it). With a `handle` a cut answer gets `more` (`handle.position` of the next row,
+ * `rows_left`, note). Without one nothing is stored to read on from, so nothing is cut: the answer is whole, over
+ * the bound, with a warning (rows that were paid for are never dropped, D55). At least one row is kept so that
+ * reading on always moves forward. A `position` past the last row gives the answer with no rows: callers refuse
+ * such a position first (see `rowCount` in this module).
  */
-export function fitAnswer(answer: Json, options: { handle: string | null; position: number; maxBytes: number }): Fitted {
+export function fitAnswer(answer: Json, options: FitOptions): Fitted {
   const rows = rowsOf(answer);
-  const { handle, position, maxBytes } = options;
-  if (!rows) return { answer, rows: 0, total: 0 };
+  const { position, maxBytes, render } = options;
+  if (!rows) return { answer, rows: 0, total: 0, ...(render ? { text: "" } : {}) };
   const from = Math.min(position, rows.total);
+  const size = (page: Json) => bytes(page) + (render ? Buffer.byteLength(render(page), "utf8") : 0);
+  const done = (page: Json, k: number): Fitted => ({ answer: page, rows: k, total: rows.total, ...(render ? { text: render(page) } : {}) });
   const whole = rows.slice(from, rows.total);
-  if (rows.total - from <= 1 || bytes(whole) <= maxBytes) return { answer: whole, rows: rows.total - from, total: rows.total };
-  const build = (k: number): Json => {
-    const cut = rows.slice(from, from + k);
-    const left = rows.total - from - k;
-    if (handle) return { ...cut, more: { handle: `${handle}.${from + k}`, rows_left: left, note: MORE_NOTE } };
-    const warning = `This MCP answer holds ${k} of ${rows.total - from} rows to stay under ${maxBytes} bytes; nothing is stored to read on from (the call finished inline): ask for fewer platforms or a smaller count, or page with cursor.`;
-    return { ...cut, warnings: [...(Array.isArray(cut["warnings"]) ? (cut["warnings"] as string[]) : []), warning] };
-  };
+  if (rows.total - from <= 1 || size(whole) <= maxBytes) return done(whole, rows.total - from);
+  const handle = typeof options.handle === "function" ? options.handle() : options.handle;
+  if (!handle) {
+    const warning = `This MCP answer is over the ${maxBytes}-byte bound: nothing could be stored to read on from, so all ${rows.total - from} rows are given at once rather than dropping rows that were paid for.`;
+    return done({ ...whole, warnings: [...(Array.isArray(whole["warnings"]) ? (whole["warnings"] as string[]) : []), warning] }, rows.total - from);
+  }
+  const build = (k: number): Json => ({ ...rows.slice(from, from + k), more: { handle: `${handle}.${from + k}`, rows_left: rows.total - from - k, note: MORE_NOTE } });
   // The largest k (1 <= k < rows left) whose answer fits; sizes grow with k.
   let lo = 1;
   let hi = rows.total - from - 1;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (bytes(build(mid)) <= maxBytes) lo = mid;
+    if (size(build(mid)) <= maxBytes) lo = mid;
     else hi = mid - 1;
   }
-  const k = lo;
-  return { answer: build(k), rows: k, total: rows.total };
+  return done(build(lo), lo);
 }

@@ -17,6 +17,6 @@ export { createMcpServer, MCP_TOOLS } from "./server.ts";
 export type { CreateMcpServerOptions } from "./server.ts";
 export { mcpRoutes } from "./http.ts";
 export type { McpRoutesOptions } from "./http.ts";
-export { fitAnswer, MCP_ANSWER_BYTES, MORE_NOTE } from "./answers.ts";
-export type { Fitted } from "./answers.ts";
+export { fitAnswer, MCP_ANSWER_BYTES, MORE_NOTE, rowCount } from "./answers.ts";
+export type { FitOptions, Fitted } from "./answers.ts";
 export { toolInputSchema } from "./schemas.ts";

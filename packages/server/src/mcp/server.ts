@@ -6,11 +6,11 @@
 import { randomUUID } from "node:crypto";
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { requestValidators } from "@sdgw/validators";
+import { errorAnswer, requestValidators, toCsv, toNdjson } from "@sdgw/validators";
 import type { FastifyInstance } from "fastify";
 import type { Gateway } from "../gateway.ts";
 import { newRequestId } from "../ids.ts";
-import { fitAnswer, MCP_ANSWER_BYTES } from "./answers.ts";
+import { fitAnswer, MCP_ANSWER_BYTES, rowCount } from "./answers.ts";
 import { toolInputSchema } from "./schemas.ts";
 
 type Json = Record<string, unknown>;
@@ -80,13 +80,17 @@ export interface CreateMcpServerOptions {
   maxAnswerBytes?: number;
   /**
    * The gateway behind `app`. With it, an answer that finished inline and is over the size bound is kept under a
-   * handle (free, readable by this key for 24 hours), so that its `more` can read on; without it such an answer
-   * is cut with a warning.
+   * handle (free, readable by this key for 24 hours), so that its `more` can read on, and a `handle` is refused by
+   * a tool other than the one that made it (D55). Without it such an answer is given whole, over the bound, with a
+   * warning (rows that were paid for are never dropped), and only a tool answer's own `tool` is checked.
    */
   gateway?: Gateway;
 }
 
 const HANDLE_ARG = /^([A-Za-z0-9_-]{1,128})(?:\.([0-9]{1,9}))?$/;
+
+/** The file formats `batch_stats` takes besides json (D24). */
+type FileFormat = "csv" | "ndjson";
 
 function invalidParams(message: string, data?: unknown): never {
   throw new ProtocolError(ProtocolErrorCode.InvalidParams, message, data);
@@ -100,18 +104,40 @@ function errorText(tool: string, status: number, body: Json): string {
 }
 
 /**
+ * The file format a finished answer's rows are written in over MCP (D55): a `batch_stats` tool answer whose
+ * `applied_params.format` is csv or ndjson. Null for every other answer (JSON only).
+ */
+function fileFormatOf(answer: Json): FileFormat | null {
+  if (answer["tool"] !== "batch_stats" || !Array.isArray(answer["items"])) return null;
+  const format = (answer["applied_params"] as Json | undefined)?.["format"];
+  return format === "csv" || format === "ndjson" ? format : null;
+}
+
+const isTool = (name: string) => MCP_TOOLS.some((t) => t.name === name && t.charging);
+
+/** What the gateway answered a forwarded call: the status, the body as text, and as JSON when it is JSON. */
+interface Forwarded {
+  status: number;
+  json: Json | null;
+  text: string;
+}
+
+/**
  * An MCP server (the official SDK's `Server`) with the gateway's 16 tools, acting for one key. Connect it to any
  * transport: `await createMcpServer({ app, apiKey }).connect(new StdioServerTransport())`.
  *
  * - A charging call with `handle` only reads `GET /v1/results/{handle}`: nothing runs, nothing is charged, other
- *   arguments are ignored; the part after the dot is the row to continue from.
+ *   arguments are ignored; the part after the dot is the row to continue from. A handle made by another tool, or
+ *   a position past the last row, is refused with `invalid_params` naming `handle` (D55).
  * - A 202 answers the running handle answer; call again with its `handle`.
  * - An answer over the size bound keeps its first rows and gains `more` (D30) when it has a handle.
- * - Unknown tools and bad arguments are protocol errors (InvalidParams); an HTTP error of the gateway is a tool
- *   result with `isError: true` and the error structure as `structuredContent`.
+ * - `batch_stats` with `format` csv or ndjson answers the JSON answer as `structuredContent` and the rows of the
+ *   page as that file in the first text content (D55): a charge always comes with its rows.
+ * - Unknown tools and bad arguments are protocol errors (InvalidParams); an HTTP error of the gateway, and a handle
+ *   refused as above, is a tool result with `isError: true` and the error structure as `structuredContent`.
  */
 export function createMcpServer(options: CreateMcpServerOptions): Server {
-  const { app, apiKey } = options;
+  const { app, apiKey, gateway } = options;
   const maxBytes = options.maxAnswerBytes ?? MCP_ANSWER_BYTES;
   const server = new Server({ name: "sdgw", version: "1.0.0" }, { capabilities: { tools: {} } });
   const byName = new Map(MCP_TOOLS.map((t) => [t.name, t]));
@@ -122,32 +148,108 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     return { tools: listed } as never;
   });
 
-  async function forward(method: "GET" | "POST", url: string, body: Json | null, idempotencyKey: string | null): Promise<{ status: number; json: Json; text: string }> {
+  async function forward(method: "GET" | "POST", url: string, body: Json | null, idempotencyKey: string | null): Promise<Forwarded> {
     const headers: Record<string, string> = {};
     if (apiKey) headers["x-api-key"] = apiKey;
     if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
     if (body) headers["content-type"] = "application/json";
     const res = await app.inject({ method, url, headers, ...(body ? { payload: JSON.stringify(body) } : {}) });
-    let json: Json;
-    try {
-      json = JSON.parse(res.body) as Json;
-    } catch {
-      json = { code: "internal_error", message: `The gateway answered HTTP ${res.statusCode} without JSON.` };
+    let json: Json | null = null;
+    if (String(res.headers["content-type"] ?? "").startsWith("application/json")) {
+      try {
+        json = JSON.parse(res.body) as Json;
+      } catch {
+        json = null;
+      }
     }
     return { status: res.statusCode, json, text: res.body };
   }
 
-  /** A handle for an answer over the bound that has none (it finished inline): the answer kept, free. */
-  function keep(tool: string, json: Json, text: string): string | null {
-    const key = options.gateway && apiKey ? options.gateway.accounts.keyBySecret(apiKey) : undefined;
-    if (!key || Buffer.byteLength(text, "utf8") <= maxBytes) return null;
-    return options.gateway!.runs.keep(key, String(json["request_id"] ?? newRequestId()), tool, { "content-type": "application/json; charset=utf-8" }, text);
+  const callerKey = () => (gateway && apiKey ? gateway.accounts.keyBySecret(apiKey) : undefined);
+
+  /** The operation that made a handle of this key (the MCP tool's name for the 13 tools), or null when unknown. */
+  function madeBy(handle: string): string | null {
+    const key = callerKey();
+    if (!key) return null;
+    return gateway!.store.get<{ operation: string }>("SELECT operation FROM runs WHERE handle = ? AND key_id = ?", handle, key.id)?.operation ?? null;
   }
 
-  function result(tool: string, status: number, json: Json, handle: string | null, position: number): CallToolResult {
+  /** Keeps an answer that finished inline under a new handle (free, 24 hours), so that `more` can read on. */
+  function keep(tool: string, json: Json): string | null {
+    const key = callerKey();
+    if (!key) return null;
+    try {
+      return gateway!.runs.keep(key, String(json["request_id"] ?? newRequestId()), tool, { "content-type": "application/json; charset=utf-8" }, JSON.stringify(json));
+    } catch (error) {
+      // Not kept: the answer is then given whole (fitAnswer without a handle) rather than losing rows.
+      gateway!.log(`mcp: could not keep the answer of ${tool}`, error);
+      return null;
+    }
+  }
+
+  /** A refusal made here (nothing ran, nothing was charged), as the gateway's error structure. */
+  function refuse(tool: string, message: string, note: string): CallToolResult {
+    const a = errorAnswer("invalid_params", newRequestId(gateway?.now()), { message, fix: { param: "handle", note } }, gateway ? { urls: gateway.config.urls, now: new Date(gateway.now()) } : {});
+    const body = a.body as unknown as Json;
+    return { isError: true, structuredContent: body, content: [{ type: "text", text: errorText(tool, a.status, body) }] };
+  }
+
+  /**
+   * The MCP result of a forwarded call. An error is `isError`; a 202 is the running answer; a finished JSON answer
+   * is cut to the bound from `position` (kept under a handle first when it finished inline and needs cutting) and,
+   * for batch_stats csv/ndjson, its page's rows are also written as that file.
+   */
+  function result(tool: string, answer: Forwarded, handle: string | null, position: number): CallToolResult {
+    const charging = byName.get(tool)?.charging === true;
+    const { status, json, text } = answer;
+    if (!json) {
+      // Not JSON: a file the gateway answered (an idempotent replay of a csv or ndjson run). It is the data.
+      if (status >= 400) return { isError: true, content: [{ type: "text", text: `${tool} failed (HTTP ${status}): ${text.slice(0, 2000)}` }] };
+      return { content: [{ type: "text", text }] };
+    }
     if (status >= 400) return { isError: true, structuredContent: json, content: [{ type: "text", text: errorText(tool, status, json) }] };
-    const answer = status === 202 ? json : fitAnswer(json, { handle, position, maxBytes }).answer;
-    return { structuredContent: answer, content: [{ type: "text", text: JSON.stringify(answer) }] };
+    if (status === 202) return { structuredContent: json, content: [{ type: "text", text: JSON.stringify(json) }] };
+    const format = fileFormatOf(json);
+    const fitted = fitAnswer(json, {
+      handle: handle ?? (charging ? () => keep(tool, json) : null),
+      position,
+      maxBytes,
+      ...(format ? { render: format === "csv" ? toCsv : toNdjson } : {}),
+    });
+    const structured = JSON.stringify(fitted.answer);
+    return { structuredContent: fitted.answer, content: format ? [{ type: "text", text: fitted.text ?? "" }, { type: "text", text: structured }] : [{ type: "text", text: structured }] };
+  }
+
+  /** `handle` only: reads the stored result (free), refusing another tool's handle and a position past the end. */
+  async function read(tool: string, arg: unknown): Promise<CallToolResult> {
+    const m = typeof arg === "string" ? HANDLE_ARG.exec(arg) : null;
+    if (!m) invalidParams("`handle` must be a results handle, optionally followed by .position (more.handle).");
+    const handle = m[1]!;
+    const position = Number(m[2] ?? 0);
+    const wrongTool = (made: string) =>
+      refuse(
+        tool,
+        `The handle ${handle} holds a result of ${made}, not of ${tool}: a handle is read by the tool that made it.`,
+        isTool(made) ? `Pass it as handle to the ${made} tool.` : `Read it over HTTP with GET /v1/results/${handle}.`,
+      );
+    const made = madeBy(handle);
+    if (made !== null && made !== tool) return wrongTool(made);
+    const answer = await forward("GET", `/v1/results/${encodeURIComponent(handle)}?format=json`, null, null);
+    const json = answer.json;
+    if (answer.status !== 200 || !json) return result(tool, answer, handle, 0);
+    // Without the gateway's runs at hand, a tool answer still names its tool.
+    if (made === null && typeof json["tool"] === "string" && json["tool"] !== tool) return wrongTool(json["tool"]);
+    const total = rowCount(json);
+    if (position > 0 && (total === null || position >= total)) {
+      return refuse(
+        tool,
+        total === null || total === 0
+          ? `The result under ${handle} has no rows to read from position ${position}.`
+          : `Position ${position} of ${handle} is past the end of its result: it has ${total} rows (positions 0 to ${total - 1}).`,
+        "Pass more.handle of the previous answer exactly as given, or the handle without .position for the first rows; an answer without more was the last.",
+      );
+    }
+    return result(tool, answer, handle, position);
   }
 
   server.setRequestHandler("tools/call", async (request) => {
@@ -156,12 +258,7 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     if (!spec) invalidParams(`Unknown tool ${name}. Tools: ${MCP_TOOLS.map((t) => t.name).join(", ")}.`);
     const args = (request.params.arguments ?? {}) as Json;
 
-    if (spec.charging && args["handle"] !== undefined) {
-      const m = typeof args["handle"] === "string" ? HANDLE_ARG.exec(args["handle"]) : null;
-      if (!m) invalidParams("`handle` must be a results handle, optionally followed by .position (more.handle).");
-      const { status, json } = await forward("GET", `/v1/results/${m[1]}`, null, null);
-      return result(name, status, json, m[1]!, Number(m[2] ?? 0));
-    }
+    if (spec.charging && args["handle"] !== undefined) return read(name, args["handle"]);
 
     const { handle: _h, idempotency_key: idem, ...body } = args;
     if (idem !== undefined && (typeof idem !== "string" || !/^[!-~]{1,255}$/.test(idem))) invalidParams("`idempotency_key` must be 1 to 255 printable ASCII characters.");
@@ -175,10 +272,29 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
         invalidParams(`Invalid arguments for ${name}: ${String(answer["message"])}`, answer);
       }
     }
+
+    // batch_stats asked as csv or ndjson (D55): a run that answers within the request is asked as json (a file
+    // answer would carry neither the charge nor a handle) and its rows are written as the file here; a background
+    // run keeps the format asked, and its handle is read as json and written the same way.
+    let sent: Json = body;
+    let asked: FileFormat | null = null;
+    if (name === "batch_stats" && (body["format"] === "csv" || body["format"] === "ndjson") && body["confirm"] !== false) {
+      const quoted = await forward("POST", spec.path, { ...body, confirm: false }, null);
+      if (quoted.status !== 200 || !quoted.json) return result(name, quoted, null, 0);
+      if ((quoted.json["quote"] as Json | undefined)?.["mode"] !== "background") {
+        asked = body["format"];
+        sent = { ...body, format: "json" };
+      }
+    }
+
     const key = spec.charging ? ((idem as string | undefined) ?? (name === "search" ? `mcp-${randomUUID()}` : null)) : null;
-    const { status, json, text } = await forward(spec.method, spec.path, spec.method === "POST" ? body : null, key);
-    const handle = typeof json["handle"] === "string" ? json["handle"] : status === 200 && spec.charging ? keep(name, json, text) : null;
-    return result(name, status, json, handle, 0);
+    const answer = await forward(spec.method, spec.path, spec.method === "POST" ? sent : null, key);
+    if (asked && answer.status === 200 && answer.json && answer.json["tool"] === "batch_stats") {
+      // The answer's rows are written as the format asked: that is the format applied to this MCP answer.
+      answer.json = { ...answer.json, applied_params: { ...(answer.json["applied_params"] as Json), format: asked } };
+    }
+    const handle = answer.json && typeof answer.json["handle"] === "string" ? answer.json["handle"] : null;
+    return result(name, answer, handle, 0);
   });
 
   return server;

@@ -58,11 +58,32 @@ describe("fitAnswer (D30)", () => {
     expect(next.rows).toBe(f.rows);
   });
 
-  it("without a handle cuts the rows, gives no more and says so in warnings", () => {
+  it("without a handle drops no row (D55): the answer is whole, over the bound, and says so in warnings", () => {
     const f = fitAnswer(envelope, { handle: null, position: 0, maxBytes: 2_000 });
-    expect(f.rows).toBeLessThan(50);
+    expect(f.rows).toBe(50);
+    expect(f.answer["items"]).toEqual(envelope.items);
     expect(f.answer["more"]).toBeUndefined();
-    expect((f.answer["warnings"] as string[])[0]).toMatch(/nothing is stored to read on from/);
+    expect((f.answer["warnings"] as string[])[0]).toMatch(/nothing could be stored to read on from/);
+  });
+
+  it("asks a lazy handle only when the answer must be cut", () => {
+    let asked = 0;
+    const lazy = () => (asked++, "h_lazy");
+    expect(fitAnswer(envelope, { handle: lazy, position: 0, maxBytes: 60_000 }).answer["more"]).toBeUndefined();
+    expect(asked).toBe(0);
+    const cut = fitAnswer(envelope, { handle: lazy, position: 0, maxBytes: 2_000 });
+    expect(asked).toBe(1);
+    expect((cut.answer["more"] as { handle: string }).handle).toBe(`h_lazy.${cut.rows}`);
+  });
+
+  it("with a renderer, the page's JSON and its file together hold the bound", () => {
+    const render = (page: Record<string, unknown>) => (page["items"] as Array<{ id: string }>).map((i) => `${i.id},${"y".repeat(100)}\n`).join("");
+    const f = fitAnswer(envelope, { handle: "h_r", position: 0, maxBytes: 4_000, render });
+    expect(Buffer.byteLength(JSON.stringify(f.answer)) + Buffer.byteLength(f.text!)).toBeLessThanOrEqual(4_000);
+    expect(f.text).toBe(render(f.answer));
+    expect(f.text!.split("\n").filter(Boolean)).toHaveLength(f.rows);
+    const plain = fitAnswer(envelope, { handle: "h_r", position: 0, maxBytes: 4_000 });
+    expect(plain.rows).toBeGreaterThan(f.rows);
   });
 
   it("cuts targets and fanout entries' items as rows", () => {
@@ -73,7 +94,32 @@ describe("fitAnswer (D30)", () => {
     const f = fitAnswer(fanout, { handle: "h_f", position: 15, maxBytes: 3_000 });
     const entries = f.answer["fanout"] as Record<string, { items: Array<{ id: string }> }>;
     expect(entries["weibo"]!.items[0]!.id).toBe("id15");
-    expect(entries["weibo"]!.items.length + entries["x"]!.items.length).toBe(f.rows);
+    expect((entries["weibo"]?.items.length ?? 0) + (entries["x"]?.items.length ?? 0)).toBe(f.rows);
     expect((f.answer["more"] as { handle: string }).handle).toBe(`h_f.${15 + f.rows}`);
+  });
+
+  it("a fanout page holds only entries valid on it (D55): ok entries with rows there, rowless ones on the first page", () => {
+    const fanout = {
+      status: "ok",
+      fanout: {
+        weibo: { status: "ok", items: envelope.items.slice(0, 10) },
+        x: { status: "not_supported", items: [] },
+        reddit: { status: "ok", items: envelope.items.slice(10, 20) },
+        zhihu: { status: "empty", items: [] },
+      },
+    };
+    const pages: Array<Record<string, { status: string; items: unknown[] }>> = [];
+    let position = 0;
+    for (;;) {
+      const f = fitAnswer(fanout, { handle: "h_p", position, maxBytes: 1_500 });
+      pages.push(f.answer["fanout"] as Record<string, { status: string; items: unknown[] }>);
+      if (!f.answer["more"]) break;
+      position += f.rows;
+    }
+    expect(pages.length).toBeGreaterThanOrEqual(3);
+    for (const page of pages) for (const e of Object.values(page)) if (e.status === "ok") expect(e.items.length).toBeGreaterThan(0);
+    expect(Object.keys(pages[0]!)).toEqual(expect.arrayContaining(["x", "zhihu"]));
+    for (const page of pages.slice(1)) expect(Object.keys(page).every((p) => p === "weibo" || p === "reddit")).toBe(true);
+    expect(pages.flatMap((p) => Object.values(p).flatMap((e) => e.items))).toEqual(envelope.items.slice(0, 20));
   });
 });
