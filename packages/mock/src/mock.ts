@@ -20,9 +20,11 @@ import {
   normalizeHeaders,
   OPERATIONS,
   parseQuery,
+  queryTextProblem,
   requestValidators,
   responseValidators,
   answerHeaders,
+  bodyTextProblem,
   keyInQueryRefusal,
   keysInQuery,
   toCsv,
@@ -50,6 +52,9 @@ export interface MockKey {
   /** `read_data` lets the key call data routes and tools (D26); without it they answer `403 key_scope_denied`. */
   permissions?: readonly "read_data"[];
 }
+
+/** Bytes that are not UTF-8 are refused, not replaced; a BOM is kept (and is then not JSON), as the server does. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The keys a mock accepts unless told otherwise: `sdgw_test_key` (with `read_data`) and `sdgw_noscope_key` (without). */
 export const DEFAULT_KEYS: Readonly<Record<string, MockKey>> = Object.freeze({
@@ -352,9 +357,15 @@ export function createMock(options: MockOptions = {}): Mock {
   }
 
   /** The JSON body of a request: one sent without `Content-Type: application/json` is refused like bad JSON (seed invalid_params case 1). */
-  async function readBody(request: Request, contentType: string | undefined): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  /** The JSON body, or why it is none: not JSON (`invalidBody`), or bytes that are not UTF-8 (issue: never replaced). */
+  async function readBody(request: Request, contentType: string | undefined): Promise<{ ok: true; value: unknown } | { ok: false; why?: InvalidParams }> {
     if ((contentType ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") return { ok: false };
-    const text = await request.text();
+    let text: string;
+    try {
+      text = UTF8.decode(await request.arrayBuffer());
+    } catch {
+      return { ok: false, why: { param: "body", message: "The body is not UTF-8 text.", note: "Send one JSON object encoded as UTF-8." } };
+    }
     if (text.trim() === "") return { ok: false };
     try {
       return { ok: true, value: JSON.parse(text) };
@@ -756,13 +767,17 @@ export function createMock(options: MockOptions = {}): Mock {
       const info = OPERATIONS[op as keyof typeof OPERATIONS];
       const validators = requestValidators[op as keyof typeof requestValidators] as Record<string, (v: unknown) => RequestValidation<unknown>>;
       if (validators["path"]) check(route, validators["path"](pathParams), requestId);
+      const notText = queryTextProblem(url.search);
+      if (notText) throw invalid(requestId, notText);
       const query = parseQuery(info, url.search);
       check(route, validators["query"]!(query), requestId);
       check(route, validators["headers"]!(headers), requestId);
       let body: Record<string, unknown> = {};
       if (validators["body"]) {
         const read = await readBody(request, headers["content-type"]);
-        if (!read.ok) throw invalid(requestId, invalidBody());
+        if (!read.ok) throw invalid(requestId, read.why ?? invalidBody());
+        const notText = bodyTextProblem(read.value);
+        if (notText) throw invalid(requestId, notText);
         check(route, validators["body"](read.value), requestId);
         body = read.value as Record<string, unknown>;
       }

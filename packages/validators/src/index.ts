@@ -195,6 +195,7 @@ export type { InvalidParams, RequestPart } from "./invalid-params.ts";
 export { normalizeHeaders, parseQuery } from "./query.ts";
 export { answerHeaders, resultRows, toCsv, toNdjson } from "./files.ts";
 export { KEY_QUERY_NAMES, keyInQueryRefusal, keysInQuery } from "./key-in-url.ts";
+export { bodyTextProblem, queryTextProblem } from "./text.ts";
 export { DEFAULT_URLS, errorAnswer, httpStatusOf, nextUtcMidnight } from "./answers.ts";
 export type { ErrorAnswer, HttpErrorCode, ServiceUrls } from "./answers.ts";
 export type { QueryInput } from "./query.ts";

@@ -20,39 +20,47 @@ export function parseQuery(op: OperationInfo, input: QueryInput): Record<string,
   const grouped = new Map<string, string[]>();
   for (const [k, v] of entries(input)) grouped.set(k, [...(grouped.get(k) ?? []), v]);
   for (const [name, values] of grouped) {
-    const info = op.query[name];
+    const info = Object.hasOwn(op.query, name) ? op.query[name] : undefined;
     const last = values[values.length - 1]!;
     switch (info?.coerce) {
       case "integer":
-        out[name] = /^-?\d+$/.test(last) ? Number(last) : last;
+        own(out, name, /^-?\d+$/.test(last) ? Number(last) : last);
         break;
       case "number":
-        out[name] = last.trim() !== "" && Number.isFinite(Number(last)) ? Number(last) : last;
+        own(out, name, last.trim() !== "" && Number.isFinite(Number(last)) ? Number(last) : last);
         break;
       case "boolean":
-        out[name] = last === "true" ? true : last === "false" ? false : last;
+        own(out, name, last === "true" ? true : last === "false" ? false : last);
         break;
       case "list": {
         const isWord = values.length === 1 && (info.words ?? []).includes(last);
-        out[name] = isWord ? last : values.flatMap((v) => v.split(",")).map((v) => v.trim());
+        own(out, name, isWord ? last : values.flatMap((v) => v.split(",")).map((v) => v.trim()));
         break;
       }
       default:
-        out[name] = values.length > 1 ? values : last;
+        own(out, name, values.length > 1 ? values : last);
     }
   }
   return out;
+}
+
+/**
+ * Sets an own, enumerable property, whatever its name: `out["__proto__"] = v` would set the prototype instead
+ * (and drop a string), so a parameter named `__proto__` would vanish and never be refused as unknown.
+ */
+function own(out: Record<string, unknown>, name: string, value: unknown): void {
+  Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** Header names lower-cased, from a Headers object or a record. */
 export function normalizeHeaders(input: Headers | Readonly<Record<string, string | readonly string[] | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};
   if (typeof Headers !== "undefined" && input instanceof Headers) {
-    input.forEach((v, k) => (out[k.toLowerCase()] = v));
+    input.forEach((v, k) => own(out, k.toLowerCase(), v));
     return out;
   }
   for (const [k, v] of Object.entries(input)) {
-    if (v !== undefined) out[k.toLowerCase()] = typeof v === "string" ? v : v.join(", ");
+    if (v !== undefined) own(out, k.toLowerCase(), typeof v === "string" ? v : v.join(", "));
   }
   return out;
 }

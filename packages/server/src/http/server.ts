@@ -12,12 +12,14 @@ import { TOOL_NAMES } from "@sdgw/types";
 import {
   OPERATIONS,
   answerHeaders,
+  bodyTextProblem,
   errorAnswer,
   invalidBody,
   invalidParamsAnswer,
   nextUtcMidnight,
   normalizeHeaders,
   parseQuery,
+  queryTextProblem,
   requestValidators,
   type ErrorAnswer,
   type HttpErrorCode,
@@ -44,6 +46,9 @@ type OperationId = keyof typeof OPERATIONS;
 type Validation = { ok: true; value: unknown } | { ok: false; answer(requestId: string): unknown };
 
 const JSON_TYPE = "application/json; charset=utf-8";
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** A request body whose bytes are not UTF-8. */
+const NOT_UTF8 = Symbol("not UTF-8");
 
 /** Every route of the contract, as `METHOD /path` (the `fix.allowed` of an unknown path). */
 export const ROUTE_LIST: string[] = Object.values(OPERATIONS).map((o) => `${o.method.toUpperCase()} ${o.path}`);
@@ -120,8 +125,16 @@ export function buildApp(gw: Gateway): FastifyInstance {
   });
 
   // Bodies arrive as text; JSON is parsed in the handler so that every bad body is the seed's invalid_params.
+  // Bytes that are not UTF-8 are not replaced by U+FFFD and charged as such: the body becomes NOT_UTF8 and is
+  // refused as invalid_params.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => {
+    try {
+      done(null, UTF8.decode(body as Buffer));
+    } catch {
+      done(null, NOT_UTF8);
+    }
+  });
 
   /** An error answer; a 4xx other than 409 and 429 also counts as a failed call of the key that was sent. */
   const fail = (code: HttpErrorCode, requestId: string, extra: Record<string, unknown>, keyHash: string | null): HttpAnswer => {
@@ -144,7 +157,10 @@ export function buildApp(gw: Gateway): FastifyInstance {
     const headers = parts.headers ?? normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
     let query: Record<string, unknown> = {};
     if (parts.query !== false) {
-      query = parseQuery(OPERATIONS[operationId], rawQuery(req));
+      const raw = rawQuery(req);
+      const notText = queryTextProblem(raw);
+      if (notText) throw new Refusal(invalid(notText, requestId, keyHash));
+      query = parseQuery(OPERATIONS[operationId], raw);
       const q = v["query"]!(query);
       if (!q.ok) throw new Refusal(validationFailure(q, requestId, keyHash));
     }
@@ -158,12 +174,15 @@ export function buildApp(gw: Gateway): FastifyInstance {
     if (parts.body) {
       const type = String(req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
       let parsed: unknown;
+      if (req.body === NOT_UTF8) throw new Refusal(invalid({ param: "body", message: "The body is not UTF-8 text.", note: "Send one JSON object encoded as UTF-8." }, requestId, keyHash));
       try {
         if (type !== "application/json" || typeof req.body !== "string") throw new Error("not JSON");
         parsed = JSON.parse(req.body);
       } catch {
         throw new Refusal(invalid(invalidBody(), requestId, keyHash));
       }
+      const notText = bodyTextProblem(parsed);
+      if (notText) throw new Refusal(invalid(notText, requestId, keyHash));
       const b = v["body"]!(parsed);
       if (!b.ok) throw new Refusal(validationFailure(b, requestId, keyHash));
       body = parsed as Record<string, unknown>;

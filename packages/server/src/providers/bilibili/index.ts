@@ -1,6 +1,6 @@
 /** bilibili (哔哩哔哩): videos (BV ids), replies, uploaders, the popular list, and `bilibili.video_danmaku`. */
 import type { ContentItem } from "@sdgw/types";
-import { rfc3339 } from "../simulator/gen.ts";
+import { rfc3339, seg } from "../simulator/gen.ts";
 import { definePlatform, host, type PlatformModule, titleAbout, typedOps } from "../simulator/module.ts";
 import { ZH_BIOS, ZH_COMMENTS, ZH_NAMES, ZH_TEMPLATES, ZH_TEXT } from "../simulator/vocab.ts";
 
@@ -10,7 +10,7 @@ export interface BiliUser { mid: number; name: string; sign: string; official: {
 export interface BiliReply { rpid_str: string; oid_bvid: string; content: { message: string }; ctime: number; like: number; rcount: number; member: { mid: string; uname: string } }
 export interface BiliDanmaku { id_str: string; content: string; progress: number; mode: number; fontsize: number; color: number; ctime: number; cid: number }
 
-const userUrl = (mid: number | string) => `https://space.bilibili.com/${mid}`;
+const userUrl = (mid: number | string) => `https://space.bilibili.com/${seg(String(mid))}`;
 const BV = "fZodR9XQDSUm21yCkr6zBqiveYah8bt4xsWJ";
 
 export const bilibili: PlatformModule<BiliVideo, BiliUser, BiliReply, BiliVideo> = definePlatform<BiliVideo, BiliUser, BiliReply, BiliVideo>({
@@ -52,21 +52,21 @@ export const bilibili: PlatformModule<BiliVideo, BiliUser, BiliReply, BiliVideo>
     post: (v) => ({
       kind: "item",
       id: v.bvid,
-      url: `https://www.bilibili.com/video/${v.bvid}`,
+      url: `https://www.bilibili.com/video/${seg(v.bvid)}`,
       title: v.title,
       text: v.desc,
       author: { name: v.owner.name, id: String(v.owner.mid), url: userUrl(v.owner.mid) },
       published_at: rfc3339(v.pubdate * 1000, 8),
       metrics: { views: v.stat.view, likes: v.stat.like, collects: v.stat.favorite, comments: v.stat.reply, shares: v.stat.share },
       media: [
-        { type: "video", url: `https://www.bilibili.com/video/${v.bvid}`, duration_s: v.duration },
+        { type: "video", url: `https://www.bilibili.com/video/${seg(v.bvid)}`, duration_s: v.duration },
         { type: "image", url: v.pic },
       ],
       platform_extra: { bvid: v.bvid, aid: v.aid, danmaku_count: v.stat.danmaku, coins: v.stat.coin, zone: v.tname },
     }),
     user: (u) => ({ kind: "profile_card", id: String(u.mid), name: u.name, url: userUrl(u.mid), bio: u.sign, verified: u.official.type >= 0, followers: u.follower, following: u.following, posts_count: u.archive_count, platform_extra: { level: u.level, ...(u.official.title ? { official: u.official.title } : {}) } }),
     comment: (r) => ({ kind: "item", id: r.rpid_str, parent_id: r.oid_bvid, text: r.content.message, author: { name: r.member.uname, id: r.member.mid, url: userUrl(r.member.mid) }, published_at: rfc3339(r.ctime * 1000, 8), metrics: { likes: r.like }, reply_count: r.rcount }),
-    trend: (v) => ({ kind: "leaderboard", rank: 1, title: v.title, heat: v.stat.view, url: `https://www.bilibili.com/video/${v.bvid}`, query: v.title.replace(/^【[^】]*】/, ""), platform_extra: { bvid: v.bvid } }),
+    trend: (v) => ({ kind: "leaderboard", rank: 1, title: v.title, heat: v.stat.view, url: `https://www.bilibili.com/video/${seg(v.bvid)}`, query: v.title.replace(/^【[^】]*】/, ""), platform_extra: { bvid: v.bvid } }),
     extra: {
       video_danmaku: (d: BiliDanmaku): ContentItem => ({ kind: "item", id: d.id_str, text: d.content, published_at: rfc3339(d.ctime * 1000, 8), platform_extra: { progress_ms: d.progress, mode: d.mode, fontsize: d.fontsize, color: d.color, cid: d.cid } }),
     },

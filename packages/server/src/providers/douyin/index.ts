@@ -17,7 +17,7 @@ export interface DouyinUser { sec_uid: string; nickname: string; signature: stri
 export interface DouyinComment { cid: string; aweme_id: string; text: string; create_time: number; digg_count: number; reply_comment_total: number; user: { sec_uid: string; nickname: string } }
 export interface DouyinTrend { word: string; hot_value: number; position: number; label: number }
 
-const userUrl = (secUid: string) => `https://www.douyin.com/user/${secUid}`;
+const userUrl = (secUid: string) => `https://www.douyin.com/user/${seg(secUid)}`;
 
 export const douyin = definePlatform<DouyinAweme, DouyinUser, DouyinComment, DouyinTrend>({
   platform: "douyin",
@@ -63,7 +63,7 @@ export const douyin = definePlatform<DouyinAweme, DouyinUser, DouyinComment, Dou
     post: (a) => ({
       kind: "item",
       id: a.aweme_id,
-      url: `https://www.douyin.com/video/${a.aweme_id}`,
+      url: `https://www.douyin.com/video/${seg(a.aweme_id)}`,
       text: a.desc,
       author: { name: a.author.nickname, id: a.author.sec_uid, url: userUrl(a.author.sec_uid), followers: a.author.follower_count },
       published_at: rfc3339(a.create_time * 1000, 8),

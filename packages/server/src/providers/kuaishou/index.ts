@@ -9,7 +9,7 @@ export interface KsUser { id: string; name: string; description: string; fan: st
 export interface KsComment { commentId: string; photoId: string; content: string; timestamp: number; realLikedCount: number; subCommentCount: number; authorId: string; authorName: string }
 export interface KsHot { name: string; hotValue: string; rank: number }
 
-const userUrl = (id: string) => `https://www.kuaishou.com/profile/${id}`;
+const userUrl = (id: string) => `https://www.kuaishou.com/profile/${seg(id)}`;
 const ksId = (g: { lower(n: number): string }) => `3x${g.lower(13)}`;
 
 export const kuaishou = definePlatform<KsPhoto, KsUser, KsComment, KsHot>({
@@ -42,7 +42,7 @@ export const kuaishou = definePlatform<KsPhoto, KsUser, KsComment, KsHot>({
     post: (p) => ({
       kind: "item",
       id: p.photoId,
-      url: `https://www.kuaishou.com/short-video/${p.photoId}`,
+      url: `https://www.kuaishou.com/short-video/${seg(p.photoId)}`,
       text: p.caption,
       author: { name: p.author.name, id: p.author.id, url: userUrl(p.author.id) },
       published_at: rfc3339(p.timestamp, 8),

@@ -14,7 +14,7 @@ export interface RedditComment { id: string; name: string; parent_id: string; li
 
 const SUBS = ["typescript", "programming", "webdev", "Coffee", "personalfinance", "travel", "cooking", "technology", "AskReddit", "running"];
 const userName = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, "_");
-const userUrl = (name: string) => `https://www.reddit.com/user/${name}`;
+const userUrl = (name: string) => `https://www.reddit.com/user/${seg(name)}`;
 
 export const reddit: PlatformModule<RedditThing<RedditPost>, RedditThing<RedditAccount>, RedditThing<RedditComment>, RedditThing<RedditPost>> = definePlatform<RedditThing<RedditPost>, RedditThing<RedditAccount>, RedditThing<RedditComment>, RedditThing<RedditPost>>({
   platform: "reddit",
@@ -36,14 +36,14 @@ export const reddit: PlatformModule<RedditThing<RedditPost>, RedditThing<RedditA
       const slug = title.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "").slice(0, 50) || "post";
       return {
         kind: "t3",
-        data: { id: short, name: `t3_${short}`, title, selftext: g.pick(EN_TEXT), subreddit: sub, author: authorId ?? userName(g.pick(EN_NAMES)), created_utc: Math.floor(g.past(30) / 1000), score: g.count(4000), num_comments: g.count(500), permalink: `/r/${seg(sub)}/comments/${short}/${slug}/`, is_video: g.chance(0.1) },
+        data: { id: short, name: `t3_${short}`, title, selftext: g.pick(EN_TEXT), subreddit: sub, author: authorId ?? userName(g.pick(EN_NAMES)), created_utc: Math.floor(g.past(30) / 1000), score: g.count(4000), num_comments: g.count(500), permalink: `/r/${seg(sub)}/comments/${seg(short)}/${slug}/`, is_video: g.chance(0.1) },
       };
     },
     user: ({ g, id }) => ({ kind: "t2", data: { name: id ?? userName(g.pick(EN_NAMES)), id: g.lower(8), total_karma: g.count(50_000), created_utc: Math.floor(g.past(3000) / 1000), subreddit: { public_description: g.pick(EN_BIOS), subscribers: g.count(2000) }, verified: g.chance(0.7) } }),
     comment: ({ g, parentId }) => {
       const id = g.lower(7);
       const link = parentId!.startsWith("t3_") ? parentId! : `t3_${parentId}`;
-      return { kind: "t1", data: { id, name: `t1_${id}`, parent_id: link, link_id: link, body: g.pick(EN_COMMENTS), author: userName(g.pick(EN_NAMES)), created_utc: Math.floor(g.past(10) / 1000), score: g.count(500), replies_count: g.int(0, 30), permalink: `/r/${g.pick(SUBS)}/comments/${link.slice(3)}/c/${id}/` } };
+      return { kind: "t1", data: { id, name: `t1_${id}`, parent_id: link, link_id: link, body: g.pick(EN_COMMENTS), author: userName(g.pick(EN_NAMES)), created_utc: Math.floor(g.past(10) / 1000), score: g.count(500), replies_count: g.int(0, 30), permalink: `/r/${g.pick(SUBS)}/comments/${seg(link.slice(3))}/c/${seg(id)}/` } };
     },
     trend: (c) => reddit.fake.post(c),
     extra: { subreddit_posts: (c) => reddit.fake.post(c) },

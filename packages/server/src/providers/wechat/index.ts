@@ -1,5 +1,5 @@
 /** wechat (微信): official-account articles and accounts. No video search, no trending list, no public comments. */
-import { rfc3339 } from "../simulator/gen.ts";
+import { rfc3339, seg } from "../simulator/gen.ts";
 import { definePlatform, host, titleAbout, typedOps } from "../simulator/module.ts";
 import { ZH_BIOS, ZH_NAMES, ZH_TEMPLATES, ZH_TEXT } from "../simulator/vocab.ts";
 
@@ -44,7 +44,7 @@ export const wechat = definePlatform<WechatArticle, WechatAccount, never, never>
     post: (a) => ({
       kind: "item",
       id: a.sn,
-      url: `https://mp.weixin.qq.com/s/${a.sn}`,
+      url: `https://mp.weixin.qq.com/s/${seg(a.sn)}`,
       title: a.title,
       text: a.digest,
       author: { name: a.nickname, id: a.biz, url: accountUrl(a.biz) },

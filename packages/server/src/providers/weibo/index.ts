@@ -9,7 +9,7 @@ export interface WeiboUser { idstr: string; screen_name: string; description: st
 export interface WeiboComment { idstr: string; rootidstr: string; text_raw: string; created_at: string; like_counts: number; total_number: number; user: { idstr: string; screen_name: string } }
 export interface WeiboHot { word: string; num: number; realpos: number; label_name: string }
 
-const userUrl = (uid: string) => `https://weibo.com/u/${uid}`;
+const userUrl = (uid: string) => `https://weibo.com/u/${seg(uid)}`;
 
 export const weibo = definePlatform<WeiboMblog, WeiboUser, WeiboComment, WeiboHot>({
   platform: "weibo",
@@ -43,12 +43,12 @@ export const weibo = definePlatform<WeiboMblog, WeiboUser, WeiboComment, WeiboHo
     post: (m) => ({
       kind: "item",
       id: m.mid,
-      url: `https://weibo.com/${m.user.idstr}/${m.mid}`,
+      url: `https://weibo.com/${seg(m.user.idstr)}/${seg(m.mid)}`,
       text: m.text_raw,
       author: { name: m.user.screen_name, id: m.user.idstr, url: userUrl(m.user.idstr), followers: m.user.followers_count },
       published_at: rfc3339(parseTwitterDate(m.created_at), 8),
       metrics: { likes: m.attitudes_count, comments: m.comments_count, shares: m.reposts_count },
-      ...(m.pic_ids.length ? { media: m.pic_ids.map((p) => ({ type: "image" as const, url: `https://wx1.sinaimg.cn/large/${p}.jpg` })) } : {}),
+      ...(m.pic_ids.length ? { media: m.pic_ids.map((p) => ({ type: "image" as const, url: `https://wx1.sinaimg.cn/large/${seg(p)}.jpg` })) } : {}),
       platform_extra: { mblogid: m.mblogid, ...(m.region_name ? { region: m.region_name.replace(/^发布于 /, "") } : {}) },
     }),
     user: (u) => ({ kind: "profile_card", id: u.idstr, name: u.screen_name, url: userUrl(u.idstr), bio: u.description, verified: u.verified, followers: u.followers_count, following: u.friends_count, posts_count: u.statuses_count, location: u.location, ...(u.verified_reason ? { platform_extra: { verified_reason: u.verified_reason } } : {}) }),

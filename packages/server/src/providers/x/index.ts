@@ -21,7 +21,7 @@ export interface XUser { id_str: string; screen_name: string; name: string; desc
 export interface XTrend { name: string; tweet_volume: number | null; rank: number }
 
 const handleOf = (name: string) => name.toLowerCase().replace(/[^a-z0-9_]/g, "").slice(0, 12) || "user";
-const userUrl = (screen: string) => `https://x.com/${screen}`;
+const userUrl = (screen: string) => `https://x.com/${seg(screen)}`;
 
 function user(g: import("../simulator/gen.ts").Gen, id?: string): XUser {
   const name = g.pick(EN_NAMES);
@@ -81,7 +81,7 @@ export const x = definePlatform<XTweet, XUser, XTweet, XTrend>({
     post: (t) => ({
       kind: "item",
       id: t.id_str,
-      url: `https://x.com/${t.user.screen_name}/status/${t.id_str}`,
+      url: `https://x.com/${seg(t.user.screen_name)}/status/${seg(t.id_str)}`,
       text: t.full_text,
       author: { name: t.user.name, id: t.user.screen_name, url: userUrl(t.user.screen_name), followers: t.user.followers_count },
       published_at: rfc3339(parseTwitterDate(t.created_at)),
@@ -105,7 +105,7 @@ export const x = definePlatform<XTweet, XUser, XTweet, XTrend>({
       kind: "item",
       id: t.id_str,
       parent_id: t.in_reply_to_status_id_str ?? t.id_str,
-      url: `https://x.com/${t.user.screen_name}/status/${t.id_str}`,
+      url: `https://x.com/${seg(t.user.screen_name)}/status/${seg(t.id_str)}`,
       text: t.full_text,
       author: { name: t.user.name, id: t.user.screen_name, url: userUrl(t.user.screen_name) },
       published_at: rfc3339(parseTwitterDate(t.created_at)),

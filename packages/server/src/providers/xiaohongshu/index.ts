@@ -21,7 +21,7 @@ export interface XhsComment { id: string; note_id: string; content: string; crea
 export interface XhsTrend { title: string; score: string; word_type: "热" | "新" | "无"; rank: number }
 
 const BASE = "https://www.xiaohongshu.com";
-const userUrl = (id: string) => `${BASE}/user/profile/${id}`;
+const userUrl = (id: string) => `${BASE}/user/profile/${seg(id)}`;
 
 function note(c: FakeContext): XhsNote {
   const { g } = c;
@@ -77,7 +77,7 @@ export const xiaohongshu = definePlatform<XhsNote, XhsUser, XhsComment, XhsTrend
     post: (n) => ({
       kind: "item",
       id: n.note_id,
-      url: `${BASE}/explore/${n.note_id}`,
+      url: `${BASE}/explore/${seg(n.note_id)}`,
       title: n.display_title,
       text: n.desc,
       author: { name: n.user.nickname, id: n.user.user_id, url: userUrl(n.user.user_id) },

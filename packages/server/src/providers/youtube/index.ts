@@ -10,7 +10,7 @@ export interface YtChannel { id: string; snippet: { title: string; description: 
 export interface YtComment { id: string; snippet: { videoId: string; topLevelComment: { snippet: { textOriginal: string; authorDisplayName: string; authorChannelId: { value: string }; likeCount: number; publishedAt: string } }; totalReplyCount: number } }
 export interface YtCaption { start: number; dur: number; text: string }
 
-const channelUrl = (handle: string) => `https://www.youtube.com/${handle.startsWith("@") ? handle : `channel/${handle}`}`;
+const channelUrl = (handle: string) => `https://www.youtube.com/${handle.startsWith("@") ? `@${seg(handle.slice(1))}` : `channel/${seg(handle)}`}`;
 const handleOf = (name: string) => `@${name.replace(/[^A-Za-z0-9]/g, "").toLowerCase() || "channel"}`;
 
 export const youtube: PlatformModule<YtVideo, YtChannel, YtComment, YtVideo> = definePlatform<YtVideo, YtChannel, YtComment, YtVideo>({
@@ -53,21 +53,21 @@ export const youtube: PlatformModule<YtVideo, YtChannel, YtComment, YtVideo> = d
     post: (v) => ({
       kind: "item",
       id: v.id,
-      url: `https://www.youtube.com/watch?v=${v.id}`,
+      url: `https://www.youtube.com/watch?v=${seg(v.id)}`,
       title: v.snippet.title,
       text: v.snippet.description,
       author: { name: v.snippet.channelTitle, id: v.snippet.channelId, url: channelUrl(v.snippet.channelId) },
       published_at: v.snippet.publishedAt,
       metrics: { views: num(v.statistics.viewCount), likes: num(v.statistics.likeCount), comments: num(v.statistics.commentCount) },
-      media: [{ type: "video", url: `https://www.youtube.com/watch?v=${v.id}`, duration_s: isoDurationSeconds(v.contentDetails.duration) }],
+      media: [{ type: "video", url: `https://www.youtube.com/watch?v=${seg(v.id)}`, duration_s: isoDurationSeconds(v.contentDetails.duration) }],
       platform_extra: { category_id: v.snippet.categoryId },
     }),
     user: (c) => ({ kind: "profile_card", id: c.id, name: c.snippet.title, url: channelUrl(c.snippet.customUrl), bio: c.snippet.description, followers: num(c.statistics.subscriberCount), posts_count: num(c.statistics.videoCount), ...(c.snippet.country ? { location: c.snippet.country } : {}) }),
     comment: (t) => {
       const s = t.snippet.topLevelComment.snippet;
-      return { kind: "item", id: t.id, parent_id: t.snippet.videoId, text: s.textOriginal, author: { name: s.authorDisplayName, id: s.authorChannelId.value, url: `https://www.youtube.com/channel/${s.authorChannelId.value}` }, published_at: s.publishedAt, metrics: { likes: s.likeCount }, reply_count: t.snippet.totalReplyCount };
+      return { kind: "item", id: t.id, parent_id: t.snippet.videoId, text: s.textOriginal, author: { name: s.authorDisplayName, id: s.authorChannelId.value, url: `https://www.youtube.com/channel/${seg(s.authorChannelId.value)}` }, published_at: s.publishedAt, metrics: { likes: s.likeCount }, reply_count: t.snippet.totalReplyCount };
     },
-    trend: (v) => ({ kind: "leaderboard", rank: 1, title: v.snippet.title, heat: num(v.statistics.viewCount), url: `https://www.youtube.com/watch?v=${v.id}`, query: v.snippet.title, platform_extra: { search: `https://www.youtube.com/results?search_query=${seg(v.snippet.title)}` } }),
+    trend: (v) => ({ kind: "leaderboard", rank: 1, title: v.snippet.title, heat: num(v.statistics.viewCount), url: `https://www.youtube.com/watch?v=${seg(v.id)}`, query: v.snippet.title, platform_extra: { search: `https://www.youtube.com/results?search_query=${seg(v.snippet.title)}` } }),
     extra: {
       video_transcript: (c: YtCaption): ContentItem => ({ kind: "item", id: `t${Math.round(c.start * 1000)}`, text: c.text, platform_extra: { start_s: c.start, duration_s: c.dur } }),
     },

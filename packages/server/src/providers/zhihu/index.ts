@@ -9,7 +9,7 @@ export interface ZhihuMember { url_token: string; name: string; headline: string
 export interface ZhihuComment { id: string; answer_id: string; content: string; created_time: number; like_count: number; child_comment_count: number; author: { url_token: string; name: string } }
 export interface ZhihuHot { target: { id: string; title: string }; detail_text: string; rank: number }
 
-const memberUrl = (token: string) => `https://www.zhihu.com/people/${token}`;
+const memberUrl = (token: string) => `https://www.zhihu.com/people/${seg(token)}`;
 
 export const zhihu: PlatformModule<ZhihuAnswer, ZhihuMember, ZhihuComment, ZhihuHot> = definePlatform<ZhihuAnswer, ZhihuMember, ZhihuComment, ZhihuHot>({
   platform: "zhihu",
@@ -43,7 +43,7 @@ export const zhihu: PlatformModule<ZhihuAnswer, ZhihuMember, ZhihuComment, Zhihu
     post: (a) => ({
       kind: "item",
       id: a.id,
-      url: `https://www.zhihu.com/question/${a.question.id}/answer/${a.id}`,
+      url: `https://www.zhihu.com/question/${seg(a.question.id)}/answer/${seg(a.id)}`,
       title: a.question.title,
       text: a.excerpt,
       parent_id: a.question.id,
@@ -56,7 +56,7 @@ export const zhihu: PlatformModule<ZhihuAnswer, ZhihuMember, ZhihuComment, Zhihu
     comment: (c) => ({ kind: "item", id: c.id, parent_id: c.answer_id, text: c.content, author: { name: c.author.name, id: c.author.url_token, url: memberUrl(c.author.url_token) }, published_at: rfc3339(c.created_time * 1000, 8), metrics: { likes: c.like_count }, reply_count: c.child_comment_count }),
     trend: (h) => {
       const heat = /^(\d+) 万热度$/.exec(h.detail_text);
-      return { kind: "leaderboard", rank: h.rank, title: h.target.title, ...(heat ? { heat: Number(heat[1]) * 10_000 } : {}), url: `https://www.zhihu.com/question/${h.target.id}`, query: h.target.title, platform_extra: { search: `https://www.zhihu.com/search?q=${seg(h.target.title)}` } };
+      return { kind: "leaderboard", rank: h.rank, title: h.target.title, ...(heat ? { heat: Number(heat[1]) * 10_000 } : {}), url: `https://www.zhihu.com/question/${seg(h.target.id)}`, query: h.target.title, platform_extra: { search: `https://www.zhihu.com/search?q=${seg(h.target.title)}` } };
     },
     extra: { question_answers: (a: ZhihuAnswer) => zhihu.map.post(a) },
   },
