@@ -10,7 +10,7 @@ import { BASE, idem, KEY } from "./helpers.ts";
 
 const mock = createMock({ baseUrl: BASE });
 const server = setupServer(...mock.handlers);
-beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
+beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
 afterEach(() => mock.reset());
 afterAll(() => server.close());
 
@@ -18,7 +18,7 @@ const get = async (pathAndQuery: string, headers: Record<string, string> = {}) =
   const res = await fetch(`${BASE}${pathAndQuery}`, { headers: { "x-api-key": KEY, "idempotency-key": idem(), ...headers } });
   return { status: res.status, body: (await res.json()) as { code?: string; reason?: string; fix?: { param?: string } } };
 };
-const post = async (path: string, body: BodyInit) => {
+const post = async (path: string, body: string | Uint8Array) => {
   const res = await fetch(`${BASE}${path}`, { method: "POST", headers: { "x-api-key": KEY, "content-type": "application/json", "idempotency-key": idem() }, body });
   return { status: res.status, body: (await res.json()) as { code?: string; fix?: { param?: string }; message?: string } };
 };
