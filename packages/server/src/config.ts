@@ -40,13 +40,38 @@ export interface ServerConfig {
   bodyLimit: number;
   /** How often the scheduler looks for schedules that fell due, in ms (0: never; `Scheduler.tick` still works). */
   scheduleTickMs: number;
+  /** HTTP connections: how long a request may take to arrive, header sizes, idle keep-alive, connections per address (D57). */
+  http: HttpConfig;
   limits: LimitsConfig;
   /** Addresses the errors point to. */
   urls: ServiceUrls;
 }
 
-/** A partial configuration; `limits` and `urls` may be partial too. */
-export type ServerOptions = Partial<Omit<ServerConfig, "limits" | "urls">> & { limits?: Partial<LimitsConfig>; urls?: Partial<ServiceUrls> };
+/** Bounds of the HTTP connections (D57): a stalled or oversized request is answered in the contract's words, and closed. */
+export interface HttpConfig {
+  /** The whole request (line, headers and body) must arrive within this many ms (default 30 s). */
+  requestTimeoutMs: number;
+  /** The request line and headers must arrive within this many ms (default 10 s; at most `requestTimeoutMs`). */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this many ms (default 72 s). */
+  keepAliveTimeoutMs: number;
+  /** Largest request line plus headers, in bytes (default 64 KiB: a 20,000-character `cursor` fits in a URL). */
+  maxHeaderBytes: number;
+  /** Open connections one network address may hold; more are answered 429 and closed (default 64). */
+  connectionsPerAddress: number;
+}
+
+/** A partial configuration; `limits`, `http` and `urls` may be partial too. */
+export type ServerOptions = Partial<Omit<ServerConfig, "limits" | "urls" | "http">> & { limits?: Partial<LimitsConfig>; urls?: Partial<ServiceUrls>; http?: Partial<HttpConfig> };
+
+/** The HTTP bounds' defaults (D57). */
+export const DEFAULT_HTTP: HttpConfig = {
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 72_000,
+  maxHeaderBytes: 64 * 1024,
+  connectionsPerAddress: 64,
+};
 
 /** The defaults: the seed's 40 s and 24 h, and D27's limits. */
 export const DEFAULT_LIMITS: LimitsConfig = {
@@ -71,9 +96,15 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     providerTimeoutMs: options.providerTimeoutMs ?? 120_000,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     scheduleTickMs: options.scheduleTickMs ?? 30_000,
+    http: withHeadersWithin({ ...DEFAULT_HTTP, ...options.http }),
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     urls: { ...DEFAULT_URLS, ...options.urls },
   };
+}
+
+/** Node refuses a headers timeout longer than the request timeout; a shorter request timeout shortens it. */
+function withHeadersWithin(http: HttpConfig): HttpConfig {
+  return { ...http, headersTimeoutMs: Math.min(http.headersTimeoutMs, http.requestTimeoutMs) };
 }
 
 /** A setting read from the environment that is not what it must be: the message names the variable. */
@@ -112,7 +143,8 @@ function envReader(env: NodeJS.ProcessEnv) {
  * Reads the `SDGW_*` environment variables that configure the gateway (used by `pnpm start` and `sdgw-mcp`):
  * `SDGW_DB`, `SDGW_WAIT_MS`, `SDGW_POLL_AFTER_SECONDS`, `SDGW_LATENCY_MS` (the simulator's latency: each call
  * takes between half and one and a half times it), `SDGW_KEY_QPS`, `SDGW_WORKSPACE_CONCURRENCY`,
- * `SDGW_ADDRESS_PER_MINUTE`, `SDGW_FAILURE_THRESHOLD`, `SDGW_FREE_CALLS`. Unset or empty means the default.
+ * `SDGW_ADDRESS_PER_MINUTE`, `SDGW_FAILURE_THRESHOLD`, `SDGW_FREE_CALLS`, `SDGW_REQUEST_TIMEOUT_MS`,
+ * `SDGW_CONNECTIONS_PER_ADDRESS`. Unset or empty means the default.
  *
  * @throws {@link ConfigError} naming every variable that is not a valid value (e.g. `SDGW_WAIT_MS=abc`).
  */
@@ -136,6 +168,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpti
   if (pollAfter !== undefined) out.pollAfterSeconds = pollAfter;
   const latency = r.whole("SDGW_LATENCY_MS", "the simulated platforms' latency in milliseconds", 0, 600_000);
   if (latency) out.simulator = { knobs: { "*": { latencyMs: [latency / 2, latency * 1.5] } } };
+  const http: Partial<HttpConfig> = {};
+  const requestTimeout = r.whole("SDGW_REQUEST_TIMEOUT_MS", "the milliseconds a request may take to arrive", 1000, 600_000);
+  if (requestTimeout !== undefined) http.requestTimeoutMs = requestTimeout;
+  const perAddress = r.whole("SDGW_CONNECTIONS_PER_ADDRESS", "open connections per network address", 1, 100_000);
+  if (perAddress !== undefined) http.connectionsPerAddress = perAddress;
+  if (Object.keys(http).length) out.http = http;
   r.done();
   return out;
 }

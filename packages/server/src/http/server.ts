@@ -6,6 +6,8 @@
  * the ledger; a claim taken before a refusal is given back.
  */
 import { readFileSync } from "node:fs";
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Platform, Schedule, ToolName } from "@sdgw/types";
 import { TOOL_NAMES } from "@sdgw/types";
@@ -35,6 +37,7 @@ import { fingerprint, type Claim } from "../systems/idempotency.ts";
 import type { HoldRefusal } from "../systems/ledger.ts";
 import type { LimitRefusal } from "../systems/limits.ts";
 import type { HttpAnswer, RunContext } from "../systems/runs.ts";
+import type { HttpConfig } from "../config.ts";
 import { SCHEDULES_PER_WORKSPACE } from "../systems/schedules.ts";
 import { toolQuoteAnswer } from "../tool-answers.ts";
 import { planTool, startToolRun } from "../tool-runs.ts";
@@ -67,6 +70,32 @@ function fromError(a: { status: number; headers: Record<string, string>; body: u
   return { status: a.status, headers, body: JSON.stringify(a.body) };
 }
 
+/**
+ * The answer to a request that never became one (D57): headers over the limit, a request that did not arrive in
+ * time, or bytes that are not HTTP. Always `400 invalid_params`, naming what to fix.
+ */
+function clientErrorAnswer(error: NodeJS.ErrnoException, bounds: HttpConfig, requestId: string): HttpAnswer {
+  const why: InvalidParams =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? { param: "headers", message: `The request line and headers are over ${bounds.maxHeaderBytes} bytes.`, note: "Send less: a cursor of up to 20,000 characters fits in the URL; long lists go in a POST body." }
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT" || error.code === "ERR_HTTP_HEADERS_TIMEOUT"
+        ? { param: "body", message: `The request did not arrive whole within ${Math.round(bounds.requestTimeoutMs / 1000)} s.`, note: "Send the body at once; its Content-Length must be its size." }
+        : { param: "request", message: "The request is not valid HTTP/1.1 (its request line or a header could not be read).", note: "Percent-encode the URL; header values are visible ASCII." };
+  return { status: 400, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(invalidParamsAnswer(why, requestId)) };
+}
+
+/** Writes an answer straight to a socket (no request object exists) and closes the connection. */
+function refuseOnSocket(socket: Duplex, a: HttpAnswer): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = typeof a.body === "string" ? a.body : String(a.body);
+  const headers = { ...a.headers, ...answerHeaders("/", a.headers["content-type"]), "content-length": String(Buffer.byteLength(body)), connection: "close" };
+  const reason = a.status === 429 ? "Too Many Requests" : "Bad Request";
+  socket.end(`HTTP/1.1 ${a.status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join("\r\n")}\r\n\r\n${body}`);
+}
+
 function send(reply: FastifyReply, a: HttpAnswer): FastifyReply {
   return reply.code(a.status).headers(a.headers).send(a.body);
 }
@@ -92,9 +121,17 @@ function loadOpenApi(): string {
 export function buildApp(gw: Gateway): FastifyInstance {
   // Path parameters are checked by the validators (a handle is up to 128 characters), not cut by the router.
   // Router errors (a path that is not valid percent-encoding) answer the contract's invalid_params, not Fastify's body.
+  const bounds = gw.config.http;
   const app = Fastify({
     logger: false,
     bodyLimit: gw.config.bodyLimit,
+    // D57: a request must arrive within its time and size; what does not is answered in the contract's words.
+    // Node checks its request timeouts every connectionsCheckingInterval (30 s by default): checked at a third of
+    // the timeout, a stalled request is closed within 4/3 of it.
+    http: { maxHeaderSize: bounds.maxHeaderBytes, requireHostHeader: false, connectionsCheckingInterval: Math.max(100, Math.min(5000, Math.floor(bounds.requestTimeoutMs / 3))) },
+    requestTimeout: bounds.requestTimeoutMs,
+    keepAliveTimeout: bounds.keepAliveTimeoutMs,
+    clientErrorHandler: (error, socket) => refuseOnSocket(socket, clientErrorAnswer(error as NodeJS.ErrnoException, bounds, newRequestId(gw.now()))),
     return503OnClosing: false,
     routerOptions: { maxParamLength: 4096 },
     frameworkErrors: (_error, req, reply) => {
@@ -107,6 +144,31 @@ export function buildApp(gw: Gateway): FastifyInstance {
   });
   const opts = () => ({ urls: gw.config.urls, now: new Date(gw.now()) });
   let openApiJson: string | null = null;
+
+  app.server.headersTimeout = bounds.headersTimeoutMs;
+  // D57: connections per network address. One over the cap is answered 429 at once and closed.
+  const open = new Map<string, number>();
+  app.server.on("connection", (socket: Socket) => {
+    const address = socket.remoteAddress ?? "";
+    const count = (open.get(address) ?? 0) + 1;
+    open.set(address, count);
+    socket.once("close", () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left <= 0) open.delete(address);
+      else open.set(address, left);
+    });
+    if (count > bounds.connectionsPerAddress) {
+      const a = errorAnswer("rate_limited", newRequestId(gw.now()), { reason: "address", message: `This address holds ${bounds.connectionsPerAddress} open connections, the most one address may; close some or reuse them (keep-alive).`, retry_after: 1 } as never, opts());
+      refuseOnSocket(socket, fromError(a));
+    }
+  });
+
+  // An HTTP/1.1 request must name its host (RFC 9112 3.2); Node's own refusal would be a bare 400.
+  app.addHook("onRequest", async (req, reply) => {
+    if (req.raw.httpVersion === "1.1" && req.headers.host === undefined) {
+      return send(reply, { status: 400, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(invalidParamsAnswer({ param: "Host", message: "`Host` is missing: an HTTP/1.1 request names the host it is sent to." }, newRequestId(gw.now()))) });
+    }
+  });
 
   // D25, D50: a key in the URL of any route (the contract's, /mcp, an unknown path) is refused before anything
   // else is looked at — the body is not even read.
