@@ -291,6 +291,14 @@ export function createMock(options: MockOptions = {}): Mock {
         fix: { param: "schedule", action_url: urls.billing, note: "Buy credits to open schedules." },
       });
     }
+    if (!fixture && code === "plan_limit" && route.operationId === "batchStats") {
+      // D58: what a free account gets for a confirmed batch_stats (the mock's keys are paid ones; the scenario shows it).
+      Object.assign(extra, {
+        reason: "batches_need_purchase",
+        message: "Batches open after the first purchase (D58). Nothing ran and nothing was charged.",
+        fix: { param: "targets", action_url: urls.billing, note: "Buy credits to open batches; confirm: false shows the plan and price now." },
+      });
+    }
     const now = new Date(clock());
     if ("resets_at" in extra) extra["resets_at"] = nextUtcMidnight(now);
     if ("retry_at" in extra) extra["retry_at"] = timestamp(now.getTime() + 300_000);

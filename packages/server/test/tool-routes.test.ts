@@ -170,6 +170,25 @@ describe("tool refusals: the parameters the seed names, before anything runs", (
     expect(small.status).toBe(200);
   });
 
+  it("batch_stats on a free account: plan_limit batches_need_purchase, uncharged; the quote stays free to see; a paid account runs it (D58)", async () => {
+    h = harness();
+    const gw = h.server.gateway;
+    const { account } = gw.accounts.createAccount({ name: "free", plan: "free" });
+    gw.accounts.grant(account.id, 50, "signup credits");
+    const freeKey = gw.accounts.createKey({ accountId: account.id }).secret;
+    const used = () => gw.accounts.account(account.id)!.free_calls_used;
+    const refused = await tool("batch_stats", { targets: redditPosts(2) }, {}, freeKey);
+    expect([refused.status, refused.json.code, refused.json.reason, refused.json.fix.param]).toEqual([403, "plan_limit", "batches_need_purchase", "targets"]);
+    expect(used()).toBe(0);
+    const quote = await tool("batch_stats", { targets: redditPosts(2), confirm: false }, {}, freeKey);
+    expect([quote.status, quote.json.quote.quote_credits]).toEqual([200, 2]);
+    // A list in a data call is not a batch: each value is a call of its own.
+    const list = await h.call("detail", "POST", "/v1/detail", { key: freeKey, body: { platform: "douyin", id: ["7301234567890123456", "7301234567890123457"] } });
+    expect(list.status).toBe(200);
+    expect(used()).toBe(2);
+    expect((await tool("batch_stats", { targets: redditPosts(2) })).status).toBe(200);
+  });
+
   it("a target on a platform without the operation is not_supported no_such_capability with the platforms that have it", async () => {
     h = harness();
     const a = await tool("comment_insights", { targets: ["https://www.bilibili.com/video/BV1xK4y1a7Zq", "https://mp.weixin.qq.com/s/Xy3kLm9QpR2sT7uV1wZ0aB"] });

@@ -514,6 +514,9 @@ export function buildApp(gw: Gateway): FastifyInstance {
       const planned = planTool(gw, tool, body, caller.account.plan);
       if (!planned.ok) return refuseTool(planned.refusal, requestId, caller.keyHash);
       const confirmed = body["confirm"] !== false;
+      if (tool === "batch_stats" && confirmed && caller.account.plan === "free") {
+        return fail("plan_limit", requestId, { reason: "batches_need_purchase", message: "Batches open after the first purchase (D58). Nothing ran and nothing was charged.", fix: { param: "targets", action_url: gw.config.urls.billing, note: "Buy credits to open batches; confirm: false shows the plan and price now." } }, caller.keyHash);
+      }
       const schedule = tool === "account_watch" && confirmed ? (body["schedule"] as { every: Schedule["every"] } | undefined) : undefined;
       if (schedule) {
         if (caller.account.plan === "free") {

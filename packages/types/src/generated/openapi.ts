@@ -1537,7 +1537,7 @@ export type components = {
             retryable: false;
             fix: components["schemas"]["FixWithActionUrl"];
             /** @enum {string} */
-            reason: "free_calls_used" | "schedules_need_purchase" | "scale_needs_purchase";
+            reason: "free_calls_used" | "schedules_need_purchase" | "batches_need_purchase" | "scale_needs_purchase";
         };
         ErrorKeyScopeDenied: {
             request_id: components["schemas"]["RequestId"];
