@@ -6,6 +6,7 @@
  *   sdgw-admin create-key --account acc_… [--name laptop] [--daily-limit N] [--expires 2027-01-01T00:00:00Z] [--no-read-data]
  *   sdgw-admin revoke-key --key key_…|sdgw_abc1234
  *   sdgw-admin list-keys [--account acc_…]
+ *   sdgw-admin suspend|resume --account acc_… | --key key_…|sdgw_abc1234
  *
  * Options: --db PATH (default $SDGW_DB or ./data/sdgw.sqlite). Prints JSON.
  */
@@ -20,11 +21,13 @@ export const ADMIN_USAGE = `Usage: sdgw-admin <command> [options]   (prints JSON
   create-key --account acc_… [--name NAME] [--daily-limit N] [--expires 2027-01-01T00:00:00Z] [--no-read-data]
   revoke-key --key key_…|sdgw_abc1234
   list-keys [--account acc_…]
+  suspend --account acc_… | --key key_…|sdgw_abc1234     (calls answer 401 unauthorized, reason suspended)
+  resume --account acc_… | --key key_…|sdgw_abc1234
 
 Options: --db PATH   the server's database (default $SDGW_DB, else ./data/sdgw.sqlite)
          --help      this text`;
 
-const COMMANDS = ["create-account", "grant", "create-key", "revoke-key", "list-keys"] as const;
+const COMMANDS = ["create-account", "grant", "create-key", "revoke-key", "list-keys", "suspend", "resume"] as const;
 
 /** Whether these arguments ask for the usage text (`--help`, `-h`, `help`). */
 export function wantsAdminHelp(argv: readonly string[]): boolean {
@@ -86,6 +89,21 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         const found = gw.accounts.findKey(need(values.key, "key"));
         if (!found) throw new Error(`no key ${values.key}`);
         return { key: found.id, revoked: gw.accounts.revokeKey(found.id) };
+      }
+      case "suspend":
+      case "resume": {
+        const status = command === "suspend" ? "suspended" : "active";
+        if ((values.account === undefined) === (values.key === undefined)) throw new Error(`${command} takes --account or --key (one of them)`);
+        if (values.account !== undefined) {
+          if (!gw.accounts.account(values.account)) throw new Error(`no account ${values.account}`);
+          gw.accounts.setAccountStatus(values.account, status);
+          return { account: values.account, status };
+        }
+        const found = gw.accounts.findKey(values.key!);
+        if (!found) throw new Error(`no key ${values.key}`);
+        if (found.status === "revoked") throw new Error(`key ${found.id} is revoked; a revoked key stays revoked`);
+        gw.accounts.setKeyStatus(found.id, status);
+        return { key: found.id, status };
       }
       case "list-keys":
         return gw.accounts.keys(values.account).map((k) => ({ id: k.id, prefix: k.prefix, account: k.account_id, name: k.name, status: k.exposed_at ? "exposed" : k.status, permissions: JSON.parse(k.permissions) as string[], daily_limit: k.daily_limit, created_at: k.created_at, expires_at: k.expires_at }));
