@@ -229,6 +229,7 @@ describe("discovery, account, schedules, tools, unknown paths", () => {
     h = harness();
     const a = await h.call("getOpenApiDocument", "GET", "/openapi.json", { key: null });
     expect(a.json.info.version).toBe("1.0.0");
+    expect(a.json["x-schema-version"]).toBe("v1");
     expect(Object.keys(a.json.paths)).toContain("/v1/results/{handle}");
   });
 

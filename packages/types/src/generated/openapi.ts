@@ -1772,8 +1772,10 @@ export type components = {
             deleted: true;
             schedule_id: components["schemas"]["NonEmptyString"];
         };
-        /** @description An OpenAPI 3.1 document. */
+        /** @description An OpenAPI 3.1 document; its `x-schema-version` is the `schema_version` of every answer (D59). */
         OpenApiDocument: {
+            /** @constant */
+            "x-schema-version": "v1";
             openapi: string;
             info: {
                 title: string;
@@ -3197,7 +3199,8 @@ export interface operations {
                      *         "title": "Social Data Gateway API",
                      *         "version": "1.0.0"
                      *       },
-                     *       "paths": {}
+                     *       "paths": {},
+                     *       "x-schema-version": "v1"
                      *     }
                      */
                     "application/json": components["schemas"]["OpenApiDocument"];
