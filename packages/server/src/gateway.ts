@@ -111,7 +111,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     store.tx(() => owners.register());
     recovered = recover().length;
     if (config.dbPath !== ":memory:") {
-      owners.start(() => {
+      owners.start((renewed) => {
+        if (!renewed) runs.reconcile();
         const ended = recover();
         if (ended.length) log(`recovered ${ended.length} run(s) of a process that is gone: ended as broken, holds released, nothing charged`);
       });

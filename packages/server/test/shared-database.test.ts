@@ -47,7 +47,7 @@ interface Started {
 function startServer(db: string, env: Record<string, string> = {}): Promise<Started> {
   const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], {
     cwd: ROOT,
-    env: { ...process.env, SDGW_PORT: "0", SDGW_HOST: "127.0.0.1", SDGW_DB: db, SDGW_WAIT_MS: "50", SDGW_POLL_AFTER_SECONDS: "1", ...env },
+    env: { ...process.env, SDGW_PORT: "0", SDGW_HOST: "127.0.0.1", SDGW_DB: db, SDGW_WAIT_MS: "50", SDGW_POLL_AFTER_SECONDS: "1", SDGW_KEY_QPS: "1000", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -165,5 +165,141 @@ describe("one database shared by the HTTP server, sdgw-mcp and the admin CLI", (
     // sdgw-mcp sees the same account.
     const account = await mcp.callTool({ name: "account", arguments: {} });
     expect((account.structuredContent as { billing: { balance_credits: number } }).billing.balance_credits).toBe(after);
+  }, 30_000);
+});
+
+/** Sends SIGKILL (or another signal) and resolves when the child has exited (and was reaped). */
+function kill(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL"): Promise<unknown> {
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill(signal);
+  return exited;
+}
+
+/** Polls `check` every 50 ms until it holds (at most `ms`); answers whether it did. */
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
+describe("runs of a process that is gone", () => {
+  it("a server killed (SIGKILL) during a 202 run: the next processes end it broken once, uncharged, hold released; the same Idempotency-Key then runs and charges once", async () => {
+    const db = join(dir, "killed.sqlite");
+    const first = await startServer(db, { SDGW_LATENCY_MS: "6000", SDGW_RUN_LEASE_MS: "1000" });
+    const key = first.key!;
+    const before = await balanceOf(first, key);
+    const idem = `killed-${Date.now()}`;
+    const started = await get(`${first.url}/v1/search?platform=weibo&query=x`, key, idem);
+    expect(started.status).toBe(202);
+    const handle = started.json.handle as string;
+    expect(inspect(db, first.accountId, handle)).toMatchObject({ run: { state: "running" }, hold: { state: "held" }, held: started.json.charge.quote_credits });
+    await kill(first.child);
+    await new Promise((r) => setTimeout(r, 1100)); // past its lease too
+
+    // Two processes open the file at once; each may recover, the run is ended exactly once.
+    const [second] = await Promise.all([startServer(db, { SDGW_LATENCY_MS: "1000", SDGW_RUN_LEASE_MS: "1000" }), startMcp(db, key, { SDGW_RUN_LEASE_MS: "1000" })]);
+    const s = inspect(db, first.accountId, handle);
+    expect(s.run.state).toBe("broken");
+    expect(s.runCharges).toEqual([]);
+    expect(s.hold).toMatchObject({ state: "released", captured: 0 });
+    expect(s).toMatchObject({ held: 0, holdsHeld: 0, balance: before, charges: 0 });
+    expect(s.balance + s.charges).toBe(s.grants);
+    const read = await get(`${second.url}/v1/results/${handle}`, key);
+    expect(read.status).toBe(500);
+    expect(read.json.code).toBe("internal_error");
+
+    // The Idempotency-Key is free: the same call runs once more and is charged once.
+    const again = await get(`${second.url}/v1/search?platform=weibo&query=x`, key, idem);
+    expect(again.status).toBe(202);
+    const done = await settle(second.url, again.json.handle as string, key);
+    expect(done.status).toBe(200);
+    const cost = done.json.billing.cost as number;
+    expect(before - (await balanceOf(second, key))).toBe(cost);
+    const t = inspect(db, first.accountId, again.json.handle as string);
+    expect(t.runCharges).toEqual([cost]);
+    expect(t).toMatchObject({ charges: cost, held: 0, holdsHeld: 0 });
+    expect(t.balance + t.charges).toBe(t.grants);
+  }, 30_000);
+
+  it("a server frozen (SIGSTOP) past its lease: a live sdgw-mcp's heartbeat ends its run broken; woken up, the server charges nothing for it and its caller reads 500", async () => {
+    const db = join(dir, "frozen.sqlite");
+    // Its calls take 0.5 to 1.5 s: they are over when it wakes up, so it ends its run at once then.
+    const server = await startServer(db, { SDGW_LATENCY_MS: "1000", SDGW_RUN_LEASE_MS: "2500" });
+    const key = server.key!;
+    const before = await balanceOf(server, key);
+    const idem = `frozen-${Date.now()}`;
+    const started = await get(`${server.url}/v1/search?platform=weibo&query=x`, key, idem);
+    expect(started.status).toBe(202);
+    const handle = started.json.handle as string;
+    server.child.kill("SIGSTOP");
+    try {
+      // sdgw-mcp starts while the frozen server's lease still holds: its start leaves the run alone...
+      const mcp = await startMcp(db, key, { SDGW_RUN_LEASE_MS: "2500" });
+      expect((await mcp.listTools()).tools.length).toBeGreaterThan(0);
+      expect(inspect(db, server.accountId, handle).run.state).toBe("running");
+      // ...and once the lease has expired, one of its heartbeats ends it (the pid still exists: only the lease decides).
+      expect(await until(() => inspect(db, server.accountId, handle).run.state === "broken", 6000)).toBe(true);
+      const s = inspect(db, server.accountId, handle);
+      expect(s.hold).toMatchObject({ state: "released", captured: 0 });
+      expect(s).toMatchObject({ held: 0, balance: before, charges: 0 });
+    } finally {
+      server.child.kill("SIGCONT");
+    }
+    // The server wakes up; its run ends in its memory, finds its row ended by another process, and charges nothing
+    // (nor keeps its answer under the Idempotency-Key, which would replay it free of charge).
+    await new Promise((r) => setTimeout(r, 500));
+    const read = await settle(server.url, handle, key);
+    expect(read.status).toBe(500);
+    expect(read.json.code).toBe("internal_error");
+    const after = inspect(db, server.accountId, handle);
+    expect(after.run.state).toBe("broken");
+    expect(after.runCharges).toEqual([]);
+    expect(after).toMatchObject({ held: 0, holdsHeld: 0, balance: before, charges: 0 });
+    expect(await balanceOf(server, key)).toBe(before);
+    // Its Idempotency-Key is free there too: the same call runs again, and is charged once.
+    const again = await get(`${server.url}/v1/search?platform=weibo&query=x`, key, idem);
+    expect(again.status).toBe(202);
+    expect(again.json.handle).not.toBe(handle);
+    const done = await settle(server.url, again.json.handle as string, key);
+    expect(done.status).toBe(200);
+    const cost = done.json.billing.cost as number;
+    const t = inspect(db, server.accountId, again.json.handle as string);
+    expect(t.runCharges).toEqual([cost]);
+    expect(t).toMatchObject({ charges: cost, balance: before - cost, held: 0 });
+  }, 30_000);
+});
+
+describe("two processes writing at once", () => {
+  it("the HTTP server, sdgw-mcp and sdgw-admin charge and grant together: no 500, no call lost, the ledger adds up", async () => {
+    const db = join(dir, "writers.sqlite");
+    const env = { SDGW_KEY_QPS: "10000", SDGW_WORKSPACE_CONCURRENCY: "10000", SDGW_WAIT_MS: "40000" };
+    const server = await startServer(db, env);
+    const key = server.key!;
+    const mcp = await startMcp(db, key, env);
+    const before = await balanceOf(server, key);
+    const overHttp = Array.from({ length: 40 }, (_, i) => get(`${server.url}/v1/search?platform=${i % 2 ? "weibo" : "xiaohongshu"}&query=w${i}`, key, `w-http-${i}`));
+    const overMcp = Array.from({ length: 40 }, (_, i) => mcp.callTool({ name: "search", arguments: { platform: "weibo", query: `m${i}`, idempotency_key: `w-mcp-${i}` } }));
+    const grants = Array.from({ length: 3 }, () => admin(db, "grant", "--account", server.accountId, "--credits", "7"));
+    const [http, viaMcp] = await Promise.all([Promise.all(overHttp), Promise.all(overMcp), Promise.all(grants)]);
+    expect(http.map((r) => r.status)).toEqual(http.map(() => 200));
+    const mcpAnswers = viaMcp.map((r) => r.structuredContent as { status: string; billing: { cost: number } });
+    expect(viaMcp.filter((r) => r.isError)).toEqual([]);
+    const charged = [...http.map((r) => r.json.billing.cost as number), ...mcpAnswers.map((a) => a.billing.cost)].reduce((a, b) => a + b, 0);
+    expect(charged).toBeGreaterThan(0);
+    const after = await balanceOf(server, key);
+    expect(after).toBe(before + 21 - charged);
+    const peek = new DatabaseSync(db, { readOnly: true });
+    try {
+      const sums = peek.prepare("SELECT kind, COUNT(*) AS n, SUM(amount) AS s FROM ledger WHERE account_id = ? GROUP BY kind ORDER BY kind").all(server.accountId) as Array<{ kind: string; n: number; s: number }>;
+      const account = peek.prepare("SELECT balance, held FROM accounts WHERE id = ?").get(server.accountId) as { balance: number; held: number };
+      expect(account).toEqual({ balance: after, held: 0 });
+      expect(sums.find((r) => r.kind === "charge")!.s).toBe(charged);
+      expect(account.balance + sums.find((r) => r.kind === "charge")!.s).toBe(sums.find((r) => r.kind === "grant")!.s);
+    } finally {
+      peek.close();
+    }
   }, 30_000);
 });

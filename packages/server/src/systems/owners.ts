@@ -168,17 +168,19 @@ export class Owners {
   }
 
   /**
-   * Renews the lease every sixth of it and calls `onTick` after each renewal (the gateway recovers the runs of gone
-   * owners there). The timer does not keep the process alive, and stops by itself once the store is closed.
+   * Renews the lease every sixth of it and calls `onTick` after each renewal, with false when the row had been
+   * removed meanwhile (the gateway then lets go of its runs that were ended elsewhere, and recovers the runs of gone
+   * owners). The timer does not keep the process alive, and stops by itself once the store is closed.
    */
-  start(onTick: () => void): void {
+  start(onTick: (renewed: boolean) => void): void {
     if (this.timer) return;
     const every = Math.max(50, Math.floor(this.leaseMs / 6));
     this.timer = setInterval(() => {
       if (!this.deps.store.db.isOpen) return this.stop();
       try {
-        if (!this.renew()) this.deps.log?.(`lease of ${this.id} had expired and its row was gone; written again (runs ended meanwhile by another process stay ended, uncharged)`);
-        onTick();
+        const renewed = this.renew();
+        if (!renewed) this.deps.log?.(`lease of ${this.id} had expired and its row was gone; written again (runs ended meanwhile by another process stay ended, uncharged)`);
+        onTick(renewed);
       } catch (e) {
         this.deps.log?.("owner heartbeat failed", e);
       }

@@ -63,6 +63,8 @@ interface LiveRun {
   done: Promise<HttpAnswer>;
   /** Set when its row was found ended by another process: it writes nothing more. */
   endedElsewhere?: boolean;
+  /** Set once its Idempotency-Key claim was let go because of that (never twice: the key may be claimed anew). */
+  claimFreed?: boolean;
 }
 
 /** A tool run to execute (see `Runs.executeTool`). */
@@ -359,11 +361,40 @@ export class Runs {
    * writes nothing, lets go of the key's claim in its memory, and answers what a read of the handle answers (500).
    */
   private lost(live: LiveRun): HttpAnswer {
-    this.deps.log(`run ${live.id} was ended by another process while it ran here (this process's lease had expired); nothing charged`);
-    if (live.ctx.idemKey) this.deps.idempotency.release(live.ctx.key.id, live.ctx.idemKey);
+    this.letGo(live);
     const answer = this.internalError(live.ctx.requestId, live.handle);
     this.end(live, answer);
     return answer;
+  }
+
+  /**
+   * A run of this process found ended by another one: from now on it writes nothing, and its Idempotency-Key claim
+   * is let go at once (the other process freed the key in the database; the same call may run again), even though
+   * its calls may still be under way here.
+   */
+  private letGo(live: LiveRun): void {
+    if (!live.endedElsewhere || !live.claimFreed) this.deps.log(`run ${live.id} was ended by another process while it ran here (this process's lease had expired); nothing charged`);
+    live.endedElsewhere = true;
+    if (live.claimFreed) return;
+    live.claimFreed = true;
+    if (live.ctx.idemKey) this.deps.idempotency.release(live.ctx.key.id, live.ctx.idemKey);
+  }
+
+  /**
+   * Finds the runs of this process that another process ended (after this process's lease had lapsed, see
+   * owners.ts) and lets them go (`letGo`). The gateway calls it when a heartbeat found its owner row gone.
+   * Returns how many it found.
+   */
+  reconcile(): number {
+    let n = 0;
+    for (const live of this.liveByHandle.values()) {
+      if (live.endedElsewhere) continue;
+      const row = this.deps.store.get<{ state: string }>("SELECT state FROM runs WHERE id = ?", live.id);
+      if (row?.state === "running") continue;
+      this.letGo(live);
+      n++;
+    }
+    return n;
   }
 
   private end(live: LiveRun, answer: HttpAnswer): void {
@@ -430,6 +461,8 @@ export class Runs {
       const a = errorAnswer("not_found", requestId, { reason: "no_such_handle", message: "No result under this handle for this key.", fix: { param: "handle", note: "A handle is read by the key that started the call, for 24 hours after its run ended." } }, { urls: this.urls, now });
       return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
     }
+    const mine = this.liveByHandle.get(handle);
+    if (mine && row.state !== "running") this.letGo(mine); // ended by another process while it runs here
     if (row.state === "running") {
       const live = this.liveByHandle.get(handle);
       if (live) return this.runningAnswer(live, row.request_id);
