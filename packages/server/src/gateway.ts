@@ -109,6 +109,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     /** Ends the runs of gone owners, and marks the schedules whose last run that was. */
     const recover = (): string[] => runs.recover((ended) => schedules.recover(new Set(ended)));
     store.tx(() => owners.register());
+    if (store.answers) store.answers.onOpen = (file) => owners.useSegment(file);
     recovered = recover().length;
     if (config.dbPath !== ":memory:") {
       owners.start((renewed) => {

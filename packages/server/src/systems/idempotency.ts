@@ -163,16 +163,19 @@ export class Idempotency {
   }
 
   /**
-   * Deletes records kept past their time, then the answer log's segments no record points into any more: records
-   * are written in the order of their segments (a turn's records all go to the segment being appended to, and a
-   * later turn never to an earlier segment), so the oldest record left tells the oldest segment still needed.
+   * Deletes records kept past their time, then the answer log's segments that no record points into any more and
+   * that no live process appends to. The lowest segment still needed is the lowest any record points into (an
+   * index keeps it one lookup away): with several processes on one file, records of one segment are not all older
+   * than those of a higher one. The segments other processes append to are in their owner rows (owners.ts), kept
+   * while their lease holds.
    */
   sweep(): number {
     const { store } = this.deps;
     const deleted = store.run("DELETE FROM idempotency WHERE state = 'done' AND expires_at <= ?", isoSeconds(this.deps.now()));
     if (store.answers) {
-      const oldest = store.get<{ answer_file: number }>("SELECT answer_file FROM idempotency WHERE answer_file IS NOT NULL ORDER BY id LIMIT 1");
-      store.answers.sweep(oldest?.answer_file ?? null);
+      const oldest = store.get<{ f: number | null }>("SELECT MIN(answer_file) AS f FROM idempotency WHERE answer_file IS NOT NULL")?.f ?? null;
+      const inUse = store.all<{ answer_segment: number }>("SELECT answer_segment FROM owners WHERE answer_segment IS NOT NULL AND lease_until > ?", Date.now()).map((r) => r.answer_segment);
+      store.answers.sweep(oldest, inUse);
     }
     return deleted;
   }

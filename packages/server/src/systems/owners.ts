@@ -84,6 +84,8 @@ export class Owners {
   private readonly deps: OwnersDeps;
   private readonly clock: () => number;
   private registered = false;
+  /** The answer-log segment this process appends to (kept in its row). */
+  private segment: number | null = null;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(deps: OwnersDeps) {
@@ -101,12 +103,13 @@ export class Owners {
   register(): void {
     const now = this.clock();
     this.deps.store.run(
-      "INSERT INTO owners (id, host, pid, started_at, lease_until) VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET lease_until = excluded.lease_until",
+      "INSERT INTO owners (id, host, pid, started_at, lease_until, answer_segment) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET lease_until = excluded.lease_until",
       this.id,
       this.host,
       process.pid,
       isoSeconds(now),
       now + this.leaseMs,
+      this.segment,
     );
     this.registered = true;
   }
@@ -160,6 +163,15 @@ export class Owners {
     if (id === this.id) return true;
     const row = this.deps.store.get<OwnerRecord>("SELECT id, host, pid, lease_until FROM owners WHERE id = ?", id);
     return row !== undefined && !this.isGone(row);
+  }
+
+  /**
+   * Records the answer-log segment this process appends to (in the transaction of the first records that point
+   * there), so that another process's sweep keeps it while this lease holds (see answer-log.ts).
+   */
+  useSegment(file: number): void {
+    this.segment = file;
+    if (this.registered) this.deps.store.write("UPDATE owners SET answer_segment = ? WHERE id = ?", file, this.id);
   }
 
   /** Removes the rows of gone owners (once their runs were ended). */

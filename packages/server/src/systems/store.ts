@@ -109,7 +109,8 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_running ON runs(state) WHERE state = 'running';
 CREATE TABLE IF NOT EXISTS owners (
-  id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, started_at TEXT NOT NULL, lease_until INTEGER NOT NULL
+  id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, started_at TEXT NOT NULL, lease_until INTEGER NOT NULL,
+  answer_segment INTEGER
 );
 CREATE TABLE IF NOT EXISTS idempotency (
   id INTEGER PRIMARY KEY, key_id TEXT NOT NULL, idem_key TEXT NOT NULL, fingerprint TEXT NOT NULL,
@@ -131,7 +132,13 @@ const ADDED_COLUMNS: ReadonlyArray<[table: string, column: string, type: string]
   ["runs", "owner", "TEXT"],
   // the waves a run planned (a 202 read by another process than the run's shows them)
   ["runs", "waves", "INTEGER"],
+  ["owners", "answer_segment", "INTEGER"],
 ];
+
+/** Indexes on added columns (made once the columns are there). */
+const ADDED_INDEXES = `
+CREATE INDEX IF NOT EXISTS idempotency_answer_file ON idempotency(answer_file) WHERE answer_file IS NOT NULL;
+`;
 
 /** How often the checkpointer thread runs a passive checkpoint. */
 const CHECKPOINT_EVERY_MS = 20;
@@ -202,22 +209,31 @@ export class Store {
     this.db = new DatabaseSync(path);
     // busy_timeout first: another connection (the checkpointer of a store closed just before) may hold a lock.
     this.db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384;");
-    // The schema and its migrations in one write transaction: another process opening the same file at the same
-    // moment waits (busy_timeout) and then finds every table and column there, instead of adding a column twice.
-    this.db.exec("BEGIN IMMEDIATE");
-    try {
-      this.db.exec(SCHEMA);
-      for (const [table, column, type] of ADDED_COLUMNS) {
-        const has = this.db.prepare(`SELECT 1 FROM pragma_table_info('${table}') WHERE name = ?`).get(column);
-        if (!has) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
-      }
-      this.db.exec("COMMIT");
-    } catch (e) {
-      this.db.exec("ROLLBACK");
-      throw e;
-    }
+    this.db.exec(SCHEMA); // CREATE … IF NOT EXISTS of what exists takes no write lock
+    this.migrate();
     this.answers = path === ":memory:" ? null : new AnswerLog(`${path}-answers`, options.answers);
     if (path !== ":memory:") this.startCheckpointer();
+  }
+
+  /**
+   * Adds the columns (and their indexes) a database made by an older version lacks. Nothing to add (the usual
+   * case) takes no write lock; otherwise one write transaction that looks again once it holds the lock: another
+   * process opening the same file at the same moment waits (busy_timeout) and then finds the columns there,
+   * instead of adding one twice.
+   */
+  private migrate(): void {
+    const missing = () => ADDED_COLUMNS.filter(([table, column]) => !this.db.prepare(`SELECT 1 FROM pragma_table_info('${table}') WHERE name = ?`).get(column));
+    if (missing().length > 0) {
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        for (const [table, column, type] of missing()) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+        this.db.exec("COMMIT");
+      } catch (e) {
+        this.db.exec("ROLLBACK");
+        throw e;
+      }
+    }
+    this.db.exec(ADDED_INDEXES);
   }
 
   /**
