@@ -124,6 +124,28 @@ describe("two gateways on one file", () => {
     await b.close();
   });
 
+  it("an Idempotency-Key whose call answered 202 in one is taken in the other: 409 while it runs, 422 with other parameters, then the replay", async () => {
+    const { db, accountId, key } = await funded("claims.sqlite");
+    const a = open(db, { simulator: { knobs: { weibo: { latencyMs: 300 } } } });
+    const idem = newIdem();
+    expect((await search(a, key, idem)).status).toBe(202);
+    const b = open(db);
+    const busy = await search(b, key, idem);
+    expect(busy.status).toBe(409);
+    expect(busy.json.code).toBe("idempotency_in_progress");
+    const other = await search(b, key, idem, "other");
+    expect(other.status).toBe(422);
+    expect(other.json.code).toBe("idempotency_conflict");
+    await a.gateway.runs.drain();
+    await a.gateway.store.durable();
+    const replay = await search(b, key, idem);
+    expect(replay.status).toBe(200);
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(audit(b, accountId)).toMatchObject({ balance: 99, charges: 1, held: 0 });
+    await a.close();
+    await b.close();
+  });
+
   it("a run ended by another process after its owner's lease lapsed: its owner charges nothing, keeps no answer, frees the key", async () => {
     const { db, accountId, key } = await funded("lapsed.sqlite");
     const a = open(db, { simulator: { knobs: { weibo: { latencyMs: 300 } } } });
@@ -139,6 +161,7 @@ describe("two gateways on one file", () => {
     expect(b.gateway.recovered).toBe(1);
     expect(b.gateway.store.get("SELECT state FROM runs WHERE handle = ?", handle)).toEqual({ state: "broken" });
     expect(b.gateway.store.get("SELECT id FROM owners WHERE id = ?", a.gateway.owners.id)).toBeUndefined();
+    expect(b.gateway.store.get("SELECT COUNT(*) AS n FROM idempotency")).toEqual({ n: 0 }); // its written claim went with it
     await a.gateway.runs.drain();
     const seen = await read(a, key, handle);
     expect(seen.status).toBe(500);

@@ -145,6 +145,12 @@ describe("one database shared by the HTTP server, sdgw-mcp and the admin CLI", (
     // Read through sdgw-mcp (another process than the run's owner): still running, not broken.
     const viaMcp = await mcp.callTool({ name: "search", arguments: { handle } });
     expect((viaMcp.structuredContent as { status?: string }).status, JSON.stringify(viaMcp.structuredContent)).toBe("running");
+    // The same Idempotency-Key through sdgw-mcp is taken (its claim is written with the 202): no second run. The
+    // tool sends POST /v1/search, another operation than the GET, hence 422 rather than 409.
+    const twice = await mcp.callTool({ name: "search", arguments: { platform: "weibo", query: "x", idempotency_key: idem } });
+    expect((twice.structuredContent as { code?: string }).code, JSON.stringify(twice.structuredContent)).toBe("idempotency_conflict");
+    const postTwice = await fetch(`${server.url}/v1/search`, { method: "POST", headers: { "X-API-Key": key, "Idempotency-Key": idem, "Content-Type": "application/json" }, body: JSON.stringify({ platform: "weibo", query: "x" }) });
+    expect(postTwice.status).toBe(422);
 
     const done = await settle(server.url, handle, key);
     expect(done.status, JSON.stringify(done.json)).toBe(200);

@@ -101,6 +101,8 @@ export interface RunsDeps {
 const JSON_TYPE = "application/json; charset=utf-8";
 /** Holds still held whose run is not running (or has no row). */
 const ORPHAN_HOLDS = "SELECT h.run_id FROM holds h LEFT JOIN runs r ON r.id = h.run_id WHERE h.state = 'held' AND (r.id IS NULL OR r.state != 'running')";
+/** A written Idempotency-Key claim whose run no longer runs (see `Idempotency.releaseRunning`). */
+const ORPHAN_CLAIM = "SELECT 1 FROM idempotency WHERE state = 'running' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE state = 'running')) LIMIT 1";
 const WAITED = Symbol("waited");
 
 /** Thrown inside a run's final transaction when its row is no longer running: another process ended it (owners.ts). */
@@ -223,6 +225,7 @@ export class Runs {
         owners.id,
         live.tool ? live.tool.quote.waves_planned : 1,
       );
+      if (ctx.idemKey) this.deps.idempotency.persist(ctx.key.id, ctx.idemKey, runId);
     });
     live.handle = handle;
     this.liveByHandle.set(handle, live);
@@ -334,7 +337,10 @@ export class Runs {
     store.tx(() => {
       ledger.release(live.id);
       if (live.handle) store.run("UPDATE runs SET state = 'broken', http_status = 500, ended_at = ?, expires_at = ? WHERE id = ? AND state = 'running'", isoSeconds(now), isoSeconds(now + config.retentionMs), live.id);
-      if (live.ctx.idemKey) idempotency.release(live.ctx.key.id, live.ctx.idemKey);
+      if (live.ctx.idemKey) {
+        if (live.handle) idempotency.releaseRun(live.ctx.key.id, live.ctx.idemKey, live.id);
+        else idempotency.release(live.ctx.key.id, live.ctx.idemKey);
+      }
     });
     const answer = this.internalError(live.ctx.requestId, live.handle);
     this.end(live, answer);
@@ -551,7 +557,7 @@ export class Runs {
     const { live, gone } = owners.census();
     if (gone.length > 0) return true;
     if (store.all<{ owner: string | null }>("SELECT owner FROM runs WHERE state = 'running'").some((r) => r.owner === null || !live.has(r.owner))) return true;
-    return store.get(`${ORPHAN_HOLDS} LIMIT 1`) !== undefined || store.get("SELECT 1 FROM idempotency WHERE state = 'running' LIMIT 1") !== undefined;
+    return store.get(`${ORPHAN_HOLDS} LIMIT 1`) !== undefined || store.get(ORPHAN_CLAIM) !== undefined;
   }
 
   /** Forgets answers kept past their time (the handle then reads 410) and old idempotency records. */
