@@ -205,6 +205,23 @@ describe("two gateways on one file", () => {
     await b.close();
   });
 
+  it("a gateway that does not recover (recover: false) still renews the lease of a 202 run it runs", async () => {
+    const { db, accountId, key } = await funded("norecover.sqlite");
+    const a = open(db, { recover: false, runLeaseMs: 400, simulator: { knobs: { weibo: { latencyMs: 1500 } } } });
+    expect(a.gateway.store.get("SELECT COUNT(*) AS n FROM owners WHERE id = ?", a.gateway.owners.id)).toEqual({ n: 0 }); // nothing written until it runs
+    const started = await search(a, key, newIdem());
+    expect(started.status).toBe(202);
+    await new Promise((r) => setTimeout(r, 900)); // past two leases: only heartbeats keep the run its own
+    const b = open(db, { runLeaseMs: 400 });
+    expect(b.gateway.recovered).toBe(0);
+    await a.gateway.runs.drain();
+    await a.gateway.store.durable();
+    expect((await read(b, key, started.json.handle as string)).status).toBe(200);
+    expect(audit(b, accountId)).toMatchObject({ balance: 99, charges: 1, held: 0 });
+    await a.close();
+    await b.close();
+  });
+
   it("a gateway that closes with a run in flight ends its lease: the next one recovers the run at once", async () => {
     const { db, accountId, key } = await funded("closed.sqlite");
     const a = open(db, { simulator: { knobs: { weibo: { latencyMs: 2000 } } } });

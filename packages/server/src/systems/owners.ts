@@ -87,6 +87,8 @@ export class Owners {
   /** The answer-log segment this process appends to (kept in its row). */
   private segment: number | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** What each heartbeat does after renewing (the gateway's recovery), if anything. */
+  private onTick: ((renewed: boolean) => void) | null = null;
 
   constructor(deps: OwnersDeps) {
     this.deps = deps;
@@ -112,6 +114,8 @@ export class Owners {
       this.segment,
     );
     this.registered = true;
+    // A gateway that does not recover (recover: false) but runs a call that answers 202 still renews its lease.
+    if (!this.timer && this.deps.store.path !== ":memory:") this.start();
   }
 
   /**
@@ -180,11 +184,13 @@ export class Owners {
   }
 
   /**
-   * Renews the lease every sixth of it and calls `onTick` after each renewal, with false when the row had been
-   * removed meanwhile (the gateway then lets go of its runs that were ended elsewhere, and recovers the runs of gone
-   * owners). The timer does not keep the process alive, and stops by itself once the store is closed.
+   * Renews the lease every sixth of it and calls `onTick` (the last one given) after each renewal, with false when
+   * the row had been removed meanwhile (the gateway then lets go of its runs that were ended elsewhere, and recovers
+   * the runs of gone owners). Started by the first `register` on a database file. The timer does not keep the
+   * process alive, and stops by itself once the store is closed.
    */
-  start(onTick: (renewed: boolean) => void): void {
+  start(onTick?: (renewed: boolean) => void): void {
+    if (onTick) this.onTick = onTick;
     if (this.timer) return;
     const every = Math.max(50, Math.floor(this.leaseMs / 6));
     this.timer = setInterval(() => {
@@ -192,7 +198,7 @@ export class Owners {
       try {
         const renewed = this.renew();
         if (!renewed) this.deps.log?.(`lease of ${this.id} had expired and its row was gone; written again (runs ended meanwhile by another process stay ended, uncharged)`);
-        onTick(renewed);
+        this.onTick?.(renewed);
       } catch (e) {
         this.deps.log?.("owner heartbeat failed", e);
       }
