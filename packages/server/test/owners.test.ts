@@ -207,12 +207,12 @@ describe("two gateways on one file", () => {
 
   it("a gateway that does not recover (recover: false) still renews the lease of a 202 run it runs", async () => {
     const { db, accountId, key } = await funded("norecover.sqlite");
-    const a = open(db, { recover: false, runLeaseMs: 400, simulator: { knobs: { weibo: { latencyMs: 1500 } } } });
+    const a = open(db, { recover: false, runLeaseMs: 1000, simulator: { knobs: { weibo: { latencyMs: 3500 } } } });
     expect(a.gateway.store.get("SELECT COUNT(*) AS n FROM owners WHERE id = ?", a.gateway.owners.id)).toEqual({ n: 0 }); // nothing written until it runs
     const started = await search(a, key, newIdem());
     expect(started.status).toBe(202);
-    await new Promise((r) => setTimeout(r, 900)); // past two leases: only heartbeats keep the run its own
-    const b = open(db, { runLeaseMs: 400 });
+    await new Promise((r) => setTimeout(r, 2200)); // past two leases: only heartbeats keep the run its own
+    const b = open(db, { runLeaseMs: 1000 });
     expect(b.gateway.recovered).toBe(0);
     await a.gateway.runs.drain();
     await a.gateway.store.durable();

@@ -124,7 +124,8 @@ function inspect(db: string, accountId: string, handle: string) {
 describe("one database shared by the HTTP server, sdgw-mcp and the admin CLI", () => {
   it("sdgw-mcp and sdgw-admin started on the server's database leave its 202 run alone: it finishes ok, charged exactly once", async () => {
     const db = join(dir, "live.sqlite");
-    const server = await startServer(db, { SDGW_LATENCY_MS: "6000" });
+    // Short leases (heartbeats every 500 ms): sdgw-mcp sweeps many times while the run is in flight.
+    const server = await startServer(db, { SDGW_LATENCY_MS: "8000", SDGW_RUN_LEASE_MS: "3000" });
     const key = server.key!;
     const before = await balanceOf(server, key);
     const idem = `shared-${Date.now()}`;
@@ -134,7 +135,7 @@ describe("one database shared by the HTTP server, sdgw-mcp and the admin CLI", (
     expect(started.json.charge.quote_credits).toBeGreaterThan(0);
 
     // While the run is in flight: sdgw-mcp on the same file (it opens the store and starts serving), and the admin CLI.
-    const mcp = await startMcp(db, key);
+    const mcp = await startMcp(db, key, { SDGW_RUN_LEASE_MS: "3000" });
     expect((await mcp.listTools()).tools.length).toBeGreaterThan(0);
     const listed = (await admin(db, "list-keys")) as Array<{ account: string }>;
     expect(listed.some((k) => k.account === server.accountId)).toBe(true);
@@ -233,7 +234,7 @@ describe("runs of a process that is gone", () => {
   it("a server frozen (SIGSTOP) past its lease: a live sdgw-mcp's heartbeat ends its run broken; woken up, the server charges nothing for it and its caller reads 500", async () => {
     const db = join(dir, "frozen.sqlite");
     // Its calls take 0.5 to 1.5 s: they are over when it wakes up, so it ends its run at once then.
-    const server = await startServer(db, { SDGW_LATENCY_MS: "1000", SDGW_RUN_LEASE_MS: "2500" });
+    const server = await startServer(db, { SDGW_LATENCY_MS: "1000", SDGW_RUN_LEASE_MS: "5000" });
     const key = server.key!;
     const before = await balanceOf(server, key);
     const idem = `frozen-${Date.now()}`;
@@ -243,11 +244,11 @@ describe("runs of a process that is gone", () => {
     server.child.kill("SIGSTOP");
     try {
       // sdgw-mcp starts while the frozen server's lease still holds: its start leaves the run alone...
-      const mcp = await startMcp(db, key, { SDGW_RUN_LEASE_MS: "2500" });
+      const mcp = await startMcp(db, key, { SDGW_RUN_LEASE_MS: "5000" });
       expect((await mcp.listTools()).tools.length).toBeGreaterThan(0);
       expect(inspect(db, server.accountId, handle).run.state).toBe("running");
       // ...and once the lease has expired, one of its heartbeats ends it (the pid still exists: only the lease decides).
-      expect(await until(() => inspect(db, server.accountId, handle).run.state === "broken", 6000)).toBe(true);
+      expect(await until(() => inspect(db, server.accountId, handle).run.state === "broken", 10_000)).toBe(true);
       const s = inspect(db, server.accountId, handle);
       expect(s.hold).toMatchObject({ state: "released", captured: 0 });
       expect(s).toMatchObject({ held: 0, balance: before, charges: 0 });
