@@ -61,6 +61,7 @@ export interface GatewayOptions extends ServerOptions {
    * Whether this gateway serves (default true): it opens the store by ending the runs of processes that are gone
    * (never those of a live process sharing the file), holds a lease renewed every sixth of `runLeaseMs`, and with
    * each renewal ends the runs of owners gone since. The admin CLI passes false: it only edits accounts and keys.
+   * A gateway that passes false and still runs a call that answers 202 takes a lease then, and renews it.
    */
   recover?: boolean;
   /**

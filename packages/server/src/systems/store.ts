@@ -132,6 +132,7 @@ const ADDED_COLUMNS: ReadonlyArray<[table: string, column: string, type: string]
   ["runs", "owner", "TEXT"],
   // the waves a run planned (a 202 read by another process than the run's shows them)
   ["runs", "waves", "INTEGER"],
+  // the answer-log segment an owner appends to (a database made by an earlier build of this version)
   ["owners", "answer_segment", "INTEGER"],
 ];
 
