@@ -4,7 +4,7 @@
  */
 import type { Platform } from "@sdgw/types";
 import { Catalog } from "./catalog.ts";
-import { defaultConfig, type ServerConfig, type ServerOptions } from "./config.ts";
+import { ConfigError, defaultConfig, type ServerConfig, type ServerOptions } from "./config.ts";
 import { Finder } from "./find.ts";
 import type { PlatformProvider } from "./providers/port.ts";
 import { Simulator, type SimulatorOptions } from "./providers/simulator/index.ts";
@@ -12,6 +12,7 @@ import { Accounts } from "./systems/accounts.ts";
 import { Idempotency } from "./systems/idempotency.ts";
 import { Ledger } from "./systems/ledger.ts";
 import { Limits } from "./systems/limits.ts";
+import { DEFAULT_RUN_LEASE_MS, Owners } from "./systems/owners.ts";
 import { Runs } from "./systems/runs.ts";
 import { Schedules } from "./systems/schedules.ts";
 import { Store } from "./systems/store.ts";
@@ -25,6 +26,11 @@ export interface Gateway {
   idempotency: Idempotency;
   limits: Limits;
   runs: Runs;
+  /**
+   * This gateway's owner of runs and its lease (several processes may share the database file: recovery ends only
+   * the runs of owners that are gone).
+   */
+  owners: Owners;
   /** Schedules of `account_watch` (D11) and the follower readings of its runs. */
   schedules: Schedules;
   /** The provider of every platform. */
@@ -37,7 +43,7 @@ export interface Gateway {
   now: () => number;
   /** Where failures of the server's side are reported (a broken run, a handler that threw). */
   log: (message: string, error?: unknown) => void;
-  /** Runs recovered as broken when this gateway opened its store. */
+  /** Runs of gone processes recovered as broken when this gateway opened its store. */
   recovered: number;
 }
 
@@ -52,13 +58,38 @@ export interface GatewayOptions extends ServerOptions {
   /** Where failures of the server's side are reported; default: `console.error` with an `[sdgw]` prefix. */
   log?: (message: string, error?: unknown) => void;
   /**
-   * Whether opening the store ends the runs a previous process left running (default true). The admin CLI passes
-   * false: it opens the database while the server may be running, and those runs are the server's.
+   * Whether this gateway serves (default true): it opens the store by ending the runs of processes that are gone
+   * (never those of a live process sharing the file), holds a lease renewed every sixth of `runLeaseMs`, and with
+   * each renewal ends the runs of owners gone since. The admin CLI passes false: it only edits accounts and keys.
+   * A gateway that passes false and still runs a call that answers 202 takes a lease then, and renews it.
    */
   recover?: boolean;
+  /**
+   * How long the runs of this process stay its own after its last lease renewal, in ms (default 30 000; `SDGW_RUN_LEASE_MS`):
+   * another process sharing the database ends them as broken only after that (at once when it sees, on the same
+   * machine, that the process is gone). Renewed every sixth of it.
+   */
+  runLeaseMs?: number;
 }
 
-/** Opens the store, recovers runs left by a previous process, and builds every system. */
+/**
+ * Reads `SDGW_RUN_LEASE_MS` (the `runLeaseMs` of `createGateway`, used by `pnpm start` and `sdgw-mcp`): a whole
+ * number of milliseconds from 300 up; unset or empty means the default (30 000).
+ *
+ * @throws {@link ConfigError} when it is not such a number.
+ */
+export function runLeaseFromEnv(env: NodeJS.ProcessEnv = process.env): { runLeaseMs?: number } {
+  const raw = env["SDGW_RUN_LEASE_MS"];
+  if (raw === undefined || raw === "") return {};
+  const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < 300) throw new ConfigError([`SDGW_RUN_LEASE_MS must be the milliseconds the runs of a process stay its own without a heartbeat, a whole number from 300 up (got ${JSON.stringify(raw)})`]);
+  return { runLeaseMs: value };
+}
+
+/**
+ * Opens the store, builds every system, and (unless `recover: false`) takes a lease and ends the runs of processes
+ * that are gone, then keeps renewing the lease and recovering while the store is open.
+ */
 export function createGateway(options: GatewayOptions = {}): Gateway {
   const config = defaultConfig(options);
   const now = options.now ?? Date.now;
@@ -70,14 +101,24 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const ledger = new Ledger({ store, now, limits: config.limits, accounts });
   const idempotency = new Idempotency({ store, now, ttlMs: config.idempotencyTtlMs });
   const limits = new Limits({ limits: config.limits, now });
-  const runs = new Runs({ store, ledger, idempotency, limits, providers, config, now, log });
+  const owners = new Owners({ store, leaseMs: options.runLeaseMs ?? DEFAULT_RUN_LEASE_MS, log });
+  const runs = new Runs({ store, ledger, idempotency, limits, owners, providers, config, now, log });
   const catalog = new Catalog(providers);
   const schedules = new Schedules({ store, now });
   let recovered = 0;
   if (options.recover !== false) {
-    const running = new Set(store.all<{ id: string }>("SELECT id FROM runs WHERE state = 'running'").map((r) => r.id));
-    recovered = runs.recover();
-    schedules.recover(running);
+    /** Ends the runs of gone owners, and marks the schedules whose last run that was. */
+    const recover = (): string[] => runs.recover((ended) => schedules.recover(new Set(ended)));
+    store.tx(() => owners.register());
+    if (store.answers) store.answers.onOpen = (file) => owners.useSegment(file);
+    recovered = recover().length;
+    if (config.dbPath !== ":memory:") {
+      owners.start((renewed) => {
+        if (!renewed) runs.reconcile();
+        const ended = recover();
+        if (ended.length) log(`recovered ${ended.length} run(s) of a process that is gone: ended as broken, holds released, nothing charged`);
+      });
+    }
   }
-  return { config, store, accounts, ledger, idempotency, limits, runs, schedules, providers, catalog, finder: new Finder(catalog), simulator, now, log, recovered };
+  return { config, store, accounts, ledger, idempotency, limits, runs, owners, schedules, providers, catalog, finder: new Finder(catalog), simulator, now, log, recovered };
 }

@@ -4,16 +4,18 @@
  * the first start. Prints the demo key (first start only: keys are shown once) and a first call to try.
  * Environment (see `configFromEnv`, `listenFromEnv`): SDGW_DB, SDGW_HOST, SDGW_PORT, SDGW_WAIT_MS,
  * SDGW_POLL_AFTER_SECONDS, SDGW_LATENCY_MS, SDGW_KEY_QPS, SDGW_WORKSPACE_CONCURRENCY, SDGW_ADDRESS_PER_MINUTE,
- * SDGW_FAILURE_THRESHOLD, SDGW_FREE_CALLS. A variable that is not a valid value stops the start, named.
+ * SDGW_FAILURE_THRESHOLD, SDGW_FREE_CALLS, SDGW_RUN_LEASE_MS. A variable that is not a valid value stops the
+ * start, named. Other processes (sdgw-mcp, sdgw-admin) may open the same database meanwhile.
  */
 import { ConfigError, configFromEnv, listenFromEnv } from "./config.ts";
 import { seedDemo } from "./demo.ts";
+import { runLeaseFromEnv } from "./gateway.ts";
 import { createServer } from "./server.ts";
 
 let options: ReturnType<typeof configFromEnv>;
 let address: ReturnType<typeof listenFromEnv>;
 try {
-  options = configFromEnv();
+  options = { ...configFromEnv(), ...runLeaseFromEnv() };
   address = listenFromEnv();
 } catch (e) {
   if (!(e instanceof ConfigError)) throw e;
@@ -31,7 +33,7 @@ const pnpm = viaNpx ? "npx -y -p node@24 -p pnpm@12 -- pnpm" : "pnpm";
 const config = server.gateway.config;
 const lines = [
   `Social Data Gateway reference server on ${url} (storage: ${config.dbPath}; platforms: the deterministic simulator)`,
-  server.gateway.recovered ? `Recovered ${server.gateway.recovered} run(s) left running by the last process: ended as broken, holds released, nothing charged.` : "",
+  server.gateway.recovered ? `Recovered ${server.gateway.recovered} run(s) left running by a process that is gone: ended as broken, holds released, nothing charged.` : "",
   demo.key
     ? `Demo account ${demo.accountId} with 5000 credits. Its key, shown once (stored only as a hash):\n\n  ${demo.key}\n`
     : `Demo account ${demo.accountId} (key ${demo.prefix}…, shown on the first start). A new key: ${pnpm} admin create-key --account ${demo.accountId}`,

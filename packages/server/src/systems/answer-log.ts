@@ -14,9 +14,15 @@
  *
  * A process appends to a segment of its own, a new one each time it starts, so a torn end of an older one never
  * shifts what comes after. A segment rolls over past `segmentBytes`. Segments are deleted by `sweep` once no record
- * points into them any more.
+ * points into them any more and no live process appends to them.
+ *
+ * Several processes on one database (the HTTP server and `sdgw-mcp`): each opens segments of its own (creating the
+ * file exclusively, so two never take the same number), tells `onOpen` (the gateway records it in its owner row, so
+ * that another process's `sweep` keeps it), and checks after each write that its segment was not deleted meanwhile:
+ * if it was (another process swept it in the moment before this one's row said so), the write fails, the turn rolls
+ * back (those calls answer 500 and charge nothing) and the next answer goes to a new segment.
  */
-import { closeSync, mkdirSync, openSync, readdirSync, readSync, rmSync, writevSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, rmSync, writevSync } from "node:fs";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 
@@ -66,6 +72,8 @@ export class AnswerLog {
   private queued: Uint8Array[] = [];
   /** Descriptors of segments opened to read. */
   private readonly readers = new Map<number, number>();
+  /** Called with the number of each segment this log opens to append to (before anything points into it). */
+  onOpen: ((file: number) => void) | null = null;
 
   constructor(dir: string, options: AnswerLogOptions = {}) {
     this.dir = dir;
@@ -88,12 +96,25 @@ export class AnswerLog {
     return out.sort((a, b) => a - b);
   }
 
-  /** Opens a new segment, numbered after every segment in the folder. */
+  /**
+   * Opens a new segment, numbered after every segment in the folder; created exclusively, so when another process
+   * took that number a moment before, the next one is tried.
+   */
   private open(): { file: number; fd: number; size: number; end: number } {
     mkdirSync(this.dir, { recursive: true });
-    const file = (this.segments().at(-1) ?? 0) + 1;
-    const fd = openSync(join(this.dir, segmentName(file)), "wx");
+    let file = (this.segments().at(-1) ?? 0) + 1;
+    let fd: number;
+    for (;;) {
+      try {
+        fd = openSync(join(this.dir, segmentName(file)), "wx");
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+        file++;
+      }
+    }
     this.current = { file, fd, size: 0, end: 0 };
+    this.onOpen?.(file);
     return this.current;
   }
 
@@ -129,6 +150,8 @@ export class AnswerLog {
         written += n;
       }
       seg.size += written;
+      // Deleted meanwhile by another process's sweep: these bytes are unreachable, so the records must not commit.
+      if (fstatSync(seg.fd).nlink === 0) throw new Error(`answer log: ${segmentName(seg.file)} was deleted while being appended to`);
     } catch (e) {
       this.retire();
       throw e;
@@ -173,12 +196,14 @@ export class AnswerLog {
 
   /**
    * Deletes the segments below `oldest` (the lowest segment a record still points into; every segment but the
-   * current one when none does). Returns how many were deleted.
+   * current one when none does), except those in `inUse` (segments other live processes append to). Returns how
+   * many were deleted.
    */
-  sweep(oldest: number | null): number {
+  sweep(oldest: number | null, inUse: Iterable<number> = []): number {
+    const keep = new Set(inUse);
     let deleted = 0;
     for (const file of this.segments()) {
-      if (file === this.current?.file || (oldest !== null && file >= oldest)) continue;
+      if (file === this.current?.file || keep.has(file) || (oldest !== null && file >= oldest)) continue;
       const fd = this.readers.get(file);
       if (fd !== undefined) {
         closeQuietly(fd);

@@ -46,6 +46,7 @@ export function fingerprint(operation: string, params: unknown): string {
 
 /** An idempotency record as read back. */
 interface Stored {
+  state: "running" | "done";
   fingerprint: string;
   http_status: number | null;
   headers: string | null;
@@ -66,8 +67,11 @@ export interface IdempotencyDeps {
 
 /**
  * Claims, completions and replays of Idempotency-Keys, scoped to the API key that sent them. A claim of a call
- * that still runs lives in memory only: a restart ends every run in flight as broken, which frees its key anyway,
- * so only the first answer of an ended call is written (once, with the answer, in the transaction of its capture).
+ * that still runs within its request lives in memory only: if the process dies the call was never answered and its
+ * key is free anyway, so the first answer of an ended call is what is written (once, with the answer, in the
+ * transaction of its capture). A call that answers 202 outlives its request: its claim is written too (`persist`,
+ * a `running` row with its run id, in the transaction that stores the run), so another process sharing the
+ * database answers 409 for it as this one does, and it is removed when the run breaks or is recovered.
  * A claim is taken as soon as the key is found free (one read) and given back if the call is refused before it
  * runs: an identical request arriving meanwhile answers 409, and no later step needs to read the key again.
  */
@@ -93,11 +97,14 @@ export class Idempotency {
     }
     // A record still deferred is in `completing`: no need to run the deferred writes for it.
     const row = this.deps.store.readNow<Stored>(
-      "SELECT fingerprint, http_status, headers, answer, expires_at, answer_file, answer_at, answer_len, answer_crc FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'done'",
+      "SELECT state, fingerprint, http_status, headers, answer, expires_at, answer_file, answer_at, answer_len, answer_crc FROM idempotency WHERE key_id = ? AND idem_key = ?",
       keyId,
       idemKey,
     );
-    if (!row || (row.expires_at !== null && Date.parse(row.expires_at) <= this.deps.now())) return { kind: "claimed" };
+    if (!row) return { kind: "claimed" };
+    // A call that answered 202 in another process sharing the database (its runs are recovered if it is gone).
+    if (row.state === "running") return row.fingerprint === print ? { kind: "in_progress" } : { kind: "conflict" };
+    if (row.expires_at !== null && Date.parse(row.expires_at) <= this.deps.now()) return { kind: "claimed" };
     if (row.fingerprint !== print) return { kind: "conflict" };
     let body = row.answer ?? "{}";
     if (row.answer_file !== null) {
@@ -152,27 +159,60 @@ export class Idempotency {
     });
   }
 
+  /**
+   * Writes the claim of a call that answers 202 (inside the transaction that stores its run): a `running` row with
+   * its run id, which other processes sharing the database read as "still runs". It replaces only a record that
+   * ended (one past its time: the key was found free), never another process's claim.
+   */
+  persist(keyId: string, idemKey: string, runId: string): void {
+    const claim = this.running.get(`${keyId}\n${idemKey}`);
+    if (!claim) return;
+    this.deps.store.run(
+      `INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, created_at) VALUES (?, ?, ?, 'running', ?, ?)
+       ON CONFLICT(key_id, idem_key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running', run_id = excluded.run_id, http_status = NULL, headers = NULL,
+         answer = NULL, created_at = excluded.created_at, expires_at = NULL, answer_file = NULL, answer_at = NULL, answer_len = NULL, answer_crc = NULL
+       WHERE idempotency.state = 'done'`,
+      keyId,
+      idemKey,
+      claim.fingerprint,
+      runId,
+      isoSeconds(this.deps.now()),
+    );
+  }
+
   /** Drops a claim: the call was refused before it ran, or its run broke; the same key may be sent again. */
   release(keyId: string, idemKey: string): void {
     this.running.delete(`${keyId}\n${idemKey}`);
   }
 
-  /** After a restart: removes claims an older version left running in the database. */
-  releaseRunning(): number {
-    return this.deps.store.run("DELETE FROM idempotency WHERE state = 'running'");
+  /** Drops the written claim of a run that answered 202 and broke (see `persist`), with the claim in memory. */
+  releaseRun(keyId: string, idemKey: string, runId: string): void {
+    this.release(keyId, idemKey);
+    this.deps.store.run("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'running' AND run_id = ?", keyId, idemKey, runId);
   }
 
   /**
-   * Deletes records kept past their time, then the answer log's segments no record points into any more: records
-   * are written in the order of their segments (a turn's records all go to the segment being appended to, and a
-   * later turn never to an earlier segment), so the oldest record left tells the oldest segment still needed.
+   * Removes the written claims whose run no longer runs (recovered as broken: its process is gone; or left by an
+   * older version, which wrote claims without a run). Claims of runs still running are another live process's.
+   */
+  releaseRunning(): number {
+    return this.deps.store.run("DELETE FROM idempotency WHERE state = 'running' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE state = 'running'))");
+  }
+
+  /**
+   * Deletes records kept past their time, then the answer log's segments that no record points into any more and
+   * that no live process appends to. The lowest segment still needed is the lowest any record points into (an
+   * index keeps it one lookup away): with several processes on one file, records of one segment are not all older
+   * than those of a higher one. The segments other processes append to are in their owner rows (owners.ts), kept
+   * while their lease holds.
    */
   sweep(): number {
     const { store } = this.deps;
     const deleted = store.run("DELETE FROM idempotency WHERE state = 'done' AND expires_at <= ?", isoSeconds(this.deps.now()));
     if (store.answers) {
-      const oldest = store.get<{ answer_file: number }>("SELECT answer_file FROM idempotency WHERE answer_file IS NOT NULL ORDER BY id LIMIT 1");
-      store.answers.sweep(oldest?.answer_file ?? null);
+      const oldest = store.get<{ f: number | null }>("SELECT MIN(answer_file) AS f FROM idempotency WHERE answer_file IS NOT NULL")?.f ?? null;
+      const inUse = store.all<{ answer_segment: number }>("SELECT answer_segment FROM owners WHERE answer_segment IS NOT NULL AND lease_until > ?", Date.now()).map((r) => r.answer_segment);
+      store.answers.sweep(oldest, inUse);
     }
     return deleted;
   }

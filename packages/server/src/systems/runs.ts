@@ -4,8 +4,11 @@
  * with a handle (and the cells already ended) and the run goes on. When it ends it captures exactly once (or
  * releases everything), and its answer is kept `retentionMs` after the end for `GET /v1/results/{handle}`.
  * A provider that throws breaks the run on the server's side: nothing is charged and the handle reads 500.
- * After a restart, runs that were in flight are ended as broken (hold released, read gives 500), and their
- * Idempotency-Key is freed so that sending the call again runs it once and charges it once.
+ * Runs of a process that is gone (killed, or frozen past its lease: see owners.ts) are ended as broken by the next
+ * process to open the database or by the periodic sweep of a live one (hold released, read gives 500), and their
+ * Idempotency-Key is freed so that sending the call again runs it once and charges it once. Only those: several
+ * processes may share the file, and a live process's runs are its own. A run that another process ended meanwhile
+ * is found ended when its owner ends it, and its owner then writes and charges nothing (its caller reads 500).
  *
  * A run that ends within its request writes once: its capture and its idempotency record, in one transaction of
  * the turn (its hold lived in memory, see the ledger). A run that answers 202 writes its row and its durable hold
@@ -25,6 +28,7 @@ import type { AccountRecord, KeyRecord } from "./accounts.ts";
 import type { Idempotency } from "./idempotency.ts";
 import type { HoldRefusal, Ledger } from "./ledger.ts";
 import type { Limits } from "./limits.ts";
+import type { Owners } from "./owners.ts";
 import { isoSeconds, type Store } from "./store.ts";
 
 /** An answer ready to send: status, headers, and the body as text or as its UTF-8 bytes (a finished answer). */
@@ -57,6 +61,10 @@ interface LiveRun {
   startedAt: number;
   result: HttpAnswer | null;
   done: Promise<HttpAnswer>;
+  /** Set when its row was found ended by another process: it writes nothing more. */
+  endedElsewhere?: boolean;
+  /** Set once its Idempotency-Key claim was let go because of that (never twice: the key may be claimed anew). */
+  claimFreed?: boolean;
 }
 
 /** A tool run to execute (see `Runs.executeTool`). */
@@ -82,6 +90,8 @@ export interface RunsDeps {
   ledger: Ledger;
   idempotency: Idempotency;
   limits: Limits;
+  /** This process's owner of runs (the `owner` of every run it stores) and the other owners' liveness. */
+  owners: Owners;
   providers: Readonly<Record<string, PlatformProvider>>;
   config: ServerConfig;
   now: () => number;
@@ -89,7 +99,19 @@ export interface RunsDeps {
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";
+/** Holds still held whose run is not running (or has no row). */
+const ORPHAN_HOLDS = "SELECT h.run_id FROM holds h LEFT JOIN runs r ON r.id = h.run_id WHERE h.state = 'held' AND (r.id IS NULL OR r.state != 'running')";
+/** A written Idempotency-Key claim whose run no longer runs (see `Idempotency.releaseRunning`). */
+const ORPHAN_CLAIM = "SELECT 1 FROM idempotency WHERE state = 'running' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE state = 'running')) LIMIT 1";
 const WAITED = Symbol("waited");
+
+/** Thrown inside a run's final transaction when its row is no longer running: another process ended it (owners.ts). */
+class EndedElsewhere extends Error {
+  constructor(runId: string, state: string | undefined) {
+    super(`run ${runId} was ended by another process (${state ?? "no row"}) while it ran here`);
+    this.name = "EndedElsewhere";
+  }
+}
 
 /** Starts, finishes, reads and recovers runs. */
 export class Runs {
@@ -126,10 +148,10 @@ export class Runs {
         live.ended[i] = e;
       }),
     );
-    live.done = Promise.all(tasks).then(
-      () => this.finish(live),
-      (error: unknown) => this.broken(live, error),
-    );
+    // A finish that throws (its transaction rolled back: nothing charged) ends the run broken, as a provider that threw.
+    live.done = Promise.all(tasks)
+      .then(() => this.finish(live))
+      .catch((error: unknown) => this.broken(live, error));
     return this.answerOf(live, this.deps.config.waitMs);
   }
 
@@ -154,14 +176,13 @@ export class Runs {
     } catch (error) {
       started = Promise.reject(error);
     }
-    live.done = started.then(
-      (result) => this.finishTool(live, request, result),
-      (error: unknown) => {
+    live.done = started
+      .then((result) => this.finishTool(live, request, result))
+      .catch((error: unknown) => {
         const answer = this.broken(live, error);
-        if (request.onEnd && !this.closed) this.deps.store.tx(() => request.onEnd!({ handle: live.handle, status: "error", charged: 0, result: null }));
+        if (request.onEnd && !this.closed && !live.endedElsewhere) this.deps.store.tx(() => request.onEnd!({ handle: live.handle, status: "error", charged: 0, result: null }));
         return answer;
-      },
-    );
+      });
     const background = request.background === true || plan.quote.mode === "background";
     return this.answerOf(live, background ? 0 : this.deps.config.waitMs, background);
   }
@@ -184,10 +205,13 @@ export class Runs {
   private goOn(live: LiveRun): HttpAnswer {
     const { ctx, id: runId, plan, quote } = live;
     const handle = newHandle();
-    // The run outlives its request: its row and its durable hold, in one transaction committed before the 202.
-    this.deps.ledger.persist(runId, () =>
+    // The run outlives its request: its row (with its owner, whose lease this renews) and its durable hold, in one
+    // transaction committed before the 202.
+    const { owners } = this.deps;
+    this.deps.ledger.persist(runId, () => {
+      owners.register();
       this.deps.store.run(
-        "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+        "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, started_at, owner, waves) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
         runId,
         handle,
         ctx.key.id,
@@ -198,8 +222,11 @@ export class Runs {
         plan.shape,
         quote,
         isoSeconds(live.startedAt),
-      ),
-    );
+        owners.id,
+        live.tool ? live.tool.quote.waves_planned : 1,
+      );
+      if (ctx.idemKey) this.deps.idempotency.persist(ctx.key.id, ctx.idemKey, runId);
+    });
     live.handle = handle;
     this.liveByHandle.set(handle, live);
     live.tool?.request.onHandle?.(handle);
@@ -238,6 +265,7 @@ export class Runs {
     const chargedCalls = ended.filter((e) => e.cost > 0).length;
     const now = this.deps.now();
     const answer = store.tx(() => {
+      this.stillRunning(live);
       const { charged, balance } = ledger.settle(live.id, cost, chargedCalls, live.ctx.key.daily_limit !== null);
       const { body, status } = finishedAnswer(live.plan, ended, live.ctx.requestId, isoSeconds(now), charged, balance);
       const headers: Record<string, string> = { "content-type": JSON_TYPE };
@@ -245,7 +273,7 @@ export class Runs {
       const text = serializeAnswer(body);
       if (live.handle) {
         store.run(
-          "UPDATE runs SET state = 'finished', charged = ?, http_status = 200, headers = ?, answer = CAST(? AS TEXT), ended_at = ?, expires_at = ? WHERE id = ?",
+          "UPDATE runs SET state = 'finished', charged = ?, http_status = 200, headers = ?, answer = CAST(? AS TEXT), ended_at = ?, expires_at = ? WHERE id = ? AND state = 'running'",
           charged,
           JSON.stringify(headers),
           text,
@@ -270,6 +298,7 @@ export class Runs {
     const failed = result.status === "error" || result.status === "not_supported" || result.status === "timeout";
     const due = failed ? 0 : Math.min(creditsFor(result.calls_charged), live.quote);
     const answer = store.tx(() => {
+      this.stillRunning(live);
       // The caller's own writes first (a schedule's last run, follower readings), then the capture and the answer.
       request.onEnd?.({ handle: live.handle, status: result.status, charged: due, result });
       const { charged } = ledger.settle(live.id, due, failed ? 0 : result.calls_charged, live.ctx.key.daily_limit !== null);
@@ -280,7 +309,7 @@ export class Runs {
       const json = JSON.stringify(body);
       if (live.handle) {
         store.run(
-          "UPDATE runs SET state = 'finished', charged = ?, http_status = 200, headers = ?, answer = ?, ended_at = ?, expires_at = ? WHERE id = ?",
+          "UPDATE runs SET state = 'finished', charged = ?, http_status = 200, headers = ?, answer = ?, ended_at = ?, expires_at = ? WHERE id = ? AND state = 'running'",
           charged,
           JSON.stringify(headers),
           json,
@@ -301,17 +330,77 @@ export class Runs {
   /** Ends a run broken on the server's side: release the hold, free the Idempotency-Key, answer 500. */
   private broken(live: LiveRun, error: unknown): HttpAnswer {
     if (this.closed) return this.internalError(live.ctx.requestId, live.handle);
+    if (error instanceof EndedElsewhere || live.endedElsewhere) return this.lost(live);
     const { store, ledger, idempotency, config } = this.deps;
     this.deps.log(`run ${live.id} broke`, error);
     const now = this.deps.now();
     store.tx(() => {
       ledger.release(live.id);
-      if (live.handle) store.run("UPDATE runs SET state = 'broken', http_status = 500, ended_at = ?, expires_at = ? WHERE id = ?", isoSeconds(now), isoSeconds(now + config.retentionMs), live.id);
-      if (live.ctx.idemKey) idempotency.release(live.ctx.key.id, live.ctx.idemKey);
+      if (live.handle) store.run("UPDATE runs SET state = 'broken', http_status = 500, ended_at = ?, expires_at = ? WHERE id = ? AND state = 'running'", isoSeconds(now), isoSeconds(now + config.retentionMs), live.id);
+      if (live.ctx.idemKey) {
+        if (live.handle) idempotency.releaseRun(live.ctx.key.id, live.ctx.idemKey, live.id);
+        else idempotency.release(live.ctx.key.id, live.ctx.idemKey);
+      }
     });
     const answer = this.internalError(live.ctx.requestId, live.handle);
     this.end(live, answer);
     return answer;
+  }
+
+  /**
+   * Inside a run's final transaction (the write lock held, so no other process can end it meanwhile): throws
+   * `EndedElsewhere` when its row is no longer running, which rolls back whatever the transaction wrote. A run that
+   * never answered 202 has no row and nobody else can end it.
+   */
+  private stillRunning(live: LiveRun): void {
+    if (!live.handle) return;
+    const row = this.deps.store.get<{ state: string }>("SELECT state FROM runs WHERE id = ?", live.id);
+    if (row?.state !== "running") {
+      live.endedElsewhere = true;
+      throw new EndedElsewhere(live.id, row?.state);
+    }
+  }
+
+  /**
+   * The end of a run that another process ended (it found this process's lease expired, see owners.ts): that
+   * process released the hold, charged nothing, marked the run broken and freed its Idempotency-Key; this one
+   * writes nothing, lets go of the key's claim in its memory, and answers what a read of the handle answers (500).
+   */
+  private lost(live: LiveRun): HttpAnswer {
+    this.letGo(live);
+    const answer = this.internalError(live.ctx.requestId, live.handle);
+    this.end(live, answer);
+    return answer;
+  }
+
+  /**
+   * A run of this process found ended by another one: from now on it writes nothing, and its Idempotency-Key claim
+   * is let go at once (the other process freed the key in the database; the same call may run again), even though
+   * its calls may still be under way here.
+   */
+  private letGo(live: LiveRun): void {
+    if (!live.endedElsewhere || !live.claimFreed) this.deps.log(`run ${live.id} was ended by another process while it ran here (this process's lease had expired); nothing charged`);
+    live.endedElsewhere = true;
+    if (live.claimFreed) return;
+    live.claimFreed = true;
+    if (live.ctx.idemKey) this.deps.idempotency.release(live.ctx.key.id, live.ctx.idemKey);
+  }
+
+  /**
+   * Finds the runs of this process that another process ended (after this process's lease had lapsed, see
+   * owners.ts) and lets them go (`letGo`). The gateway calls it when a heartbeat found its owner row gone.
+   * Returns how many it found.
+   */
+  reconcile(): number {
+    let n = 0;
+    for (const live of this.liveByHandle.values()) {
+      if (live.endedElsewhere) continue;
+      const row = this.deps.store.get<{ state: string }>("SELECT state FROM runs WHERE id = ?", live.id);
+      if (row?.state === "running") continue;
+      this.letGo(live);
+      n++;
+    }
+    return n;
   }
 
   private end(live: LiveRun, answer: HttpAnswer): void {
@@ -347,10 +436,30 @@ export class Runs {
     return { status: 202, headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) }, body: JSON.stringify(body) };
   }
 
+  /**
+   * The 202 of a run that another live process runs: what its row says (the quote, the waves planned), the account
+   * as it stands; the cells or steps ended so far are in that process's memory and are not shown.
+   */
+  private runningElsewhere(row: { account_id: string; request_id: string; quote: number; waves: number | null }, handle: string, key: KeyRecord): HttpAnswer {
+    const seconds = this.deps.config.pollAfterSeconds;
+    const view = this.deps.ledger.view(row.account_id, key);
+    const body = {
+      request_id: row.request_id,
+      schema_version: "v1",
+      status: "running",
+      handle,
+      retry_after_seconds: seconds,
+      billing: creditBilling(view, 0, row.quote),
+      waves: { planned: row.waves ?? 1, done: 0 },
+      charge: { quote_credits: row.quote, charged_credits: 0 },
+    };
+    return { status: 202, headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) }, body: JSON.stringify(body) };
+  }
+
   /** `GET /v1/results/{handle}`: 202 while running, the finished answer (json, csv or ndjson), 410, 500 or 404. */
   read(handle: string, key: KeyRecord, asked: "json" | "csv" | "ndjson" | undefined, requestId: string): HttpAnswer {
-    const row = this.deps.store.get<{ id: string; key_id: string; account_id: string; state: string; headers: string | null; answer: string | null; expires_at: string | null; request_id: string; shape: string }>(
-      "SELECT id, key_id, account_id, state, headers, answer, expires_at, request_id, shape FROM runs WHERE handle = ?",
+    const row = this.deps.store.get<{ id: string; key_id: string; account_id: string; state: string; headers: string | null; answer: string | null; expires_at: string | null; request_id: string; shape: string; quote: number; owner: string | null; waves: number | null }>(
+      "SELECT id, key_id, account_id, state, headers, answer, expires_at, request_id, shape, quote, owner, waves FROM runs WHERE handle = ?",
       handle,
     );
     const now = new Date(this.deps.now());
@@ -358,9 +467,14 @@ export class Runs {
       const a = errorAnswer("not_found", requestId, { reason: "no_such_handle", message: "No result under this handle for this key.", fix: { param: "handle", note: "A handle is read by the key that started the call, for 24 hours after its run ended." } }, { urls: this.urls, now });
       return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
     }
+    const mine = this.liveByHandle.get(handle);
+    if (mine && row.state !== "running") this.letGo(mine); // ended by another process while it runs here
     if (row.state === "running") {
       const live = this.liveByHandle.get(handle);
       if (live) return this.runningAnswer(live, row.request_id);
+      // Another live process runs it (the same database, see owners.ts): 202 from its row. Otherwise its owner is
+      // gone (or is this process, which let go of it): it is broken, and the next recovery marks it so.
+      if (row.owner !== null && row.owner !== this.deps.owners.id && this.deps.owners.isLive(row.owner)) return this.runningElsewhere(row, handle, key);
       return this.internalError(requestId, handle);
     }
     if (row.state === "broken") return this.internalError(requestId, handle);
@@ -406,17 +520,44 @@ export class Runs {
   }
 
   /**
-   * After a restart: every run still marked running broke with the old process. Its hold is released, its handle
-   * reads 500, and every running Idempotency-Key claim is freed. Returns how many runs with a handle were ended.
+   * Ends the runs of processes that are gone (see owners.ts: lease expired or retired, or a pid of this machine
+   * that no longer exists; a run with no owner was written before owners existed): each is marked broken (its
+   * handle reads 500), its hold released (nothing charged) and its Idempotency-Key freed. Runs of live owners,
+   * this process's included, are left alone. Holds left without a running run are released too, and the rows of
+   * gone owners removed. Called when a gateway opens and then with every heartbeat; each run is ended exactly once
+   * whoever else recovers at the same time (every change is conditional, inside one write transaction). Returns the
+   * ids of the runs it ended; `alongside` gets them inside that transaction when there are any (the gateway marks
+   * the schedules whose last run they were).
    */
-  recover(): number {
-    const { store, ledger, idempotency, config } = this.deps;
+  recover(alongside?: (ended: string[]) => void): string[] {
+    const { store, ledger, idempotency, owners, config } = this.deps;
+    if (!this.somethingToRecover()) return [];
     const now = this.deps.now();
     return store.tx(() => {
-      for (const h of store.all<{ run_id: string }>("SELECT run_id FROM holds WHERE state = 'held'")) ledger.release(h.run_id);
+      const { live, gone } = owners.census();
+      const ended: string[] = [];
+      for (const run of store.all<{ id: string; owner: string | null }>("SELECT id, owner FROM runs WHERE state = 'running'")) {
+        if (run.owner !== null && live.has(run.owner)) continue;
+        ledger.release(run.id);
+        const changed = store.run("UPDATE runs SET state = 'broken', http_status = 500, ended_at = ?, expires_at = ? WHERE id = ? AND state = 'running'", isoSeconds(now), isoSeconds(now + config.retentionMs), run.id);
+        if (changed > 0) ended.push(run.id);
+      }
+      // A durable hold is written with its run's row; one without a running run is left from an older version.
+      for (const h of store.all<{ run_id: string }>(ORPHAN_HOLDS)) ledger.release(h.run_id);
       idempotency.releaseRunning();
-      return store.run("UPDATE runs SET state = 'broken', http_status = 500, ended_at = ?, expires_at = ? WHERE state = 'running'", isoSeconds(now), isoSeconds(now + config.retentionMs));
+      owners.forget(gone);
+      if (ended.length > 0) alongside?.(ended);
+      return ended;
     });
+  }
+
+  /** A read (no write lock): whether `recover` has anything to do, the common answer of a heartbeat being no. */
+  private somethingToRecover(): boolean {
+    const { store, owners } = this.deps;
+    const { live, gone } = owners.census();
+    if (gone.length > 0) return true;
+    if (store.all<{ owner: string | null }>("SELECT owner FROM runs WHERE state = 'running'").some((r) => r.owner === null || !live.has(r.owner))) return true;
+    return store.get(`${ORPHAN_HOLDS} LIMIT 1`) !== undefined || store.get(ORPHAN_CLAIM) !== undefined;
   }
 
   /** Forgets answers kept past their time (the handle then reads 410) and old idempotency records. */
@@ -431,9 +572,19 @@ export class Runs {
     await Promise.all([...this.live.values()].map((l) => l.done.catch(() => undefined)));
   }
 
-  /** Stops writing: runs that end after this leave the store alone (a restart recovers them as broken). */
+  /**
+   * Stops writing: runs that end after this leave the store alone. The owner's lease ends now (`Owners.retire`), so
+   * the runs still in flight are recovered as broken at once by the next process that opens the file (or by the
+   * periodic sweep of another one already running).
+   */
   close(): void {
+    if (this.closed) return;
     this.closed = true;
+    try {
+      this.deps.owners.retire();
+    } catch (e) {
+      this.deps.log("could not end the lease of this process's runs (they are recovered when it expires)", e);
+    }
   }
 
   /** Runs in flight now. */

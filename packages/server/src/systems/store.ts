@@ -21,7 +21,15 @@
  * Caches: the systems keep what the hot path reads (keys by hash, accounts) in memory and refresh it from what their
  * own writes return or do. `onReset` tells them when that may be wrong: a savepoint or a commit rolled back, or
  * another connection (the admin CLI on the same file) committed, which `sync` notices by `PRAGMA data_version` once
- * per turn. One server process per database file: a second one would write what this one does not see in time.
+ * per turn.
+ *
+ * Several processes on one file (the HTTP server, `sdgw-mcp`, `sdgw-admin`): WAL lets readers and one writer go
+ * on together, and every connection waits up to `busy_timeout` (5 s) for the write lock instead of failing with
+ * SQLITE_BUSY. A turn holds the write lock only from its first write to its commit on `setImmediate` (a few
+ * milliseconds), and a read transaction that must write commits and starts `BEGIN IMMEDIATE` instead of upgrading
+ * its snapshot (which could fail with SQLITE_BUSY_SNAPSHOT whatever the timeout). What each process keeps in memory
+ * (holds of calls within their request, Idempotency-Key claims of such calls) is its own; runs that answered 202
+ * carry their owner (owners.ts), and only the runs of a process that is gone are ever recovered.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -97,9 +105,13 @@ CREATE TABLE IF NOT EXISTS runs (
   operation TEXT NOT NULL, request_id TEXT NOT NULL, shape TEXT NOT NULL,
   state TEXT NOT NULL CHECK (state IN ('running','finished','broken')),
   quote INTEGER NOT NULL, charged INTEGER NOT NULL DEFAULT 0, http_status INTEGER, headers TEXT, answer TEXT,
-  started_at TEXT NOT NULL, ended_at TEXT, expires_at TEXT
+  started_at TEXT NOT NULL, ended_at TEXT, expires_at TEXT, owner TEXT, waves INTEGER
 );
 CREATE INDEX IF NOT EXISTS runs_running ON runs(state) WHERE state = 'running';
+CREATE TABLE IF NOT EXISTS owners (
+  id TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, started_at TEXT NOT NULL, lease_until INTEGER NOT NULL,
+  answer_segment INTEGER
+);
 CREATE TABLE IF NOT EXISTS idempotency (
   id INTEGER PRIMARY KEY, key_id TEXT NOT NULL, idem_key TEXT NOT NULL, fingerprint TEXT NOT NULL,
   state TEXT NOT NULL CHECK (state IN ('running','done')), run_id TEXT, http_status INTEGER, headers TEXT, answer TEXT,
@@ -116,7 +128,18 @@ const ADDED_COLUMNS: ReadonlyArray<[table: string, column: string, type: string]
   ["idempotency", "answer_at", "INTEGER"],
   ["idempotency", "answer_len", "INTEGER"],
   ["idempotency", "answer_crc", "INTEGER"],
+  // the process that runs a run (see owners.ts; 0.x: one process per file, no owner)
+  ["runs", "owner", "TEXT"],
+  // the waves a run planned (a 202 read by another process than the run's shows them)
+  ["runs", "waves", "INTEGER"],
+  // the answer-log segment an owner appends to (a database made by an earlier build of this version)
+  ["owners", "answer_segment", "INTEGER"],
 ];
+
+/** Indexes on added columns (made once the columns are there). */
+const ADDED_INDEXES = `
+CREATE INDEX IF NOT EXISTS idempotency_answer_file ON idempotency(answer_file) WHERE answer_file IS NOT NULL;
+`;
 
 /** How often the checkpointer thread runs a passive checkpoint. */
 const CHECKPOINT_EVERY_MS = 20;
@@ -187,13 +210,31 @@ export class Store {
     this.db = new DatabaseSync(path);
     // busy_timeout first: another connection (the checkpointer of a store closed just before) may hold a lock.
     this.db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384;");
-    this.db.exec(SCHEMA);
-    for (const [table, column, type] of ADDED_COLUMNS) {
-      const has = this.db.prepare(`SELECT 1 FROM pragma_table_info('${table}') WHERE name = ?`).get(column);
-      if (!has) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
-    }
+    this.db.exec(SCHEMA); // CREATE … IF NOT EXISTS of what exists takes no write lock
+    this.migrate();
     this.answers = path === ":memory:" ? null : new AnswerLog(`${path}-answers`, options.answers);
     if (path !== ":memory:") this.startCheckpointer();
+  }
+
+  /**
+   * Adds the columns (and their indexes) a database made by an older version lacks. Nothing to add (the usual
+   * case) takes no write lock; otherwise one write transaction that looks again once it holds the lock: another
+   * process opening the same file at the same moment waits (busy_timeout) and then finds the columns there,
+   * instead of adding one twice.
+   */
+  private migrate(): void {
+    const missing = () => ADDED_COLUMNS.filter(([table, column]) => !this.db.prepare(`SELECT 1 FROM pragma_table_info('${table}') WHERE name = ?`).get(column));
+    if (missing().length > 0) {
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        for (const [table, column, type] of missing()) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+        this.db.exec("COMMIT");
+      } catch (e) {
+        this.db.exec("ROLLBACK");
+        throw e;
+      }
+    }
+    this.db.exec(ADDED_INDEXES);
   }
 
   /**
