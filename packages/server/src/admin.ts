@@ -7,6 +7,7 @@
  *   sdgw-admin revoke-key --key key_…|sdgw_abc1234
  *   sdgw-admin list-keys [--account acc_…]
  *   sdgw-admin suspend|resume --account acc_… | --key key_…|sdgw_abc1234
+ *   sdgw-admin pause --message TEXT | unpause
  *
  * Options: --db PATH (default $SDGW_DB or ./data/sdgw.sqlite). Prints JSON.
  */
@@ -23,11 +24,13 @@ export const ADMIN_USAGE = `Usage: sdgw-admin <command> [options]   (prints JSON
   list-keys [--account acc_…]
   suspend --account acc_… | --key key_…|sdgw_abc1234     (calls answer 401 unauthorized, reason suspended)
   resume --account acc_… | --key key_…|sdgw_abc1234
+  pause --message "Maintenance until 14:00 UTC"    (charged calls answer 503 temporarily_unavailable, reason paused)
+  unpause
 
 Options: --db PATH   the server's database (default $SDGW_DB, else ./data/sdgw.sqlite)
          --help      this text`;
 
-const COMMANDS = ["create-account", "grant", "create-key", "revoke-key", "list-keys", "suspend", "resume"] as const;
+const COMMANDS = ["create-account", "grant", "create-key", "revoke-key", "list-keys", "suspend", "resume", "pause", "unpause"] as const;
 
 /** Whether these arguments ask for the usage text (`--help`, `-h`, `help`). */
 export function wantsAdminHelp(argv: readonly string[]): boolean {
@@ -53,6 +56,7 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       "daily-limit": { type: "string" },
       expires: { type: "string" },
       "no-read-data": { type: "boolean" },
+      message: { type: "string" },
     },
     strict: true,
   });
@@ -105,6 +109,13 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         gw.accounts.setKeyStatus(found.id, status);
         return { key: found.id, status };
       }
+      case "pause": {
+        const message = need(values.message, "message").trim();
+        if (!message) throw new Error("--message is required: say why, as the refusals show it");
+        return { paused: gw.service.pause(message) };
+      }
+      case "unpause":
+        return { unpaused: gw.service.unpause() };
       case "list-keys":
         return gw.accounts.keys(values.account).map((k) => ({ id: k.id, prefix: k.prefix, account: k.account_id, name: k.name, status: k.exposed_at ? "exposed" : k.status, permissions: JSON.parse(k.permissions) as string[], daily_limit: k.daily_limit, created_at: k.created_at, expires_at: k.expires_at }));
       default:

@@ -2,6 +2,7 @@
  * The dependency bag: every system of the server built once from a configuration and handed to the HTTP layer.
  * Tests reach into it (the store, the ledger, the simulator's knobs) instead of going through globals.
  */
+import { ServiceState } from "./systems/service.ts";
 import type { Platform } from "@sdgw/types";
 import { Catalog } from "./catalog.ts";
 import { ConfigError, defaultConfig, type ServerConfig, type ServerOptions } from "./config.ts";
@@ -33,6 +34,8 @@ export interface Gateway {
   owners: Owners;
   /** Schedules of `account_watch` (D11) and the follower readings of its runs. */
   schedules: Schedules;
+  /** Whether charged calls are paused (D60), as every process on the database sees it. */
+  service: ServiceState;
   /** The provider of every platform. */
   providers: Readonly<Record<Platform, PlatformProvider>>;
   catalog: Catalog;
@@ -120,5 +123,5 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       });
     }
   }
-  return { config, store, accounts, ledger, idempotency, limits, runs, owners, schedules, providers, catalog, finder: new Finder(catalog), simulator, now, log, recovered };
+  return { config, store, accounts, ledger, idempotency, limits, runs, owners, schedules, service: new ServiceState(store, now), providers, catalog, finder: new Finder(catalog), simulator, now, log, recovered };
 }

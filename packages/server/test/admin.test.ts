@@ -30,11 +30,11 @@ describe("sdgw-admin", () => {
       expect(ran.code, args.join(" ")).toBe(0);
       expect(ran.stdout.trim()).toBe(ADMIN_USAGE);
     }
-    for (const command of ["create-account", "grant", "create-key", "revoke-key", "list-keys", "suspend", "resume"]) expect(ADMIN_USAGE).toContain(command);
+    for (const command of ["create-account", "grant", "create-key", "revoke-key", "list-keys", "suspend", "resume", "pause", "unpause"]) expect(ADMIN_USAGE).toContain(command);
     const db = join(dir, "never-made.sqlite");
     const typo = admin(["creat-account", "--db", db]);
     expect(typo.code).toBe(1);
-    expect(typo.stderr).toMatch(/unknown command creat-account; commands: create-account, grant, create-key, revoke-key, list-keys, suspend, resume \(sdgw-admin --help\)/);
+    expect(typo.stderr).toMatch(/unknown command creat-account; commands: create-account, grant, create-key, revoke-key, list-keys, suspend, resume, pause, unpause \(sdgw-admin --help\)/);
     expect(existsSync(db)).toBe(false);
   });
 
@@ -69,6 +69,41 @@ describe("sdgw-admin", () => {
     expect(await reason()).toBe("revoked");
     expect(() => runAdmin(["suspend", "--db", db, "--key", key.key])).toThrow(/revoked/);
     expect(() => runAdmin(["suspend", "--db", db])).toThrow(/--account or --key/);
+    await server.close();
+  });
+
+  it("pause: charged calls answer 503 temporarily_unavailable (paused) and start nothing; quotes and reads work; unpause (D60)", async () => {
+    const db = join(dir, "pause.sqlite");
+    const acc = runAdmin(["create-account", "--db", db, "--name", "Acme"]) as { account: string };
+    runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "10"]);
+    const { secret } = runAdmin(["create-key", "--db", db, "--account", acc.account]) as { secret: string };
+    const server = createServer({ dbPath: db, log: () => undefined });
+    const call = async (method: "GET" | "POST", url: string, body?: unknown, idem = "pause-1") => {
+      await nextTurn();
+      const res = await server.app.inject({ method, url, headers: { "x-api-key": secret, "idempotency-key": idem, ...(body ? { "content-type": "application/json" } : {}) }, ...(body ? { payload: JSON.stringify(body) } : {}) });
+      return { status: res.statusCode, headers: res.headers, body: JSON.parse(res.body) as Record<string, any> };
+    };
+    // In one thread the server's turn (its write transaction) must end before another connection writes; separate
+    // processes just wait for each other.
+    const admin = async (args: string[]) => {
+      await nextTurn();
+      return runAdmin([...args, "--db", db]);
+    };
+    const balance = async () => (await call("GET", "/v1/account")).body["billing"].balance_credits as number;
+    await expect(admin(["pause"])).rejects.toThrow(/--message is required/);
+    expect(await admin(["pause", "--message", "Maintenance until 14:00 UTC."])).toMatchObject({ paused: { message: "Maintenance until 14:00 UTC." } });
+    const refused = await call("GET", "/v1/search?platform=x&query=a");
+    expect([refused.status, refused.body["code"], refused.body["reason"]]).toEqual([503, "temporarily_unavailable", "paused"]);
+    expect(refused.body["message"]).toContain("Maintenance until 14:00 UTC.");
+    expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect((await call("POST", "/v1/tools/brand_buzz", { query: "q", platforms: ["weibo"], confirm: false }, "quote-1")).status).toBe(200);
+    expect(await balance()).toBe(10);
+    expect(await admin(["unpause"])).toEqual({ unpaused: true });
+    // The same Idempotency-Key runs now: the refusal claimed nothing.
+    const ran = await call("GET", "/v1/search?platform=x&query=a");
+    expect(ran.status).toBe(200);
+    expect(await balance()).toBe(9);
+    expect(await admin(["unpause"])).toEqual({ unpaused: false });
     await server.close();
   });
 

@@ -330,6 +330,11 @@ export function buildApp(gw: Gateway): FastifyInstance {
   async function charging(caller: Caller, requestId: string, operationId: OperationId, params: unknown, idemKey: string | undefined, price: Price, start: (runId: string, ctx: RunContext) => Promise<HttpAnswer> | HttpAnswer): Promise<HttpAnswer> {
     const keyId = caller.key.id;
     const runId = newRunId(gw.now());
+    // D60: while the service is paused a charged call starts nothing (a quote, which runs nothing, still answers).
+    const pause = price === "free" ? null : gw.service.paused();
+    if (pause) {
+      return fail("temporarily_unavailable", requestId, { reason: "paused", message: `Calls are paused: ${pause.message} Nothing ran and nothing was charged.`, fix: { action_url: gw.config.urls.status, note: "Send the same call again later, with the same Idempotency-Key; the status page says when calls resume." } }, null);
+    }
     if (idemKey !== undefined) {
       const claim = gw.idempotency.claim(keyId, idemKey, fingerprint(operationId, params), runId);
       if (claim.kind !== "claimed") return claimTaken(claim, requestId, caller.keyHash);
