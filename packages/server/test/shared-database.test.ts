@@ -5,86 +5,31 @@
  * process ended is not charged by its owner afterwards; a run that finishes ok is charged exactly once. Every
  * process here is a real child process on loopback; each test is bounded.
  */
-import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { sdk } from "./mcp/sdk-client.ts";
+import { admin, kill, MCP_BIN, startServer, stopAll } from "./processes.ts";
 
 const { StdioClientTransport } = (await import("@modelcontextprotocol/client/stdio")) as typeof import("@modelcontextprotocol/client/stdio");
 
-const ROOT = join(import.meta.dirname, "..", "..", "..");
-const MAIN = join(ROOT, "packages", "server", "src", "main.ts");
-const MCP = join(ROOT, "packages", "server", "src", "bin", "sdgw-mcp.ts");
-const ADMIN = join(ROOT, "packages", "server", "src", "bin", "sdgw-admin.ts");
 const dir = mkdtempSync(join(tmpdir(), "sdgw-shared-"));
-const children: ChildProcess[] = [];
 const clients: Array<{ close(): Promise<void> }> = [];
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
-  for (const c of children) {
-    if (c.exitCode === null && c.signalCode === null) {
-      c.kill("SIGCONT");
-      c.kill("SIGKILL");
-    }
-  }
+  stopAll();
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A started `main.ts`: its process, base URL, demo key (first start only) and demo account. */
-interface Started {
-  child: ChildProcess;
-  url: string;
-  key: string | null;
-  accountId: string;
-  banner: string;
-}
-
-/** Starts `main.ts` on a free loopback port over `db`; resolves once its banner ends (`Stop with Ctrl-C.`). */
-function startServer(db: string, env: Record<string, string> = {}): Promise<Started> {
-  const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], {
-    cwd: ROOT,
-    env: { ...process.env, SDGW_PORT: "0", SDGW_HOST: "127.0.0.1", SDGW_DB: db, SDGW_WAIT_MS: "50", SDGW_POLL_AFTER_SECONDS: "1", SDGW_KEY_QPS: "1000", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = "";
-    let err = "";
-    const timer = setTimeout(() => reject(new Error(`main.ts did not start within 20 s: ${out}\n${err}`)), 20_000);
-    child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      if (!out.includes("Stop with Ctrl-C.")) return;
-      clearTimeout(timer);
-      const url = /^Social Data Gateway reference server on (http:\/\/127\.0\.0\.1:\d+)/m.exec(out)?.[1];
-      const accountId = /Demo account (acc_\w+)/.exec(out)?.[1];
-      if (!url || !accountId) return reject(new Error(`unexpected banner: ${out}`));
-      resolve({ child, url, key: /^ {2}(sdgw_\S+)$/m.exec(out)?.[1] ?? null, accountId, banner: out });
-    });
-    child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`main.ts exited ${code ?? signal}: ${err}`));
-    });
-  });
-}
-
 /** Connects the official MCP client to `sdgw-mcp` over stdio on `db`, acting for `key`. */
 async function startMcp(db: string, key: string, env: Record<string, string> = {}) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: ["--conditions=source", "--no-warnings", MCP], env: { SDGW_DB: db, SDGW_API_KEY: key, PATH: process.env["PATH"] ?? "", ...env }, stderr: "pipe" });
+  const transport = new StdioClientTransport({ command: process.execPath, args: ["--conditions=source", "--no-warnings", MCP_BIN], env: { SDGW_DB: db, SDGW_API_KEY: key, PATH: process.env["PATH"] ?? "", ...env }, stderr: "pipe" });
   const client = new sdk.Client({ name: "sdgw-shared-db-test", version: "1.0.0" });
   await client.connect(transport);
   clients.push(client);
   return client;
-}
-
-/** Runs the admin CLI on `db`; resolves to its JSON output. */
-async function admin(db: string, ...args: string[]): Promise<unknown> {
-  const { stdout } = await promisify(execFile)(process.execPath, ["--conditions=source", "--no-warnings", ADMIN, ...args, "--db", db], { cwd: ROOT, timeout: 20_000 });
-  return JSON.parse(stdout);
 }
 
 /** A GET with the key; the status and the JSON body. */
@@ -174,13 +119,6 @@ describe("one database shared by the HTTP server, sdgw-mcp and the admin CLI", (
     expect((account.structuredContent as { billing: { balance_credits: number } }).billing.balance_credits).toBe(after);
   }, 30_000);
 });
-
-/** Sends SIGKILL (or another signal) and resolves when the child has exited (and was reaped). */
-function kill(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL"): Promise<unknown> {
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill(signal);
-  return exited;
-}
 
 /** Polls `check` every 50 ms until it holds (at most `ms`); answers whether it did. */
 async function until(check: () => boolean, ms: number): Promise<boolean> {
