@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   if (!apiKey) console.error("sdgw-mcp: SDGW_API_KEY is not set; charging tools and account will answer unauthorized.");
   const server = createServer({ ...configFromEnv(), ...runLeaseFromEnv(), log: (...args: unknown[]) => console.error(...args) });
   await server.app.ready();
-  const mcp = createMcpServer({ app: server.app, apiKey, gateway: server.gateway });
+  const mcp = createMcpServer({ app: server.app, apiKey, gateway: server.gateway, keySource: "env" });
   await mcp.connect(new StdioServerTransport());
 
   const stop = async () => {

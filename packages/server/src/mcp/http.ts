@@ -6,6 +6,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { errorAnswer } from "@sdgw/validators";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Gateway } from "../gateway.ts";
+import { authenticate, presentedKeyHash } from "../http/auth.ts";
 import { newRequestId } from "../ids.ts";
 import { createMcpServer } from "./server.ts";
 
@@ -15,8 +16,50 @@ export interface McpRoutesOptions {
   target?: FastifyInstance;
   /** Size bound of one answer in bytes of JSON (tests only). */
   maxAnswerBytes?: number;
-  /** The gateway behind the target app: answers over the bound that finished inline are kept for `more`. */
+  /**
+   * The gateway behind the target app: answers over the bound that finished inline are kept for `more`, and a key
+   * is checked (valid, not revoked, expired or suspended) on every request, so a wrong key is refused at initialize.
+   */
   gateway?: Gateway;
+  /**
+   * Origins allowed besides the defaults (`http://127.0.0.1:*`, `http://localhost:*`, `http://[::1]:*`, and the
+   * server's own origin from the Host header). Exact origins (`https://app.example.com`) or a `:*` port wildcard
+   * (`http://devbox:*`). Default: the env var `SDGW_MCP_ALLOWED_ORIGINS`, comma-separated, read when the routes
+   * are registered. A request without `Origin` is allowed (non-browser clients send none).
+   */
+  allowedOrigins?: readonly string[];
+}
+
+/** The `WWW-Authenticate` header of a 401 at /mcp (D62): the key schemes the endpoint takes, no OAuth. */
+export const MCP_WWW_AUTHENTICATE = 'ApiKey header="X-API-Key", Bearer realm="sdgw"';
+
+/** The env var that adds origins to /mcp's allow-list (comma-separated). */
+export const MCP_ALLOWED_ORIGINS_ENV = "SDGW_MCP_ALLOWED_ORIGINS";
+
+/** The origins of `SDGW_MCP_ALLOWED_ORIGINS` (comma-separated; blanks dropped). */
+export function allowedOriginsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env[MCP_ALLOWED_ORIGINS_ENV] ?? "").split(",").map((o) => o.trim()).filter(Boolean);
+}
+
+const LOOPBACK_ORIGIN = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:[0-9]{1,5})?$/i;
+
+/** Whether an Origin header value is allowed (D63): loopback over http, the server's own origin, or the list. */
+export function originAllowed(origin: string, host: string | undefined, allowed: readonly string[]): boolean {
+  const o = origin.trim().toLowerCase().replace(/\/$/, "");
+  if (LOOPBACK_ORIGIN.test(o)) return true;
+  if (host && (o === `http://${host.toLowerCase()}` || o === `https://${host.toLowerCase()}`)) return true;
+  for (const a of allowed) {
+    const p = a.trim().toLowerCase().replace(/\/$/, "");
+    if (p.endsWith(":*") ? o === p.slice(0, -2) || (o.startsWith(p.slice(0, -1)) && /^[0-9]{1,5}$/.test(o.slice(p.length - 1))) : o === p) return true;
+  }
+  return false;
+}
+
+/** The headers of a request as one string each (lower-case names), as auth.ts reads them. */
+function flatHeaders(req: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : String(v);
+  return out;
 }
 
 /** The key of an MCP request: X-API-Key, or Authorization: Bearer. Null when neither is sent. */
@@ -26,6 +69,10 @@ function presentedKey(req: FastifyRequest): string | null {
   const auth = req.headers["authorization"];
   const m = typeof auth === "string" ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
   return m ? m[1]! : null;
+}
+
+function sendError(reply: FastifyReply, status: number, headers: Record<string, string>, body: unknown): FastifyReply {
+  return reply.code(status).headers(headers).header("content-type", "application/json; charset=utf-8").send(JSON.stringify(body));
 }
 
 function toWebRequest(req: FastifyRequest): Request {
@@ -41,9 +88,15 @@ function toWebRequest(req: FastifyRequest): Request {
 }
 
 /**
- * Registers `POST|GET|DELETE /mcp`: MCP over Streamable HTTP. Each request is authenticated by X-API-Key or
- * `Authorization: Bearer`; without a key it is refused with 401 and the contract's `unauthorized` error structure,
- * as the HTTP API does. The tools forward to the app's routes with that key (see {@link createMcpServer}).
+ * Registers `POST|GET|DELETE /mcp`: MCP over Streamable HTTP, stateless. In order, every request:
+ *
+ * 1. with an `Origin` that is not allowed answers 403 and `invalid_params` naming `Origin` (D63);
+ * 2. GET and DELETE answer 405 with `Allow: POST` and `not_found`, reason `no_such_route` (D61): no SSE stream, no
+ *    session to end;
+ * 3. a POST without a valid key (X-API-Key or `Authorization: Bearer`) answers 401, the `unauthorized` error
+ *    structure of the HTTP API and `WWW-Authenticate: ApiKey header="X-API-Key", Bearer realm="sdgw"` (D62), so a
+ *    client's initialize fails at once;
+ * 4. else the MCP message is served by a server acting for that key (see {@link createMcpServer}).
  *
  * ```ts
  * const server = createServer();
@@ -52,13 +105,56 @@ function toWebRequest(req: FastifyRequest): Request {
  */
 export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions = {}): Promise<void> {
   const target = options.target ?? app;
+  const gw = options.gateway;
+  const allowed = options.allowedOrigins ?? allowedOriginsFromEnv();
+  const errorOptions = () => (gw ? { urls: gw.config.urls, now: new Date(gw.now()) } : {});
+  const requestId = () => newRequestId(gw?.now());
+
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
-    const key = presentedKey(req);
-    if (!key) {
-      const a = errorAnswer("unauthorized", newRequestId(), { message: "No key was sent; a valid key is required." });
-      return reply.code(a.status).headers(a.headers).header("content-type", "application/json; charset=utf-8").send(JSON.stringify(a.body));
+    const origin = req.headers["origin"];
+    if (typeof origin === "string" && !originAllowed(origin, req.headers.host, allowed)) {
+      const a = errorAnswer(
+        "invalid_params",
+        requestId(),
+        {
+          message: `Requests from the origin ${origin.slice(0, 200)} are not allowed at /mcp (DNS-rebinding protection).`,
+          fix: { param: "Origin", note: `Allowed: http://127.0.0.1:*, http://localhost:*, http://[::1]:*, this server's own origin, and the origins the operator lists in ${MCP_ALLOWED_ORIGINS_ENV}.` },
+        },
+        errorOptions(),
+      );
+      return sendError(reply, 403, a.headers, a.body);
     }
-    const server = createMcpServer({ app: target, apiKey: key, ...(options.maxAnswerBytes ? { maxAnswerBytes: options.maxAnswerBytes } : {}), ...(options.gateway ? { gateway: options.gateway } : {}) });
+    if (req.method !== "POST") {
+      const a = errorAnswer(
+        "not_found",
+        requestId(),
+        {
+          reason: "no_such_route",
+          message: `${req.method} /mcp is not served: this MCP endpoint is stateless, so it opens no SSE stream and has no session to end. Send MCP messages with POST /mcp.`,
+          fix: { allowed: ["POST /mcp"], example_call: { method: "POST", path: "/mcp" } },
+        },
+        errorOptions(),
+      );
+      return sendError(reply, 405, { ...a.headers, allow: "POST" }, a.body);
+    }
+    const key = presentedKey(req);
+    let refusal: { headers: Record<string, string>; body: unknown } | null = null;
+    if (gw) {
+      const headers = flatHeaders(req);
+      const auth = authenticate(gw, headers, requestId());
+      if (!auth.ok) {
+        const hash = presentedKeyHash(headers);
+        if (hash) gw.limits.recordFailure(hash);
+        refusal = auth.answer;
+      }
+    } else if (!key) {
+      refusal = errorAnswer("unauthorized", requestId(), { message: "No key was sent; a valid key is required." });
+    }
+    if (refusal || !key) {
+      const a = refusal ?? errorAnswer("unauthorized", requestId(), { message: "No key was sent; a valid key is required." });
+      return sendError(reply, 401, { ...a.headers, "www-authenticate": MCP_WWW_AUTHENTICATE }, a.body);
+    }
+    const server = createMcpServer({ app: target, apiKey: key, ...(options.maxAnswerBytes ? { maxAnswerBytes: options.maxAnswerBytes } : {}), ...(gw ? { gateway: gw } : {}) });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

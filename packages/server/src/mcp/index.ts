@@ -13,9 +13,9 @@
  *
  * @packageDocumentation
  */
-export { createMcpServer, MCP_TOOLS } from "./server.ts";
+export { createMcpServer, MCP_INSTRUCTIONS, MCP_TOOLS } from "./server.ts";
 export type { CreateMcpServerOptions } from "./server.ts";
-export { mcpRoutes } from "./http.ts";
+export { allowedOriginsFromEnv, MCP_ALLOWED_ORIGINS_ENV, MCP_WWW_AUTHENTICATE, mcpRoutes, originAllowed } from "./http.ts";
 export type { McpRoutesOptions } from "./http.ts";
 export { fitAnswer, MCP_ANSWER_BYTES, MORE_NOTE, rowCount } from "./answers.ts";
 export type { FitOptions, Fitted } from "./answers.ts";

@@ -18,6 +18,8 @@ type Json = Record<string, unknown>;
 /** One MCP tool: its HTTP route and the contract schema of its arguments. */
 interface ToolSpec {
   name: string;
+  /** A short human title (`tools/list` `title`). */
+  title: string;
   description: string;
   method: "GET" | "POST";
   path: string;
@@ -30,8 +32,9 @@ interface ToolSpec {
 const PLATFORMS_NOTE =
   "Platforms: xiaohongshu (小红书 RED), douyin (抖音), kuaishou (快手), weibo (微博), bilibili (哔哩哔哩 B站), zhihu (知乎), wechat (微信公众号 official accounts), x, reddit, youtube.";
 
-const data = (name: string, operationId: keyof typeof requestValidators, schema: string, description: string): ToolSpec => ({
+const data = (name: string, title: string, operationId: keyof typeof requestValidators, schema: string, description: string): ToolSpec => ({
   name,
+  title,
   description: `${description} Charges credits (1 per platform or target); pass a result's \`handle\` or \`more.handle\` to read it again for free.`,
   method: "POST",
   path: `/v1/${name}`,
@@ -40,8 +43,9 @@ const data = (name: string, operationId: keyof typeof requestValidators, schema:
   charging: true,
 });
 
-const tool = (name: string, operationId: keyof typeof requestValidators, schema: string, description: string): ToolSpec => ({
+const tool = (name: string, title: string, operationId: keyof typeof requestValidators, schema: string, description: string): ToolSpec => ({
   name,
+  title,
   description: `${description} Charges credits per planned call (confirm=false only quotes the price); pass a result's \`handle\` or \`more.handle\` to read it again for free.`,
   method: "POST",
   path: `/v1/tools/${name}`,
@@ -52,22 +56,22 @@ const tool = (name: string, operationId: keyof typeof requestValidators, schema:
 
 /** The 16 MCP tools, in the order `tools/list` gives them. */
 export const MCP_TOOLS: readonly ToolSpec[] = [
-  data("search", "searchPost", "SearchRequest", `Searches posts or users by keyword on one platform (\`platform\`) or several (\`platforms\`, or "all"), answering one uniform envelope. ${PLATFORMS_NOTE}`),
-  data("trending", "trending", "TrendingRequest", "Lists what is trending now (hot lists, 热搜/热榜) on one platform or several."),
-  data("detail", "detail", "DetailRequest", "Fetches full posts by id or link (1 to 20) on one platform, with metrics and media."),
-  data("comments", "comments", "CommentsRequest", "Fetches the comments of posts (评论) by id or link on one platform."),
-  data("user_profile", "userProfile", "UserProfileRequest", "Fetches account profiles (followers, bio, verification) by id or link on one platform."),
-  data("user_posts", "userPosts", "UserPostsRequest", "Lists the posts an account published, by account id or link on one platform."),
-  tool("brand_buzz", "brandBuzz", "BrandBuzzRequest", "Measures how much and how positively a brand or keyword is discussed across platforms over a time window."),
-  tool("comment_insights", "commentInsights", "CommentInsightsRequest", "Summarizes the comments of given posts: themes, sentiment and notable comments."),
-  tool("account_watch", "accountWatch", "AccountWatchRequest", "Tracks given accounts: their recent posts and how their metrics moved."),
-  tool("find_creators", "findCreators", "FindCreatorsRequest", "Finds creators (KOL/达人) on a topic across platforms, ranked by reach and engagement."),
-  tool("creator_card", "creatorCard", "CreatorCardRequest", "Builds one card per creator from account links: profile, audience, recent performance."),
-  tool("batch_stats", "batchStats", "BatchStatsRequest", "Fetches current metrics (likes, comments, shares, views) of up to 20 post links at once."),
-  tool("viral_finder", "viralFinder", "ViralFinderRequest", "Finds posts on a topic that are spreading unusually fast (爆款), with why they stand out."),
-  { name: "find", description: "Finds which operation or tool serves a need, from a plain-language query (e.g. 'xiaohongshu note comments'). Free.", method: "POST", path: "/v1/find", operationId: "findOperation", schema: "FindRequest", charging: false },
-  { name: "capabilities", description: "Lists every operation and tool with its platforms, parameters and price in credits. Free.", method: "GET", path: "/v1/capabilities", operationId: null, schema: null, charging: false },
-  { name: "account", description: "Shows this key's account: balance in credits, today's spend, daily limit and permissions. Free.", method: "GET", path: "/v1/account", operationId: null, schema: null, charging: false },
+  data("search", "Search posts or users", "searchPost", "SearchRequest", `Searches posts or users by keyword on one platform (\`platform\`) or several (\`platforms\`, or "all"), answering one uniform envelope. ${PLATFORMS_NOTE}`),
+  data("trending", "Trending lists", "trending", "TrendingRequest", "Lists what is trending now (hot lists, 热搜/热榜) on one platform or several."),
+  data("detail", "Post details", "detail", "DetailRequest", "Fetches full posts by id or link (1 to 20) on one platform, with metrics and media."),
+  data("comments", "Post comments", "comments", "CommentsRequest", "Fetches the comments of posts (评论) by id or link on one platform."),
+  data("user_profile", "Account profiles", "userProfile", "UserProfileRequest", "Fetches account profiles (followers, bio, verification) by id or link on one platform."),
+  data("user_posts", "An account's posts", "userPosts", "UserPostsRequest", "Lists the posts an account published, by account id or link on one platform."),
+  tool("brand_buzz", "Brand buzz", "brandBuzz", "BrandBuzzRequest", "Measures how much and how positively a brand or keyword is discussed across platforms over a time window."),
+  tool("comment_insights", "Comment insights", "commentInsights", "CommentInsightsRequest", "Summarizes the comments of given posts: themes, sentiment and notable comments."),
+  tool("account_watch", "Account watch", "accountWatch", "AccountWatchRequest", "Tracks given accounts: their recent posts and how their metrics moved."),
+  tool("find_creators", "Find creators", "findCreators", "FindCreatorsRequest", "Finds creators (KOL/达人) on a topic across platforms, ranked by reach and engagement."),
+  tool("creator_card", "Creator cards", "creatorCard", "CreatorCardRequest", "Builds one card per creator from account links: profile, audience, recent performance."),
+  tool("batch_stats", "Batch post stats", "batchStats", "BatchStatsRequest", "Fetches current metrics (likes, comments, shares, views) of up to 20 post links at once."),
+  tool("viral_finder", "Viral finder", "viralFinder", "ViralFinderRequest", "Finds posts on a topic that are spreading unusually fast (爆款), with why they stand out."),
+  { name: "find", title: "Find an operation", description: "Finds which operation or tool serves a need, from a plain-language query (e.g. 'xiaohongshu note comments'). Free.", method: "POST", path: "/v1/find", operationId: "findOperation", schema: "FindRequest", charging: false },
+  { name: "capabilities", title: "Capabilities and prices", description: "Lists every operation and tool with its platforms, parameters and price in credits. Free.", method: "GET", path: "/v1/capabilities", operationId: null, schema: null, charging: false },
+  { name: "account", title: "Account and balance", description: "Shows this key's account: balance in credits, today's spend, daily limit and permissions. Free.", method: "GET", path: "/v1/account", operationId: null, schema: null, charging: false },
 ];
 
 /** Options of {@link createMcpServer}. */
@@ -85,7 +89,26 @@ export interface CreateMcpServerOptions {
    * warning (rows that were paid for are never dropped), and only a tool answer's own `tool` is checked.
    */
   gateway?: Gateway;
+  /**
+   * Where the key comes from, for the fix of an `unauthorized` answer (D65): `"headers"` (default; Streamable HTTP:
+   * send X-API-Key or `Authorization: Bearer`) or `"env"` (stdio, `sdgw-mcp`: set `SDGW_API_KEY`).
+   */
+  keySource?: "headers" | "env";
 }
+
+/**
+ * The `instructions` the server gives at initialize (D64): how handles, `more`, quotes and costs work, and how to
+ * read on. Hosts may add them to the model's context.
+ */
+export const MCP_INSTRUCTIONS = [
+  "Social Data Gateway: public social-media data (search, trending, posts, comments, profiles) from ten platforms, and seven analysis tools, as MCP tools.",
+  "Costs: find, capabilities and account are free. The other 13 tools charge credits (1 per platform or per planned provider call); account shows the balance.",
+  "Quotes: pass confirm: false to brand_buzz, comment_insights, account_watch, find_creators, creator_card, batch_stats or viral_finder to get the plan and its price (quote.quote_credits) without running or charging; then call again without confirm, optionally with max_cost_credits set to the quote as a ceiling.",
+  "Handles: every charged answer has a handle. Calling the same tool with only { handle } reads that result again for free; nothing runs. An answer with status running is still working: wait retry_after_seconds, then call the tool with its handle.",
+  "More: an answer too large for one message carries its first rows and a more object; call the same tool with { handle: more.handle } to read the next rows (free), until an answer has no more.",
+  "Repeats: pass idempotency_key (any string you choose) to make a retry of the same call answer the first result instead of charging again.",
+  "Errors: a failed call is a result with isError and an error structure (code, message, fix naming what to change); nothing was charged for it. Not sure which tool fits? Call find with a plain-language need.",
+].join("\n");
 
 const HANDLE_ARG = /^([A-Za-z0-9_-]{1,128})(?:\.([0-9]{1,9}))?$/;
 
@@ -94,6 +117,22 @@ type FileFormat = "csv" | "ndjson";
 
 function invalidParams(message: string, data?: unknown): never {
   throw new ProtocolError(ProtocolErrorCode.InvalidParams, message, data);
+}
+
+/** The annotations of a tool (D64): free tools read only this gateway; charging tools read platforms and spend credits. */
+function annotationsOf(t: ToolSpec): Json {
+  return t.charging
+    ? { title: t.title, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
+    : { title: t.title, readOnlyHint: true, idempotentHint: true, openWorldHint: false };
+}
+
+/** The fix of an `unauthorized` answer over stdio (D65): the key is SDGW_API_KEY, not a header. */
+function envKeyFix(body: Json, apiKey: string | null): Json {
+  const fix = (body["fix"] as Json | undefined) ?? {};
+  const note = apiKey
+    ? "Set SDGW_API_KEY in the environment of sdgw-mcp (the env of this server in the MCP host's config) to a valid key, then restart the server."
+    : "Set SDGW_API_KEY in the environment of sdgw-mcp (the env of this server in the MCP host's config) to your key, then restart the server.";
+  return { ...body, ...(apiKey ? {} : { message: "SDGW_API_KEY is not set: sdgw-mcp has no key to call with." }), fix: { ...fix, note } };
 }
 
 /** A one-line summary of an error structure for the text content. */
@@ -133,20 +172,39 @@ interface Forwarded {
  * - An answer over the size bound keeps its first rows and gains `more` (D30) when it has a handle.
  * - `batch_stats` with `format` csv or ndjson answers the JSON answer as `structuredContent` and the rows of the
  *   page as that file in the first text content (D55): a charge always comes with its rows.
- * - Unknown tools and bad arguments are protocol errors (InvalidParams); an HTTP error of the gateway, and a handle
- *   refused as above, is a tool result with `isError: true` and the error structure as `structuredContent`.
+ * - An unknown tool and a `tools/list` cursor are protocol errors (InvalidParams, -32602). Arguments that break the
+ *   contract (a malformed `handle` or `idempotency_key`, arguments to `capabilities` or `account`), an HTTP error of
+ *   the gateway, and a handle refused as above, are a tool result with `isError: true` and the error structure as
+ *   `structuredContent` (`invalid_params` naming the parameter for bad arguments, D66).
+ * - With `keySource: "env"` (stdio), an `unauthorized` answer's fix says to set SDGW_API_KEY (D65).
  */
 export function createMcpServer(options: CreateMcpServerOptions): Server {
   const { app, apiKey, gateway } = options;
   const maxBytes = options.maxAnswerBytes ?? MCP_ANSWER_BYTES;
-  const server = new Server({ name: "sdgw", version: "1.0.0" }, { capabilities: { tools: {} } });
+  const keySource = options.keySource ?? "headers";
+  const server = new Server({ name: "sdgw", version: "1.0.0" }, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS });
   const byName = new Map(MCP_TOOLS.map((t) => [t.name, t]));
   let listed: Json[] | null = null;
 
-  server.setRequestHandler("tools/list", () => {
-    listed ??= MCP_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: toolInputSchema(t.schema, t.charging), annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: !t.charging } }));
+  server.setRequestHandler("tools/list", (request) => {
+    // One page: no cursor is ever given out, so any cursor sent is not one of ours (a protocol error, D66).
+    const cursor = (request.params as { cursor?: unknown } | undefined)?.cursor;
+    if (cursor !== undefined) invalidParams(`Invalid cursor: tools/list answers every tool in one page and gives no nextCursor; call it without cursor.`);
+    listed ??= MCP_TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: toolInputSchema(t.schema, t.charging), annotations: annotationsOf(t) }));
     return { tools: listed } as never;
   });
+
+  /**
+   * Arguments that break the contract (D66): a tool result with isError and the `invalid_params` error structure
+   * naming the parameter (MCP 2025-11-25: input validation errors are tool execution errors). Nothing was called.
+   */
+  function badArguments(tool: string, body: Json): CallToolResult {
+    return { isError: true, structuredContent: body, content: [{ type: "text", text: errorText(tool, 400, body) }] };
+  }
+  function badArgument(tool: string, message: string, param: string, note: string): CallToolResult {
+    const a = errorAnswer("invalid_params", newRequestId(gateway?.now()), { message, fix: { param, note } }, gateway ? { urls: gateway.config.urls, now: new Date(gateway.now()) } : {});
+    return badArguments(tool, a.body as unknown as Json);
+  }
 
   async function forward(method: "GET" | "POST", url: string, body: Json | null, idempotencyKey: string | null): Promise<Forwarded> {
     const headers: Record<string, string> = {};
@@ -207,7 +265,10 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       if (status >= 400) return { isError: true, content: [{ type: "text", text: `${tool} failed (HTTP ${status}): ${text.slice(0, 2000)}` }] };
       return { content: [{ type: "text", text }] };
     }
-    if (status >= 400) return { isError: true, structuredContent: json, content: [{ type: "text", text: errorText(tool, status, json) }] };
+    if (status >= 400) {
+      const body = keySource === "env" && json["code"] === "unauthorized" && json["reason"] !== "key_in_query" ? envKeyFix(json, apiKey) : json;
+      return { isError: true, structuredContent: body, content: [{ type: "text", text: errorText(tool, status, body) }] };
+    }
     if (status === 202) return { structuredContent: json, content: [{ type: "text", text: JSON.stringify(json) }] };
     const format = fileFormatOf(json);
     const fitted = fitAnswer(json, {
@@ -223,7 +284,7 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   /** `handle` only: reads the stored result (free), refusing another tool's handle and a position past the end. */
   async function read(tool: string, arg: unknown): Promise<CallToolResult> {
     const m = typeof arg === "string" ? HANDLE_ARG.exec(arg) : null;
-    if (!m) invalidParams("`handle` must be a results handle, optionally followed by .position (more.handle).");
+    if (!m) return badArgument(tool, "`handle` must be a results handle, optionally followed by .position (more.handle).", "handle", "Pass handle or more.handle of an earlier answer exactly as given.");
     const handle = m[1]!;
     const position = Number(m[2] ?? 0);
     const wrongTool = (made: string) =>
@@ -261,16 +322,16 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     if (spec.charging && args["handle"] !== undefined) return read(name, args["handle"]);
 
     const { handle: _h, idempotency_key: idem, ...body } = args;
-    if (idem !== undefined && (typeof idem !== "string" || !/^[!-~]{1,255}$/.test(idem))) invalidParams("`idempotency_key` must be 1 to 255 printable ASCII characters.");
+    if (idem !== undefined && (typeof idem !== "string" || !/^[!-~]{1,255}$/.test(idem))) {
+      return badArgument(name, "`idempotency_key` must be 1 to 255 printable ASCII characters.", "idempotency_key", "Use a string of 1 to 255 printable ASCII characters, the same one for a retry of the same call.");
+    }
     if (!spec.operationId) {
-      if (Object.keys(body).length) invalidParams(`${name} takes no arguments; got ${Object.keys(body).join(", ")}.`);
+      const extra = Object.keys(body);
+      if (extra.length) return badArgument(name, `${name} takes no arguments; got ${extra.join(", ")}.`, extra[0]!, `Call ${name} with no arguments.`);
     } else {
       const validator = (requestValidators[spec.operationId] as unknown as { body?: (v: unknown) => { ok: true } | { ok: false; answer(requestId: string): Json } }).body;
       const v = validator?.(body);
-      if (v && !v.ok) {
-        const answer = v.answer(newRequestId());
-        invalidParams(`Invalid arguments for ${name}: ${String(answer["message"])}`, answer);
-      }
+      if (v && !v.ok) return badArguments(name, v.answer(newRequestId(gateway?.now())));
     }
 
     // batch_stats asked as csv or ndjson (D55): a run that answers within the request is asked as json (a file

@@ -148,11 +148,15 @@ describe("MCP server (in memory)", () => {
     console.log(`more walk: ${answers.map((a) => `${JSON.stringify(a.args)} -> ${a.rows} rows, ${a.bytes} B${a.more ? `, more ${a.more["handle"]} (${a.more["rows_left"]} left)` : ""}`).join("; ")}`);
   });
 
-  it("an unknown tool and bad arguments are protocol errors", async () => {
+  it("an unknown tool is a protocol error; bad arguments are isError results with invalid_params (D66)", async () => {
     await expect(client.callTool({ name: "call", arguments: {} })).rejects.toSatisfy((e: unknown) => e instanceof ProtocolError && e.code === -32602);
-    await expect(client.callTool({ name: "search", arguments: { platform: "weibo" } })).rejects.toSatisfy((e: unknown) => e instanceof ProtocolError && e.code === -32602 && /query/.test(e.message));
-    await expect(client.callTool({ name: "search", arguments: { handle: "not a handle!" } })).rejects.toBeInstanceOf(ProtocolError);
-    await expect(client.callTool({ name: "account", arguments: { extra: 1 } })).rejects.toBeInstanceOf(ProtocolError);
+    const bad = await client.callTool({ name: "search", arguments: { platform: "weibo" } });
+    expect(bad.isError).toBe(true);
+    expect(bad.structuredContent).toMatchObject({ code: "invalid_params", fix: { param: "query" } });
+    const handle = await client.callTool({ name: "search", arguments: { handle: "not a handle!" } });
+    expect(handle.structuredContent).toMatchObject({ code: "invalid_params", fix: { param: "handle" } });
+    const extra = await client.callTool({ name: "account", arguments: { extra: 1 } });
+    expect(extra.structuredContent).toMatchObject({ code: "invalid_params", fix: { param: "extra" } });
   });
 
   it("a gateway error is a tool result with isError and the error structure", async () => {
