@@ -19,7 +19,7 @@
  * requests/s of both move with the load of others, the CPU a request costs much less.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -59,6 +59,8 @@ interface Round {
   bytes: number;
   /** CPU microseconds (user + system, every thread of the server's process) per request; null off Linux. */
   cpuUs: number | null;
+  /** Requests answered in the round. */
+  total: number;
 }
 
 /** CPU time of a process so far, in microseconds (utime + stime of /proc/<pid>/stat, at 100 ticks a second). */
@@ -93,7 +95,7 @@ async function load(port: number, key: string | undefined, pid: number | undefin
   const r = result as unknown as { requests: { average: number; total: number }; latency: { p99: number; p50: number }; non2xx: number; throughput: { average: number } };
   const cpuAfter = cpuOf(pid);
   const cpuUs = cpuBefore !== null && cpuAfter !== null && r.requests.total > 0 ? (cpuAfter - cpuBefore) / r.requests.total : null;
-  return { rps: r.requests.average, p99: r.latency.p99, p50: r.latency.p50, non2xx: r.non2xx, bytes: r.requests.average ? r.throughput.average / r.requests.average : 0, cpuUs };
+  return { rps: r.requests.average, p99: r.latency.p99, p50: r.latency.p50, non2xx: r.non2xx, bytes: r.requests.average ? r.throughput.average / r.requests.average : 0, cpuUs, total: r.requests.total };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -111,16 +113,44 @@ const base = baseAt ? await start("sdgw", join(dir, "base"), join(baseAt, "bench
 type Who = "bare" | "sdgw" | "base";
 const servers: Array<[Who, { child: ChildProcess; port: number; key?: string }]> = [["bare", bare], ["sdgw", ours], ...(base ? [["base", base] as [Who, typeof base]] : [])];
 const results: Record<Who, Round[]> = { bare: [], sdgw: [], base: [] };
-for (const [, s] of servers) {
+/** Requests each server answered (warm-up included): with a new key each, every one a charged call. */
+const answered: Record<Who, number> = { bare: 0, sdgw: 1, base: 0 };
+for (const [who, s] of servers) {
   const warm = await load(s.port, s.key, s.child.pid);
+  answered[who] += warm.total;
   if (replays > 0 && warm.rps * seconds < replays) throw new Error(`--replays ${replays}: the warm-up sent only ${Math.round(warm.rps * seconds)} requests; use fewer keys or longer rounds`);
 }
 for (let i = 0; i < rounds; i++) {
   // alternate the order, so that every server sees the same load of a shared machine
   const order = i % 2 === 0 ? servers : [...servers].reverse();
-  for (const [who, s] of order) results[who].push(await load(s.port, s.key, s.child.pid));
+  for (const [who, s] of order) {
+    const r = await load(s.port, s.key, s.child.pid);
+    results[who].push(r);
+    answered[who] += r.total;
+  }
 }
 for (const [, s] of servers) s.child.kill();
+await new Promise((r) => setTimeout(r, 200)); // the servers' last writes
+
+/** Bytes of a server's files: the database (with its WAL) and its answer log (`bench.sqlite-answers/`). */
+function diskOf(folder: string): { db: number; log: number } {
+  const size = (f: string) => {
+    try {
+      return statSync(f).size;
+    } catch {
+      return 0;
+    }
+  };
+  const db = size(join(folder, "bench.sqlite")) + size(join(folder, "bench.sqlite-wal"));
+  let log = 0;
+  try {
+    for (const f of readdirSync(join(folder, "bench.sqlite-answers"))) log += size(join(folder, "bench.sqlite-answers", f));
+  } catch {
+    // no log (BENCH_DB=memory)
+  }
+  return { db, log };
+}
+const disk = { sdgw: diskOf(dir), base: base ? diskOf(join(dir, "base")) : null };
 rmSync(dir, { recursive: true, force: true });
 
 const summary = (rs: Round[]) => {
@@ -144,7 +174,13 @@ const lines = [
   `ratio: ${ratio.toFixed(2)}× the bare route (target ≥ 0.50×: ${ratio >= 0.5 ? "met" : "MISSED"})${cpuRatio !== null ? `; CPU per request: the bare route's is ${cpuRatio.toFixed(2)}× ours` : ""}`,
   ...(bs ? [`base: ${(bs.rps / b.rps).toFixed(2)}× the bare route; per round, ours/base: ${results.sdgw.map((r, i) => (r.rps / results.base[i]!.rps).toFixed(2)).join(" ")}`] : []),
 ];
+// Disk per charged call: only meaningful when every request was one (no --replays).
+if (replays === 0) {
+  const per = (d: { db: number; log: number }, calls: number) => `${Math.round(d.log / calls)} B in the answer log + ${Math.round(d.db / calls)} B of database (WAL included) = ${Math.round((d.log + d.db) / calls)} B`;
+  lines.push(`disk per charged call: ours ${per(disk.sdgw, answered.sdgw)} (${answered.sdgw} calls)`);
+  if (disk.base) lines.push(`disk per charged call: base ${per(disk.base, answered.base)} (${answered.base} calls)`);
+}
 console.log(lines.join("\n"));
 mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
-writeFileSync(new URL("../results/server.json", import.meta.url), JSON.stringify({ bare: b, sdgw: s, ratio, cpuRatio, replays, ...(bs ? { base: bs, baseAt } : {}), rounds: results, connections, seconds, bytes: Buffer.byteLength(sampleBody) }, null, 2));
+writeFileSync(new URL("../results/server.json", import.meta.url), JSON.stringify({ bare: b, sdgw: s, ratio, cpuRatio, replays, disk, answered, ...(bs ? { base: bs, baseAt } : {}), rounds: results, connections, seconds, bytes: Buffer.byteLength(sampleBody) }, null, 2));
 if (s.non2xx > 0 || (bs?.non2xx ?? 0) > 0) process.exitCode = 1;

@@ -5,6 +5,7 @@
  * by a fingerprint: the operation and the validated request as canonical JSON (keys sorted).
  */
 import { hash } from "node:crypto";
+import type { LogFull } from "./answer-log.ts";
 import { isoSeconds, type Store } from "./store.ts";
 
 /** What a claim found. */
@@ -56,6 +57,7 @@ interface Stored {
   answer_at: number | null;
   answer_len: number | null;
   answer_crc: number | null;
+  answer_form: number | null;
 }
 
 /** Dependencies of the idempotency system. */
@@ -97,7 +99,7 @@ export class Idempotency {
     }
     // A record still deferred is in `completing`: no need to run the deferred writes for it.
     const row = this.deps.store.readNow<Stored>(
-      "SELECT state, fingerprint, http_status, headers, answer, expires_at, answer_file, answer_at, answer_len, answer_crc FROM idempotency WHERE key_id = ? AND idem_key = ?",
+      "SELECT state, fingerprint, http_status, headers, answer, expires_at, answer_file, answer_at, answer_len, answer_crc, answer_form FROM idempotency WHERE key_id = ? AND idem_key = ?",
       keyId,
       idemKey,
     );
@@ -108,7 +110,7 @@ export class Idempotency {
     if (row.fingerprint !== print) return { kind: "conflict" };
     let body = row.answer ?? "{}";
     if (row.answer_file !== null) {
-      const bytes = this.deps.store.answers?.read({ file: row.answer_file, at: row.answer_at ?? 0, len: row.answer_len ?? 0, crc: row.answer_crc ?? 0 });
+      const bytes = this.deps.store.answers?.read({ file: row.answer_file, at: row.answer_at ?? 0, len: row.answer_len ?? 0, crc: row.answer_crc ?? 0, chunked: row.answer_form === 1 });
       if (!bytes) return { kind: "lost" };
       body = bytes.toString("utf8");
     }
@@ -141,12 +143,13 @@ export class Idempotency {
     if (store.answers) {
       const ref = store.answers.append(typeof body === "string" ? Buffer.from(body, "utf8") : body);
       store.write(
-        "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, created_at, expires_at, answer_file, answer_at, answer_len, answer_crc) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, created_at, expires_at, answer_file, answer_at, answer_len, answer_crc, answer_form) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         ...common,
         ref.file,
         ref.at,
         ref.len,
         ref.crc,
+        ref.chunked ? 1 : null,
       );
     } else {
       store.write("INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, created_at, expires_at, answer) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, CAST(? AS TEXT))", ...common, body);
@@ -170,7 +173,7 @@ export class Idempotency {
     this.deps.store.run(
       `INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, created_at) VALUES (?, ?, ?, 'running', ?, ?)
        ON CONFLICT(key_id, idem_key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running', run_id = excluded.run_id, http_status = NULL, headers = NULL,
-         answer = NULL, created_at = excluded.created_at, expires_at = NULL, answer_file = NULL, answer_at = NULL, answer_len = NULL, answer_crc = NULL
+         answer = NULL, created_at = excluded.created_at, expires_at = NULL, answer_file = NULL, answer_at = NULL, answer_len = NULL, answer_crc = NULL, answer_form = NULL
        WHERE idempotency.state = 'done'`,
       keyId,
       idemKey,
@@ -178,6 +181,16 @@ export class Idempotency {
       runId,
       isoSeconds(this.deps.now()),
     );
+  }
+
+  /**
+   * Whether a new call that would store its answer must be refused before it starts (D67): the answer log reached
+   * its quota, or a write of it found the disk full a moment ago. `null` when calls may start (always on
+   * `:memory:`). A replay, a 409 or a 422 needs no new space and is answered whatever this says; a call already
+   * running still stores its answer.
+   */
+  full(): LogFull | null {
+    return this.deps.store.answers?.full() ?? null;
   }
 
   /** Drops a claim: the call was refused before it ran, or its run broke; the same key may be sent again. */

@@ -115,7 +115,8 @@ CREATE TABLE IF NOT EXISTS owners (
 CREATE TABLE IF NOT EXISTS idempotency (
   id INTEGER PRIMARY KEY, key_id TEXT NOT NULL, idem_key TEXT NOT NULL, fingerprint TEXT NOT NULL,
   state TEXT NOT NULL CHECK (state IN ('running','done')), run_id TEXT, http_status INTEGER, headers TEXT, answer TEXT,
-  created_at TEXT NOT NULL, expires_at TEXT, answer_file INTEGER, answer_at INTEGER, answer_len INTEGER, answer_crc INTEGER
+  created_at TEXT NOT NULL, expires_at TEXT, answer_file INTEGER, answer_at INTEGER, answer_len INTEGER, answer_crc INTEGER,
+  answer_form INTEGER
 );
 CREATE UNIQUE INDEX IF NOT EXISTS idempotency_key ON idempotency(key_id, idem_key);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -128,6 +129,8 @@ const ADDED_COLUMNS: ReadonlyArray<[table: string, column: string, type: string]
   ["idempotency", "answer_at", "INTEGER"],
   ["idempotency", "answer_len", "INTEGER"],
   ["idempotency", "answer_crc", "INTEGER"],
+  // 1: what is at answer_at is the answer's recipe of chunks (answer-log.ts); NULL: the answer's bytes
+  ["idempotency", "answer_form", "INTEGER"],
   // the process that runs a run (see owners.ts; 0.x: one process per file, no owner)
   ["runs", "owner", "TEXT"],
   // the waves a run planned (a 202 read by another process than the run's shows them)
