@@ -40,6 +40,10 @@ export interface ServerConfig {
   bodyLimit: number;
   /** How often the scheduler looks for schedules that fell due, in ms (0: never; `Scheduler.tick` still works). */
   scheduleTickMs: number;
+  /** The answer log (D67): its disk quota in bytes across every process on the database (default 1 GiB). */
+  answerLogQuotaBytes: number;
+  /** After a write found the disk full, how long new keyed calls are refused before trying again (default 10 s). */
+  answerLogFullMs: number;
   /** HTTP connections: how long a request may take to arrive, header sizes, idle keep-alive, connections per address (D57). */
   http: HttpConfig;
   limits: LimitsConfig;
@@ -96,6 +100,8 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     providerTimeoutMs: options.providerTimeoutMs ?? 120_000,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     scheduleTickMs: options.scheduleTickMs ?? 30_000,
+    answerLogQuotaBytes: options.answerLogQuotaBytes ?? 1024 * 1024 * 1024,
+    answerLogFullMs: options.answerLogFullMs ?? 10_000,
     http: withHeadersWithin({ ...DEFAULT_HTTP, ...options.http }),
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     urls: { ...DEFAULT_URLS, ...options.urls },
@@ -144,7 +150,7 @@ function envReader(env: NodeJS.ProcessEnv) {
  * `SDGW_DB`, `SDGW_WAIT_MS`, `SDGW_POLL_AFTER_SECONDS`, `SDGW_LATENCY_MS` (the simulator's latency: each call
  * takes between half and one and a half times it), `SDGW_KEY_QPS`, `SDGW_WORKSPACE_CONCURRENCY`,
  * `SDGW_ADDRESS_PER_MINUTE`, `SDGW_FAILURE_THRESHOLD`, `SDGW_FREE_CALLS`, `SDGW_REQUEST_TIMEOUT_MS`,
- * `SDGW_CONNECTIONS_PER_ADDRESS`. Unset or empty means the default.
+ * `SDGW_CONNECTIONS_PER_ADDRESS`, `SDGW_ANSWER_LOG_QUOTA_BYTES`. Unset or empty means the default.
  *
  * @throws {@link ConfigError} naming every variable that is not a valid value (e.g. `SDGW_WAIT_MS=abc`).
  */
@@ -174,6 +180,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpti
   const perAddress = r.whole("SDGW_CONNECTIONS_PER_ADDRESS", "open connections per network address", 1, 100_000);
   if (perAddress !== undefined) http.connectionsPerAddress = perAddress;
   if (Object.keys(http).length) out.http = http;
+  const quota = r.whole("SDGW_ANSWER_LOG_QUOTA_BYTES", "the answer log's disk quota in bytes", 1024 * 1024, Number.MAX_SAFE_INTEGER);
+  if (quota !== undefined) out.answerLogQuotaBytes = quota;
   r.done();
   return out;
 }

@@ -97,7 +97,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const config = defaultConfig(options);
   const now = options.now ?? Date.now;
   const log = options.log ?? ((message: string, error?: unknown) => console.error(`[sdgw] ${message}`, error ?? ""));
-  const store = new Store(config.dbPath);
+  const store = new Store(config.dbPath, { answers: { quotaBytes: config.answerLogQuotaBytes, fullForMs: config.answerLogFullMs } });
   const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
   const providers = options.providers ?? simulator!.providers;
   const accounts = new Accounts({ store, now });

@@ -189,3 +189,42 @@ describe("a full disk", () => {
     log.close();
   });
 });
+
+describe("the refusal while the log is full, over HTTP (D67)", () => {
+  it("once the quota is reached, a new keyed call answers 503 temporarily_unavailable (paused), uncharged; earlier keys still replay", async () => {
+    const db = join(tempDir(), "quota.sqlite");
+    const server = createServer({ dbPath: db, waitMs: 2000, log: () => undefined, limits: GENEROUS, answerLogQuotaBytes: 6000 });
+    try {
+      const gw = server.gateway;
+      const { account } = gw.accounts.createAccount({ name: "quota", plan: "paid" });
+      gw.accounts.grant(account.id, 1000);
+      const key = gw.accounts.createKey({ accountId: account.id }).secret;
+      const call = async (i: number) =>
+        validateAnswer("search", await server.app.inject({ method: "GET", url: `/v1/search?platform=x&query=quota+${i}&count=10`, headers: { "x-api-key": key, "idempotency-key": `quota-${i}` } }));
+      const balance = () => gw.accounts.account(account.id)!.balance;
+      let refused: Awaited<ReturnType<typeof call>> | null = null;
+      let i = 0;
+      // The quota is counted from the folder at most once a second: keep calling until it shows.
+      for (const end = Date.now() + 5000; !refused && Date.now() < end; i++) {
+        const a = await call(i);
+        if (a.status === 503) refused = a;
+        else {
+          expect(a.status).toBe(200);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      expect(refused, "the quota was never reached").not.toBeNull();
+      expect(refused!.json).toMatchObject({ code: "temporarily_unavailable", reason: "paused" });
+      expect(refused!.json.message).toMatch(/Idempotency-Key/);
+      const before = balance();
+      expect((await call(i - 1)).status).toBe(503);
+      expect(balance()).toBe(before);
+      // An answer already promised still replays, byte for byte and uncharged.
+      const first = await call(0);
+      expect([first.status, first.headers["idempotent-replayed"]]).toEqual([200, "true"]);
+      expect(balance()).toBe(before);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -25,12 +25,13 @@ describe("configFromEnv", () => {
     const options = configFromEnv({
       SDGW_DB: "/tmp/x.sqlite", SDGW_WAIT_MS: "0", SDGW_POLL_AFTER_SECONDS: "2", SDGW_LATENCY_MS: "100", SDGW_KEY_QPS: "7",
       SDGW_WORKSPACE_CONCURRENCY: "3", SDGW_ADDRESS_PER_MINUTE: "9", SDGW_FAILURE_THRESHOLD: "4", SDGW_FREE_CALLS: "0",
-      SDGW_REQUEST_TIMEOUT_MS: "5000", SDGW_CONNECTIONS_PER_ADDRESS: "8",
+      SDGW_REQUEST_TIMEOUT_MS: "5000", SDGW_CONNECTIONS_PER_ADDRESS: "8", SDGW_ANSWER_LOG_QUOTA_BYTES: "2097152",
     });
     expect(options).toEqual({
       dbPath: "/tmp/x.sqlite", waitMs: 0, pollAfterSeconds: 2, simulator: { knobs: { "*": { latencyMs: [50, 150] } } },
       limits: { keyQps: 7, workspaceConcurrency: 3, addressPerMinute: 9, failureThreshold: 4, freeCalls: 0 },
       http: { requestTimeoutMs: 5000, connectionsPerAddress: 8 },
+      answerLogQuotaBytes: 2097152,
     });
     expect(configFromEnv({ SDGW_WAIT_MS: "" })).toEqual({ limits: {} });
     expect(listenFromEnv({})).toEqual({ host: "127.0.0.1", port: 8787 });
@@ -47,6 +48,7 @@ describe("configFromEnv", () => {
     ["SDGW_FREE_CALLS", "NaN"],
     ["SDGW_REQUEST_TIMEOUT_MS", "10"],
     ["SDGW_CONNECTIONS_PER_ADDRESS", "0"],
+    ["SDGW_ANSWER_LOG_QUOTA_BYTES", "1000"],
   ])("refuses %s=%s, naming the variable and the value", (name, value) => {
     let error: unknown;
     try {

@@ -330,17 +330,21 @@ export function buildApp(gw: Gateway): FastifyInstance {
   async function charging(caller: Caller, requestId: string, operationId: OperationId, params: unknown, idemKey: string | undefined, price: Price, start: (runId: string, ctx: RunContext) => Promise<HttpAnswer> | HttpAnswer): Promise<HttpAnswer> {
     const keyId = caller.key.id;
     const runId = newRunId(gw.now());
+    const paused = (message: string) =>
+      fail("temporarily_unavailable", requestId, { reason: "paused", message: `${message} Nothing ran and nothing was charged.`, fix: { action_url: gw.config.urls.status, note: "Send the same call again later, with the same Idempotency-Key; the status page says when calls resume." } }, null);
     // D60: while the service is paused a charged call starts nothing (a quote, which runs nothing, still answers).
     const pause = price === "free" ? null : gw.service.paused();
-    if (pause) {
-      return fail("temporarily_unavailable", requestId, { reason: "paused", message: `Calls are paused: ${pause.message} Nothing ran and nothing was charged.`, fix: { action_url: gw.config.urls.status, note: "Send the same call again later, with the same Idempotency-Key; the status page says when calls resume." } }, null);
-    }
+    if (pause) return paused(`Calls are paused: ${pause.message}`);
     if (idemKey !== undefined) {
       const claim = gw.idempotency.claim(keyId, idemKey, fingerprint(operationId, params), runId);
       if (claim.kind !== "claimed") return claimTaken(claim, requestId, caller.keyHash);
     }
     let owned = false;
     try {
+      // D67: a new keyed call starts nothing while the answer log cannot keep its answer (quota reached, disk
+      // full); its replays, 409 and 422 (above) still answer. The claim is given back below.
+      const full = price === "free" || idemKey === undefined ? null : gw.idempotency.full();
+      if (full) return paused(`New calls with an Idempotency-Key are paused: ${full.message}`);
       const limited = (await gw.limits.failureBlock(caller.keyHash)) ?? (await gw.limits.keyCall(keyId)) ?? (price === "free" ? null : gw.limits.startRun(caller.key.workspace_id));
       if (limited) return limitAnswer(limited, requestId);
       const ctx: RunContext = { requestId, key: caller.key, account: caller.account, keyHash: caller.keyHash, ...(idemKey !== undefined ? { idemKey } : {}) };
