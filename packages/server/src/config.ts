@@ -44,6 +44,11 @@ export interface ServerConfig {
   answerLogQuotaBytes: number;
   /** After a write found the disk full, how long new keyed calls are refused before trying again (default 10 s). */
   answerLogFullMs: number;
+  /**
+   * Store answers as content-defined chunks, each stored once (D67): about 0.6 KB of disk per charged call instead of
+   * 8 KB when answers repeat, for about 40 µs more CPU per call on this machine. Default false.
+   */
+  answerLogChunks: boolean;
   /** HTTP connections: how long a request may take to arrive, header sizes, idle keep-alive, connections per address (D57). */
   http: HttpConfig;
   limits: LimitsConfig;
@@ -102,6 +107,7 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     scheduleTickMs: options.scheduleTickMs ?? 30_000,
     answerLogQuotaBytes: options.answerLogQuotaBytes ?? 1024 * 1024 * 1024,
     answerLogFullMs: options.answerLogFullMs ?? 10_000,
+    answerLogChunks: options.answerLogChunks ?? false,
     http: withHeadersWithin({ ...DEFAULT_HTTP, ...options.http }),
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     urls: { ...DEFAULT_URLS, ...options.urls },
@@ -150,7 +156,7 @@ function envReader(env: NodeJS.ProcessEnv) {
  * `SDGW_DB`, `SDGW_WAIT_MS`, `SDGW_POLL_AFTER_SECONDS`, `SDGW_LATENCY_MS` (the simulator's latency: each call
  * takes between half and one and a half times it), `SDGW_KEY_QPS`, `SDGW_WORKSPACE_CONCURRENCY`,
  * `SDGW_ADDRESS_PER_MINUTE`, `SDGW_FAILURE_THRESHOLD`, `SDGW_FREE_CALLS`, `SDGW_REQUEST_TIMEOUT_MS`,
- * `SDGW_CONNECTIONS_PER_ADDRESS`, `SDGW_ANSWER_LOG_QUOTA_BYTES`. Unset or empty means the default.
+ * `SDGW_CONNECTIONS_PER_ADDRESS`, `SDGW_ANSWER_LOG_QUOTA_BYTES`, `SDGW_ANSWER_LOG_CHUNKS`. Unset or empty means the default.
  *
  * @throws {@link ConfigError} naming every variable that is not a valid value (e.g. `SDGW_WAIT_MS=abc`).
  */
@@ -182,6 +188,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpti
   if (Object.keys(http).length) out.http = http;
   const quota = r.whole("SDGW_ANSWER_LOG_QUOTA_BYTES", "the answer log's disk quota in bytes", 1024 * 1024, Number.MAX_SAFE_INTEGER);
   if (quota !== undefined) out.answerLogQuotaBytes = quota;
+  const chunks = r.whole("SDGW_ANSWER_LOG_CHUNKS", "0 or 1 (store answers as chunks, each once)", 0, 1);
+  if (chunks !== undefined) out.answerLogChunks = chunks === 1;
   r.done();
   return out;
 }

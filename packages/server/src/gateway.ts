@@ -97,7 +97,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const config = defaultConfig(options);
   const now = options.now ?? Date.now;
   const log = options.log ?? ((message: string, error?: unknown) => console.error(`[sdgw] ${message}`, error ?? ""));
-  const store = new Store(config.dbPath, { answers: { quotaBytes: config.answerLogQuotaBytes, fullForMs: config.answerLogFullMs } });
+  // Chunks off (the default): every answer is stored whole, the chunk threshold out of reach (D67).
+  const store = new Store(config.dbPath, { answers: { quotaBytes: config.answerLogQuotaBytes, fullForMs: config.answerLogFullMs, ...(config.answerLogChunks ? {} : { chunkFrom: Number.POSITIVE_INFINITY }) } });
   const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
   const providers = options.providers ?? simulator!.providers;
   const accounts = new Accounts({ store, now });

@@ -26,12 +26,14 @@ describe("configFromEnv", () => {
       SDGW_DB: "/tmp/x.sqlite", SDGW_WAIT_MS: "0", SDGW_POLL_AFTER_SECONDS: "2", SDGW_LATENCY_MS: "100", SDGW_KEY_QPS: "7",
       SDGW_WORKSPACE_CONCURRENCY: "3", SDGW_ADDRESS_PER_MINUTE: "9", SDGW_FAILURE_THRESHOLD: "4", SDGW_FREE_CALLS: "0",
       SDGW_REQUEST_TIMEOUT_MS: "5000", SDGW_CONNECTIONS_PER_ADDRESS: "8", SDGW_ANSWER_LOG_QUOTA_BYTES: "2097152",
+      SDGW_ANSWER_LOG_CHUNKS: "1",
     });
     expect(options).toEqual({
       dbPath: "/tmp/x.sqlite", waitMs: 0, pollAfterSeconds: 2, simulator: { knobs: { "*": { latencyMs: [50, 150] } } },
       limits: { keyQps: 7, workspaceConcurrency: 3, addressPerMinute: 9, failureThreshold: 4, freeCalls: 0 },
       http: { requestTimeoutMs: 5000, connectionsPerAddress: 8 },
       answerLogQuotaBytes: 2097152,
+      answerLogChunks: true,
     });
     expect(configFromEnv({ SDGW_WAIT_MS: "" })).toEqual({ limits: {} });
     expect(listenFromEnv({})).toEqual({ host: "127.0.0.1", port: 8787 });
@@ -49,6 +51,7 @@ describe("configFromEnv", () => {
     ["SDGW_REQUEST_TIMEOUT_MS", "10"],
     ["SDGW_CONNECTIONS_PER_ADDRESS", "0"],
     ["SDGW_ANSWER_LOG_QUOTA_BYTES", "1000"],
+    ["SDGW_ANSWER_LOG_CHUNKS", "yes"],
   ])("refuses %s=%s, naming the variable and the value", (name, value) => {
     let error: unknown;
     try {
