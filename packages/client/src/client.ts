@@ -153,6 +153,14 @@ interface Req {
   parseAs?: "json" | "text" | "stream";
   /** Retry `internal_error` (a results read answering 500 is a broken run: final). */
   retryServerErrors?: boolean;
+  /** The request id of a poll: the polled call's. */
+  id?: string | undefined;
+}
+/** A 2xx answer of {@link send}, with the request id it was sent under. */
+interface Sent {
+  data: unknown;
+  response: Response;
+  id?: string | undefined;
 }
 
 const RETRY_AFTER_CODES: readonly ErrorCode[] = ["rate_limited", "idempotency_in_progress"];
@@ -223,12 +231,12 @@ export function createClient(options: ClientOptions) {
   const log = (l: number, message: string, details: object) => level >= 0 && l >= level && (options.logger ?? console)[LEVELS[l]!](`[sdgw] ${message}`, details);
 
   /** Sends one request, retrying what the seed says may be retried; answers the 2xx response. */
-  async function send(req: Req, opts: CallOptions = {}): Promise<{ data: unknown; response: Response }> {
+  async function send(req: Req, opts: CallOptions = {}): Promise<Sent> {
     const query = { ...req.query };
     if ("key" in query) throw new TypeError("refusing a key in the URL: the client sends the key in a header");
     const key = req.charging ? (opts.idempotencyKey ?? crypto.randomUUID()) : undefined;
     const budget = req.charging ? (opts.maxCostCredits ?? options.maxCostCredits) : undefined;
-    const requestId = sentRequestId ?? key;
+    const requestId = sentRequestId ?? key ?? req.id;
     const retries = opts.maxRetries ?? maxRetries;
     const timeout = opts.timeout ?? options.timeout ?? 60_000;
     const what = `${req.method} ${req.path}`;
@@ -241,6 +249,7 @@ export function createClient(options: ClientOptions) {
     const init: RequestInit = { method: req.method, headers: { ...headers, ...(key ? { "Idempotency-Key": key } : {}), ...(body !== undefined ? { "Content-Type": "application/json" } : {}) } };
     if (body !== undefined) init.body = JSON.stringify(body);
     for (let attempt = 1; ; attempt++) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
       const started = Date.now();
       // One controller per attempt: aborted by the attempt's timeout or by the caller's signal.
       const controller = new AbortController();
@@ -272,7 +281,7 @@ export function createClient(options: ClientOptions) {
       }
       if (response) {
         log(0, `${what} answered ${response.status} in ${Date.now() - started} ms`, { attempt, requestId });
-        if (response.ok) return { data, response };
+        if (response.ok) return { data, response, id: requestId };
         const err = data as { code?: ErrorCode; retry_after?: number } | undefined;
         if (!err || typeof err !== "object" || typeof err.code !== "string") {
           error = new SdgwTransportError(`${what} answered HTTP ${response.status} without the API's error structure`, response.status, { requestId, attempts: attempt });
@@ -311,7 +320,7 @@ export function createClient(options: ClientOptions) {
    * Polls a 202 answer through the same client until the run ends; answers the finished answer. It never waits past
    * `maxWaitMs`: a wait that would is cut to the deadline, where it reads once more before giving up.
    */
-  async function pollUntilFinished(running: HandleAnswer, response: Response, opts: CallOptions): Promise<{ data: unknown; response: Response }> {
+  async function pollUntilFinished(running: HandleAnswer, { response, id }: Sent, opts: CallOptions): Promise<Sent> {
     const started = Date.now();
     const deadline = started + (opts.maxWaitMs ?? options.maxWaitMs ?? 300_000);
     for (let last = false; ; ) {
@@ -319,12 +328,13 @@ export function createClient(options: ClientOptions) {
       if (last) throw new SdgwPollTimeoutError(running, Date.now() - started);
       const left = deadline - Date.now();
       const delay = retryAfterMs(response, running);
+      const wait = Math.max(0, Math.min(delay, left));
       last = delay >= left;
-      log(1, `${running.handle} is running; reading it in ${Math.max(0, Math.min(delay, left))} ms`, { requestId: running.request_id });
-      await sleep(Math.max(0, Math.min(delay, left)), opts.signal);
+      log(1, `${running.handle} is running; reading it in ${wait} ms`, { requestId: id });
+      await sleep(wait, opts.signal);
       let data: unknown;
       ({ data, response } = await send(
-        { method: "GET", path: "/v1/results/{handle}", pathParams: { handle: running.handle }, retryServerErrors: false },
+        { method: "GET", path: "/v1/results/{handle}", pathParams: { handle: running.handle }, retryServerErrors: false, id },
         opts,
       ));
       if (response.status !== 202) return { data, response };
@@ -333,7 +343,7 @@ export function createClient(options: ClientOptions) {
   }
 
   /** Answers the data of a sent call as an {@link SdgwPromise}. */
-  function wrap<T>(sent: Promise<{ data: unknown; response: Response }>): SdgwPromise<T> {
+  function wrap<T>(sent: Promise<Sent>): SdgwPromise<T> {
     let response: Response;
     const out = sent.then((r) => ((response = r.response), r.data)) as SdgwPromise<T>;
     out.withResponse = () =>
@@ -344,7 +354,7 @@ export function createClient(options: ClientOptions) {
   /** Sends a call and, unless `wait: false`, polls a 202 until the run ends. */
   function call(req: Req, opts: CallOptions = {}): SdgwPromise<never> {
     return wrap(
-      send(req, opts).then((r) => (r.response.status === 202 && opts.wait !== false ? pollUntilFinished(r.data as HandleAnswer, r.response, opts) : r)),
+      send(req, opts).then((r) => (r.response.status === 202 && opts.wait !== false ? pollUntilFinished(r.data as HandleAnswer, r, opts) : r)),
     );
   }
 
