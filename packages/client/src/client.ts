@@ -256,13 +256,14 @@ export function createClient(options: ClientOptions) {
       const timer = setTimeout(() => controller.abort(), timeout);
       const stop = () => controller.abort(opts.signal!.reason);
       opts.signal?.addEventListener("abort", stop);
+      init.signal = controller.signal;
       let response: Response | undefined;
       let data: unknown;
       let error: Error;
       let wait: number | undefined;
       let reason: string;
       try {
-        response = await (options.fetch ?? globalThis.fetch)(url, { ...init, signal: controller.signal });
+        response = await (options.fetch ?? globalThis.fetch)(url, init);
         if (response.ok) data = req.parseAs === "stream" ? response.body : req.parseAs === "text" ? await response.text() : await readJson(response);
         else data = await readJson(response).catch(() => undefined);
       } catch (cause) {
@@ -342,10 +343,11 @@ export function createClient(options: ClientOptions) {
     }
   }
 
-  /** Answers the data of a sent call as an {@link SdgwPromise}. */
-  function wrap<T>(sent: Promise<Sent>): SdgwPromise<T> {
+  /** Answers the data of a sent call as an {@link SdgwPromise}; `poll` polls a 202 first. */
+  function wrap<T>(sent: Promise<Sent>, poll?: CallOptions): SdgwPromise<T> {
     let response: Response;
-    const out = sent.then((r) => ((response = r.response), r.data)) as SdgwPromise<T>;
+    const done = (r: Sent) => ((response = r.response), r.data);
+    const out = sent.then((r) => (poll && r.response.status === 202 && poll.wait !== false ? pollUntilFinished(r.data as HandleAnswer, r, poll).then(done) : done(r))) as SdgwPromise<T>;
     out.withResponse = () =>
       out.then((data) => ({ data, response, status: response.status, headers: response.headers, requestId: (data as { request_id?: string } | null)?.request_id ?? response.headers.get("x-request-id") ?? undefined }));
     return out;
@@ -353,9 +355,7 @@ export function createClient(options: ClientOptions) {
 
   /** Sends a call and, unless `wait: false`, polls a 202 until the run ends. */
   function call(req: Req, opts: CallOptions = {}): SdgwPromise<never> {
-    return wrap(
-      send(req, opts).then((r) => (r.response.status === 202 && opts.wait !== false ? pollUntilFinished(r.data as HandleAnswer, r, opts) : r)),
-    );
+    return wrap(send(req, opts), opts);
   }
 
   const post = <O extends keyof Ops>(path: string) =>
