@@ -14,9 +14,13 @@ export type LogLevel = "debug" | "info" | "warn" | "error" | "off";
  * the status and the request id; never the key, a header, a query or a body.
  */
 export interface Logger {
+  /** Each attempt's status and time. */
   debug(message: string, details: object): void;
+  /** Each poll of a running (202) call. */
   info(message: string, details: object): void;
+  /** Each retry, with its delay and reason. */
   warn(message: string, details: object): void;
+  /** A call that fails for good. */
   error(message: string, details: object): void;
 }
 
@@ -278,10 +282,11 @@ export function createClient(options: ClientOptions) {
         if (key || req.method !== "DELETE") wait = backoff(attempt);
       } finally {
         clearTimeout(timer);
-        opts.signal?.removeEventListener("abort", stop);
+        // A stream being read stays tied to the caller's signal.
+        if (req.parseAs !== "stream" || !response?.ok) opts.signal?.removeEventListener("abort", stop);
       }
       if (response) {
-        log(0, `${what} answered ${response.status} in ${Date.now() - started} ms`, { attempt, requestId });
+        if (!level) log(0, `${what} answered ${response.status} in ${Date.now() - started} ms`, { attempt, requestId });
         if (response.ok) return { data, response, id: requestId };
         const err = data as { code?: ErrorCode; retry_after?: number } | undefined;
         if (!err || typeof err !== "object" || typeof err.code !== "string") {

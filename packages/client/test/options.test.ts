@@ -57,6 +57,18 @@ describe("timeout", () => {
     await expect(sdgw.account()).rejects.toBeInstanceOf(SdgwTimeoutError);
   });
 
+  it("does not time out a results.rows stream after its headers, and the caller's signal still stops it", async () => {
+    const fetch = (async (_url: string, init: RequestInit) =>
+      new Response(new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('{"id":"a"}\n')); init.signal!.addEventListener("abort", () => c.error(init.signal!.reason)); } }), { status: 200 })) as unknown as typeof globalThis.fetch;
+    const sdgw = createClient({ baseUrl: "http://127.0.0.1:1", apiKey: KEY, fetch, timeout: 50 });
+    const controller = new AbortController();
+    const rows = sdgw.results.rows("h_1", { signal: controller.signal });
+    expect((await rows.next()).value).toEqual({ id: "a" });
+    await new Promise((r) => setTimeout(r, 150)); // past the timeout: the stream is not cut
+    setTimeout(() => controller.abort(new Error("enough")), 20);
+    await expect(rows.next()).rejects.toThrow("enough");
+  });
+
   it("does not send a DELETE again after it timed out (it may have run), but retries a free read", async () => {
     const sdgw = await serve(never, { timeout: 100, maxRetries: 2 });
     const error = await sdgw.schedules.delete("sch_1").catch((e: unknown) => e);
