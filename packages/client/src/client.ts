@@ -3,7 +3,61 @@ import type {
   AccountAnswer, CapabilitiesAnswer, DataEnvelope, ErrorCode, FanoutAnswer, FindAnswer, FinishedAnswer, HandleAnswer,
   operations, ScheduleDeleted, ScheduleList, SearchEnvelope, TargetsAnswer, ToolAnswer, ToolQuoteAnswer,
 } from "@sdgw/types";
-import { SdgwError, SdgwPollTimeoutError, SdgwTransportError } from "./errors.ts";
+import { SdgwError, SdgwPollTimeoutError, SdgwTimeoutError, SdgwTransportError } from "./errors.ts";
+
+/** Levels of {@link ClientOptions.logLevel}, most verbose first; `off` logs nothing. */
+export type LogLevel = "debug" | "info" | "warn" | "error" | "off";
+
+/**
+ * Where the client logs (`console` by default): `debug` each attempt and its answer, `info` each poll of a 202,
+ * `warn` each retry, `error` a call that fails for good. Lines carry the method, the route template, the attempt,
+ * the status and the request id; never the key, a header, a query or a body.
+ */
+export interface Logger {
+  /** Each attempt's status and time. */
+  debug(message: string, details: object): void;
+  /** Each poll of a running (202) call. */
+  info(message: string, details: object): void;
+  /** Each retry, with its delay and reason. */
+  warn(message: string, details: object): void;
+  /** A call that fails for good. */
+  error(message: string, details: object): void;
+}
+
+/** One retry, as `onRetry` sees it, before the client waits. */
+export interface RetryInfo {
+  /** The number of the attempt about to be made: 2 for the first retry. */
+  attempt: number;
+  /** How long the client waits before it, in ms. */
+  delayMs: number;
+  /** Why: the API's error code (`rate_limited`, …), `timeout`, `network`, or `http_<status>` (an answer that is not the API's). */
+  reason: string;
+  /** The call's request id (see {@link SdgwTransportError.requestId}). */
+  requestId: string | undefined;
+  /** The failure being retried. */
+  error: Error;
+}
+
+/** A successful call with its HTTP answer, from {@link SdgwPromise.withResponse}. */
+export interface WithResponse<T> {
+  /** What the call answers. */
+  data: T;
+  /** The last HTTP answer (of a polled call: the read that finished it). Its body has been read. */
+  response: Response;
+  /** Its HTTP status. */
+  status: number;
+  /** Its headers. */
+  headers: Headers;
+  /** The answer's `request_id`, else the `X-Request-Id` header (a CSV or NDJSON text has no `request_id`). */
+  requestId: string | undefined;
+}
+
+/** The promise every call answers: a plain promise of the answer, plus `withResponse()`. */
+export interface SdgwPromise<T> extends Promise<T> {
+  /** The same call's answer with its status, headers and request id. Does not send the call again. */
+  withResponse(): Promise<WithResponse<T>>;
+}
+
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -29,8 +83,20 @@ export interface ClientOptions {
   maxWaitMs?: number;
   /** The default budget of every charging call (`max_cost_credits`). */
   maxCostCredits?: number;
-  /** Extra headers for every request. */
+  /** Extra headers for every request. An `X-Request-Id` here is the request id of transport errors. */
   headers?: Record<string, string>;
+  /**
+   * How long one attempt may take, in ms, until its whole answer is read (default 60 000); a stream of
+   * `results.rows` is timed until its headers. An attempt that times out is retried like a network failure; the
+   * last one throws {@link SdgwTimeoutError}. Per call: `timeout`.
+   */
+  timeout?: number;
+  /** Where to log (default `console`); nothing is logged unless `logLevel` or `logger` is given. */
+  logger?: Logger;
+  /** The least severe level logged: `"off"` by default, `"info"` when a `logger` is given. */
+  logLevel?: LogLevel;
+  /** Called before each retry of every call (the call's own `onRetry` is called too). */
+  onRetry?: (retry: RetryInfo) => void;
 }
 
 /** Options of one call. */
@@ -47,12 +113,18 @@ export interface CallOptions {
   onProgress?: (running: HandleAnswer) => void;
   /** `false`: answer the 202 handle instead of polling. */
   wait?: boolean;
+  /** This call's timeout of each attempt in ms (overrides the client's `timeout`). */
+  timeout?: number;
+  /** This call's retries (overrides the client's `maxRetries`; 0: none). */
+  maxRetries?: number;
+  /** Called before each retry of this call. */
+  onRetry?: (retry: RetryInfo) => void;
 }
 
 /** A typed call: it answers the finished answer, or with `{ wait: false }` possibly its 202 handle answer. */
 export interface Call<P, T> {
-  (params: P, opts?: CallOptions & { wait?: true }): Promise<T>;
-  (params: P, opts: CallOptions & { wait: false }): Promise<T | HandleAnswer>;
+  (params: P, opts?: CallOptions & { wait?: true }): SdgwPromise<T>;
+  (params: P, opts: CallOptions & { wait: false }): SdgwPromise<T | HandleAnswer>;
 }
 
 /**
@@ -61,11 +133,11 @@ export interface Call<P, T> {
  * `confirm` whose value is not known when compiling leaves both answers possible.
  */
 export interface ToolCall<P> {
-  (params: P & { confirm: false }, opts?: CallOptions): Promise<ToolQuoteAnswer>;
-  (params: P & { confirm?: true }, opts?: CallOptions & { wait?: true }): Promise<ToolAnswer>;
-  (params: P & { confirm?: true }, opts: CallOptions & { wait: false }): Promise<ToolAnswer | HandleAnswer>;
-  (params: P, opts?: CallOptions & { wait?: true }): Promise<ToolAnswer | ToolQuoteAnswer>;
-  (params: P, opts: CallOptions & { wait: false }): Promise<ToolAnswer | ToolQuoteAnswer | HandleAnswer>;
+  (params: P & { confirm: false }, opts?: CallOptions): SdgwPromise<ToolQuoteAnswer>;
+  (params: P & { confirm?: true }, opts?: CallOptions & { wait?: true }): SdgwPromise<ToolAnswer>;
+  (params: P & { confirm?: true }, opts: CallOptions & { wait: false }): SdgwPromise<ToolAnswer | HandleAnswer>;
+  (params: P, opts?: CallOptions & { wait?: true }): SdgwPromise<ToolAnswer | ToolQuoteAnswer>;
+  (params: P, opts: CallOptions & { wait: false }): SdgwPromise<ToolAnswer | ToolQuoteAnswer | HandleAnswer>;
 }
 
 type Ops = operations;
@@ -85,6 +157,14 @@ interface Req {
   parseAs?: "json" | "text" | "stream";
   /** Retry `internal_error` (a results read answering 500 is a broken run: final). */
   retryServerErrors?: boolean;
+  /** The request id of a poll: the polled call's. */
+  id?: string | undefined;
+}
+/** A 2xx answer of {@link send}, with the request id it was sent under. */
+interface Sent {
+  data: unknown;
+  response: Response;
+  id?: string | undefined;
 }
 
 const RETRY_AFTER_CODES: readonly ErrorCode[] = ["rate_limited", "idempotency_in_progress"];
@@ -113,19 +193,31 @@ async function readJson(response: Response): Promise<unknown> {
   return text ? JSON.parse(text) : undefined;
 }
 
-const retryAfterMs = (res: Response, body: { retry_after?: number; retry_after_seconds?: number } | undefined) =>
-  1000 * Math.max(Number(res.headers.get("retry-after")) || 0, body?.retry_after ?? 0, body?.retry_after_seconds ?? 0);
+/**
+ * How long an answer asks to be waited for, in ms: `retry-after-ms`, else `Retry-After` (seconds or an HTTP date),
+ * or the body's `retry_after` / `retry_after_seconds` when longer.
+ */
+function retryAfterMs(res: Response, body?: { retry_after?: number; retry_after_seconds?: number }): number {
+  const ms = res.headers.get("retry-after-ms");
+  const s = res.headers.get("retry-after");
+  const header = ms ? +ms : s ? (isNaN(+s) ? Date.parse(s) - Date.now() : 1000 * +s) : 0;
+  return Math.max(header || 0, 1000 * Math.max(body?.retry_after ?? 0, body?.retry_after_seconds ?? 0));
+}
+
+const LEVELS = ["debug", "info", "warn", "error"] as const;
 
 /**
  * Creates a client of the Social Data Gateway. Every call is typed by the contract; a call answered 202 is polled
  * until it ends; retryable failures are retried with the same Idempotency-Key; errors are thrown as
  * {@link SdgwError} (typed by `code`), while failures inside an HTTP 200 answer (`status` `error`,
- * `not_supported`, `timeout`) are returned as the answer they are (D38).
+ * `not_supported`, `timeout`) are returned as the answer they are (D38). Every call answers an
+ * {@link SdgwPromise}: `await sdgw.account().withResponse()` gives the status, headers and request id too.
  */
 export function createClient(options: ClientOptions) {
   const base = new URL(options.baseUrl);
   if (base.searchParams.has("key")) throw new TypeError("refusing a key in the URL: pass apiKey, it is sent in a header");
   const headers: Record<string, string> = { ...options.headers };
+  const sentRequestId = Object.entries(headers).find(([k]) => k.toLowerCase() == "x-request-id")?.[1];
   if (options.apiKey) {
     if (options.auth === "bearer") headers["Authorization"] = `Bearer ${options.apiKey}`;
     else headers["X-API-Key"] = options.apiKey;
@@ -138,82 +230,137 @@ export function createClient(options: ClientOptions) {
   const maxRetries = options.maxRetries ?? 3;
   const retryBaseMs = options.retryBaseMs ?? 500;
   const maxRetryDelayMs = options.maxRetryDelayMs ?? 60_000;
+  const level = LEVELS.indexOf((options.logLevel ?? (options.logger ? "info" : "off")) as never); // -1: off
+  /** Logs at level `l` (an index of LEVELS); never given the key, headers, query or body. */
+  const log = (l: number, message: string, details: object) => level >= 0 && l >= level && (options.logger ?? console)[LEVELS[l]!](`[sdgw] ${message}`, details);
 
   /** Sends one request, retrying what the seed says may be retried; answers the 2xx response. */
-  async function send(req: Req, opts: CallOptions = {}): Promise<{ data: unknown; response: Response }> {
+  async function send(req: Req, opts: CallOptions = {}): Promise<Sent> {
     const query = { ...req.query };
     if ("key" in query) throw new TypeError("refusing a key in the URL: the client sends the key in a header");
     const key = req.charging ? (opts.idempotencyKey ?? crypto.randomUUID()) : undefined;
     const budget = req.charging ? (opts.maxCostCredits ?? options.maxCostCredits) : undefined;
+    const requestId = sentRequestId ?? key ?? req.id;
+    const retries = opts.maxRetries ?? maxRetries;
+    const timeout = opts.timeout ?? options.timeout ?? 60_000;
+    const what = `${req.method} ${req.path}`;
     let body = req.body;
     if (budget !== undefined) {
       if (req.method === "GET") query["max_cost_credits"] ??= budget;
       else body = { max_cost_credits: budget, ...(body as object) };
     }
-    for (let attempt = 0; ; attempt++) {
-      let result: { data?: unknown; error?: unknown; response: Response };
+    const url = createFinalURL(req.path, { baseUrl, params: { query, path: req.pathParams }, querySerializer, pathSerializer: defaultPathSerializer });
+    const init: RequestInit = { method: req.method, headers: { ...headers, ...(key ? { "Idempotency-Key": key } : {}), ...(body !== undefined ? { "Content-Type": "application/json" } : {}) } };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    for (let attempt = 1; ; attempt++) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      const started = Date.now();
+      // One controller per attempt: aborted by the attempt's timeout or by the caller's signal.
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), timeout);
+      const stop = () => controller.abort(opts.signal!.reason);
+      opts.signal?.addEventListener("abort", stop);
+      init.signal = controller.signal;
+      let response: Response | undefined;
+      let data: unknown;
+      let error: Error;
+      let wait: number | undefined;
+      let reason: string;
       try {
-        const url = createFinalURL(req.path, { baseUrl, params: { query, path: req.pathParams }, querySerializer, pathSerializer: defaultPathSerializer });
-        const init: RequestInit = { method: req.method, headers: { ...headers, ...(key ? { "Idempotency-Key": key } : {}), ...(body !== undefined ? { "Content-Type": "application/json" } : {}) } };
-        if (body !== undefined) init.body = JSON.stringify(body);
-        if (opts.signal) init.signal = opts.signal;
-        const response = await (options.fetch ?? globalThis.fetch)(url, init);
-        result = { response };
-        if (response.ok) result.data = req.parseAs === "stream" ? response.body : req.parseAs === "text" ? await response.text() : await readJson(response);
-        else result.error = await readJson(response).catch(() => undefined);
+        response = await (options.fetch ?? globalThis.fetch)(url, init);
+        if (response.ok) data = req.parseAs === "stream" ? response.body : req.parseAs === "text" ? await response.text() : await readJson(response);
+        else data = await readJson(response).catch(() => undefined);
       } catch (cause) {
         if (opts.signal?.aborted) throw opts.signal.reason;
-        if (attempt >= maxRetries) throw new SdgwTransportError(`no answer from ${req.method} ${req.path}`, undefined, { cause });
-        await sleep(backoff(attempt), opts.signal);
-        continue;
+        response = undefined;
+        const timedOut = controller.signal.aborted;
+        const o = { cause, requestId, attempts: attempt };
+        error = timedOut ? new SdgwTimeoutError(`no answer from ${what} within ${timeout} ms`, timeout, o) : new SdgwTransportError(`no answer from ${what}`, undefined, o);
+        reason = timedOut ? "timeout" : "network";
+        // A DELETE is not sent again after it may have run (its retry's 404 would mislead); every other call
+        // carries an Idempotency-Key or only reads (D68).
+        if (key || req.method !== "DELETE") wait = backoff(attempt);
+      } finally {
+        clearTimeout(timer);
+        // A stream being read stays tied to the caller's signal.
+        if (req.parseAs !== "stream" || !response?.ok) opts.signal?.removeEventListener("abort", stop);
       }
-      const { response } = result;
-      if (response.ok) return { data: result.data, response };
-      const err = result.error as { code?: ErrorCode; retry_after?: number } | undefined;
-      if (!err || typeof err !== "object" || typeof err.code !== "string") {
-        const error = new SdgwTransportError(`${req.method} ${req.path} answered HTTP ${response.status} without the API's error structure`, response.status);
-        if (response.status < 500 || attempt >= maxRetries) throw error;
-        await sleep(backoff(attempt), opts.signal);
-        continue;
+      if (response) {
+        if (!level) log(0, `${what} answered ${response.status} in ${Date.now() - started} ms`, { attempt, requestId });
+        if (response.ok) return { data, response, id: requestId };
+        const err = data as { code?: ErrorCode; retry_after?: number } | undefined;
+        if (!err || typeof err !== "object" || typeof err.code !== "string") {
+          error = new SdgwTransportError(`${what} answered HTTP ${response.status} without the API's error structure`, response.status, { requestId, attempts: attempt });
+          reason = `http_${response.status}`;
+          if (response.status >= 500) wait = backoff(attempt);
+        } else {
+          error = new SdgwError(response.status, err as never);
+          reason = err.code;
+          if (RETRY_AFTER_CODES.includes(err.code)) wait = 0;
+          else if (BACKOFF_CODES.includes(err.code) && (req.retryServerErrors ?? true)) wait = backoff(attempt);
+        }
+        // X-Should-Retry overrides the code: `false` never retries, `true` retries what would not be.
+        const should = response.headers.get("x-should-retry");
+        if (should === "false") wait = undefined;
+        else if (should === "true") wait ??= backoff(attempt);
+        if (wait !== undefined) wait = Math.max(wait, retryAfterMs(response, err));
       }
-      const error = new SdgwError(response.status, err as never);
-      const wait = RETRY_AFTER_CODES.includes(err.code)
-        ? retryAfterMs(response, err)
-        : BACKOFF_CODES.includes(err.code) && (req.retryServerErrors ?? true)
-          ? Math.max(backoff(attempt), retryAfterMs(response, err))
-          : undefined;
-      if (wait === undefined || wait > maxRetryDelayMs || attempt >= maxRetries) throw error;
+      if (wait === undefined || wait > maxRetryDelayMs || attempt > retries) {
+        log(3, `${what} failed: ${reason!}`, { attempt, requestId });
+        throw error!;
+      }
+      const retry: RetryInfo = { attempt: attempt + 1, delayMs: wait, reason: reason!, requestId, error: error! };
+      log(2, `retrying ${what} in ${Math.round(wait)} ms (${reason!})`, retry);
+      options.onRetry?.(retry);
+      opts.onRetry?.(retry);
       await sleep(wait, opts.signal);
     }
   }
 
-  /** Jittered exponential backoff: between half and all of base·2^attempt. */
+  /** Jittered exponential backoff: between half and all of base·2^(attempt-1). */
   function backoff(attempt: number): number {
-    return retryBaseMs * 2 ** attempt * (0.5 + Math.random() / 2);
+    return retryBaseMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2);
   }
 
-  /** Polls a 202 answer through the same client until the run ends; answers the finished answer. */
-  async function pollUntilFinished(running: HandleAnswer, response: Response, opts: CallOptions): Promise<unknown> {
+  /**
+   * Polls a 202 answer through the same client until the run ends; answers the finished answer. It never waits past
+   * `maxWaitMs`: a wait that would is cut to the deadline, where it reads once more before giving up.
+   */
+  async function pollUntilFinished(running: HandleAnswer, { response, id }: Sent, opts: CallOptions): Promise<Sent> {
     const started = Date.now();
     const deadline = started + (opts.maxWaitMs ?? options.maxWaitMs ?? 300_000);
-    for (;;) {
+    for (let last = false; ; ) {
       opts.onProgress?.(running);
+      if (last) throw new SdgwPollTimeoutError(running, Date.now() - started);
+      const left = deadline - Date.now();
       const delay = retryAfterMs(response, running);
-      if (Date.now() + delay > deadline) throw new SdgwPollTimeoutError(running, Date.now() - started);
-      await sleep(delay, opts.signal);
-      ({ data: running as unknown, response } = await send(
-        { method: "GET", path: "/v1/results/{handle}", pathParams: { handle: running.handle }, retryServerErrors: false },
+      const wait = Math.max(0, Math.min(delay, left));
+      last = delay >= left;
+      log(1, `${running.handle} is running; reading it in ${wait} ms`, { requestId: id });
+      await sleep(wait, opts.signal);
+      let data: unknown;
+      ({ data, response } = await send(
+        { method: "GET", path: "/v1/results/{handle}", pathParams: { handle: running.handle }, retryServerErrors: false, id },
         opts,
       ));
-      if (response.status !== 202) return running;
+      if (response.status !== 202) return { data, response };
+      running = data as HandleAnswer;
     }
   }
 
+  /** Answers the data of a sent call as an {@link SdgwPromise}; `poll` polls a 202 first. */
+  function wrap<T>(sent: Promise<Sent>, poll?: CallOptions): SdgwPromise<T> {
+    let response: Response;
+    const done = (r: Sent) => ((response = r.response), r.data);
+    const out = sent.then((r) => (poll && r.response.status === 202 && poll.wait !== false ? pollUntilFinished(r.data as HandleAnswer, r, poll).then(done) : done(r))) as SdgwPromise<T>;
+    out.withResponse = () =>
+      out.then((data) => ({ data, response, status: response.status, headers: response.headers, requestId: (data as { request_id?: string } | null)?.request_id ?? response.headers.get("x-request-id") ?? undefined }));
+    return out;
+  }
+
   /** Sends a call and, unless `wait: false`, polls a 202 until the run ends. */
-  async function call(req: Req, opts: CallOptions = {}): Promise<never> {
-    const { data, response } = await send(req, opts);
-    if (response.status === 202 && opts.wait !== false) return (await pollUntilFinished(data as HandleAnswer, response, opts)) as never;
-    return data as never;
+  function call(req: Req, opts: CallOptions = {}): SdgwPromise<never> {
+    return wrap(send(req, opts), opts);
   }
 
   const post = <O extends keyof Ops>(path: string) =>
@@ -225,12 +372,12 @@ export function createClient(options: ClientOptions) {
   type SearchQuery = Query<"search">;
   type OnePlatform = SearchQuery & { platform: string; platforms?: never };
   type ManyPlatforms = SearchQuery & { platforms: NonNullable<SearchQuery["platforms"]>; platform?: never };
-  function search(query: ManyPlatforms, opts?: CallOptions & { wait?: true }): Promise<FanoutAnswer>;
-  function search(query: ManyPlatforms, opts: CallOptions & { wait: false }): Promise<FanoutAnswer | HandleAnswer>;
-  function search(query: OnePlatform, opts: CallOptions & { wait: false }): Promise<SearchEnvelope | HandleAnswer>;
+  function search(query: ManyPlatforms, opts?: CallOptions & { wait?: true }): SdgwPromise<FanoutAnswer>;
+  function search(query: ManyPlatforms, opts: CallOptions & { wait: false }): SdgwPromise<FanoutAnswer | HandleAnswer>;
+  function search(query: OnePlatform, opts: CallOptions & { wait: false }): SdgwPromise<SearchEnvelope | HandleAnswer>;
   // The single-platform signature is last: it is the one `pages(client.search, …)` infers (only it pages, D19).
-  function search(query: OnePlatform, opts?: CallOptions & { wait?: true }): Promise<SearchEnvelope>;
-  function search(query: SearchQuery, opts?: CallOptions): Promise<unknown> {
+  function search(query: OnePlatform, opts?: CallOptions & { wait?: true }): SdgwPromise<SearchEnvelope>;
+  function search(query: SearchQuery, opts?: CallOptions): SdgwPromise<unknown> {
     return call({ method: "GET", path: "/v1/search", query, charging: true }, opts);
   }
 
@@ -252,8 +399,8 @@ export function createClient(options: ClientOptions) {
     /** `POST /v1/call/{op}`: any operation of the catalog, by `<platform>.<name>`. */
     call: ((op: string, body: Body<"callOperation"> = {}, opts?: CallOptions) =>
       call({ method: "POST", path: "/v1/call/{op}", pathParams: { op }, body, charging: true }, opts)) as {
-      (op: string, body?: Body<"callOperation">, opts?: CallOptions & { wait?: true }): Promise<DataEnvelope | TargetsAnswer>;
-      (op: string, body: Body<"callOperation">, opts: CallOptions & { wait: false }): Promise<DataEnvelope | TargetsAnswer | HandleAnswer>;
+      (op: string, body?: Body<"callOperation">, opts?: CallOptions & { wait?: true }): SdgwPromise<DataEnvelope | TargetsAnswer>;
+      (op: string, body: Body<"callOperation">, opts: CallOptions & { wait: false }): SdgwPromise<DataEnvelope | TargetsAnswer | HandleAnswer>;
     },
     /** The seven multi-step tools; each call is quoted first (`confirm: false` answers the quote only). */
     tools: {
@@ -266,16 +413,16 @@ export function createClient(options: ClientOptions) {
       viralFinder: tool<"viralFinder">("viral_finder"),
     },
     /** `POST /v1/find`: operations ranked by how well they match what you describe. Free; needs no key. */
-    find: (body: Body<"findOperation">, opts?: CallOptions): Promise<FindAnswer> => call({ method: "POST", path: "/v1/find", body }, opts),
+    find: (body: Body<"findOperation">, opts?: CallOptions): SdgwPromise<FindAnswer> => call({ method: "POST", path: "/v1/find", body }, opts),
     /** `GET /v1/capabilities`: every operation and tool. Free; needs no key. */
-    capabilities: (opts?: CallOptions): Promise<CapabilitiesAnswer> => call({ method: "GET", path: "/v1/capabilities" }, opts),
+    capabilities: (opts?: CallOptions): SdgwPromise<CapabilitiesAnswer> => call({ method: "GET", path: "/v1/capabilities" }, opts),
     /** `GET /v1/account`: the account, this key and the credits. Free. */
-    account: (opts?: CallOptions): Promise<AccountAnswer> => call({ method: "GET", path: "/v1/account" }, opts),
+    account: (opts?: CallOptions): SdgwPromise<AccountAnswer> => call({ method: "GET", path: "/v1/account" }, opts),
     schedules: {
       /** `GET /v1/schedules`. */
-      list: (opts?: CallOptions): Promise<ScheduleList> => call({ method: "GET", path: "/v1/schedules" }, opts),
+      list: (opts?: CallOptions): SdgwPromise<ScheduleList> => call({ method: "GET", path: "/v1/schedules" }, opts),
       /** `DELETE /v1/schedules/{schedule_id}`. */
-      delete: (scheduleId: string, opts?: CallOptions): Promise<ScheduleDeleted> =>
+      delete: (scheduleId: string, opts?: CallOptions): SdgwPromise<ScheduleDeleted> =>
         call({ method: "DELETE", path: "/v1/schedules/{schedule_id}", pathParams: { schedule_id: scheduleId } }, opts),
     },
     results: {
@@ -284,12 +431,14 @@ export function createClient(options: ClientOptions) {
        * the file text. A run still going answers its 202 handle answer. Never re-runs the call.
        */
       get: ((handle: string, opts: CallOptions & { format?: "json" | "csv" | "ndjson" } = {}) =>
-        send(
-          { method: "GET", path: "/v1/results/{handle}", pathParams: { handle }, query: opts.format ? { format: opts.format } : {}, parseAs: opts.format && opts.format !== "json" ? "text" : "json", retryServerErrors: false },
-          opts,
-        ).then((r) => (r.response.status === 202 && typeof r.data === "string" ? JSON.parse(r.data) : r.data))) as {
-        (handle: string, opts?: CallOptions & { format?: "json" }): Promise<FinishedAnswer | HandleAnswer>;
-        (handle: string, opts: CallOptions & { format: "csv" | "ndjson" }): Promise<string | HandleAnswer>;
+        wrap(
+          send(
+            { method: "GET", path: "/v1/results/{handle}", pathParams: { handle }, query: opts.format ? { format: opts.format } : {}, parseAs: opts.format && opts.format !== "json" ? "text" : "json", retryServerErrors: false },
+            opts,
+          ).then((r) => (r.response.status === 202 && typeof r.data === "string" ? { ...r, data: JSON.parse(r.data) } : r)),
+        )) as {
+        (handle: string, opts?: CallOptions & { format?: "json" }): SdgwPromise<FinishedAnswer | HandleAnswer>;
+        (handle: string, opts: CallOptions & { format: "csv" | "ndjson" }): SdgwPromise<string | HandleAnswer>;
       },
       /** The rows of a finished result, read as NDJSON and parsed one line at a time. */
       async *rows(handle: string, opts: CallOptions = {}): AsyncGenerator<Record<string, unknown>> {
@@ -310,7 +459,7 @@ export function createClient(options: ClientOptions) {
       },
     },
     /** `GET /openapi.json`: the contract. */
-    openapi: (opts?: CallOptions): Promise<Ok<"getOpenApiDocument">> => call({ method: "GET", path: "/openapi.json" }, opts),
+    openapi: (opts?: CallOptions): SdgwPromise<Ok<"getOpenApiDocument">> => call({ method: "GET", path: "/openapi.json" }, opts),
   };
 }
 

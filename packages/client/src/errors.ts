@@ -45,13 +45,38 @@ export function isSdgwError<C extends ErrorCode = ErrorCode>(e: unknown, ...code
 
 /** No answer could be had: the network failed, or the answer was not the API's JSON. Nothing is known to have run. */
 export class SdgwTransportError extends Error {
-  override readonly name = "SdgwTransportError";
+  override readonly name: string = "SdgwTransportError";
   /** The HTTP status, when an answer came. */
   readonly status: number | undefined;
+  /**
+   * The request's id: the `X-Request-Id` the client sent, else the call's Idempotency-Key (a fresh UUID or yours);
+   * undefined for a free call sent with neither. Quote it when reporting problems.
+   */
+  readonly requestId: string | undefined;
+  /** How many attempts were made, the first included. */
+  readonly attempts: number;
 
-  constructor(message: string, status?: number, options?: { cause?: unknown }) {
+  constructor(message: string, status?: number, options: { cause?: unknown; requestId?: string; attempts?: number } = {}) {
     super(message, options);
     this.status = status;
+    this.requestId = options.requestId;
+    this.attempts = options.attempts ?? 1;
+  }
+}
+
+/**
+ * The last attempt of a call got no complete answer within `timeout` ms (the client's or the call's). A
+ * {@link SdgwTransportError}: it carries `requestId` and `attempts`. Attempts that time out are retried like
+ * network failures (same Idempotency-Key) up to `maxRetries`; this is thrown when none is left.
+ */
+export class SdgwTimeoutError extends SdgwTransportError {
+  override readonly name: string = "SdgwTimeoutError";
+  /** The timeout of each attempt, in ms. */
+  readonly timeoutMs: number;
+
+  constructor(message: string, timeoutMs: number, options?: { cause?: unknown; requestId?: string; attempts?: number }) {
+    super(message, undefined, options);
+    this.timeoutMs = timeoutMs;
   }
 }
 

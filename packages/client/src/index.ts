@@ -12,8 +12,8 @@
  * @packageDocumentation
  */
 export { createClient, sleep } from "./client.ts";
-export type { Call, CallOptions, Client, ClientOptions, ToolCall } from "./client.ts";
-export { isSdgwError, SdgwError, SdgwPollTimeoutError, SdgwTransportError } from "./errors.ts";
+export type { Call, CallOptions, Client, ClientOptions, Logger, LogLevel, RetryInfo, SdgwPromise, ToolCall, WithResponse } from "./client.ts";
+export { isSdgwError, SdgwError, SdgwPollTimeoutError, SdgwTimeoutError, SdgwTransportError } from "./errors.ts";
 export type { AnySdgwError, SdgwErrorOf } from "./errors.ts";
 export { collectMore, moreRows } from "./more.ts";
 export type { McpToolCaller, MoreOptions } from "./more.ts";

@@ -6,25 +6,39 @@ interface Paged {
   page?: Page;
 }
 
+/** Options of one walk: those of each page's call (`signal`, `onProgress`, `maxRetries`, `timeout`, …). */
+type PageOptions = { idempotencyKey?: string };
+
 /**
- * Every page of a paged call, following `page.cursor` while `has_more` is true.
+ * Every page of a paged call, following `page.cursor` while `has_more` is true. `opts` are passed to every
+ * page's call; an `idempotencyKey` is the first page's, and page n (n ≥ 2) gets `<key>.p<n>`, so walking again
+ * with the same key replays the same pages without charging them twice (D69).
  *
  * ```ts
- * for await (const page of pages(client.search, { platform: "reddit", query: "typescript" })) render(page.items);
+ * for await (const page of pages(client.search, { platform: "reddit", query: "typescript" }, { maxRetries: 5 })) render(page.items);
  * ```
  * Failures inside an answer (`status` `error`, `timeout`, …) end the walk with that answer as the last page.
  */
-export async function* pages<P extends { cursor?: string }, A>(fetchPage: (params: P) => Promise<A>, params: P): AsyncGenerator<A> {
+export async function* pages<P extends { cursor?: string }, A, O extends PageOptions = PageOptions>(
+  fetchPage: (params: P, opts?: O) => Promise<A>,
+  params: P,
+  opts?: O,
+): AsyncGenerator<A> {
   let next: P | undefined = params;
-  while (next) {
-    const answer: A = await fetchPage(next);
+  for (let n = 1; next; n++) {
+    const key = opts?.idempotencyKey;
+    const answer: A = await fetchPage(next, opts && ({ ...opts, ...(key && n > 1 ? { idempotencyKey: `${key}.p${n}` } : {}) } as O));
     yield answer;
     const page = (answer as Paged).page;
     next = page?.has_more ? { ...params, cursor: page.cursor } : undefined;
   }
 }
 
-/** Every item of every page of a paged call (see {@link pages}). */
-export async function* items<P extends { cursor?: string }, A>(fetchPage: (params: P) => Promise<A>, params: P): AsyncGenerator<Item> {
-  for await (const answer of pages(fetchPage, params)) yield* (answer as Paged).items ?? [];
+/** Every item of every page of a paged call (see {@link pages}; `opts` as there). */
+export async function* items<P extends { cursor?: string }, A, O extends PageOptions = PageOptions>(
+  fetchPage: (params: P, opts?: O) => Promise<A>,
+  params: P,
+  opts?: O,
+): AsyncGenerator<Item> {
+  for await (const answer of pages(fetchPage, params, opts)) yield* (answer as Paged).items ?? [];
 }

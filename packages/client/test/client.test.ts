@@ -132,8 +132,25 @@ describe("automatic 202 polling", () => {
     const error = await sdgw.search({ platform: "x", query: "q" }, { maxWaitMs: 1500 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SdgwPollTimeoutError);
     expect((error as SdgwPollTimeoutError).handle).toBe(RUNNING.handle);
-    expect(server!.seen).toHaveLength(2); // the call and one poll; a second poll would pass the deadline
+    // the call, a poll after Retry-After (1 s) and a last poll at the deadline (1.5 s), never past it
+    expect(server!.seen).toHaveLength(3);
+    expect(server!.seen[2]!.at - server!.seen[0]!.at).toBeGreaterThanOrEqual(1490);
+    expect(server!.seen[2]!.at - server!.seen[0]!.at).toBeLessThan(1900);
   }, 10_000);
+
+  it("polls once at the deadline when maxWaitMs is shorter than Retry-After, instead of giving up unpolled", async () => {
+    const sdgw = await serve((req) =>
+      req.path === "/v1/search" ? { status: 202, body: running(30), headers: { "retry-after": "30" } } : { status: 200, body: OK },
+    );
+    expect(await sdgw.search({ platform: "x", query: "q" }, { maxWaitMs: 300 })).toEqual(OK);
+    expect(server!.seen).toHaveLength(2);
+    expect(server!.seen[1]!.at - server!.seen[0]!.at).toBeGreaterThanOrEqual(290);
+    server!.seen.length = 0;
+    const stuck = createClient({ baseUrl: server!.url, apiKey: "k", fetch: (async () => new Response(JSON.stringify(running(30)), { status: 202, headers: { "retry-after": "30" } })) as typeof fetch });
+    const t0 = Date.now();
+    await expect(stuck.search({ platform: "x", query: "q" }, { maxWaitMs: 200 })).rejects.toBeInstanceOf(SdgwPollTimeoutError);
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
 
   it("answers the handle with { wait: false }", async () => {
     const sdgw = await serve(() => ({ status: 202, body: running(3), headers: { "retry-after": "3" } }));
@@ -270,7 +287,7 @@ describe("results, pages and more", () => {
     };
     const rows = await collectMore(mcp, "search", { platform: "weibo", query: "双十一" });
     expect(rows).toHaveLength(250);
-    expect(calls).toEqual([{ platform: "weibo", query: "双十一" }, { handle: "h_abc.100" }, { handle: "h_abc.200" }]);
+    expect(calls).toEqual([{ platform: "weibo", query: "双十一", idempotency_key: expect.stringMatching(UUID) }, { handle: "h_abc.100" }, { handle: "h_abc.200" }]);
   });
 
   it("reads a running MCP answer again after retry_after_seconds, then walks more; gives up after maxPolls", async () => {
@@ -288,7 +305,7 @@ describe("results, pages and more", () => {
     const sleep = async (s: number) => void waits.push(s);
     const rows = await collectMore(mcp, "brand_buzz", { query: "瑞幸" }, { sleep });
     expect(rows.map((r) => (r as { id: string }).id)).toEqual(["a", "b"]);
-    expect(calls).toEqual([{ query: "瑞幸" }, { handle: "h_run" }, { handle: "h_run" }, { handle: "h_run.1" }]);
+    expect(calls).toEqual([{ query: "瑞幸", idempotency_key: expect.stringMatching(UUID) }, { handle: "h_run" }, { handle: "h_run" }, { handle: "h_run.1" }]);
     expect(waits).toEqual([3, 3]);
     const stuck: McpToolCaller = { callTool: async () => ({ structuredContent: running }) };
     await expect(collectMore(stuck, "brand_buzz", { query: "q" }, { sleep, maxPolls: 2 })).rejects.toThrow(/h_run still runs after 2 reads/);

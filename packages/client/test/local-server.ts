@@ -48,6 +48,10 @@ export async function startServer(handler: Handler): Promise<LocalServer> {
   return {
     url: `http://127.0.0.1:${port}`,
     seen,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // a request a test left hanging must not keep the server open
+      }),
   };
 }

@@ -1,27 +1,27 @@
 import type { FanoutAnswer, HandleAnswer, SearchEnvelope, ToolAnswer, ToolQuoteAnswer } from "@sdgw/types";
 import { describe, expectTypeOf, it } from "vitest";
-import { createClient, isSdgwError } from "../src/index.ts";
+import { createClient, isSdgwError, type SdgwPromise, type WithResponse } from "../src/index.ts";
 
 const sdgw = createClient({ baseUrl: "http://127.0.0.1:8787", apiKey: "k" });
 
 describe("typed calls", () => {
   it("answers the envelope for one platform and the fanout answer for several", () => {
-    expectTypeOf(sdgw.search({ platform: "weibo", query: "双十一" })).toEqualTypeOf<Promise<SearchEnvelope>>();
-    expectTypeOf(sdgw.search({ platforms: ["x", "reddit"], query: "q" })).toEqualTypeOf<Promise<FanoutAnswer>>();
-    expectTypeOf(sdgw.search({ platforms: "all", query: "q" })).toEqualTypeOf<Promise<FanoutAnswer>>();
+    expectTypeOf(sdgw.search({ platform: "weibo", query: "双十一" })).toEqualTypeOf<SdgwPromise<SearchEnvelope>>();
+    expectTypeOf(sdgw.search({ platforms: ["x", "reddit"], query: "q" })).toEqualTypeOf<SdgwPromise<FanoutAnswer>>();
+    expectTypeOf(sdgw.search({ platforms: "all", query: "q" })).toEqualTypeOf<SdgwPromise<FanoutAnswer>>();
   });
 
   it("widens to the handle answer only with { wait: false }", () => {
-    expectTypeOf(sdgw.search({ platform: "x", query: "q" }, { wait: false })).toEqualTypeOf<Promise<SearchEnvelope | HandleAnswer>>();
+    expectTypeOf(sdgw.search({ platform: "x", query: "q" }, { wait: false })).toEqualTypeOf<SdgwPromise<SearchEnvelope | HandleAnswer>>();
   });
 
   it("answers a tool's quote for confirm: false and its result otherwise", () => {
-    expectTypeOf(sdgw.tools.brandBuzz({ query: "q" })).toEqualTypeOf<Promise<ToolAnswer>>();
-    expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm: true })).toEqualTypeOf<Promise<ToolAnswer>>();
-    expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm: false })).toEqualTypeOf<Promise<ToolQuoteAnswer>>();
-    expectTypeOf(sdgw.tools.viralFinder({ query: "q" }, { wait: false })).toEqualTypeOf<Promise<ToolAnswer | HandleAnswer>>();
+    expectTypeOf(sdgw.tools.brandBuzz({ query: "q" })).toEqualTypeOf<SdgwPromise<ToolAnswer>>();
+    expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm: true })).toEqualTypeOf<SdgwPromise<ToolAnswer>>();
+    expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm: false })).toEqualTypeOf<SdgwPromise<ToolQuoteAnswer>>();
+    expectTypeOf(sdgw.tools.viralFinder({ query: "q" }, { wait: false })).toEqualTypeOf<SdgwPromise<ToolAnswer | HandleAnswer>>();
     const confirm = Math.random() > 0.5;
-    expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm })).toEqualTypeOf<Promise<ToolAnswer | ToolQuoteAnswer>>();
+    expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm })).toEqualTypeOf<SdgwPromise<ToolAnswer | ToolQuoteAnswer>>();
   });
 
   it("refuses parameters the contract does not have", () => {
@@ -54,5 +54,12 @@ describe("errors", () => {
       expectTypeOf(e.request_id).toEqualTypeOf<string>();
     }
     if (isSdgwError(e, "max_cost_exceeded")) expectTypeOf(e.quote_credits).toEqualTypeOf<number>();
+  });
+});
+
+describe("withResponse", () => {
+  it("answers the same typed data with the status, headers and request id", () => {
+    expectTypeOf(sdgw.search({ platforms: ["x"], query: "q" }).withResponse()).toEqualTypeOf<Promise<WithResponse<FanoutAnswer>>>();
+    expectTypeOf(sdgw.results.get("h", { format: "csv" }).withResponse()).toEqualTypeOf<Promise<WithResponse<string | HandleAnswer>>>();
   });
 });
