@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { sdk } from "./mcp/sdk-client.ts";
-import { admin, kill, MCP_BIN, startServer, stopAll } from "./processes.ts";
+import { admin, kill, MCP_BIN, sameClockEnv, startServer, stopAll } from "./processes.ts";
 
 const { StdioClientTransport } = (await import("@modelcontextprotocol/client/stdio")) as typeof import("@modelcontextprotocol/client/stdio");
 
@@ -25,7 +25,7 @@ afterAll(async () => {
 
 /** Connects the official MCP client to `sdgw-mcp` over stdio on `db`, acting for `key`. */
 async function startMcp(db: string, key: string, env: Record<string, string> = {}) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: ["--conditions=source", "--no-warnings", MCP_BIN], env: { SDGW_DB: db, SDGW_API_KEY: key, PATH: process.env["PATH"] ?? "", ...env }, stderr: "pipe" });
+  const transport = new StdioClientTransport({ command: process.execPath, args: ["--conditions=source", "--no-warnings", MCP_BIN], env: { ...sameClockEnv(), SDGW_DB: db, SDGW_API_KEY: key, PATH: process.env["PATH"] ?? "", ...env }, stderr: "pipe" });
   const client = new sdk.Client({ name: "sdgw-shared-db-test", version: "1.0.0" });
   await client.connect(transport);
   clients.push(client);
