@@ -86,6 +86,9 @@ describe("requests that never arrive whole", () => {
     expect([high.status, high.body.fix.param]).toEqual([400, "request"]);
     const noHost = parse((await raw(port, ["GET /v1/capabilities HTTP/1.1\r\nConnection: close\r\n\r\n"])).text);
     expect([noHost.status, noHost.body.fix.param]).toEqual([400, "Host"]);
+    // A key in the URL is refused first, before the missing Host (D50).
+    const both = parse((await raw(port, ["GET /v1/capabilities?key=sdgw_leaked HTTP/1.1\r\nConnection: close\r\n\r\n"])).text);
+    expect([both.status, both.body.reason]).toEqual([401, "key_in_query"]);
   });
 });
 

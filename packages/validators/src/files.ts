@@ -55,6 +55,8 @@ export function toNdjson(answer: Record<string, Json>): string {
 
 /** Paths whose answers are the same for everyone and may be cached (D53): the contract and the capabilities. */
 const CACHEABLE_PATHS = new Set(["/openapi.json", "/v1/capabilities"]);
+const PUBLIC_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-content-type-options": "nosniff" });
+const PRIVATE_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-content-type-options": "nosniff", "cache-control": "no-store" });
 
 /**
  * The headers every answer of the gateway carries besides its own (D53): `X-Content-Type-Options: nosniff`;
@@ -62,15 +64,13 @@ const CACHEABLE_PATHS = new Set(["/openapi.json", "/v1/capabilities"]);
  * stored by a cache); and on a csv or ndjson answer `Content-Disposition: attachment` with a file name made of the
  * path's last segment (`h_….csv`, `batch_stats.ndjson`). The reference server and the mock both send them.
  */
-export function answerHeaders(path: string, contentType: string | undefined): Record<string, string> {
-  const pathname = path.split("?")[0]!;
-  const headers: Record<string, string> = { "x-content-type-options": "nosniff" };
-  if (!CACHEABLE_PATHS.has(pathname)) headers["cache-control"] = "no-store";
+export function answerHeaders(path: string, contentType: string | undefined): Readonly<Record<string, string>> {
+  const q = path.indexOf("?");
+  const pathname = q < 0 ? path : path.slice(0, q);
   const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
   const ext = type === "text/csv" ? "csv" : type === "application/x-ndjson" ? "ndjson" : null;
-  if (ext) {
-    const name = (pathname.split("/").filter(Boolean).pop() ?? "").replace(/[^A-Za-z0-9_-]/g, "").slice(0, 128) || "result";
-    headers["content-disposition"] = `attachment; filename="${name}.${ext}"`;
-  }
-  return headers;
+  // Every answer but a file gets one of two fixed sets: nothing to build per request.
+  if (!ext) return CACHEABLE_PATHS.has(pathname) ? PUBLIC_HEADERS : PRIVATE_HEADERS;
+  const name = (pathname.split("/").filter(Boolean).pop() ?? "").replace(/[^A-Za-z0-9_-]/g, "").slice(0, 128) || "result";
+  return { ...(CACHEABLE_PATHS.has(pathname) ? PUBLIC_HEADERS : PRIVATE_HEADERS), "content-disposition": `attachment; filename="${name}.${ext}"` };
 }

@@ -163,21 +163,20 @@ export function buildApp(gw: Gateway): FastifyInstance {
     }
   });
 
-  // An HTTP/1.1 request must name its host (RFC 9112 3.2); Node's own refusal would be a bare 400.
-  app.addHook("onRequest", async (req, reply) => {
-    if (req.raw.httpVersion === "1.1" && req.headers.host === undefined) {
-      return send(reply, { status: 400, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(invalidParamsAnswer({ param: "Host", message: "`Host` is missing: an HTTP/1.1 request names the host it is sent to." }, newRequestId(gw.now()))) });
+  // Before any route: D25, D50 — a key in the URL of any route (the contract's, /mcp, an unknown path) is refused
+  // before anything else is looked at, the body not even read; then an HTTP/1.1 request must name its host (RFC
+  // 9112 3.2; Node's own refusal would be a bare 400). The usual request (no query key, a Host) passes at once.
+  app.addHook("onRequest", (req, reply, done) => {
+    const exposed = req.url.includes("?") ? keyInUrl(gw, req.url, newRequestId(gw.now())) : null;
+    if (exposed) {
+      void gw.store.durable().then(() => send(reply, fromError(exposed)));
+      return;
     }
-  });
-
-  // D25, D50: a key in the URL of any route (the contract's, /mcp, an unknown path) is refused before anything
-  // else is looked at — the body is not even read.
-  app.addHook("onRequest", async (req, reply) => {
-    if (!req.url.includes("?")) return;
-    const exposed = keyInUrl(gw, req.url, newRequestId(gw.now()));
-    if (!exposed) return;
-    await gw.store.durable();
-    return send(reply, fromError(exposed));
+    if (req.raw.httpVersion === "1.1" && req.headers.host === undefined) {
+      send(reply, { status: 400, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(invalidParamsAnswer({ param: "Host", message: "`Host` is missing: an HTTP/1.1 request names the host it is sent to." }, newRequestId(gw.now()))) });
+      return;
+    }
+    done();
   });
 
   // Every answer, whichever path made it (routes, refusals, MCP), carries D53's headers.
