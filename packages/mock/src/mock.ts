@@ -44,7 +44,7 @@ import { costOf, creditBilling, renderFinished, renderQuote, renderRunning, type
 import type { MockRoute } from "./route-types.ts";
 import { parseScenarioHeader, SCENARIO_HEADER, SKIPPED_HEADER, STATUS_SCENARIOS, type Scenario } from "./scenarios.ts";
 import { Store, type MockState, type Run } from "./state.ts";
-import { isToolName, planTool, refusedBeforeKey, type ToolRefusal } from "./tools.ts";
+import { isToolName, largeScaleRefusal, planTool, refusedBeforeKey, type ToolRefusal } from "./tools.ts";
 import { base64url, clone, isObject, newHandle, newRequestId, stableJson, timestamp } from "./util.ts";
 
 /** A key the mock accepts, and what it may do. */
@@ -487,7 +487,12 @@ export function createMock(options: MockOptions = {}): Mock {
       fix: {
         param: r.param,
         ...(r.allowed ? { allowed: r.allowed } : {}),
-        note: r.reason === "not_available_yet" ? "Send confirm: false to see the plan and price of what runs now." : "GET /v1/capabilities lists the platforms of each operation.",
+        note:
+          r.reason !== "not_available_yet"
+            ? "GET /v1/capabilities lists the platforms of each operation."
+            : r.param === "confirm"
+              ? "Send confirm: false to see the plan and price of scale=large, or scale small or standard to run now."
+              : "Send scale small or standard to run now, or confirm: false to see the plan and price of scale=large.",
         example_call: { method: "GET", path: "/v1/capabilities" },
       },
     });
@@ -562,9 +567,10 @@ export function createMock(options: MockOptions = {}): Mock {
       }
       page = pos.page;
     }
-    if (op === "brandBuzz" && params["scale"] === "large") {
-      const fixture = route.fixtures.find((f) => f.code === "not_supported" && f.http === 400);
-      throw new Refusal(fixture ? forcedRefusal(route, "not_supported", 400, requestId) : refuse("not_supported", requestId, { reason: "not_available_yet", fix: { param: "scale" } }).reply);
+    if (op === "brandBuzz" && params["scale"] === "large" && params["confirm"] !== false) {
+      // D73: a confirmed scale=large is not available yet; its quote (confirm: false) is planned below.
+      const fixture = params["confirm"] === true ? undefined : route.fixtures.find((f) => f.code === "not_supported" && f.http === 400);
+      throw fixture ? new Refusal(forcedRefusal(route, "not_supported", 400, requestId)) : toolRefusal(largeScaleRefusal(params["confirm"] === true), requestId);
     }
     if (op === "accountWatch" && isObject(params["schedule"]) && params["confirm"] !== false && store.scheduleList.length >= 20) {
       throw invalid(requestId, { param: "schedule", message: "A workspace has at most 20 schedules.", note: "DELETE /v1/schedules/{schedule_id} removes one; GET /v1/schedules lists them." });

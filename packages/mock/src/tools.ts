@@ -29,6 +29,7 @@ export const INLINE_MAX_CALLS = 10;
 export const BRAND_BUZZ_SCALES = {
   small: { pages: 1, commentedPosts: 2 },
   standard: { pages: 3, commentedPosts: 5 },
+  large: { pages: 5, commentedPosts: 10 },
 } as const;
 
 /** Posts one search page answers (`find_creators` and `viral_finder` read one page per platform). */
@@ -121,11 +122,18 @@ const num = (v: unknown, d: number): number => (typeof v === "number" ? v : d);
 const common = (b: Body) => ({ confirm: b["confirm"] ?? true, max_cost_credits: b["max_cost_credits"] });
 const linkUnits = (links: ResolvedLink[], param: "targets" | "accounts") => links.map((l) => ({ platform: l.platform, target: l.link, param }));
 
+/** A confirmed `scale: "large"` (D73): not available yet, naming `confirm` when the body sent `confirm: true`, else `scale`. */
+export function largeScaleRefusal(confirmSent: boolean): ToolRefusal {
+  return confirmSent
+    ? { code: "not_supported", reason: "not_available_yet", param: "confirm", message: "Running scale=large is not available yet; confirm: false returns its plan and price, and scale small or standard runs now." }
+    : { code: "not_supported", reason: "not_available_yet", param: "scale", message: "scale=large is not available yet; scale small or standard runs now, and confirm: false returns the plan and price of scale=large.", allowed: ["small", "standard"] };
+}
+
 /** Each tool's own rules on a body the contract accepts: its applied parameters and waves, or a refusal. */
 const PREPARE: Record<ToolName, (b: Body) => Prepared | ToolRefusal> = {
   brand_buzz(b) {
     const scale = (b["scale"] ?? "small") as "small" | "standard" | "large";
-    if (scale === "large") return { code: "not_supported", reason: "not_available_yet", param: "scale", message: "scale=large is not available yet; scale small or standard runs now." };
+    if (scale === "large" && b["confirm"] !== false) return largeScaleRefusal(b["confirm"] === true);
     const found = searchPlatforms(b["platforms"]);
     if (isRefusal(found)) return found;
     const withComments = platformsOffering("comments");

@@ -150,6 +150,14 @@ describe("request validation through @sdgw/validators", () => {
   it("brand_buzz scale=large is not available yet (D24)", async () => {
     const got = await post("/v1/tools/brand_buzz", { query: "瑞幸咖啡", scale: "large" });
     expect([got.status, got.body.code, got.body.reason, got.body.fix.param]).toEqual([400, "not_supported", "not_available_yet", "scale"]);
+    // D73: confirm: true names confirm; confirm: false answers the plan and price of scale=large, free
+    const start = mock.state.balance;
+    const confirmed = await post("/v1/tools/brand_buzz", { query: "瑞幸咖啡", scale: "large", confirm: true });
+    expect([confirmed.status, confirmed.body.reason, confirmed.body.fix.param]).toEqual([400, "not_available_yet", "confirm"]);
+    expect(confirmed.body.fix.note).toMatch(/confirm: false/);
+    const quote = await post("/v1/tools/brand_buzz", { query: "瑞幸咖啡", platforms: ["weibo", "x"], scale: "large", confirm: false });
+    expect(quote.body).toMatchObject({ tool: "brand_buzz" });
+    expect([quote.status, quote.body.applied_params.scale, quote.body.quote.calls_planned, mock.state.balance]).toEqual([200, "large", 30, start]);
   });
 });
 

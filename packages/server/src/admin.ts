@@ -8,6 +8,7 @@
  *   sdgw-admin list-keys [--account acc_…]
  *   sdgw-admin suspend|resume --account acc_… | --key key_…|sdgw_abc1234
  *   sdgw-admin pause --message TEXT | unpause
+ *   sdgw-admin call-cap --account acc_… --calls N|off
  *
  * Options: --db PATH (default $SDGW_DB or ./data/sdgw.sqlite). Prints JSON.
  */
@@ -26,11 +27,12 @@ export const ADMIN_USAGE = `Usage: sdgw-admin <command> [options]   (prints JSON
   resume --account acc_… | --key key_…|sdgw_abc1234
   pause --message "Maintenance until 14:00 UTC"    (charged calls answer 503 temporarily_unavailable, reason paused)
   unpause
+  call-cap --account acc_… --calls N|off     (calls started per UTC day; over it: 503 temporarily_unavailable, reason daily_cap)
 
 Options: --db PATH   the server's database (default $SDGW_DB, else ./data/sdgw.sqlite)
          --help      this text`;
 
-const COMMANDS = ["create-account", "grant", "create-key", "revoke-key", "list-keys", "suspend", "resume", "pause", "unpause"] as const;
+const COMMANDS = ["create-account", "grant", "create-key", "revoke-key", "list-keys", "suspend", "resume", "pause", "unpause", "call-cap"] as const;
 
 /** Whether these arguments ask for the usage text (`--help`, `-h`, `help`). */
 export function wantsAdminHelp(argv: readonly string[]): boolean {
@@ -57,6 +59,7 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       expires: { type: "string" },
       "no-read-data": { type: "boolean" },
       message: { type: "string" },
+      calls: { type: "string" },
     },
     strict: true,
   });
@@ -116,6 +119,14 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       }
       case "unpause":
         return { unpaused: gw.service.unpause() };
+      case "call-cap": {
+        const account = need(values.account, "account");
+        if (!gw.accounts.account(account)) throw new Error(`no account ${account}`);
+        const calls = need(values.calls, "calls");
+        const cap = calls === "off" ? null : whole(calls, "--calls");
+        gw.accounts.setAccountCallCap(account, cap);
+        return { account, call_cap: cap };
+      }
       case "list-keys":
         return gw.accounts.keys(values.account).map((k) => ({ id: k.id, prefix: k.prefix, account: k.account_id, name: k.name, status: k.exposed_at ? "exposed" : k.status, permissions: JSON.parse(k.permissions) as string[], daily_limit: k.daily_limit, created_at: k.created_at, expires_at: k.expires_at }));
       default:

@@ -45,6 +45,11 @@ export interface ServerConfig {
   /** After a write found the disk full, how long new keyed calls are refused before trying again (default 10 s). */
   answerLogFullMs: number;
   /**
+   * How long a run that answered 202 keeps trying its final write when it is rolled back (a full disk, D75) before it
+   * ends broken and uncharged (default 10 minutes).
+   */
+  finalRetryMs: number;
+  /**
    * Store answers as content-defined chunks, each stored once (D67): about 0.6 KB of disk per charged call instead of
    * 8 KB when answers repeat, for about 40 µs more CPU per call on this machine. Default false.
    */
@@ -107,6 +112,7 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     scheduleTickMs: options.scheduleTickMs ?? 30_000,
     answerLogQuotaBytes: options.answerLogQuotaBytes ?? 1024 * 1024 * 1024,
     answerLogFullMs: options.answerLogFullMs ?? 10_000,
+    finalRetryMs: options.finalRetryMs ?? 600_000,
     answerLogChunks: options.answerLogChunks ?? false,
     http: withHeadersWithin({ ...DEFAULT_HTTP, ...options.http }),
     limits: { ...DEFAULT_LIMITS, ...options.limits },

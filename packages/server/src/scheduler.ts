@@ -14,7 +14,7 @@ import type { ScheduleRecord } from "./systems/schedules.ts";
 import { planTool, startToolRun } from "./tool-runs.ts";
 
 /** Why a due schedule did not run now. */
-export type SkipReason = "key_unusable" | "plan_limit" | "refused" | "insufficient_balance" | "daily_limit_reached" | "workspace_concurrency";
+export type SkipReason = "key_unusable" | "plan_limit" | "refused" | "insufficient_balance" | "daily_limit_reached" | "daily_cap" | "workspace_concurrency";
 
 /** What one tick did. */
 export interface TickReport {
@@ -93,8 +93,10 @@ export class Scheduler {
     const refused = gw.runs.begin(runId, ctx, planned.plan.quote.quote_credits, planned.plan.quote.calls_planned);
     if (refused) {
       gw.limits.endRun(key.workspace_id);
-      schedules.pause(row.id, refused.code);
-      return refused.code === "plan_limit" ? "plan_limit" : refused.code;
+      // the account's daily call cap (D74) is a daily limit like the others (D52): paused, tried again each tick
+      const reason = refused.code === "temporarily_unavailable" ? refused.reason : refused.code;
+      schedules.pause(row.id, reason);
+      return reason;
     }
     await startToolRun(gw, runId, ctx, body, planned.plan, {
       background: true,

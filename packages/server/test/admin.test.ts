@@ -34,7 +34,7 @@ describe("sdgw-admin", () => {
     const db = join(dir, "never-made.sqlite");
     const typo = admin(["creat-account", "--db", db]);
     expect(typo.code).toBe(1);
-    expect(typo.stderr).toMatch(/unknown command creat-account; commands: create-account, grant, create-key, revoke-key, list-keys, suspend, resume, pause, unpause \(sdgw-admin --help\)/);
+    expect(typo.stderr).toMatch(/unknown command creat-account; commands: create-account, grant, create-key, revoke-key, list-keys, suspend, resume, pause, unpause, call-cap \(sdgw-admin --help\)/);
     expect(existsSync(db)).toBe(false);
   });
 
@@ -104,6 +104,71 @@ describe("sdgw-admin", () => {
     expect(ran.status).toBe(200);
     expect(await balance()).toBe(9);
     expect(await admin(["unpause"])).toEqual({ unpaused: false });
+    await server.close();
+  });
+
+  it("call-cap: over the account's calls of the day, 503 temporarily_unavailable daily_cap until UTC midnight; nothing held or claimed (D74)", async () => {
+    const db = join(dir, "cap.sqlite");
+    const acc = runAdmin(["create-account", "--db", db, "--name", "Capped"]) as { account: string };
+    runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "100"]);
+    const { secret } = runAdmin(["create-key", "--db", db, "--account", acc.account]) as { secret: string };
+    let offset = 0;
+    const server = createServer({ dbPath: db, log: () => undefined, now: () => Date.now() + offset });
+    const call = async (url: string, idem: string, method: "GET" | "POST" = "GET", body?: unknown) => {
+      await nextTurn();
+      const res = await server.app.inject({ method, url, headers: { "x-api-key": secret, "idempotency-key": idem, ...(body ? { "content-type": "application/json" } : {}) }, ...(body ? { payload: JSON.stringify(body) } : {}) });
+      return { status: res.statusCode, headers: res.headers, body: JSON.parse(res.body) as Record<string, any> };
+    };
+    const balance = async () => (await call("/v1/account", "acct")).body["billing"].balance_credits as number;
+    expect(() => runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "three"])).toThrow(/--calls must be a whole number/);
+    expect(() => runAdmin(["call-cap", "--db", db, "--account", "acc_nope", "--calls", "3"])).toThrow(/no account acc_nope/);
+    await nextTurn();
+    expect(runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "3"])).toEqual({ account: acc.account, call_cap: 3 });
+    // a two-platform search is two calls (each platform a call, as D43 counts them); one more fits, then none
+    expect((await call("/v1/search?platforms=x,weibo&query=a", "c1")).status).toBe(200);
+    expect((await call("/v1/search?platform=x&query=b", "c2")).status).toBe(200);
+    expect(await balance()).toBe(97);
+    const refused = await call("/v1/search?platform=x&query=c", "c3");
+    expect([refused.status, refused.body["code"], refused.body["reason"], refused.body["retryable"]]).toEqual([503, "temporarily_unavailable", "daily_cap", true]);
+    const midnight = new Date(Date.now() + offset);
+    const resets = new Date(Date.UTC(midnight.getUTCFullYear(), midnight.getUTCMonth(), midnight.getUTCDate() + 1));
+    expect(Date.parse(refused.body["resets_at"])).toBe(resets.getTime());
+    expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(Math.floor((resets.getTime() - Date.now() - offset) / 1000) - 2);
+    expect(refused.body["message"]).toMatch(/3 of its 3 calls/);
+    expect(refused.body["fix"]).toMatchObject({ action_url: expect.stringMatching(/^https?:/) });
+    // a quote runs nothing and still answers; reads of results and the account too
+    expect((await call("/v1/tools/brand_buzz", "q1", "POST", { query: "q", platforms: ["weibo"], confirm: false })).status).toBe(200);
+    expect(await balance()).toBe(97);
+    // raising the cap lets the same Idempotency-Key run: the refusal claimed nothing
+    await nextTurn();
+    runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "4"]);
+    expect((await call("/v1/search?platform=x&query=c", "c3")).status).toBe(200);
+    expect((await call("/v1/search?platform=x&query=d", "c4")).status).toBe(503);
+    // the next UTC day starts from zero
+    offset = resets.getTime() - Date.now() + 1000;
+    expect((await call("/v1/search?platform=x&query=d", "c4")).status).toBe(200);
+    await nextTurn();
+    expect(runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "off"])).toEqual({ account: acc.account, call_cap: null });
+    expect(await balance()).toBe(95);
+    const audit = server.gateway.ledger.audit(acc.account);
+    expect(audit.balance + audit.charges).toBe(audit.grants);
+    expect([audit.held, audit.inMemory]).toEqual([0, 0]);
+    await server.close();
+  });
+
+  it("call-cap holds under concurrent calls: 12 at once on a cap of 5 start exactly 5 (D74)", async () => {
+    const server = createServer({ dbPath: ":memory:", log: () => undefined, limits: { keyQps: 100, workspaceConcurrency: 100 } });
+    const gw = server.gateway;
+    const { account } = gw.accounts.createAccount({ name: "burst", callCap: 5 });
+    gw.accounts.grant(account.id, 100, "test");
+    const key = gw.accounts.createKey({ accountId: account.id }).secret;
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => server.app.inject({ method: "GET", url: `/v1/search?platform=x&query=q${i}`, headers: { "x-api-key": key, "idempotency-key": `b${i}` } })),
+    );
+    const codes = answers.map((a) => (a.statusCode === 200 ? "ok" : (JSON.parse(a.body) as { reason?: string }).reason ?? String(a.statusCode)));
+    expect(codes.filter((c) => c === "ok")).toHaveLength(5);
+    expect(codes.filter((c) => c === "daily_cap")).toHaveLength(7);
+    expect(gw.ledger.audit(account.id)).toMatchObject({ grants: 100, charges: 5, balance: 95, held: 0, inMemory: 0 });
     await server.close();
   });
 

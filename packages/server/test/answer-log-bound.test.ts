@@ -228,3 +228,91 @@ describe("the refusal while the log is full, over HTTP (D67)", () => {
     }
   });
 });
+
+describe("a run that answered 202 and whose final write meets a full disk (D75)", () => {
+  /** A server whose weibo answers after 150 ms, so that a call with waitMs 20 answers 202 and ends later. */
+  const slow = (name: string, finalRetryMs: number) => {
+    const server = createServer({ dbPath: join(tempDir(), `${name}.sqlite`), waitMs: 20, scheduleTickMs: 0, log: () => undefined, limits: GENEROUS, finalRetryMs });
+    server.gateway.simulator!.setKnobs("weibo", { latencyMs: 150 });
+    const { account } = server.gateway.accounts.createAccount({ name, plan: "paid" });
+    server.gateway.accounts.grant(account.id, 100);
+    const key = server.gateway.accounts.createKey({ accountId: account.id }).secret;
+    const call = (idem: string) => server.app.inject({ method: "GET", url: `/v1/search?platform=weibo&query=${idem}`, headers: { "x-api-key": key, "idempotency-key": idem } });
+    // A request whose turn shares a commit that the full disk rolled back answers a retryable 500 without
+    // `fix.param` (it may have read what was undone); the handle's own answers are read past those.
+    const read = async (handle: string) => {
+      for (;;) {
+        const res = await server.app.inject({ method: "GET", url: `/v1/results/${handle}`, headers: { "x-api-key": key } });
+        const body = JSON.parse(res.body) as { fix?: { param?: string } } & Record<string, unknown>;
+        if (res.statusCode === 500 && body.fix?.param !== "handle") continue;
+        return { status: res.statusCode, body, text: res.body };
+      }
+    };
+    const audit = () => server.gateway.ledger.audit(account.id);
+    return { server, call, read, audit };
+  };
+  const noSpace = () => {
+    throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+  };
+  const until = async (what: () => Promise<boolean>, ms = 8000) => {
+    const end = Date.now() + ms;
+    while (!(await what())) {
+      if (Date.now() > end) throw new Error("timed out");
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+
+  it("keeps the promise: the handle reads 202 while the disk is full, then the answer once space is back, charged once", async () => {
+    const { server, call, read, audit } = slow("retry", 60_000);
+    const log = server.gateway.store.answers!;
+    log.fullForMs = 200;
+    const write = log.writev;
+    try {
+      const started = await call("promised");
+      expect(started.statusCode).toBe(202);
+      const handle = (JSON.parse(started.body) as { handle: string }).handle;
+      log.writev = noSpace;
+      await new Promise((r) => setTimeout(r, 600)); // the run ended, its final write failed, and was tried again
+      const waiting = await read(handle);
+      expect([waiting.status, waiting.body["status"]]).toEqual([202, "running"]);
+      expect(audit()).toMatchObject({ charges: 0, held: 1, holdsHeld: 1 }); // nothing charged, the hold kept
+      log.writev = write;
+      await until(async () => (await read(handle)).status === 200);
+      const done = await read(handle);
+      expect(done.body).toMatchObject({ status: "ok", billing: { cost: 1 } });
+      expect(audit()).toMatchObject({ grants: 100, charges: 1, balance: 99, held: 0, holdsHeld: 0, inMemory: 0 });
+      // the same Idempotency-Key answers the same result, not a second charge
+      const replay = await call("promised");
+      expect(replay.headers["idempotent-replayed"]).toBe("true");
+      expect(audit().charges).toBe(1);
+    } finally {
+      log.writev = write;
+      await server.close();
+    }
+  });
+
+  it("ends the run broken after finalRetryMs when the disk stays full: 500 on the handle, hold released, nothing charged, its key free", async () => {
+    const { server, call, read, audit } = slow("give-up", 300);
+    const log = server.gateway.store.answers!;
+    log.fullForMs = 200;
+    const write = log.writev;
+    try {
+      const started = await call("doomed");
+      expect(started.statusCode).toBe(202);
+      const handle = (JSON.parse(started.body) as { handle: string }).handle;
+      log.writev = noSpace;
+      await until(async () => (await read(handle)).status === 500);
+      expect((await read(handle)).body).toMatchObject({ code: "internal_error", fix: { param: "handle" } });
+      expect(audit()).toMatchObject({ grants: 100, charges: 0, balance: 100, held: 0, holdsHeld: 0, inMemory: 0 });
+      log.writev = write;
+      await new Promise((r) => setTimeout(r, log.fullForMs + 50));
+      // the key was given back: the same call runs now, and is charged once
+      const again = await call("doomed");
+      expect([200, 202]).toContain(again.statusCode);
+      await until(async () => audit().charges === 1);
+    } finally {
+      log.writev = write;
+      await server.close();
+    }
+  }, 15_000);
+});

@@ -170,6 +170,26 @@ describe("tool refusals: the parameters the seed names, before anything runs", (
     expect(small.status).toBe(200);
   });
 
+  it("scale large names confirm when confirm: true was sent, and its quote answers the plan and price, free (D73)", async () => {
+    h = harness();
+    const before = (await h.call("getAccount", "GET", "/v1/account")).json as { billing: { balance_credits: number } };
+    const confirmed = await tool("brand_buzz", { query: "露营", scale: "large", confirm: true });
+    expect(confirmed.status).toBe(400);
+    expect(confirmed.json).toMatchObject({ code: "not_supported", reason: "not_available_yet", fix: { param: "confirm", note: expect.stringMatching(/confirm: false/) } });
+    const quote = await tool("brand_buzz", { query: "露营", platforms: ["weibo", "x"], scale: "large", confirm: false });
+    expect(quote.status).toBe(200);
+    const q = quote.json as { quote: { calls_planned: number; quote_credits: number }; applied_params: Record<string, unknown> };
+    // large reads 5 pages per platform and the comments of 10 posts per platform with comments (both have them)
+    expect(q.quote).toMatchObject({ calls_planned: 30, quote_credits: 30 });
+    expect(q.applied_params).toMatchObject({ scale: "large", confirm: false });
+    const gw = h.server.gateway;
+    const { account } = gw.accounts.createAccount({ name: "free", plan: "free" });
+    const freeKey = gw.accounts.createKey({ accountId: account.id }).secret;
+    expect((await tool("brand_buzz", { query: "露营", platforms: ["weibo"], scale: "large", confirm: false }, {}, freeKey)).status).toBe(200);
+    const after = (await h.call("getAccount", "GET", "/v1/account")).json as { billing: { balance_credits: number } };
+    expect(after.billing.balance_credits).toBe(before.billing.balance_credits);
+  });
+
   it("batch_stats on a free account: plan_limit batches_need_purchase, uncharged; the quote stays free to see; a paid account runs it (D58)", async () => {
     h = harness();
     const gw = h.server.gateway;

@@ -271,6 +271,16 @@ export function buildApp(gw: Gateway): FastifyInstance {
 
   function holdAnswer(r: HoldRefusal, quote: number, requestId: string, keyHash: string): HttpAnswer {
     switch (r.code) {
+      case "temporarily_unavailable": {
+        // D74: the account's cap on calls started per UTC day. Retryable at resets_at (Retry-After); nothing held.
+        const resets = nextUtcMidnight(new Date(gw.now()));
+        return fail(
+          "temporarily_unavailable",
+          requestId,
+          { reason: "daily_cap", message: `This account has started ${r.started} of its ${r.cap} calls of today (its daily cap) and this request makes more; calls are accepted again at ${resets}. Nothing ran and nothing was charged.`, resets_at: resets, fix: { action_url: gw.config.urls.status, note: "Send the same call again after resets_at, with the same Idempotency-Key; support can raise the account's cap." } },
+          null,
+        );
+      }
       case "plan_limit":
         return fail("plan_limit", requestId, { reason: "free_calls_used", message: `This free account has used its ${gw.config.limits.freeCalls} calls${r.freeCallsLeft > 0 ? ` (${r.freeCallsLeft} left, this request makes more)` : ""}.`, fix: { action_url: gw.config.urls.billing, note: "Buy credits to lift the limit." } }, keyHash);
       case "daily_limit_reached":
@@ -484,6 +494,14 @@ export function buildApp(gw: Gateway): FastifyInstance {
 
   const toolOps: Record<ToolName, OperationId> = { brand_buzz: "brandBuzz", comment_insights: "commentInsights", account_watch: "accountWatch", find_creators: "findCreators", creator_card: "creatorCard", batch_stats: "batchStats", viral_finder: "viralFinder" };
 
+  /** The fix note of a tool's `not_supported` refusal (D73 names `confirm` or `scale` for scale=large). */
+  const notSupportedNote = (r: Extract<ToolRefusal, { code: "not_supported" }>) =>
+    r.reason !== "not_available_yet"
+      ? "GET /v1/capabilities lists the platforms of each operation."
+      : r.param === "confirm"
+        ? "Send confirm: false to see the plan and price of scale=large, or scale small or standard to run now."
+        : "Send scale small or standard to run now, or confirm: false to see the plan and price of scale=large.";
+
   /** A tool's refusal (D24) as its HTTP answer; never charged. */
   function refuseTool(r: ToolRefusal, requestId: string, keyHash: string | null): HttpAnswer {
     switch (r.code) {
@@ -495,7 +513,7 @@ export function buildApp(gw: Gateway): FastifyInstance {
         return fail(
           "not_supported",
           requestId,
-          { reason: r.reason, message: `${r.message} Nothing ran and nothing was charged.`, fix: { param: r.param, ...(r.allowed ? { allowed: r.allowed } : {}), note: r.reason === "not_available_yet" ? "Send confirm: false to see the plan and price of what runs now." : "GET /v1/capabilities lists the platforms of each operation.", example_call: { method: "GET", path: "/v1/capabilities" } } },
+          { reason: r.reason, message: `${r.message} Nothing ran and nothing was charged.`, fix: { param: r.param, ...(r.allowed ? { allowed: r.allowed } : {}), note: notSupportedNote(r), example_call: { method: "GET", path: "/v1/capabilities" } } },
           keyHash,
         );
     }

@@ -27,6 +27,12 @@ export interface AccountRecord {
   /** Credits charged on `spend_day`. */
   spend_today: number;
   created_at: string;
+  /** The most calls the account may start per UTC day (D74), or `null` for no cap. */
+  call_cap: number | null;
+  /** The UTC day of `calls_today`. */
+  calls_day: string;
+  /** Calls started on `calls_day` while the account had a cap. */
+  calls_today: number;
 }
 
 /** A key as stored (no secret: only its hash and prefix). */
@@ -137,13 +143,13 @@ export class Accounts {
   }
 
   /** Creates an account with its default workspace. */
-  createAccount(input: { name: string; plan?: "free" | "paid"; dailyLimit?: number | null; id?: string }): { account: AccountRecord; workspace: WorkspaceRecord } {
+  createAccount(input: { name: string; plan?: "free" | "paid"; dailyLimit?: number | null; callCap?: number | null; id?: string }): { account: AccountRecord; workspace: WorkspaceRecord } {
     const { store } = this.deps;
     const at = isoSeconds(this.deps.now());
     const id = input.id ?? newId("acc");
     const ws = newId("ws");
     store.tx(() => {
-      store.run("INSERT INTO accounts (id, name, plan, status, daily_limit, created_at) VALUES (?, ?, ?, 'active', ?, ?)", id, input.name, input.plan ?? "paid", input.dailyLimit ?? null, at);
+      store.run("INSERT INTO accounts (id, name, plan, status, daily_limit, call_cap, created_at) VALUES (?, ?, ?, 'active', ?, ?, ?)", id, input.name, input.plan ?? "paid", input.dailyLimit ?? null, input.callCap ?? null, at);
       store.run("INSERT INTO workspaces (id, account_id, name, created_at) VALUES (?, ?, 'Default', ?)", ws, id, at);
     });
     return { account: this.account(id)!, workspace: this.workspaceOf(id)! };
@@ -286,6 +292,16 @@ export class Accounts {
   setAccountDailyLimit(id: string, limit: number | null): void {
     this.accountCache.delete(id);
     this.deps.store.run("UPDATE accounts SET daily_limit = ? WHERE id = ?", limit, id);
+  }
+
+  /**
+   * Sets how many calls the account may start per UTC day (D74), or `null` for no cap. A call over the cap answers
+   * `503 temporarily_unavailable`, reason `daily_cap`, until the next UTC midnight. The count of today is kept, so
+   * lowering the cap below it refuses the next call at once.
+   */
+  setAccountCallCap(id: string, cap: number | null): void {
+    this.accountCache.delete(id);
+    this.deps.store.run("UPDATE accounts SET call_cap = ? WHERE id = ?", cap, id);
   }
 
   /** Marks the key of a secret as exposed (it was sent in a URL). It is refused with `key_in_query` until replaced. */

@@ -134,7 +134,11 @@ export class Idempotency {
    */
   complete(keyId: string, idemKey: string, status: number, headers: Record<string, string>, body: string | Uint8Array): void {
     const id = `${keyId}\n${idemKey}`;
-    const claim = this.running.get(id);
+    // The claim in memory, or the written claim of a run that answered 202 (its final write is tried again after a
+    // rollback dropped the claim from memory, D75): the record keeps the fingerprint it was claimed with.
+    const claim =
+      this.running.get(id) ??
+      this.deps.store.get<{ fingerprint: string; runId: string | null }>("SELECT fingerprint, run_id AS runId FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'running'", keyId, idemKey);
     this.running.delete(id);
     const print = claim?.fingerprint ?? "";
     const { store } = this.deps;

@@ -19,6 +19,7 @@ import { isoSeconds, utcDay, type Store } from "./store.ts";
 
 /** Why a hold was refused, with what the refusal answer needs. */
 export type HoldRefusal =
+  | { code: "temporarily_unavailable"; reason: "daily_cap"; cap: number; started: number }
   | { code: "plan_limit"; freeCallsLeft: number }
   | { code: "daily_limit_reached"; reason: "key" | "account"; limit: number; spent: number }
   | { code: "insufficient_balance"; balance: number; available: number };
@@ -99,16 +100,19 @@ export class Ledger {
   }
 
   /**
-   * Holds `amount` credits for a run, in memory, after the plan, the daily limits (key, then account) and the
-   * balance allow it. Checks and hold are one synchronous step over the account as this process last wrote it plus
-   * every hold in flight, so concurrent calls can never overdraw. Writes nothing: a run that answers 202 makes its
-   * hold durable with `persist`.
+   * Holds `amount` credits for a run, in memory, after the account's call cap (D74), the plan, the daily limits
+   * (key, then account) and the balance allow it. Checks and hold are one synchronous step over the account as this
+   * process last wrote it plus every hold in flight, so concurrent calls can never overdraw. Writes nothing, except
+   * the count of calls started today on an account with a cap (a deferred write of the turn): a run that answers
+   * 202 makes its hold durable with `persist`.
    */
   hold(req: HoldRequest): HoldRefusal | null {
     const { accounts, limits } = this.deps;
     const day = utcDay(this.deps.now());
     const account = accounts.cachedAccount(req.account.id);
     if (!account) throw new Error(`no account ${req.account.id}`);
+    const startedToday = account.call_cap === null ? 0 : account.calls_day === day ? account.calls_today : 0;
+    if (account.call_cap !== null && startedToday + req.calls > account.call_cap) return { code: "temporarily_unavailable", reason: "daily_cap", cap: account.call_cap, started: startedToday };
     const mem = this.inMemory(account.id);
     const left = this.freeCallsLeft(account);
     const planRefusal = left !== null && left < req.calls ? ({ code: "plan_limit", freeCallsLeft: left } as const) : null;
@@ -125,11 +129,23 @@ export class Ledger {
       if (spent + req.amount > account.daily_limit) return { code: "daily_limit_reached", reason: "account", limit: account.daily_limit, spent };
     }
     if (account.status !== "active" || account.balance - held < req.amount) return { code: "insufficient_balance", balance: account.balance, available: account.balance - held };
+    if (account.call_cap !== null) this.countStart(account, day, startedToday, req.calls);
     const free = account.plan === "free";
     this.memory.set(req.runId, { accountId: account.id, keyId: key.id, keyHash: key.hash, amount: req.amount, calls: req.calls, free, at: this.deps.now() });
     this.memoryByAccount.set(account.id, { amount: mem.amount + req.amount, calls: mem.calls + (free ? req.calls : 0) });
     this.memoryByKey.set(key.id, (this.memoryByKey.get(key.id) ?? 0) + req.amount);
     return null;
+  }
+
+  /**
+   * Counts the calls of a run started today on an account with a call cap (D74): a deferred write of the turn and
+   * the cache, in the synchronous step of the hold, so concurrent calls never start more than the cap.
+   */
+  private countStart(account: AccountRecord, day: string, startedToday: number, calls: number): void {
+    const { store, accounts } = this.deps;
+    // Relative to the row, not the cache: another process on the same database counts into the same row.
+    store.tx(() => store.write("UPDATE accounts SET calls_today = CASE WHEN calls_day = ? THEN calls_today + ? ELSE ? END, calls_day = ? WHERE id = ?", day, calls, calls, day, account.id));
+    accounts.remember({ ...account, calls_day: day, calls_today: startedToday + calls });
   }
 
   /** Drops a hold from memory (it was captured, released, or made durable). */

@@ -65,6 +65,14 @@ interface LiveRun {
   endedElsewhere?: boolean;
   /** Set once its Idempotency-Key claim was let go because of that (never twice: the key may be claimed anew). */
   claimFreed?: boolean;
+  /** Set while the transaction that ended it is not committed yet: reads answer 202 (D75). */
+  committing?: boolean;
+  /** Set once its running slot of the workspace was given back (`end` may run again after a failed final turn). */
+  slotFreed?: boolean;
+  /** When its final turn first failed to commit (a full disk, D75), while it is tried again. */
+  finalFailedAt?: number;
+  /** Final turns tried and rolled back so far. */
+  finalAttempts?: number;
 }
 
 /** A tool run to execute (see `Runs.executeTool`). */
@@ -112,6 +120,10 @@ class EndedElsewhere extends Error {
     this.name = "EndedElsewhere";
   }
 }
+
+/** The first wait before a rolled-back final turn is tried again (D75); doubled each time, at most 30 s. */
+const FINAL_RETRY_FIRST_MS = 500;
+const FINAL_RETRY_MAX_MS = 30_000;
 
 /** Starts, finishes, reads and recovers runs. */
 export class Runs {
@@ -287,6 +299,7 @@ export class Runs {
       return { status: 200, headers, body: text };
     });
     this.end(live, answer);
+    this.untilWritten(live, () => this.finish(live));
     return answer;
   }
 
@@ -324,7 +337,50 @@ export class Runs {
       return sent;
     });
     this.end(live, answer);
+    this.untilWritten(live, () => this.finishTool(live, request, result));
     return answer;
+  }
+
+  /**
+   * A run that answered 202 promised its result under its handle (D75). When its final turn is rolled back at
+   * commit (a full disk, `ENOSPC`, in the answer log or the database; the ledger and the row are then as before),
+   * the run goes back to running here (its handle reads 202) and its final turn is tried again — after 0.5 s,
+   * doubling to 30 s — for as long as `finalRetryMs`; then it ends broken (hold released, nothing charged, its key
+   * free, the handle reads 500). A run without a handle answered within its request: the request answers 500.
+   */
+  private untilWritten(live: LiveRun, again: () => void, ending = false): void {
+    if (!live.handle) return;
+    this.deps.store.whenWritten((ok) => {
+      if (!ok) this.tryFinalAgain(live, again, ending);
+    });
+  }
+
+  /** Puts a run whose final turn failed back in flight here and tries it again later (see `untilWritten`). */
+  private tryFinalAgain(live: LiveRun, again: () => void, ending: boolean): void {
+    if (this.closed || live.endedElsewhere) return;
+    const now = this.deps.now();
+    live.finalFailedAt ??= now;
+    live.finalAttempts = (live.finalAttempts ?? 0) + 1;
+    live.result = null;
+    this.live.set(live.id, live);
+    this.liveByHandle.set(live.handle!, live);
+    const giveUp = ending || now - live.finalFailedAt >= this.deps.config.finalRetryMs;
+    this.deps.log(`run ${live.id}: its final write failed (attempt ${live.finalAttempts}); ${giveUp ? "ending it broken, uncharged" : "trying again"}`);
+    const timer = setTimeout(
+      () => {
+        if (this.closed || live.endedElsewhere) return;
+        try {
+          if (giveUp) this.broken(live, new Error(`the final write of run ${live.id} failed for ${this.deps.config.finalRetryMs} ms`));
+          else again();
+        } catch (error) {
+          // thrown before its commit (the database itself refused the write): the same schedule, until it ends
+          this.deps.log(`run ${live.id}: its final write failed at once`, error);
+          this.tryFinalAgain(live, again, giveUp);
+        }
+      },
+      Math.min(FINAL_RETRY_MAX_MS, FINAL_RETRY_FIRST_MS * 2 ** (live.finalAttempts - 1)),
+    );
+    timer.unref();
   }
 
   /** Ends a run broken on the server's side: release the hold, free the Idempotency-Key, answer 500. */
@@ -344,6 +400,7 @@ export class Runs {
     });
     const answer = this.internalError(live.ctx.requestId, live.handle);
     this.end(live, answer);
+    this.untilWritten(live, () => undefined, true);
     return answer;
   }
 
@@ -405,8 +462,22 @@ export class Runs {
 
   private end(live: LiveRun, answer: HttpAnswer): void {
     live.result = answer;
-    this.live.delete(live.id);
-    if (live.handle) this.liveByHandle.delete(live.handle);
+    if (live.handle && !this.closed) {
+      // A run with a handle stays here, read as running, until its end is committed: a read never shows an end
+      // that a failed commit then takes back (D75).
+      live.committing = true;
+      this.deps.store.whenWritten((ok) => {
+        live.committing = false;
+        if (!ok || live.result !== answer) return;
+        this.live.delete(live.id);
+        this.liveByHandle.delete(live.handle!);
+      });
+    } else {
+      this.live.delete(live.id);
+      if (live.handle) this.liveByHandle.delete(live.handle);
+    }
+    if (live.slotFreed) return;
+    live.slotFreed = true;
     this.deps.limits.endRun(live.ctx.key.workspace_id);
   }
 
@@ -468,6 +539,7 @@ export class Runs {
       return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
     }
     const mine = this.liveByHandle.get(handle);
+    if (mine?.committing) return this.runningAnswer(mine, row.request_id); // its end is not committed yet
     if (mine && row.state !== "running") this.letGo(mine); // ended by another process while it runs here
     if (row.state === "running") {
       const live = this.liveByHandle.get(handle);
@@ -567,9 +639,10 @@ export class Runs {
     this.deps.idempotency.sweep();
   }
 
-  /** Resolves when every run in flight has ended. */
+  /** Resolves when every run in flight has ended and its end is committed (or rolled back). */
   async drain(): Promise<void> {
     await Promise.all([...this.live.values()].map((l) => l.done.catch(() => undefined)));
+    await this.deps.store.durable().catch(() => undefined);
   }
 
   /**

@@ -75,7 +75,8 @@ CREATE TABLE IF NOT EXISTS accounts (
   balance INTEGER NOT NULL DEFAULT 0 CHECK (balance >= 0), held INTEGER NOT NULL DEFAULT 0 CHECK (held >= 0),
   daily_limit INTEGER, free_calls_used INTEGER NOT NULL DEFAULT 0, free_calls_held INTEGER NOT NULL DEFAULT 0,
   spend_day TEXT NOT NULL DEFAULT '', spend_today INTEGER NOT NULL DEFAULT 0,
-  created_at TEXT NOT NULL
+  created_at TEXT NOT NULL,
+  call_cap INTEGER, calls_day TEXT NOT NULL DEFAULT '', calls_today INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS workspaces (
   id TEXT PRIMARY KEY, account_id TEXT NOT NULL REFERENCES accounts(id), name TEXT NOT NULL, created_at TEXT NOT NULL
@@ -137,6 +138,10 @@ const ADDED_COLUMNS: ReadonlyArray<[table: string, column: string, type: string]
   ["runs", "waves", "INTEGER"],
   // the answer-log segment an owner appends to (a database made by an earlier build of this version)
   ["owners", "answer_segment", "INTEGER"],
+  // an account's cap on calls started per UTC day (D74) and its count of the day
+  ["accounts", "call_cap", "INTEGER"],
+  ["accounts", "calls_day", "TEXT NOT NULL DEFAULT ''"],
+  ["accounts", "calls_today", "INTEGER NOT NULL DEFAULT 0"],
 ];
 
 /** Indexes on added columns (made once the columns are there). */

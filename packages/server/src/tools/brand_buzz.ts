@@ -39,7 +39,7 @@ export const brandBuzz = defineTool<BrandBuzzRequest, Setup>({
   validate: validateBrandBuzzBody,
   prepare(req, ctx) {
     const scale = req.scale ?? "small";
-    if (scale === "large") return scaleRefusal(ctx);
+    if (scale === "large" && req.confirm !== false) return scaleRefusal(ctx, req.confirm);
     const found = searchPlatforms(req.platforms, ctx);
     if (isRefusal(found)) return found;
     const withComments = platformsOffering(ctx, "comments");

@@ -52,11 +52,17 @@ export function resolveLinks(links: readonly string[], kind: LinkKind, param: "t
   return resolveLinksOffered(links, kind, param, operations, (op) => platformsOffering(ctx, op));
 }
 
-/** `scale: "large"` (D24): a purchase opens it (`plan_limit` on a free account); on a paid one it is not open yet. */
-export function scaleRefusal(ctx: ToolContext): ToolRefusal {
-  return (ctx.accountPlan ?? "free") === "free"
-    ? { code: "plan_limit", reason: "scale_needs_purchase", param: "scale", message: "scale=large opens after the first purchase; scale small or standard runs now." }
-    : { code: "not_supported", reason: "not_available_yet", param: "scale", message: "scale=large is not available yet; scale small or standard runs now." };
+/**
+ * `scale: "large"` of a confirmed run (D24, D73): a purchase opens it (`plan_limit` on a free account); on a paid
+ * one it is not available yet, and the refusal names the parameter that asked to run it: `confirm` when the body
+ * sent `confirm: true`, otherwise `scale`. A quote (`confirm: false`) is never refused: it answers the plan and
+ * price of scale=large.
+ */
+export function scaleRefusal(ctx: ToolContext, confirm?: boolean): ToolRefusal {
+  if ((ctx.accountPlan ?? "free") === "free") return { code: "plan_limit", reason: "scale_needs_purchase", param: "scale", message: "scale=large opens after the first purchase; scale small or standard runs now." };
+  return confirm === true
+    ? { code: "not_supported", reason: "not_available_yet", param: "confirm", message: "Running scale=large is not available yet; confirm: false returns its plan and price, and scale small or standard runs now." }
+    : { code: "not_supported", reason: "not_available_yet", param: "scale", message: "scale=large is not available yet; scale small or standard runs now, and confirm: false returns the plan and price of scale=large.", allowed: ["small", "standard"] };
 }
 
 /** Whether a value is a refusal. */

@@ -63,8 +63,14 @@ describe("brand_buzz plan", () => {
     expect(brandBuzz.plan({ ...REQ, scale: "large" }, { providers: ctx.providers })).toMatchObject({ ok: false, refusal: { code: "plan_limit" } });
     expect(brandBuzz.plan({ ...REQ, scale: "large" }, { ...ctx, accountPlan: "paid" })).toEqual({
       ok: false,
-      refusal: { code: "not_supported", reason: "not_available_yet", param: "scale", message: expect.stringMatching(/not available yet/) },
+      refusal: { code: "not_supported", reason: "not_available_yet", param: "scale", message: expect.stringMatching(/not available yet/), allowed: ["small", "standard"] },
     });
+    expect(brandBuzz.plan({ ...REQ, scale: "large", confirm: true }, { ...ctx, accountPlan: "paid" })).toMatchObject({ ok: false, refusal: { reason: "not_available_yet", param: "confirm" } });
+    // D73: the quote of scale=large is never refused, on either plan
+    for (const accountPlan of ["free", "paid"] as const) {
+      const quoted = brandBuzz.plan({ ...REQ, scale: "large", confirm: false }, { ...ctx, accountPlan });
+      expect(quoted).toMatchObject({ ok: true, plan: { applied_params: { scale: "large" } } });
+    }
   });
 
   it.each([
