@@ -106,7 +106,8 @@ export function recordingFetch(): { fetch: typeof fetch; log: Recorded[] } {
     const url = input instanceof Request ? input.url : String(input);
     const res = await fetch(input, init);
     const copy = res.clone();
-    const body = await Promise.race([copy.text(), new Promise<string>((_, reject) => setTimeout(() => reject(new Error(`${method} ${url}: the answer did not end within 5 s`)), 5000).unref())]);
+    let timer: NodeJS.Timeout | undefined;
+    const body = await Promise.race([copy.text(), new Promise<string>((_, reject) => (timer = setTimeout(() => reject(new Error(`${method} ${url}: the answer did not end within 5 s`)), 5000)))]).finally(() => clearTimeout(timer));
     log.push({ method, url, status: res.status, headers: res.headers, body, ms: performance.now() - started });
     return res;
   };

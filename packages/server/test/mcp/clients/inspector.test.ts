@@ -81,7 +81,7 @@ function result(run: Run, label: string): Json {
   return json(run.stdout, label)["result"] as Json;
 }
 
-describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp over Streamable HTTP", () => {
+describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp over Streamable HTTP", { timeout: 30_000 }, () => {
   it("is the pinned 2.x Inspector, installed from the lockfile", () => {
     expect((JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8")) as Json)["version"]).toBe("2.12.0");
   });
@@ -91,8 +91,7 @@ describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp o
     const tools = result(run, "tools/list")["tools"] as Json[];
     expect(tools.map((t) => t["name"]).sort()).toEqual([...CHARGING, ...FREE].sort());
     expect(tools.filter((t) => t["inputSchema"]["properties"]["handle"]).map((t) => t["name"]).sort()).toEqual([...CHARGING].sort());
-    // --strict exits 6 when any tool schema has an error-severity portability problem.
-    expect(run.stderr).not.toMatch(/error/i);
+    // --strict would have exited 6 (result() asserts 0) had any tool schema an error-severity portability problem.
   });
 
   it("tools/call capabilities (free): the catalogue of operations, nothing charged", async () => {
@@ -157,7 +156,7 @@ describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp o
   });
 });
 
-describe("MCP Inspector CLI against sdgw-mcp over stdio", () => {
+describe("MCP Inspector CLI against sdgw-mcp over stdio", { timeout: 60_000 }, () => {
   it("tools/list gives 16 tools and account answers for SDGW_API_KEY", async () => {
     const env = Object.entries({ SDGW_API_KEY: g.key, SDGW_DB: g.db, ...sameClockEnv() }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
     const command = ["--", process.execPath, "--conditions=source", "--no-warnings", MCP_BIN];

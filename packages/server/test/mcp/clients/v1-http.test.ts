@@ -54,7 +54,7 @@ function bodyOf(error: unknown): Json {
   return JSON.parse(m[1]!) as Json;
 }
 
-describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", () => {
+describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { timeout: 30_000 }, () => {
   it("initialize + tools/list: 16 tools, the 13 charging ones take handle; no session, instructions given", async () => {
     const { client } = await connect();
     expect(client.getServerVersion()).toMatchObject({ name: "sdgw" });
@@ -84,6 +84,7 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", () =>
     const acct = parts(await client.callTool({ name: "account", arguments: {} }));
     expect(acct.isError).toBe(false);
     expect(acct.structured["billing"]["balance_credits"]).toBe(await balance(g));
+    await client.ping();
     const closing = performance.now();
     await client.close();
     expect(performance.now() - closing).toBeLessThan(1000);
@@ -227,13 +228,15 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", () =>
   // batch_stats in every format, with or without idempotency_key). A model that follows the instructions finds no
   // handle to re-read with. Either the instructions must say only running and cut answers have one, or inline
   // answers must be kept under a handle (as `more` already does for answers over the bound).
-  it.fails("every charged answer has a handle, as the initialize instructions say", async () => {
+  // Fixed either way, this test passes and `it.fails` reports it: make it an `it`.
+  it.fails("what the initialize instructions say of handles holds for an answer that finished inline", async () => {
     const { client } = await connect();
-    expect(client.getInstructions()).toMatch(/every charged answer has a handle/i);
+    const promised = /every charged answer has a handle/i.test(client.getInstructions() ?? "");
     const r = parts(await client.callTool({ name: "search", arguments: { platform: "weibo", query: "露营", count: 3 } }));
     expect(r.isError).toBe(false);
+    expect(r.structured["billing"]["cost"]).toBe(1);
     await client.close();
-    expect(typeof r.structured["handle"]).toBe("string");
+    if (promised) expect(typeof r.structured["handle"], "the instructions promise a handle on every charged answer").toBe("string");
   });
 
   it("more over a large multi-platform search: the pages concatenated are exactly the result over HTTP, reading on is free", async () => {

@@ -42,7 +42,7 @@ const alive = (pid: number) => {
   }
 };
 
-describe("v1 client (@modelcontextprotocol/sdk 1.x) over stdio (sdgw-mcp)", () => {
+describe("v1 client (@modelcontextprotocol/sdk 1.x) over stdio (sdgw-mcp)", { timeout: 60_000 }, () => {
   it("initialize + tools/list: 16 tools, the 13 charging ones take handle; closing the client ends the process", async () => {
     const { client, transport } = await connect();
     expect(client.getServerVersion()).toMatchObject({ name: "sdgw" });
