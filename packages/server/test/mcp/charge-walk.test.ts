@@ -72,12 +72,25 @@ interface Seen {
   args: Json;
   isError: boolean;
   structured: Json | undefined;
+  /** The text content items, in order. */
   texts: string[];
+  /** The resource_link content items (D85). */
+  links: Array<{ uri: string; mimeType?: string }>;
+  /** Bytes of the whole serialized tool result (D82). */
+  bytes: number;
 }
 
 async function call(client: McpClient, name: string, args: Json): Promise<Seen> {
   const r = await client.callTool({ name, arguments: args });
-  return { args, isError: r.isError === true, structured: r.structuredContent as Json | undefined, texts: (r.content as Array<{ type: string; text?: string }>).map((c) => c.text ?? "") };
+  const content = r.content as Array<{ type: string; text?: string; uri?: string; mimeType?: string }>;
+  return {
+    args,
+    isError: r.isError === true,
+    structured: r.structuredContent as Json | undefined,
+    texts: content.filter((c) => c.type === "text").map((c) => c.text ?? ""),
+    links: content.filter((c) => c.type === "resource_link").map((c) => ({ uri: c.uri!, ...(c.mimeType ? { mimeType: c.mimeType } : {}) })),
+    bytes: Buffer.byteLength(JSON.stringify(r), "utf8"),
+  };
 }
 
 /** Calls a tool, reads a running answer by its handle until it ended, then follows `more` to the end. */
