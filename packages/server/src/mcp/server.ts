@@ -49,7 +49,7 @@ export interface CreateMcpServerOptions extends McpToolFilter {
   /**
    * How long a call that answered 202 is waited for when the request asked for progress (a `progressToken` in its
    * `_meta`), sending `notifications/progress` (waves done of waves planned) meanwhile (D84). Default
-   * {@link MCP_MAX_WAIT_MS}; 0 answers the running answer at once.
+   * `MCP_MAX_WAIT_MS` (5 s); 0 answers the running answer at once.
    */
   maxWaitMs?: number;
   /** How often a running call is read while waiting (default: its `retry_after_seconds`; tests lower it). */
@@ -158,7 +158,7 @@ const bytesOf = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
  *   `structuredContent` (`invalid_params` naming the parameter for bad arguments, D66).
  * - With `keySource: "env"` (stdio), an `unauthorized` answer's fix says to set SDGW_API_KEY (D65).
  *
- * @throws {@link McpToolsetError} when `toolsets` names a toolset that is not one.
+ * @throws `McpToolsetError` when `toolsets` names a toolset that is not one.
  */
 export function createMcpServer(options: CreateMcpServerOptions): Server {
   const { app, apiKey, gateway } = options;
