@@ -1,6 +1,7 @@
 /** Configuration of the reference server, with the defaults of D27 and the seed's limits. */
 import { DEFAULT_URLS, type ServiceUrls } from "@sdgw/validators";
 import type { GatewayOptions } from "./gateway.ts";
+import { MCP_READ_ONLY_ENV, MCP_TOOLSETS_ENV, McpToolsetError, parseReadOnly, parseToolsets } from "./mcp/toolsets.ts";
 
 /** Numeric limits (D27). All configurable; tests use small numbers. */
 export interface LimitsConfig {
@@ -56,6 +57,8 @@ export interface ServerConfig {
   answerLogChunks: boolean;
   /** HTTP connections: how long a request may take to arrive, header sizes, idle keep-alive, connections per address (D57). */
   http: HttpConfig;
+  /** The tools `/mcp` offers (D79); `mcpRoutes` options override it. */
+  mcp: McpConfig;
   limits: LimitsConfig;
   /** Addresses the errors point to. */
   urls: ServiceUrls;
@@ -75,8 +78,16 @@ export interface HttpConfig {
   connectionsPerAddress: number;
 }
 
-/** A partial configuration; `limits`, `http` and `urls` may be partial too. */
-export type ServerOptions = Partial<Omit<ServerConfig, "limits" | "urls" | "http">> & { limits?: Partial<LimitsConfig>; urls?: Partial<ServiceUrls>; http?: Partial<HttpConfig> };
+/** Which tools `/mcp` offers (D79). */
+export interface McpConfig {
+  /** The toolsets offered (`data`, `tools`, `discovery`, `account`); null for all. Env `SDGW_MCP_TOOLSETS`. */
+  toolsets: readonly string[] | null;
+  /** Offer only the free tools (`find`, `capabilities`, `account`). Env `SDGW_MCP_READ_ONLY=1`. */
+  readOnly: boolean;
+}
+
+/** A partial configuration; `limits`, `http`, `urls` and `mcp` may be partial too. */
+export type ServerOptions = Partial<Omit<ServerConfig, "limits" | "urls" | "http" | "mcp">> & { limits?: Partial<LimitsConfig>; urls?: Partial<ServiceUrls>; http?: Partial<HttpConfig>; mcp?: Partial<McpConfig> };
 
 /** The HTTP bounds' defaults (D57). */
 export const DEFAULT_HTTP: HttpConfig = {
@@ -117,6 +128,7 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     http: withHeadersWithin({ ...DEFAULT_HTTP, ...options.http }),
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     urls: { ...DEFAULT_URLS, ...options.urls },
+    mcp: { toolsets: options.mcp?.toolsets ?? null, readOnly: options.mcp?.readOnly ?? false },
   };
 }
 
@@ -154,7 +166,7 @@ function envReader(env: NodeJS.ProcessEnv) {
   const done = () => {
     if (problems.length) throw new ConfigError(problems);
   };
-  return { text, whole, done };
+  return { text, whole, done, problems };
 }
 
 /**
@@ -162,7 +174,9 @@ function envReader(env: NodeJS.ProcessEnv) {
  * `SDGW_DB`, `SDGW_WAIT_MS`, `SDGW_POLL_AFTER_SECONDS`, `SDGW_LATENCY_MS` (the simulator's latency: each call
  * takes between half and one and a half times it), `SDGW_KEY_QPS`, `SDGW_WORKSPACE_CONCURRENCY`,
  * `SDGW_ADDRESS_PER_MINUTE`, `SDGW_FAILURE_THRESHOLD`, `SDGW_FREE_CALLS`, `SDGW_REQUEST_TIMEOUT_MS`,
- * `SDGW_CONNECTIONS_PER_ADDRESS`, `SDGW_ANSWER_LOG_QUOTA_BYTES`, `SDGW_ANSWER_LOG_CHUNKS`. Unset or empty means the default.
+ * `SDGW_CONNECTIONS_PER_ADDRESS`, `SDGW_ANSWER_LOG_QUOTA_BYTES`, `SDGW_ANSWER_LOG_CHUNKS`, and the tools `/mcp` offers,
+ * `SDGW_MCP_TOOLSETS` (comma-separated toolsets) and `SDGW_MCP_READ_ONLY` (1: only the free tools). Unset or empty
+ * means the default.
  *
  * @throws {@link ConfigError} naming every variable that is not a valid value (e.g. `SDGW_WAIT_MS=abc`).
  */
@@ -196,6 +210,20 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpti
   if (quota !== undefined) out.answerLogQuotaBytes = quota;
   const chunks = r.whole("SDGW_ANSWER_LOG_CHUNKS", "0 or 1 (store answers as chunks, each once)", 0, 1);
   if (chunks !== undefined) out.answerLogChunks = chunks === 1;
+  const mcp: Partial<McpConfig> = {};
+  try {
+    const sets = r.text(MCP_TOOLSETS_ENV);
+    if (sets !== undefined) mcp.toolsets = parseToolsets(sets, MCP_TOOLSETS_ENV);
+  } catch (error) {
+    r.problems.push((error as McpToolsetError).message);
+  }
+  try {
+    const ro = r.text(MCP_READ_ONLY_ENV);
+    if (ro !== undefined && parseReadOnly(ro, MCP_READ_ONLY_ENV)) mcp.readOnly = true;
+  } catch (error) {
+    r.problems.push((error as McpToolsetError).message);
+  }
+  if (Object.keys(mcp).length) out.mcp = mcp;
   r.done();
   return out;
 }

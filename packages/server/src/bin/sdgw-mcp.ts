@@ -8,19 +8,33 @@
  * ```json
  * { "mcpServers": { "sdgw": { "command": "node", "args": ["--conditions=source", "packages/server/src/bin/sdgw-mcp.ts"], "env": { "SDGW_API_KEY": "sdgw_…" } } } }
  * ```
+ *
+ * Which tools it offers (D79): `--read-only` (or `SDGW_MCP_READ_ONLY=1`) offers only the free tools (`find`,
+ * `capabilities`, `account`); `--toolsets data,tools,discovery,account` (or `SDGW_MCP_TOOLSETS`) offers those
+ * toolsets (default all). An unknown toolset name stops it at start, naming the flag and the allowed names.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { configFromEnv } from "../config.ts";
 import { runLeaseFromEnv } from "../gateway.ts";
 import { createMcpServer } from "../mcp/server.ts";
+import { McpToolsetError, selectTools, toolFilterFromArgs } from "../mcp/toolsets.ts";
 import { createServer } from "../server.ts";
 
 async function main(): Promise<void> {
+  let filter;
+  try {
+    filter = toolFilterFromArgs(process.argv.slice(2));
+    selectTools(filter);
+  } catch (error) {
+    if (!(error instanceof McpToolsetError)) throw error;
+    console.error(`sdgw-mcp: ${error.message}`);
+    process.exit(2);
+  }
   const apiKey = process.env["SDGW_API_KEY"] ?? null;
   if (!apiKey) console.error("sdgw-mcp: SDGW_API_KEY is not set; charging tools and account will answer unauthorized.");
   const server = createServer({ ...configFromEnv(), ...runLeaseFromEnv(), log: (...args: unknown[]) => console.error(...args) });
   await server.app.ready();
-  const mcp = createMcpServer({ app: server.app, apiKey, gateway: server.gateway, keySource: "env" });
+  const mcp = createMcpServer({ app: server.app, apiKey, gateway: server.gateway, keySource: "env", ...filter });
   await mcp.connect(new StdioServerTransport());
 
   const stop = async () => {

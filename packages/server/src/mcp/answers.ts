@@ -94,11 +94,16 @@ export interface FitOptions {
    * page's size is then its JSON plus that text, and {@link Fitted.text} holds the text of the page returned.
    */
   render?: (page: Json) => string;
+  /**
+   * The size of what is sent for one page, in bytes (D78: the whole serialized tool result, its structuredContent,
+   * text copies and links together). Default: the page's JSON plus the text `render` writes of it.
+   */
+  measure?: (page: Json) => number;
 }
 
 /**
- * The answer from row `position` on, cut to the first rows that fit in `maxBytes` (its JSON, plus the text
- * `render` writes of it). With a `handle` a cut answer gets `more` (`handle.position` of the next row,
+ * The answer from row `position` on, cut to the first rows that fit in `maxBytes` (as `measure` counts it; by
+ * default its JSON plus the text `render` writes of it). With a `handle` a cut answer gets `more` (`handle.position` of the next row,
  * `rows_left`, note). Without one nothing is stored to read on from, so nothing is cut: the answer is whole, over
  * the bound, with a warning (rows that were paid for are never dropped, D55). At least one row is kept so that
  * reading on always moves forward. A `position` past the last row gives the answer with no rows: callers refuse
@@ -106,10 +111,10 @@ export interface FitOptions {
  */
 export function fitAnswer(answer: Json, options: FitOptions): Fitted {
   const rows = rowsOf(answer);
-  const { position, maxBytes, render } = options;
+  const { position, maxBytes, render, measure } = options;
   if (!rows) return { answer, rows: 0, total: 0, ...(render ? { text: "" } : {}) };
   const from = Math.min(position, rows.total);
-  const size = (page: Json) => bytes(page) + (render ? Buffer.byteLength(render(page), "utf8") : 0);
+  const size = measure ?? ((page: Json) => bytes(page) + (render ? Buffer.byteLength(render(page), "utf8") : 0));
   const done = (page: Json, k: number): Fitted => ({ answer: page, rows: k, total: rows.total, ...(render ? { text: render(page) } : {}) });
   const whole = rows.slice(from, rows.total);
   if (rows.total - from <= 1 || size(whole) <= maxBytes) return done(whole, rows.total - from);

@@ -9,6 +9,7 @@ import type { Gateway } from "../gateway.ts";
 import { authenticate, presentedKeyHash } from "../http/auth.ts";
 import { newRequestId } from "../ids.ts";
 import { createMcpServer } from "./server.ts";
+import { selectTools } from "./toolsets.ts";
 
 /** Options of {@link mcpRoutes}. */
 export interface McpRoutesOptions {
@@ -28,6 +29,16 @@ export interface McpRoutesOptions {
    * are registered. A request without `Origin` is allowed (non-browser clients send none).
    */
   allowedOrigins?: readonly string[];
+  /**
+   * The toolsets `/mcp` offers (D79). Default: the gateway's `config.mcp.toolsets` (env `SDGW_MCP_TOOLSETS`), else all.
+   */
+  toolsets?: readonly string[] | null;
+  /** Offer only the free tools (D79). Default: the gateway's `config.mcp.readOnly` (env `SDGW_MCP_READ_ONLY`), else false. */
+  readOnly?: boolean;
+  /** How long a 202 is waited for when a call asks for progress (D80; see `createMcpServer`). */
+  maxWaitMs?: number;
+  /** How often a running call is read while waiting (tests). */
+  pollIntervalMs?: number;
 }
 
 /** The `WWW-Authenticate` header of a 401 at /mcp (D62): the key schemes the endpoint takes, no OAuth. */
@@ -107,6 +118,9 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
   const target = options.target ?? app;
   const gw = options.gateway;
   const allowed = options.allowedOrigins ?? allowedOriginsFromEnv();
+  const filter = { toolsets: options.toolsets !== undefined ? options.toolsets : (gw?.config.mcp?.toolsets ?? null), readOnly: options.readOnly ?? gw?.config.mcp?.readOnly ?? false };
+  // An unknown toolset name stops the registration (the server does not start), naming the allowed ones.
+  selectTools(filter);
   const errorOptions = () => (gw ? { urls: gw.config.urls, now: new Date(gw.now()) } : {});
   const requestId = () => newRequestId(gw?.now());
 
@@ -154,7 +168,15 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
       const a = refusal ?? errorAnswer("unauthorized", requestId(), { message: "No key was sent; a valid key is required." });
       return sendError(reply, 401, { ...a.headers, "www-authenticate": MCP_WWW_AUTHENTICATE }, a.body);
     }
-    const server = createMcpServer({ app: target, apiKey: key, ...(options.maxAnswerBytes ? { maxAnswerBytes: options.maxAnswerBytes } : {}), ...(gw ? { gateway: gw } : {}) });
+    const server = createMcpServer({
+      app: target,
+      apiKey: key,
+      ...filter,
+      ...(options.maxAnswerBytes ? { maxAnswerBytes: options.maxAnswerBytes } : {}),
+      ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
+      ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
+      ...(gw ? { gateway: gw } : {}),
+    });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

@@ -9,78 +9,30 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { errorAnswer, requestValidators, toCsv, toNdjson } from "@sdgw/validators";
 import type { FastifyInstance } from "fastify";
 import type { Gateway } from "../gateway.ts";
+import { MCP_TOOL_DEFINITIONS, type McpToolDefinition } from "../generated/mcp-tools.ts";
 import { newRequestId } from "../ids.ts";
 import { fitAnswer, MCP_ANSWER_BYTES, rowCount } from "./answers.ts";
-import { toolInputSchema } from "./schemas.ts";
+import { selectTools, type McpToolFilter } from "./toolsets.ts";
 
 type Json = Record<string, unknown>;
 
-/** One MCP tool: its HTTP route and the contract schema of its arguments. */
-interface ToolSpec {
-  name: string;
-  /** A short human title (`tools/list` `title`). */
-  title: string;
-  description: string;
-  method: "GET" | "POST";
-  path: string;
-  /** The validator (operation id) and schema name of the request body; null for a tool without arguments. */
-  operationId: keyof typeof requestValidators | null;
-  schema: string | null;
-  charging: boolean;
-}
-
-const PLATFORMS_NOTE =
-  "Platforms: xiaohongshu (小红书 RED), douyin (抖音), kuaishou (快手), weibo (微博), bilibili (哔哩哔哩 B站), zhihu (知乎), wechat (微信公众号 official accounts), x, reddit, youtube.";
-
-const data = (name: string, title: string, operationId: keyof typeof requestValidators, schema: string, description: string): ToolSpec => ({
-  name,
-  title,
-  description: `${description} Charges credits (1 per platform or target); pass a result's \`handle\` or \`more.handle\` to read it again for free.`,
-  method: "POST",
-  path: `/v1/${name}`,
-  operationId,
-  schema,
-  charging: true,
-});
-
-const tool = (name: string, title: string, operationId: keyof typeof requestValidators, schema: string, description: string): ToolSpec => ({
-  name,
-  title,
-  description: `${description} Charges credits per planned call (confirm=false only quotes the price); pass a result's \`handle\` or \`more.handle\` to read it again for free.`,
-  method: "POST",
-  path: `/v1/tools/${name}`,
-  operationId,
-  schema,
-  charging: true,
-});
-
-/** The 16 MCP tools, in the order `tools/list` gives them. */
-export const MCP_TOOLS: readonly ToolSpec[] = [
-  data("search", "Search posts or users", "searchPost", "SearchRequest", `Searches posts or users by keyword on one platform (\`platform\`) or several (\`platforms\`, or "all"), answering one uniform envelope. ${PLATFORMS_NOTE}`),
-  data("trending", "Trending lists", "trending", "TrendingRequest", "Lists what is trending now (hot lists, 热搜/热榜) on one platform or several."),
-  data("detail", "Post details", "detail", "DetailRequest", "Fetches full posts by id or link (1 to 20) on one platform, with metrics and media."),
-  data("comments", "Post comments", "comments", "CommentsRequest", "Fetches the comments of posts (评论) by id or link on one platform."),
-  data("user_profile", "Account profiles", "userProfile", "UserProfileRequest", "Fetches account profiles (followers, bio, verification) by id or link on one platform."),
-  data("user_posts", "An account's posts", "userPosts", "UserPostsRequest", "Lists the posts an account published, by account id or link on one platform."),
-  tool("brand_buzz", "Brand buzz", "brandBuzz", "BrandBuzzRequest", "Measures how much and how positively a brand or keyword is discussed across platforms over a time window."),
-  tool("comment_insights", "Comment insights", "commentInsights", "CommentInsightsRequest", "Summarizes the comments of given posts: themes, sentiment and notable comments."),
-  tool("account_watch", "Account watch", "accountWatch", "AccountWatchRequest", "Tracks given accounts: their recent posts and how their metrics moved."),
-  tool("find_creators", "Find creators", "findCreators", "FindCreatorsRequest", "Finds creators (KOL/达人) on a topic across platforms, ranked by reach and engagement."),
-  tool("creator_card", "Creator cards", "creatorCard", "CreatorCardRequest", "Builds one card per creator from account links: profile, audience, recent performance."),
-  tool("batch_stats", "Batch post stats", "batchStats", "BatchStatsRequest", "Fetches current metrics (likes, comments, shares, views) of up to 20 post links at once."),
-  tool("viral_finder", "Viral finder", "viralFinder", "ViralFinderRequest", "Finds posts on a topic that are spreading unusually fast (爆款), with why they stand out."),
-  { name: "find", title: "Find an operation", description: "Finds which operation or tool serves a need, from a plain-language query (e.g. 'xiaohongshu note comments'). Free.", method: "POST", path: "/v1/find", operationId: "findOperation", schema: "FindRequest", charging: false },
-  { name: "capabilities", title: "Capabilities and prices", description: "Lists every operation and tool with its platforms, parameters and price in credits. Free.", method: "GET", path: "/v1/capabilities", operationId: null, schema: null, charging: false },
-  { name: "account", title: "Account and balance", description: "Shows this key's account: balance in credits, today's spend, daily limit and permissions. Free.", method: "GET", path: "/v1/account", operationId: null, schema: null, charging: false },
-];
+/**
+ * The 16 MCP tools as the contract describes them, in the order `tools/list` gives them (D76): generated from the
+ * operations' `x-mcp` in spec/openapi.yaml, each with its title, description, route, toolset, annotations,
+ * `inputSchema` and `outputSchema`.
+ */
+export const MCP_TOOLS: readonly McpToolDefinition[] = MCP_TOOL_DEFINITIONS;
 
 /** Options of {@link createMcpServer}. */
-export interface CreateMcpServerOptions {
+export interface CreateMcpServerOptions extends McpToolFilter {
   /** The gateway's Fastify app (from `buildApp` or `createServer`); tools call its routes with `app.inject`. */
   app: FastifyInstance;
   /** The caller's key, sent as X-API-Key on every forwarded call; null sends none (charging tools then answer 401 as isError). */
   apiKey: string | null;
-  /** The size bound of one answer in bytes of JSON (default {@link MCP_ANSWER_BYTES}); lower it only in tests. */
+  /**
+   * The size bound of one tool result in bytes: the whole serialized `CallToolResult` (structuredContent, its text
+   * copy, a file's text and links, D78). Default {@link MCP_ANSWER_BYTES}; lower it only in tests.
+   */
   maxAnswerBytes?: number;
   /**
    * The gateway behind `app`. With it, an answer that finished inline and is over the size bound is kept under a
@@ -94,7 +46,21 @@ export interface CreateMcpServerOptions {
    * send X-API-Key or `Authorization: Bearer`) or `"env"` (stdio, `sdgw-mcp`: set `SDGW_API_KEY`).
    */
   keySource?: "headers" | "env";
+  /**
+   * How long a call that answered 202 is waited for when the request asked for progress (a `progressToken` in its
+   * `_meta`), sending `notifications/progress` (waves done of waves planned) meanwhile (D80). Default
+   * `MCP_MAX_WAIT_MS` (5 s); 0 answers the running answer at once.
+   */
+  maxWaitMs?: number;
+  /** How often a running call is read while waiting (default: its `retry_after_seconds`; tests lower it). */
+  pollIntervalMs?: number;
 }
+
+/** How long a charging call that answered 202 is waited for, with progress, by default (D80): 5 seconds. */
+export const MCP_MAX_WAIT_MS = 5_000;
+
+/** The URI scheme of the results resources (D81): `sdgw://results/{handle}`, optionally `?format=csv|ndjson`. */
+export const RESULTS_URI_PREFIX = "sdgw://results/";
 
 /**
  * The `instructions` the server gives at initialize (D64): how handles, `more`, quotes and costs work, and how to
@@ -117,13 +83,6 @@ type FileFormat = "csv" | "ndjson";
 
 function invalidParams(message: string, data?: unknown): never {
   throw new ProtocolError(ProtocolErrorCode.InvalidParams, message, data);
-}
-
-/** The annotations of a tool (D64): free tools read only this gateway; charging tools read platforms and spend credits. */
-function annotationsOf(t: ToolSpec): Json {
-  return t.charging
-    ? { title: t.title, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
-    : { title: t.title, readOnlyHint: true, idempotentHint: true, openWorldHint: false };
 }
 
 /** The fix of an `unauthorized` answer over stdio (D65): the key is SDGW_API_KEY, not a header. */
@@ -152,8 +111,6 @@ function fileFormatOf(answer: Json): FileFormat | null {
   return format === "csv" || format === "ndjson" ? format : null;
 }
 
-const isTool = (name: string) => MCP_TOOLS.some((t) => t.name === name && t.charging);
-
 /** What the gateway answered a forwarded call: the status, the body as text, and as JSON when it is JSON. */
 interface Forwarded {
   status: number;
@@ -161,15 +118,38 @@ interface Forwarded {
   text: string;
 }
 
+/** The media type of a results resource by its format. */
+const MIME: Record<"json" | FileFormat, string> = { json: "application/json", csv: "text/csv", ndjson: "application/x-ndjson" };
+
+/** A `resource_link` content item to a stored result (D81), readable with `resources/read`. */
+function resultLink(handle: string, tool: string, format: "json" | FileFormat, rows: number | null): Json {
+  return {
+    type: "resource_link",
+    uri: `${RESULTS_URI_PREFIX}${handle}${format === "json" ? "" : `?format=${format}`}`,
+    name: `${handle}.${format}`,
+    title: `Whole result of ${tool}${format === "json" ? "" : ` as ${format}`}`,
+    description: `The whole stored result${rows !== null ? ` (${rows} rows)` : ""}, free to read for 24 hours: resources/read this URI, or GET /v1/results/${handle}${format === "json" ? "" : `?format=${format}`} over HTTP with the same key.`,
+    mimeType: MIME[format],
+  };
+}
+
+const bytesOf = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
+
 /**
- * An MCP server (the official SDK's `Server`) with the gateway's 16 tools, acting for one key. Connect it to any
+ * An MCP server (the official SDK's `Server`) with the gateway's tools, acting for one key. Connect it to any
  * transport: `await createMcpServer({ app, apiKey }).connect(new StdioServerTransport())`.
  *
+ * - Tools: the 16 of {@link MCP_TOOLS}, or those `toolsets` and `readOnly` keep (D79); any other name is an unknown
+ *   tool in `tools/list` and `tools/call` alike. Each has the `outputSchema` of D77: every `structuredContent` it
+ *   answers (error results included) validates against it.
  * - A charging call with `handle` only reads `GET /v1/results/{handle}`: nothing runs, nothing is charged, other
  *   arguments are ignored; the part after the dot is the row to continue from. A handle made by another tool, or
  *   a position past the last row, is refused with `invalid_params` naming `handle` (D55).
- * - A 202 answers the running handle answer; call again with its `handle`.
- * - An answer over the size bound keeps its first rows and gains `more` (D30) when it has a handle.
+ * - A 202 answers the running handle answer; call again with its `handle`. With a `progressToken`, the call is
+ *   waited for up to `maxWaitMs`, with `notifications/progress`, and answers the finished result if it ended (D80).
+ * - A result over the size bound (the whole serialized `CallToolResult`, D78) keeps its first rows and gains
+ *   `more` (D30) when it has a handle. A finished answer with a handle links its whole result (`resource_link`,
+ *   `sdgw://results/{handle}`, D81), which `resources/read` reads.
  * - `batch_stats` with `format` csv or ndjson answers the JSON answer as `structuredContent` and the rows of the
  *   page as that file in the first text content (D55): a charge always comes with its rows.
  * - An unknown tool and a `tools/list` cursor are protocol errors (InvalidParams, -32602). Arguments that break the
@@ -177,20 +157,25 @@ interface Forwarded {
  *   the gateway, and a handle refused as above, are a tool result with `isError: true` and the error structure as
  *   `structuredContent` (`invalid_params` naming the parameter for bad arguments, D66).
  * - With `keySource: "env"` (stdio), an `unauthorized` answer's fix says to set SDGW_API_KEY (D65).
+ *
+ * @throws `McpToolsetError` when `toolsets` names a toolset that is not one.
  */
 export function createMcpServer(options: CreateMcpServerOptions): Server {
   const { app, apiKey, gateway } = options;
   const maxBytes = options.maxAnswerBytes ?? MCP_ANSWER_BYTES;
   const keySource = options.keySource ?? "headers";
-  const server = new Server({ name: "sdgw", version: "1.0.0" }, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS });
-  const byName = new Map(MCP_TOOLS.map((t) => [t.name, t]));
+  const maxWaitMs = Math.max(0, options.maxWaitMs ?? MCP_MAX_WAIT_MS);
+  const tools = selectTools(options);
+  const server = new Server({ name: "sdgw", version: "1.0.0" }, { capabilities: { tools: {}, resources: {} }, instructions: MCP_INSTRUCTIONS });
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const isTool = (name: string) => byName.get(name)?.charging === true;
   let listed: Json[] | null = null;
 
   server.setRequestHandler("tools/list", (request) => {
     // One page: no cursor is ever given out, so any cursor sent is not one of ours (a protocol error, D66).
     const cursor = (request.params as { cursor?: unknown } | undefined)?.cursor;
     if (cursor !== undefined) invalidParams(`Invalid cursor: tools/list answers every tool in one page and gives no nextCursor; call it without cursor.`);
-    listed ??= MCP_TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: toolInputSchema(t.schema, t.charging), annotations: annotationsOf(t) }));
+    listed ??= tools.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema, annotations: t.annotations }));
     return { tools: listed } as never;
   });
 
@@ -232,6 +217,13 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     return gateway!.store.get<{ operation: string }>("SELECT operation FROM runs WHERE handle = ? AND key_id = ?", handle, key.id)?.operation ?? null;
   }
 
+  /** The handle of the run a call under this key's Idempotency-Key started, or null (no gateway at hand, no run). */
+  function handleOfIdempotencyKey(idem: string): string | null {
+    const key = callerKey();
+    if (!key) return null;
+    return gateway!.store.get<{ handle: string | null }>("SELECT r.handle AS handle FROM idempotency i JOIN runs r ON r.id = i.run_id WHERE i.key_id = ? AND i.idem_key = ?", key.id, idem)?.handle ?? null;
+  }
+
   /** Keeps an answer that finished inline under a new handle (free, 24 hours), so that `more` can read on. */
   function keep(tool: string, json: Json): string | null {
     const key = callerKey();
@@ -252,16 +244,26 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     return { isError: true, structuredContent: body, content: [{ type: "text", text: errorText(tool, a.status, body) }] };
   }
 
+  /** The running answer, with a note on how to read on (D80). */
+  function running(tool: string, json: Json, waitedMs: number): CallToolResult {
+    const waves = json["waves"] as { planned?: number; done?: number } | undefined;
+    const progress = waves ? ` ${waves.done ?? 0} of ${waves.planned ?? "?"} waves done.` : "";
+    const note = `${tool} is still running${waitedMs > 0 ? ` after ${Math.round(waitedMs / 1000)} s` : ""}.${progress} Nothing is charged until it ends. Call ${tool} with { "handle": "${String(json["handle"])}" } after ${String(json["retry_after_seconds"] ?? 5)} s to read it (free).`;
+    return { structuredContent: json, content: [{ type: "text", text: note }, { type: "text", text: JSON.stringify(json) }] };
+  }
+
   /**
    * The MCP result of a forwarded call. An error is `isError`; a 202 is the running answer; a finished JSON answer
-   * is cut to the bound from `position` (kept under a handle first when it finished inline and needs cutting) and,
-   * for batch_stats csv/ndjson, its page's rows are also written as that file.
+   * is cut so that the whole result fits the bound (D78), from `position` (kept under a handle first when it
+   * finished inline and needs cutting); for batch_stats csv/ndjson its page's rows are also written as that file;
+   * with a handle it links the whole result (D81).
    */
   function result(tool: string, answer: Forwarded, handle: string | null, position: number): CallToolResult {
     const charging = byName.get(tool)?.charging === true;
     const { status, json, text } = answer;
     if (!json) {
-      // Not JSON: a file the gateway answered (an idempotent replay of a csv or ndjson run). It is the data.
+      // Not JSON: a file the gateway answered. Over MCP files come as the JSON answer plus the file (D55), so this
+      // is reached only without the gateway at hand (see tools/call); the file is the data.
       if (status >= 400) return { isError: true, content: [{ type: "text", text: `${tool} failed (HTTP ${status}): ${text.slice(0, 2000)}` }] };
       return { content: [{ type: "text", text }] };
     }
@@ -269,16 +271,36 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       const body = keySource === "env" && json["code"] === "unauthorized" && json["reason"] !== "key_in_query" ? envKeyFix(json, apiKey) : json;
       return { isError: true, structuredContent: body, content: [{ type: "text", text: errorText(tool, status, body) }] };
     }
-    if (status === 202) return { structuredContent: json, content: [{ type: "text", text: JSON.stringify(json) }] };
+    if (status === 202) return running(tool, json, 0);
     const format = fileFormatOf(json);
+    const render = format ? (format === "csv" ? toCsv : toNdjson) : null;
+    let linked = handle;
+    const total = rowCount(json);
+    /** The whole tool result of one page. */
+    const build = (page: Json, file?: string): CallToolResult => {
+      const content: CallToolResult["content"] = [];
+      if (render) content.push({ type: "text", text: file ?? render(page) });
+      content.push({ type: "text", text: JSON.stringify(page) });
+      if (linked && charging) {
+        content.push(resultLink(linked, tool, "json", total) as never);
+        if (format) content.push(resultLink(linked, tool, format, total) as never);
+      }
+      return { structuredContent: page, content };
+    };
     const fitted = fitAnswer(json, {
-      handle: handle ?? (charging ? () => keep(tool, json) : null),
+      handle:
+        handle ??
+        (charging
+          ? () => {
+              linked = keep(tool, json);
+              return linked;
+            }
+          : null),
       position,
       maxBytes,
-      ...(format ? { render: format === "csv" ? toCsv : toNdjson } : {}),
+      measure: (page) => bytesOf(build(page)),
     });
-    const structured = JSON.stringify(fitted.answer);
-    return { structuredContent: fitted.answer, content: format ? [{ type: "text", text: fitted.text ?? "" }, { type: "text", text: structured }] : [{ type: "text", text: structured }] };
+    return build(fitted.answer);
   }
 
   /** `handle` only: reads the stored result (free), refusing another tool's handle and a position past the end. */
@@ -291,7 +313,11 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       refuse(
         tool,
         `The handle ${handle} holds a result of ${made}, not of ${tool}: a handle is read by the tool that made it.`,
-        isTool(made) ? `Pass it as handle to the ${made} tool.` : `Read it over HTTP with GET /v1/results/${handle}.`,
+        MCP_TOOL_DEFINITIONS.some((t) => t.name === made && t.charging)
+          ? isTool(made)
+            ? `Pass it as handle to the ${made} tool.`
+            : `The ${made} tool is not offered by this server (toolsets or read-only); read it over HTTP with GET /v1/results/${handle}.`
+          : `Read it over HTTP with GET /v1/results/${handle}.`,
       );
     const made = madeBy(handle);
     if (made !== null && made !== tool) return wrongTool(made);
@@ -313,10 +339,49 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     return result(tool, answer, handle, position);
   }
 
-  server.setRequestHandler("tools/call", async (request) => {
+  /**
+   * A call that answered 202, with a progressToken (D80): reads the run every `pollIntervalMs` (else its
+   * `retry_after_seconds`) for up to `maxWaitMs`, sending `notifications/progress` with the waves done of the waves
+   * planned each time they move; a run that ends is answered as a read of its handle, one still running as the
+   * running answer with a note on how to read on.
+   */
+  async function waitFor(tool: string, first: Json, token: string | number, notify: (n: { method: "notifications/progress"; params: Json }) => Promise<void>, signal: AbortSignal): Promise<CallToolResult> {
+    const handle = String(first["handle"]);
+    const started = Date.now();
+    let sent = -1;
+    const progress = async (answer: Json) => {
+      const waves = answer["waves"] as { planned: number; done: number } | undefined;
+      if (!waves || waves.done <= sent) return;
+      sent = waves.done;
+      try {
+        await notify({ method: "notifications/progress", params: { progressToken: token, progress: waves.done, total: waves.planned, message: `${tool}: ${waves.done} of ${waves.planned} waves done` } });
+      } catch {
+        // A client gone or a transport that cannot carry it: the call still answers.
+      }
+    };
+    let last = first;
+    await progress(last);
+    for (;;) {
+      const left = maxWaitMs - (Date.now() - started);
+      const interval = options.pollIntervalMs ?? Math.max(1, Number(last["retry_after_seconds"] ?? 1)) * 1000;
+      if (left <= 0 || signal.aborted) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(interval, left));
+        signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      if (signal.aborted) break;
+      const r = await forward("GET", `/v1/results/${encodeURIComponent(handle)}?format=json`, null, null);
+      if (r.status !== 202 || !r.json) return read(tool, handle);
+      last = r.json;
+      await progress(last);
+    }
+    return running(tool, last, Date.now() - started);
+  }
+
+  server.setRequestHandler("tools/call", async (request, ctx) => {
     const { name } = request.params;
     const spec = byName.get(name);
-    if (!spec) invalidParams(`Unknown tool ${name}. Tools: ${MCP_TOOLS.map((t) => t.name).join(", ")}.`);
+    if (!spec) invalidParams(`Unknown tool ${name}. Tools: ${tools.map((t) => t.name).join(", ")}.`);
     const args = (request.params.arguments ?? {}) as Json;
 
     if (spec.charging && args["handle"] !== undefined) return read(name, args["handle"]);
@@ -325,11 +390,11 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     if (idem !== undefined && (typeof idem !== "string" || !/^[!-~]{1,255}$/.test(idem))) {
       return badArgument(name, "`idempotency_key` must be 1 to 255 printable ASCII characters.", "idempotency_key", "Use a string of 1 to 255 printable ASCII characters, the same one for a retry of the same call.");
     }
-    if (!spec.operationId) {
+    if (!spec.bodySchema) {
       const extra = Object.keys(body);
       if (extra.length) return badArgument(name, `${name} takes no arguments; got ${extra.join(", ")}.`, extra[0]!, `Call ${name} with no arguments.`);
     } else {
-      const validator = (requestValidators[spec.operationId] as unknown as { body?: (v: unknown) => { ok: true } | { ok: false; answer(requestId: string): Json } }).body;
+      const validator = (requestValidators[spec.operationId as keyof typeof requestValidators] as unknown as { body?: (v: unknown) => { ok: true } | { ok: false; answer(requestId: string): Json } }).body;
       const v = validator?.(body);
       if (v && !v.ok) return badArguments(name, v.answer(newRequestId(gateway?.now())));
     }
@@ -354,8 +419,48 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       // The answer's rows are written as the format asked: that is the format applied to this MCP answer.
       answer.json = { ...answer.json, applied_params: { ...(answer.json["applied_params"] as Json), format: asked } };
     }
+    if (answer.status === 200 && !answer.json && key) {
+      // A replay (same idempotency_key) of a finished background run asked as a file answers the file: its run's
+      // handle is read instead, giving the JSON answer with the file (D55, D77).
+      const stored = handleOfIdempotencyKey(key);
+      if (stored) return read(name, stored);
+    }
     const handle = answer.json && typeof answer.json["handle"] === "string" ? answer.json["handle"] : null;
+    const token = (request.params as { _meta?: { progressToken?: string | number } })._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
+    if (answer.status === 202 && answer.json && handle && spec.charging && token !== undefined && maxWaitMs > 0) {
+      return waitFor(name, answer.json, token, (n) => ctx.mcpReq.notify(n as never), ctx.mcpReq.signal);
+    }
     return result(name, answer, handle, 0);
+  });
+
+  // Results as resources (D81): the links of tool results point here; nothing is listed, one template is given.
+  server.setRequestHandler("resources/list", () => ({ resources: [] }) as never);
+  server.setRequestHandler(
+    "resources/templates/list",
+    () =>
+      ({
+        resourceTemplates: [
+          {
+            uriTemplate: `${RESULTS_URI_PREFIX}{handle}{?format}`,
+            name: "result",
+            title: "A stored result",
+            description: "The whole result under a handle (from a tool answer's handle or more.handle before the dot), as json (default), csv or ndjson. Free; readable by the key that made it for 24 hours.",
+            mimeType: "application/json",
+          },
+        ],
+      }) as never,
+  );
+  server.setRequestHandler("resources/read", async (request) => {
+    const uri = request.params.uri;
+    const m = /^sdgw:\/\/results\/([A-Za-z0-9_-]{1,128})(?:\?format=(json|csv|ndjson))?$/.exec(uri);
+    if (!m) invalidParams(`Unknown resource ${uri}: results are read as ${RESULTS_URI_PREFIX}{handle}, optionally with ?format=csv or ?format=ndjson.`);
+    const format = (m[2] ?? "json") as "json" | FileFormat;
+    const r = await forward("GET", `/v1/results/${m[1]!}?format=${format}`, null, null);
+    if (r.status >= 400) {
+      const body = r.json ?? {};
+      throw new ProtocolError(-32002 as ProtocolErrorCode, `${String(body["code"] ?? `HTTP ${r.status}`)}: ${String(body["message"] ?? r.text.slice(0, 500))}`, body);
+    }
+    return { contents: [{ uri, mimeType: r.status === 202 ? MIME.json : MIME[format], text: r.text }] } as never;
   });
 
   return server;

@@ -11,8 +11,10 @@
  */
 import type { Client as McpClient } from "@modelcontextprotocol/client";
 import { responseValidators, toCsv, toNdjson, validateMore } from "@sdgw/validators";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMcpServer, MCP_TOOLS, mcpRoutes } from "../../src/mcp/index.ts";
+import { createMcpServer, MCP_ANSWER_BYTES, MCP_TOOLS, mcpRoutes } from "../../src/mcp/index.ts";
 import { createServer, type SdgwServer } from "../../src/server.ts";
 import { BODIES, redditPosts } from "../tool-bodies.ts";
 import { sdk } from "./sdk-client.ts";
@@ -25,6 +27,18 @@ const SMALL_BOUND = 1_500;
 const CHARGING = MCP_TOOLS.filter((t) => t.charging).map((t) => t.name);
 const OPERATION = Object.fromEntries(MCP_TOOLS.map((t) => [t.name, t.operationId])) as Record<string, keyof typeof responseValidators>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Each tool's outputSchema (D77), compiled by a JSON Schema 2020-12 validator as a client would. */
+const ajv = new Ajv2020({ allErrors: false, strict: false });
+(addFormats as unknown as (a: Ajv2020) => void)(ajv);
+const OUTPUT = Object.fromEntries(MCP_TOOLS.map((t) => [t.name, ajv.compile(t.outputSchema)]));
+
+/** Checks a tool result's structuredContent (error results included) against the tool's outputSchema. */
+function checkOutput(name: string, structured: Json | undefined, label: string): void {
+  expect(structured, `${label}: structuredContent`).toBeDefined();
+  const validate = OUTPUT[name]!;
+  expect(validate(structured), `${label}: outputSchema of ${name}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(structured).slice(0, 600)}`).toBe(true);
+}
 
 /** Every charging tool with bodies that answer many rows; batch_stats with each format, inline and background. */
 const CASES: Array<[string, Json]> = [
@@ -72,12 +86,25 @@ interface Seen {
   args: Json;
   isError: boolean;
   structured: Json | undefined;
+  /** The text content items, in order. */
   texts: string[];
+  /** The resource_link content items (D81). */
+  links: Array<{ uri: string; mimeType?: string }>;
+  /** Bytes of the whole serialized tool result (D78). */
+  bytes: number;
 }
 
 async function call(client: McpClient, name: string, args: Json): Promise<Seen> {
   const r = await client.callTool({ name, arguments: args });
-  return { args, isError: r.isError === true, structured: r.structuredContent as Json | undefined, texts: (r.content as Array<{ type: string; text?: string }>).map((c) => c.text ?? "") };
+  const content = r.content as Array<{ type: string; text?: string; uri?: string; mimeType?: string }>;
+  return {
+    args,
+    isError: r.isError === true,
+    structured: r.structuredContent as Json | undefined,
+    texts: content.filter((c) => c.type === "text").map((c) => c.text ?? ""),
+    links: content.filter((c) => c.type === "resource_link").map((c) => ({ uri: c.uri!, ...(c.mimeType ? { mimeType: c.mimeType } : {}) })),
+    bytes: Buffer.byteLength(JSON.stringify(r), "utf8"),
+  };
 }
 
 /** Calls a tool, reads a running answer by its handle until it ended, then follows `more` to the end. */
@@ -156,15 +183,21 @@ interface WalkFigures {
   handle: string | null;
   /** Whether an answer was cut (had `more`). */
   cut: boolean;
+  /** The largest whole serialized tool result of the walk, in bytes. */
+  maxBytes: number;
 }
 
 /**
  * Walks a call and checks the rule of the issue: the balance moved by exactly the charge the finished answers state
  * (each page restates the one charge of its result), the charge came with its data, every page is valid.
  */
-async function checkedWalk(g: Gw, client: McpClient, name: string, args: Json, label: string): Promise<WalkFigures> {
+async function checkedWalk(g: Gw, client: McpClient, name: string, args: Json, label: string, bound: number): Promise<WalkFigures> {
   const before = balanceOf(g);
   const seen = await walk(client, name, args);
+  // D77: every structuredContent validates against the tool's outputSchema (running answers, more pages, files).
+  for (const s of seen) checkOutput(name, s.structured, label);
+  // D78: the whole serialized tool result holds the bound (a page of one row may be over a tiny test bound).
+  for (const s of seen) if (rowsOf(s.structured!).length > 1) expect(s.bytes, `${label}: whole tool result`).toBeLessThanOrEqual(bound);
   const charged = before - balanceOf(g);
   for (const [i, s] of seen.entries()) expect(s.isError, `${label} answer ${i}: ${s.texts[0]}`).toBe(false);
   // Every MCP answer is JSON with its text copy; nothing arrives as a bare file or as the old "without JSON".
@@ -232,8 +265,23 @@ async function checkedWalk(g: Gw, client: McpClient, name: string, args: Json, l
     expect(finished).toHaveLength(1);
     expect(finished[0]!.texts[0]).toBe(format === "csv" ? toCsv(first) : toNdjson(first));
   }
+  // D81: a finished answer with a handle links its whole result, which resources/read reads (free).
+  if (handle) {
+    const page = finished.find((s) => s.links.length > 0);
+    expect(page, `${label}: a resource link`).toBeDefined();
+    const links = page!.links;
+    expect(links[0]).toEqual({ uri: `sdgw://results/${handle}`, mimeType: "application/json" });
+    const read = await client.readResource({ uri: links[0]!.uri });
+    expect(rowsOf(JSON.parse((read.contents[0] as { text: string }).text) as Json)).toEqual(rows);
+    if (format !== "json") {
+      expect(links[1]).toEqual({ uri: `sdgw://results/${handle}?format=${format}`, mimeType: format === "csv" ? "text/csv" : "application/x-ndjson" });
+      const file = await client.readResource({ uri: links[1]!.uri });
+      const http = await g.server.app.inject({ method: "GET", url: `/v1/results/${handle}?format=${format}`, headers: { "x-api-key": g.key } });
+      expect((file.contents[0] as { text: string }).text).toBe(http.body);
+    }
+  }
   expect(balanceOf(g), `${label}: reading on charged nothing`).toBe(before - charged);
-  return { name, format, answers: seen.length, rows: rows.length, charged, fileBytes, handle, cut: seen.some((s) => s.structured!["more"]) };
+  return { name, format, answers: seen.length, rows: rows.length, charged, fileBytes, handle, cut: seen.some((s) => s.structured!["more"]), maxBytes: Math.max(...seen.map((s) => s.bytes)) };
 }
 
 async function httpClient(base: string, path: string, key: string): Promise<McpClient> {
@@ -260,14 +308,14 @@ describe.each([
   });
   afterAll(async () => {
     console.log(
-      `[${path}, waitMs ${waitMs}] ${figures.length} walks:\n  ${figures.map((f) => `${f.name} (${f.format}): ${f.answers} answers, ${f.rows} rows${f.fileBytes ? `, ${f.fileBytes} B of file` : ""}, charged ${f.charged}${f.handle ? `, ${f.handle}` : ""}`).join("\n  ")}`,
+      `[${path}, waitMs ${waitMs}] ${figures.length} walks:\n  ${figures.map((f) => `${f.name} (${f.format}): ${f.answers} answers, ${f.rows} rows${f.fileBytes ? `, ${f.fileBytes} B of file` : ""}, charged ${f.charged}${f.handle ? `, ${f.handle}` : ""}, largest result ${f.maxBytes} B${f.cut ? " (cut)" : ""}`).join("\n  ")}`,
     );
     await client.close();
     await g.server.close({ drainMs: 3000 });
   });
 
   it.each(CASES.map(([name, args], i) => [`#${i} ${label(name, args)}`, name, args] as const))("%s", async (l, name, args) => {
-    const f = await checkedWalk(g, client, name, args, l);
+    const f = await checkedWalk(g, client, name, args, l, path === "/mcp" ? MCP_ANSWER_BYTES : SMALL_BOUND);
     figures.push(f);
     expect(f.charged).toBeGreaterThan(0);
   });
@@ -286,6 +334,7 @@ describe.each([
       const before = balanceOf(g);
       const r = await call(client, name, { ...args, max_cost_credits: 0 });
       expect(r.isError, label(name, args)).toBe(true);
+      checkOutput(name, r.structured, label(name, args));
       expect(r.structured!["code"]).toBe("max_cost_exceeded");
       await sleep(waitMs === 1 ? 60 : 0);
       expect(balanceOf(g), label(name, args)).toBe(before);

@@ -187,7 +187,7 @@ describe("collectMore over Streamable HTTP at /mcp and over stdio", () => {
     const { server, key } = gateway({ dbPath });
     await server.close();
     const bin = fileURLToPath(new URL("../../src/bin/sdgw-mcp.ts", import.meta.url));
-    const transport = new StdioClientTransport({ command: process.execPath, args: ["--conditions=source", bin], env: { SDGW_DB: dbPath, SDGW_API_KEY: key, PATH: process.env["PATH"] ?? "" }, stderr: "pipe" });
+    const transport = new StdioClientTransport({ command: process.execPath, args: ["--conditions=source", bin], env: { SDGW_DB: dbPath, SDGW_API_KEY: key, SDGW_KEY_QPS: "1000", PATH: process.env["PATH"] ?? "" }, stderr: "pipe" });
     const client = new Client({ name: "more-stdio", version: "1.0.0" });
     await client.connect(transport);
     const balance = async () => ((await client.callTool({ name: "account", arguments: {} })).structuredContent as Structured)["billing"]["balance_credits"] as number;
