@@ -52,6 +52,6 @@ export { planTool, startToolRun, toolContext } from "./tool-runs.ts";
 export type { StartToolRun } from "./tool-runs.ts";
 export { toolAnswer, toolQuoteAnswer } from "./tool-answers.ts";
 export type { ToolAnswerParts } from "./tool-answers.ts";
-export { createMcpServer, mcpRoutes, MCP_TOOLS, MCP_ANSWER_BYTES, MORE_NOTE, fitAnswer } from "./mcp/index.ts";
-export type { CreateMcpServerOptions, McpRoutesOptions, Fitted } from "./mcp/index.ts";
+export { createMcpServer, mcpRoutes, MCP_TOOLS, MCP_TOOLSETS, McpToolsetError, MCP_ANSWER_BYTES, MORE_NOTE, fitAnswer } from "./mcp/index.ts";
+export type { CreateMcpServerOptions, McpRoutesOptions, McpToolFilter, McpToolsetName, Fitted } from "./mcp/index.ts";
 export type { CallPlan, PlannedCall } from "./plan.ts";

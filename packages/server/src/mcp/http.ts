@@ -2,6 +2,7 @@
  * MCP over Streamable HTTP at `/mcp`, as a Fastify plugin: stateless (a new MCP server and transport per request,
  * acting for the request's key), JSON answers (no SSE stream needed: every tool answers at once or with a handle).
  */
+import { Readable } from "node:stream";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { errorAnswer } from "@sdgw/validators";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -177,17 +178,46 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
       ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
       ...(gw ? { gateway: gw } : {}),
     });
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // A call that asks for progress (a progressToken, and a client that takes an event stream) is answered as a
+    // stream, so that its notifications/progress reach the client before the result (D80); every other answer is
+    // one JSON body.
+    const streamed = asksForProgress(req.body) && String(req.headers["accept"] ?? "").includes("text/event-stream");
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streamed });
     await server.connect(transport);
+    let closeLater = false;
     try {
       const res = await transport.handleRequest(toWebRequest(req));
-      const text = await res.text();
       reply.code(res.status);
       res.headers.forEach((value, name) => void reply.header(name, value));
-      return reply.send(text);
+      if (streamed && res.body && String(res.headers.get("content-type")).startsWith("text/event-stream")) {
+        const stream = Readable.fromWeb(res.body as import("node:stream/web").ReadableStream);
+        closeLater = true;
+        stream.once("close", () => void server.close());
+        return reply.send(stream);
+      }
+      return reply.send(await res.text());
     } finally {
-      await server.close();
+      if (!closeLater) await server.close();
     }
   };
   for (const method of ["POST", "GET", "DELETE"] as const) app.route({ method, url: "/mcp", handler });
 }
+
+/** Whether a JSON-RPC body (text, as the gateway reads bodies, or parsed) is a `tools/call` with `_meta.progressToken`. */
+function asksForProgress(raw: unknown): boolean {
+  let body = raw;
+  if (typeof raw === "string") {
+    if (!raw.includes("progressToken")) return false;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      return false; // the transport answers the parse error
+    }
+  }
+  const one = (m: unknown) => {
+    const params = (m as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } } | null)?.params;
+    return (m as { method?: unknown } | null)?.method === "tools/call" && params?._meta?.progressToken !== undefined;
+  };
+  return Array.isArray(body) ? body.some(one) : one(body);
+}
+

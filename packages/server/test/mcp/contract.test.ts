@@ -249,6 +249,26 @@ describe("long runs: progress while a 202 is waited for (D80), results as resour
     await client.close();
   });
 
+  it("over Streamable HTTP on a real socket, a call with a progressToken is answered as an event stream carrying its progress", async () => {
+    const url = `${await g.server.listen({ host: "127.0.0.1", port: 0 })}/mcp`;
+    const client = new sdk.Client({ name: "progress-over-http", version: "1.0.0" });
+    await client.connect(new sdk.StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { "x-api-key": g.key } } }));
+    const seen: Array<{ progress: number; total?: number }> = [];
+    const r = await client.callTool({ name: "brand_buzz", arguments: BODIES.brand_buzz.background }, { onprogress: (p) => void seen.push(p) });
+    expect((r.structuredContent as Json)["status"]).toBe("ok");
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.at(-1)!.progress).toBeLessThanOrEqual(seen[0]!.total!);
+    // without a token the answer is one JSON body, as before
+    const plain = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "x-api-key": g.key, "mcp-protocol-version": "2025-11-25" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "capabilities", arguments: {} } }),
+    });
+    expect(plain.headers.get("content-type")).toMatch(/^application\/json/);
+    await plain.text();
+    await client.close();
+  }, 30_000);
+
   it("resources/read refuses a URI that is not a result, and a handle that is not this key's", async () => {
     const client = await connect({ app: g.server.app, apiKey: g.key, gateway: g.server.gateway });
     await expect(client.readResource({ uri: "https://example.com/x" })).rejects.toThrow(/Unknown resource/);
