@@ -15,3 +15,14 @@ export const BODIES: Record<ToolName, { inline: Record<string, unknown>; backgro
   batch_stats: { inline: { targets: redditPosts(3), include: ["metrics"] }, background: { targets: redditPosts(12), include: ["metrics"] } },
   viral_finder: { inline: { query: "露营", platforms: ["weibo"], count: 3 }, background: { query: "露营", platforms: ["weibo", "douyin", "xiaohongshu", "bilibili", "zhihu"], count: 20 } },
 };
+
+/** A body for each of the six data tools whose answer has many rows (larger than an MCP answer's bound). */
+export const LARGE_DATA_CALLS: ReadonlyArray<[string, Record<string, unknown>]> = [
+  ["search", { platforms: ["weibo", "x", "reddit"], query: "camping", count: 20 }],
+  ["trending", { platforms: ["weibo", "zhihu", "douyin"], count: 20 }],
+  ["detail", { platform: "x", id: Array.from({ length: 12 }, (_, i) => `21225260059903060${10 + i}`) }],
+  ["comments", { platform: "bilibili", url: "https://www.bilibili.com/video/BV1xK4y1a7Zq", limit: 50 }],
+  ["user_profile", { platform: "weibo", id: Array.from({ length: 10 }, (_, i) => String(1749127100 + i)) }],
+  ["user_posts", { platform: "x", id: "vercel", limit: 50 }],
+];
+

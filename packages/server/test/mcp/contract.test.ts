@@ -13,7 +13,7 @@ import { loadSpec } from "../../../../generators/src/spec.ts";
 import { ConfigError, configFromEnv } from "../../src/config.ts";
 import { createMcpServer, MCP_TOOLS, McpToolsetError, mcpRoutes, toolFilterFromArgs, type CreateMcpServerOptions } from "../../src/mcp/index.ts";
 import { createServer, type SdgwServer } from "../../src/server.ts";
-import { BODIES } from "../tool-bodies.ts";
+import { BODIES, LARGE_DATA_CALLS } from "../tool-bodies.ts";
 import { sdk } from "./sdk-client.ts";
 
 const { Client, InMemoryTransport, ProtocolError, StreamableHTTPClientTransport } = sdk;
@@ -96,12 +96,7 @@ describe("the bound holds the whole tool result (D78)", () => {
     const BOUND = 4_000;
     const client = await connect({ app: g.server.app, apiKey: g.key, gateway: g.server.gateway, maxAnswerBytes: BOUND });
     const large: Array<[string, Json]> = [
-      ["search", { platforms: ["weibo", "x", "reddit"], query: "camping", count: 20 }],
-      ["trending", { platforms: ["weibo", "zhihu", "douyin"], count: 20 }],
-      ["detail", { platform: "x", id: Array.from({ length: 12 }, (_, i) => `21225260059903060${10 + i}`) }],
-      ["comments", { platform: "bilibili", url: "https://www.bilibili.com/video/BV1xK4y1a7Zq", limit: 50 }],
-      ["user_profile", { platform: "weibo", id: Array.from({ length: 10 }, (_, i) => String(1749127100 + i)) }],
-      ["user_posts", { platform: "x", id: "vercel", limit: 50 }],
+      ...LARGE_DATA_CALLS,
       ...Object.entries(BODIES).map(([tool, b]): [string, Json] => [tool, b.inline]),
       ["batch_stats", { ...BODIES.batch_stats.background, format: "csv" }],
     ];

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectMore } from "../../../client/src/more.ts";
 import { createMcpServer, MCP_ANSWER_BYTES } from "../../src/mcp/index.ts";
 import { createServer, type SdgwServer } from "../../src/server.ts";
-import { BODIES } from "../tool-bodies.ts";
+import { BODIES, LARGE_DATA_CALLS } from "../tool-bodies.ts";
 import { sdk } from "./sdk-client.ts";
 
 const { Client, InMemoryTransport, StreamableHTTPClientTransport } = sdk;
@@ -30,12 +30,7 @@ const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
 
 /** The charging tools with a body each whose result has many rows. */
 const CALLS: Array<[string, Record<string, unknown>]> = [
-  ["search", { platforms: ["weibo", "x", "reddit"], query: "camping", count: 20 }],
-  ["trending", { platforms: ["weibo", "zhihu", "douyin"], count: 20 }],
-  ["detail", { platform: "x", id: Array.from({ length: 12 }, (_, i) => `21225260059903060${10 + i}`) }],
-  ["comments", { platform: "bilibili", url: "https://www.bilibili.com/video/BV1xK4y1a7Zq", limit: 50 }],
-  ["user_profile", { platform: "weibo", id: Array.from({ length: 10 }, (_, i) => String(1749127100 + i)) }],
-  ["user_posts", { platform: "x", id: "vercel", limit: 50 }],
+  ...LARGE_DATA_CALLS,
   ...Object.entries(BODIES).flatMap(([tool, b]): Array<[string, Record<string, unknown>]> => [[tool, b.inline], [tool, b.background]]),
 ];
 

@@ -5,21 +5,13 @@
  * scenario: tools/list, one charged call answered inline with its rows, one charged call run in the background and
  * read by its handle, then that handle read again for free.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stopAll } from "../../processes.ts";
+import { describe, expect, it } from "vitest";
 import { BODIES } from "../../tool-bodies.ts";
-import { balance, CHARGING, callAndReadOn, parts, startGateway, stdioCommand, v1, v2, v2Stdio, type AnyClient, type Gateway, type Json } from "./harness.ts";
+import { balance, CHARGING, callAndReadOn, parts, gatewayPerFile, stdioCommand, v1, v2, v2Stdio, type AnyClient, type Gateway, type Json } from "./harness.ts";
 
 let g: Gateway;
 const open: AnyClient[] = [];
-beforeAll(async () => {
-  g = await startGateway();
-}, 30_000);
-afterAll(async () => {
-  for (const c of open) await c.close().catch(() => undefined);
-  await g?.stop();
-  stopAll();
-});
+gatewayPerFile((started) => (g = started), open);
 
 type Generation = "v1" | "v2";
 type Transport = "Streamable HTTP" | "stdio";

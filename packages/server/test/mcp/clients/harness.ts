@@ -7,7 +7,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { kill, MCP_BIN, ROOT, sameClockEnv, startServer, type Started } from "../../processes.ts";
+import { afterAll, beforeAll } from "vitest";
+import { kill, MCP_BIN, ROOT, sameClockEnv, startServer, stopAll, type Started } from "../../processes.ts";
 // Registers the resolve hook that drops the `source` condition inside node_modules (eventsource and
 // eventsource-parser, dependencies of both SDK generations, export TypeScript under `source`), then loads v2.
 import { sdk as v2 } from "../sdk-client.ts";
@@ -165,3 +166,21 @@ export async function callAndReadOn(client: AnyClient, name: string, args: Recor
   }
   return seen;
 }
+
+/**
+ * One reference server for the tests of a file: started before them (`set` receives it), stopped after them with
+ * every client left in `open` and every child process the file started.
+ */
+export function gatewayPerFile(set: (g: Gateway) => void, open: Array<{ close(): Promise<unknown> }> = []): void {
+  let started: Gateway | undefined;
+  beforeAll(async () => {
+    started = await startGateway();
+    set(started);
+  }, 30_000);
+  afterAll(async () => {
+    for (const c of open) await c.close().catch(() => undefined);
+    await started?.stop();
+    stopAll();
+  });
+}
+

@@ -5,23 +5,16 @@
  * client's own checks (its result schema, and its validation of `structuredContent` against a tool's
  * `outputSchema` when a tool declares one) run on every answer.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { toCsv, toNdjson } from "@sdgw/validators";
 import type { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { stopAll } from "../../processes.ts";
 import { BODIES } from "../../tool-bodies.ts";
-import { balance, CHARGING, callAndReadOn, FREE, parts, recordingFetch, resultOverHttp, rowsOf, startGateway, until, v1, type AnyClient, type Gateway, type Json } from "./harness.ts";
+import { balance, CHARGING, callAndReadOn, FREE, parts, recordingFetch, resultOverHttp, rowsOf, gatewayPerFile, until, v1, type AnyClient, type Gateway, type Json } from "./harness.ts";
 
 const WWW_AUTHENTICATE = 'ApiKey header="X-API-Key", Bearer realm="sdgw"';
 
 let g: Gateway;
-beforeAll(async () => {
-  g = await startGateway();
-}, 30_000);
-afterAll(async () => {
-  await g?.stop();
-  stopAll();
-});
+gatewayPerFile((started) => (g = started));
 
 /** A v1 client connected over Streamable HTTP with `headers`, recording its exchanges. */
 async function connect(headers: Record<string, string> = { "x-api-key": g.key }): Promise<{ client: V1Client; log: ReturnType<typeof recordingFetch>["log"]; errors: unknown[] }> {

@@ -4,23 +4,15 @@
  * SDGW_DB), on the database of a running reference server, so balances and stored results are read over its HTTP
  * API. Tools are called through `client.callTool` (the client's result checks run on each answer).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { toCsv } from "@sdgw/validators";
 import type { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { stopAll } from "../../processes.ts";
 import { BODIES } from "../../tool-bodies.ts";
-import { balance, CHARGING, callAndReadOn, FREE, parts, resultOverHttp, rowsOf, startGateway, stdioCommand, until, v1, type AnyClient, type Gateway, type Json } from "./harness.ts";
+import { balance, CHARGING, callAndReadOn, FREE, parts, resultOverHttp, rowsOf, gatewayPerFile, stdioCommand, until, v1, type AnyClient, type Gateway, type Json } from "./harness.ts";
 
 let g: Gateway;
 const open: V1Client[] = [];
-beforeAll(async () => {
-  g = await startGateway();
-}, 30_000);
-afterAll(async () => {
-  for (const c of open) await c.close().catch(() => undefined);
-  await g?.stop();
-  stopAll();
-});
+gatewayPerFile((started) => (g = started), open);
 
 /** A v1 client on a new `sdgw-mcp` process with `env` (SDGW_DB is the running server's database). */
 async function connect(env: Record<string, string> = { SDGW_API_KEY: g.key }): Promise<{ client: V1Client; transport: InstanceType<typeof v1.StdioClientTransport>; stderr: () => string }> {
