@@ -197,6 +197,14 @@ describe("throttling (D84)", () => {
     expect((await signIn(EMAIL, PASSWORD, "10.9.9.8")).statusCode).toBe(200);
   }, 30_000);
 
+  it("attempts sent together cannot pass the limit while their passwords are checked", async () => {
+    const { signIn } = setup();
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => signIn(EMAIL, i === 11 ? PASSWORD : `wrong password ${i}`, `10.0.3.${i}`)));
+    const statuses = answers.map((a) => a.statusCode);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(7);
+  });
+
   it("a right password starts the email's count over", async () => {
     const { signIn } = setup();
     for (let i = 0; i < 4; i++) await signIn(EMAIL, "wrong password 1234");

@@ -233,13 +233,20 @@ export class Sessions {
 
   /**
    * Signs in: refused at once when the email or the address has too many recent failures (the password is not
-   * checked); otherwise the password is checked (a dummy hash when no user has the email, so that both take as
-   * long), a failure counted, and on success a new session made.
+   * checked); otherwise the attempt is counted as a failure before the password is checked (so that attempts sent
+   * together cannot pass the limit while their hashes run), the password is checked (a dummy hash when no user has
+   * the email, so that both take as long), and on success the email's count starts over and a new session is made.
    */
   async signIn(emailRaw: string, password: string, address: string): Promise<SignInResult> {
     const email = normalizeEmail(emailRaw);
     const throttled = this.throttle(email, address);
     if (throttled) return { ok: false, ...throttled };
+    const { store } = this.deps;
+    const at = this.deps.now();
+    store.tx(() => {
+      store.write("DELETE FROM sign_in_failures WHERE at <= ?", at - this.deps.config.failureWindowMs);
+      store.write("INSERT INTO sign_in_failures (email, address, at) VALUES (?, ?, ?)", email, address, at);
+    });
     const user = this.userByEmail(email);
     let matches: boolean;
     if (user) matches = await verifyPassword(password, user.password_hash);
@@ -247,15 +254,7 @@ export class Sessions {
       await verifyPassword(password, DUMMY_HASH);
       matches = false;
     }
-    const { store } = this.deps;
-    const now = this.deps.now();
-    if (!user || !matches) {
-      store.tx(() => {
-        store.write("DELETE FROM sign_in_failures WHERE at <= ?", now - this.deps.config.failureWindowMs);
-        store.write("INSERT INTO sign_in_failures (email, address, at) VALUES (?, ?, ?)", email, address, now);
-      });
-      return { ok: false, refusal: "invalid" };
-    }
+    if (!user || !matches) return { ok: false, refusal: "invalid" };
     // The password was right: the count of this email starts over (the address's count stays).
     store.tx(() => store.write("DELETE FROM sign_in_failures WHERE email = ?", email));
     if (user.disabled) return { ok: false, refusal: "disabled" };
