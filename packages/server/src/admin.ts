@@ -9,11 +9,19 @@
  *   sdgw-admin suspend|resume --account acc_… | --key key_…|sdgw_abc1234
  *   sdgw-admin pause --message TEXT | unpause
  *   sdgw-admin call-cap --account acc_… --calls N|off
+ *   sdgw-admin create-user --account acc_… --email a@b.c [--password-stdin]
+ *   sdgw-admin disable-user --email a@b.c
  *
  * Options: --db PATH (default $SDGW_DB or ./data/sdgw.sqlite). Prints JSON.
+ *
+ * Console users (D82): a password is never taken from the command line (it would show in `ps` and the shell's
+ * history). `--password-stdin` reads it from standard input (one trailing line break dropped); without it a random
+ * password is made and printed once. Only its scrypt hash is stored. `disable-user` ends the user's sessions.
  */
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createGateway } from "./gateway.ts";
+import { PASSWORD_MAX, PASSWORD_MIN, hashPasswordSync, newPassword, sessionsOf } from "./systems/sessions.ts";
 
 /** What `sdgw-admin --help` prints. */
 export const ADMIN_USAGE = `Usage: sdgw-admin <command> [options]   (prints JSON)
@@ -28,23 +36,37 @@ export const ADMIN_USAGE = `Usage: sdgw-admin <command> [options]   (prints JSON
   pause --message "Maintenance until 14:00 UTC"    (charged calls answer 503 temporarily_unavailable, reason paused)
   unpause
   call-cap --account acc_… --calls N|off     (calls started per UTC day; over it: 503 temporarily_unavailable, reason daily_cap)
+  create-user --account acc_… --email a@b.c [--password-stdin]
+                                            (a console user; without --password-stdin a password is made and printed once)
+  disable-user --email a@b.c                (it cannot sign in; its sessions end)
 
 Options: --db PATH   the server's database (default $SDGW_DB, else ./data/sdgw.sqlite)
          --help      this text`;
 
-const COMMANDS = ["create-account", "grant", "create-key", "revoke-key", "list-keys", "suspend", "resume", "pause", "unpause", "call-cap"] as const;
+const COMMANDS = ["create-account", "grant", "create-key", "revoke-key", "list-keys", "suspend", "resume", "pause", "unpause", "call-cap", "create-user", "disable-user"] as const;
 
 /** Whether these arguments ask for the usage text (`--help`, `-h`, `help`). */
 export function wantsAdminHelp(argv: readonly string[]): boolean {
   return argv[0] === "help" || argv.includes("--help") || argv.includes("-h");
 }
 
-/** Runs one admin command; returns what it prints. Throws with a message a person can act on. */
-export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): unknown {
+/** Where a command reads what is not in its arguments: `readStdin` gives all of standard input (`--password-stdin`). */
+export interface AdminIo {
+  readStdin?: () => string;
+}
+
+/**
+ * Runs one admin command; returns what it prints. Throws with a message a person can act on. `io.readStdin` is
+ * where `--password-stdin` reads (default: the process's standard input).
+ */
+export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, io: AdminIo = {}): unknown {
   const [command, ...rest] = argv;
   // Checked before the database is opened, so that a typo creates no database file.
   if (!COMMANDS.includes(command as (typeof COMMANDS)[number])) {
     throw new Error(`unknown command ${command ?? "(none)"}; commands: ${COMMANDS.join(", ")} (sdgw-admin --help)`);
+  }
+  if (rest.some((a) => a === "--password" || a.startsWith("--password="))) {
+    throw new Error("a password is never taken from the command line (ps and shell history show it): pipe it to --password-stdin, or leave it out to have one made");
   }
   const { values } = parseArgs({
     args: [...rest],
@@ -60,6 +82,8 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       "no-read-data": { type: "boolean" },
       message: { type: "string" },
       calls: { type: "string" },
+      email: { type: "string" },
+      "password-stdin": { type: "boolean" },
     },
     strict: true,
   });
@@ -126,6 +150,22 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         const cap = calls === "off" ? null : whole(calls, "--calls");
         gw.accounts.setAccountCallCap(account, cap);
         return { account, call_cap: cap };
+      }
+      case "create-user": {
+        const account = need(values.account, "account");
+        if (!gw.accounts.account(account)) throw new Error(`no account ${account}`);
+        const email = need(values.email, "email");
+        const made = !values["password-stdin"];
+        const password = made ? newPassword() : (io.readStdin ?? (() => readFileSync(0, "utf8")))().replace(/\r?\n$/, "");
+        if (password.length < PASSWORD_MIN || Buffer.byteLength(password) > PASSWORD_MAX) throw new Error(`the password must be ${PASSWORD_MIN} characters to ${PASSWORD_MAX} bytes`);
+        const user = sessionsOf(gw).createUser({ accountId: account, email, passwordHash: hashPasswordSync(password) });
+        return { user: user.id, account: user.account_id, email: user.email, ...(made ? { password, note: "The password is shown once; only its hash is stored." } : {}) };
+      }
+      case "disable-user": {
+        const email = need(values.email, "email");
+        const done = sessionsOf(gw).disableUser(email);
+        if (!done) throw new Error(`no user ${email}`);
+        return { user: done.user.id, email: done.user.email, disabled: true, sessions_ended: done.sessionsEnded };
       }
       case "list-keys":
         return gw.accounts.keys(values.account).map((k) => ({ id: k.id, prefix: k.prefix, account: k.account_id, name: k.name, status: k.exposed_at ? "exposed" : k.status, permissions: JSON.parse(k.permissions) as string[], daily_limit: k.daily_limit, created_at: k.created_at, expires_at: k.expires_at }));

@@ -62,7 +62,32 @@ export interface ServerConfig {
   limits: LimitsConfig;
   /** Addresses the errors point to. */
   urls: ServiceUrls;
+  /** Console sign-in sessions (D82–D85): lifetimes and sign-in throttling. */
+  sessions: SessionConfig;
 }
+
+/** Console sign-in sessions (D82–D85). */
+export interface SessionConfig {
+  /** A session unused for this long ends (default 12 h; `SDGW_SESSION_IDLE_MS`). Seen to the minute (D83). */
+  idleMs: number;
+  /** A session ends this long after sign-in, used or not (default 7 days; `SDGW_SESSION_LIFETIME_MS`). */
+  lifetimeMs: number;
+  /** Failed sign-ins for one email within `failureWindowMs` after which sign-ins for it are refused (default 5). */
+  failuresPerEmail: number;
+  /** Failed sign-ins from one network address within `failureWindowMs` after which its sign-ins are refused (default 20). */
+  failuresPerAddress: number;
+  /** The window of the two counts above, in ms (default 15 minutes). */
+  failureWindowMs: number;
+}
+
+/** The session defaults (D83, D84). */
+export const DEFAULT_SESSIONS: SessionConfig = {
+  idleMs: 12 * 3600_000,
+  lifetimeMs: 7 * 24 * 3600_000,
+  failuresPerEmail: 5,
+  failuresPerAddress: 20,
+  failureWindowMs: 15 * 60_000,
+};
 
 /** Bounds of the HTTP connections (D57): a stalled or oversized request is answered in the contract's words, and closed. */
 export interface HttpConfig {
@@ -86,8 +111,8 @@ export interface McpConfig {
   readOnly: boolean;
 }
 
-/** A partial configuration; `limits`, `http`, `urls` and `mcp` may be partial too. */
-export type ServerOptions = Partial<Omit<ServerConfig, "limits" | "urls" | "http" | "mcp">> & { limits?: Partial<LimitsConfig>; urls?: Partial<ServiceUrls>; http?: Partial<HttpConfig>; mcp?: Partial<McpConfig> };
+/** A partial configuration; `limits`, `http`, `urls`, `mcp` and `sessions` may be partial too. */
+export type ServerOptions = Partial<Omit<ServerConfig, "limits" | "urls" | "http" | "mcp" | "sessions">> & { limits?: Partial<LimitsConfig>; urls?: Partial<ServiceUrls>; http?: Partial<HttpConfig>; mcp?: Partial<McpConfig>; sessions?: Partial<SessionConfig> };
 
 /** The HTTP bounds' defaults (D57). */
 export const DEFAULT_HTTP: HttpConfig = {
@@ -129,6 +154,7 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     urls: { ...DEFAULT_URLS, ...options.urls },
     mcp: { toolsets: options.mcp?.toolsets ?? null, readOnly: options.mcp?.readOnly ?? false },
+    sessions: { ...DEFAULT_SESSIONS, ...options.sessions },
   };
 }
 
@@ -175,8 +201,8 @@ function envReader(env: NodeJS.ProcessEnv) {
  * takes between half and one and a half times it), `SDGW_KEY_QPS`, `SDGW_WORKSPACE_CONCURRENCY`,
  * `SDGW_ADDRESS_PER_MINUTE`, `SDGW_FAILURE_THRESHOLD`, `SDGW_FREE_CALLS`, `SDGW_REQUEST_TIMEOUT_MS`,
  * `SDGW_CONNECTIONS_PER_ADDRESS`, `SDGW_ANSWER_LOG_QUOTA_BYTES`, `SDGW_ANSWER_LOG_CHUNKS`, and the tools `/mcp` offers,
- * `SDGW_MCP_TOOLSETS` (comma-separated toolsets) and `SDGW_MCP_READ_ONLY` (1: only the free tools). Unset or empty
- * means the default.
+ * `SDGW_MCP_TOOLSETS` (comma-separated toolsets) and `SDGW_MCP_READ_ONLY` (1: only the free tools), and the console's
+ * sign-in sessions, `SDGW_SESSION_IDLE_MS` and `SDGW_SESSION_LIFETIME_MS` (D83). Unset or empty means the default.
  *
  * @throws {@link ConfigError} naming every variable that is not a valid value (e.g. `SDGW_WAIT_MS=abc`).
  */
@@ -224,6 +250,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpti
     r.problems.push((error as McpToolsetError).message);
   }
   if (Object.keys(mcp).length) out.mcp = mcp;
+  const sessions: Partial<SessionConfig> = {};
+  const idle = r.whole("SDGW_SESSION_IDLE_MS", "the milliseconds a console session may go unused", 60_000);
+  if (idle !== undefined) sessions.idleMs = idle;
+  const lifetime = r.whole("SDGW_SESSION_LIFETIME_MS", "the milliseconds a console session lasts at most", 60_000);
+  if (lifetime !== undefined) sessions.lifetimeMs = lifetime;
+  if (Object.keys(sessions).length) out.sessions = sessions;
   r.done();
   return out;
 }

@@ -34,7 +34,7 @@ describe("sdgw-admin", () => {
     const db = join(dir, "never-made.sqlite");
     const typo = admin(["creat-account", "--db", db]);
     expect(typo.code).toBe(1);
-    expect(typo.stderr).toMatch(/unknown command creat-account; commands: create-account, grant, create-key, revoke-key, list-keys, suspend, resume, pause, unpause, call-cap \(sdgw-admin --help\)/);
+    expect(typo.stderr).toMatch(/unknown command creat-account; commands: create-account, grant, create-key, revoke-key, list-keys, suspend, resume, pause, unpause, call-cap, create-user, disable-user \(sdgw-admin --help\)/);
     expect(existsSync(db)).toBe(false);
   });
 

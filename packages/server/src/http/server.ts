@@ -43,6 +43,7 @@ import { toolQuoteAnswer } from "../tool-answers.ts";
 import { planTool, startToolRun } from "../tool-runs.ts";
 import type { ToolPlan, ToolRefusal } from "../tools/types.ts";
 import { mcpRoutes } from "../mcp/http.ts";
+import { consoleSessionRoutes } from "./console-session.ts";
 import { authenticate, canReadData, keyInUrl, presentedKeyHash, type Caller } from "./auth.ts";
 
 type OperationId = keyof typeof OPERATIONS;
@@ -675,6 +676,7 @@ export function buildApp(gw: Gateway): FastifyInstance {
   // ------------------------------------------------------------------------------------------ MCP (Streamable HTTP)
 
   void app.register(mcpRoutes, { gateway: gw, target: app });
+  consoleSessionRoutes(app, gw); // the console's sign-in sessions (D82–D85), not in the contract like /mcp
 
   // ------------------------------------------------------------------------------------------ anything else
 

@@ -121,6 +121,22 @@ CREATE TABLE IF NOT EXISTS idempotency (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS idempotency_key ON idempotency(key_id, idem_key);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS users (
+  id TEXT PRIMARY KEY, account_id TEXT NOT NULL REFERENCES accounts(id), email TEXT NOT NULL UNIQUE,
+  password_hash TEXT NOT NULL, created_at TEXT NOT NULL, disabled INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1))
+);
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, csrf_token TEXT NOT NULL,
+  created_at INTEGER NOT NULL, last_seen_at INTEGER NOT NULL, expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions(user_id);
+CREATE INDEX IF NOT EXISTS sessions_by_expiry ON sessions(expires_at);
+CREATE TABLE IF NOT EXISTS sign_in_failures (
+  id INTEGER PRIMARY KEY, email TEXT NOT NULL, address TEXT NOT NULL, at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sign_in_failures_email ON sign_in_failures(email, at);
+CREATE INDEX IF NOT EXISTS sign_in_failures_address ON sign_in_failures(address, at);
+CREATE INDEX IF NOT EXISTS sign_in_failures_at ON sign_in_failures(at);
 `;
 
 /** Columns added since a table was first created (`ALTER TABLE … ADD COLUMN` on a database made before them). */
