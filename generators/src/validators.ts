@@ -111,6 +111,26 @@ function shortCircuitLengths(code: string): string {
 }
 
 /**
+ * Makes the module tree-shakeable, so that a bundle that imports one validator keeps only the functions it reaches
+ * (issue 18): ajv hangs each function's `evaluated` record on the function (`validate12.evaluated = {…};`, a
+ * top-level statement that keeps every function alive), and initializes helpers with calls. Each record becomes a
+ * constant of its own (`const evaluated_validate12 = {…};`, read where `validate12.evaluated` was: the same object,
+ * mutated the same way), and the calls and `new RegExp` of top-level initializers are marked pure.
+ */
+function treeShakeable(code: string): string {
+  const records = new Set<string>();
+  const out = code
+    .replace(/(?<=[;}\n])(validate\d+)\.evaluated = (\{[^}]*\});/g, (_m, fn: string, record: string) => {
+      records.add(fn);
+      return `const evaluated_${fn} = ${record};`;
+    })
+    .replace(/\b(validate\d+)\.evaluated\b/g, (whole: string, fn: string) => (records.has(fn) ? `evaluated_${fn}` : whole))
+    .replace(/(^|[;}\n])(const \w+ = )(cjsValue\(|new RegExp\()/g, "$1$2/* @__PURE__ */ $3");
+  if (/\bvalidate\d+\.evaluated\b/.test(out)) throw new Error("ajv standalone: an evaluated record was left on its function");
+  return out;
+}
+
+/**
  * Rewrites ajv's `require(...)` lines into ESM namespace imports, so the generated module is valid ESM unbundled.
  * Loaders disagree on what a CommonJS module looks like from ESM (Node gives `module.exports` as `default`;
  * vite and esbuild unwrap `exports.default` when `__esModule` is set), so each value is found by `cjsValue`,
@@ -297,7 +317,7 @@ export function generateValidators(doc: OpenApiDoc): GeneratedFile[] {
 
   injectDiscriminators(defs);
   ajv.addSchema(base);
-  const standalone = shortCircuitLengths(requiresToImports(dropRepeatedDeclarations(standaloneCode(ajv, exportsMap))));
+  const standalone = treeShakeable(shortCircuitLengths(requiresToImports(dropRepeatedDeclarations(standaloneCode(ajv, exportsMap)))));
   const names = Object.keys(exportsMap).sort();
   const dts =
     BANNER +
@@ -327,15 +347,15 @@ const pascal = (id: string) => id[0]!.toUpperCase() + id.slice(1);
 function bindings(table: OperationInfo[]): string {
   const out: string[] = [BANNER];
   out.push(`import type { components } from "@sdgw/types";`);
-  out.push(`import { requestValidator, responseValidator, schemaValidator, type AnswerOf, type BodyOf, type HeadersOf, type PathOf, type QueryOf } from "../core.ts";`);
+  out.push(`import { requestValidator, responseValidator, schemaGuard, schemaValidator, type AnswerOf, type BodyOf, type HeadersOf, type PathOf, type QueryOf } from "../core.ts";`);
   out.push(`import * as raw from "./standalone.js";`);
   out.push(`import { OPERATIONS } from "./table.ts";\n`);
   out.push(`type S = components["schemas"];\n`);
   for (const name of NAMED_SCHEMAS) {
     out.push(`/** Validates a \`${name}\` against the contract. */`);
-    out.push(`export const validate${name} = schemaValidator<S["${name}"]>(raw.schema_${name});`);
+    out.push(`export const validate${name} = /* @__PURE__ */ schemaValidator<S["${name}"]>(raw.schema_${name});`);
     out.push(`/** True when the value is a valid \`${name}\`. */`);
-    out.push(`export const is${name} = validate${name}.is;`);
+    out.push(`export const is${name} = /* @__PURE__ */ schemaGuard<S["${name}"]>(raw.schema_${name});`);
   }
   out.push("");
   const reqMap: string[] = [];
@@ -349,13 +369,13 @@ function bindings(table: OperationInfo[]): string {
     if (t.body) parts.push(["body", "Body", "BodyOf"]);
     for (const [part, Part, T] of parts) {
       out.push(`/** Validates the ${part} of \`${route}\`; on failure also gives the seed's \`invalid_params\` answer. */`);
-      out.push(`export const validate${P}${Part} = requestValidator<${T}<"${id}">>(OPERATIONS.${id}, "${part}", raw.${id}_${part});`);
+      out.push(`export const validate${P}${Part} = /* @__PURE__ */ requestValidator<${T}<"${id}">>(OPERATIONS.${id}, "${part}", raw.${id}_${part});`);
     }
     reqMap.push(`  ${id}: { ${parts.map(([part, Part]) => `${part}: validate${P}${Part}`).join(", ")} },`);
     const statuses = t.responses;
     out.push(`/** Validates an answer of \`${route}\` under its HTTP status (${statuses.join(", ")}). */`);
-    out.push(`export const validate${P}Response = responseValidator("${id}", {`);
-    for (const st of statuses) out.push(`  ${st}: schemaValidator<AnswerOf<"${id}", ${st}>>(raw.${id}_${st}),`);
+    out.push(`export const validate${P}Response = /* @__PURE__ */ responseValidator("${id}", {`);
+    for (const st of statuses) out.push(`  ${st}: /* @__PURE__ */ schemaValidator<AnswerOf<"${id}", ${st}>>(raw.${id}_${st}),`);
     out.push(`});`);
     respMap.push(`  ${id}: validate${P}Response,`);
   }
