@@ -2,7 +2,8 @@
  * The two servers of bench/server, each in its own process (spawned by run.ts with an IPC channel), on 127.0.0.1 at
  * an ephemeral port:
  *   node --conditions=source bench/server/servers.ts sdgw <dir>   the reference server (file database in <dir>,
- *                                                                  simulator at zero latency, limits out of the way)
+ *                                                                  simulator at zero latency, limits out of the way,
+ *                                                                  the rest of its settings from SDGW_* as `pnpm start`)
  *   node --conditions=source bench/server/servers.ts bare <file>  a bare Fastify route answering the answer in <file>:
  *                                                                  parsed once, serialized by Fastify on every request
  * Each sends `{ port, … }` once listening and exits when run.ts goes away.
@@ -10,6 +11,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { configFromEnv } from "../../packages/server/src/config.ts";
 import { createServer } from "../../packages/server/src/server.ts";
 
 const [mode, arg] = process.argv.slice(2);
@@ -17,7 +19,10 @@ if (!process.send) throw new Error("servers.ts must be spawned with an IPC chann
 process.on("disconnect", () => process.exit(0));
 
 if (mode === "sdgw") {
-  const server = createServer({ dbPath: process.env["BENCH_DB"] === "memory" ? ":memory:" : join(arg!, "bench.sqlite"), log: () => undefined, limits: { keyQps: 1e9, workspaceConcurrency: 1e6, failureThreshold: 1e9 } });
+  // The server's own settings from the environment (e.g. SDGW_ANSWER_LOG_CHUNKS=1), then the bench's: its database,
+  // and limits out of the way.
+  const env = configFromEnv();
+  const server = createServer({ ...env, dbPath: process.env["BENCH_DB"] === "memory" ? ":memory:" : join(arg!, "bench.sqlite"), log: () => undefined, limits: { ...env.limits, keyQps: 1e9, workspaceConcurrency: 1e6, failureThreshold: 1e9 } });
   const { account } = server.gateway.accounts.createAccount({ name: "Bench" });
   server.gateway.accounts.grant(account.id, 1_000_000_000);
   const key = server.gateway.accounts.createKey({ accountId: account.id }).secret;
