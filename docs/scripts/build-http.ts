@@ -7,7 +7,7 @@
  *   code (HTTP statuses, whether a retry helps, where it stands in envelopes, its meaning), the `fix` members its
  *   examples carry, and an example answer from `fixtures/errors/`.
  */
-import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 
@@ -25,7 +25,9 @@ html = html
   .replace("<body>", '<body><p style="margin:0;padding:8px 16px;font:14px sans-serif;background:#f4f6fa">Also: <a href="./errors.html">the error catalogue</a> (every code, its HTTP status, whether to retry, an example).</p>');
 if (/https:\/\/cdn\.redocly\.com\/redoc/.test(html)) throw new Error("docs/http/index.html still loads Redoc from the CDN");
 writeFileSync(index, html);
-copyFileSync(join(ROOT, "node_modules", "@redocly", "cli", "lib", "chunks", "redoc.standalone.js"), join(OUT, "redoc.standalone.js"));
+// The script shows Redocly's logo from its CDN: an empty image instead, so that nothing is asked of the network.
+const script = readFileSync(join(ROOT, "node_modules", "@redocly", "cli", "lib", "chunks", "redoc.standalone.js"), "utf8").replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(-full)?\.svg/g, "data:,");
+writeFileSync(join(OUT, "redoc.standalone.js"), script);
 
 // 2. The error catalogue.
 interface Row { http: number[]; retry: boolean | "depends"; envelope: "all" | "data" | "none"; meaning: string }
