@@ -13,6 +13,7 @@ export default {
   tsconfig: "tsconfig.docs.json",
   out: "docs/reference",
   readme: "none",
+  plugin: ["./docs/typedoc-declared-types.mjs"],
   disableSources: true,
   excludePrivate: true,
   excludeInternal: true,
@@ -22,4 +23,6 @@ export default {
   requiredToBeDocumented: ["Function", "Class", "Interface", "TypeAlias", "Variable", "Enum"],
   packagesRequiringDocumentation: ["@sdgw/types", "@sdgw/validators", "@sdgw/client", "@sdgw/mock", "@sdgw/server", "@sdgw/conformance"],
   sort: ["source-order"],
+  // Types TypeDoc infers (the generated validators carry no annotations) are spelled out to this depth, then `...`.
+  maxTypeConversionDepth: 4,
 };

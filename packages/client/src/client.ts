@@ -1,7 +1,10 @@
 import { createFinalURL, createQuerySerializer, defaultPathSerializer } from "openapi-fetch";
 import type {
-  AccountAnswer, CapabilitiesAnswer, DataEnvelope, ErrorCode, FanoutAnswer, FindAnswer, FinishedAnswer, HandleAnswer,
-  operations, ScheduleDeleted, ScheduleList, SearchEnvelope, TargetsAnswer, ToolAnswer, ToolQuoteAnswer,
+  AccountAnswer, AccountWatchRequest, BatchStatsRequest, BrandBuzzRequest, CallRequest, CapabilitiesAnswer, CommentInsightsRequest,
+  CommentsRequest, CreatorCardRequest, DataEnvelope, DetailRequest, ErrorCode, FanoutAnswer, FindAnswer, FindCreatorsRequest,
+  FindRequest, FinishedAnswer, HandleAnswer, operations, ScheduleDeleted, ScheduleList, SearchEnvelope, SearchRequest,
+  SuccessAnswer, TargetsAnswer, ToolAnswer, ToolQuoteAnswer, TrendingRequest, UserPostsRequest, UserProfileRequest,
+  ViralFinderRequest,
 } from "@sdgw/types";
 import { SdgwError, SdgwPollTimeoutError, SdgwTimeoutError, SdgwTransportError } from "./errors.ts";
 
@@ -140,6 +143,153 @@ export interface ToolCall<P> {
   (params: P, opts: CallOptions & { wait: false }): SdgwPromise<ToolAnswer | ToolQuoteAnswer | HandleAnswer>;
 }
 
+/**
+ * The query of `GET /v1/search` (the contract's parameters of operation `search`): `query`, and `platform` or
+ * `platforms`, with `type`, `sort`, `time_range`, `content_type`, `scope`, `count`, `cursor`.
+ * @category Calls
+ */
+export type SearchQuery = NonNullable<operations["search"]["parameters"]["query"]>;
+
+/**
+ * A search of one platform (`platform`): it answers the single-platform envelope, which pages (D19).
+ * @category Calls
+ */
+export type OnePlatformSearch = SearchQuery & { platform: string; platforms?: never };
+
+/**
+ * A search of several platforms (`platforms`, or `all`): it answers the fanout answer, one entry per platform.
+ * @category Calls
+ */
+export type ManyPlatformsSearch = SearchQuery & { platforms: NonNullable<SearchQuery["platforms"]>; platform?: never };
+
+/**
+ * What a data call answers when it finishes: the envelope, or the fanout answer of a call given `platforms`.
+ * @category Calls
+ */
+export type DataOrFanout = DataEnvelope | FanoutAnswer;
+
+/**
+ * What a data call of one or more targets answers when it finishes: the envelope, or the targets answer of a call
+ * given a list.
+ * @category Calls
+ */
+export type DataOrTargets = DataEnvelope | TargetsAnswer;
+
+/**
+ * The contract itself, as `GET /openapi.json` answers it.
+ * @category Calls
+ */
+export type OpenApiDocument = SuccessAnswer<"getOpenApiDocument">;
+
+/**
+ * The seven multi-step tools of {@link Client.tools}. Each call is quoted first: `confirm: false` answers the quote
+ * only (nothing runs, nothing is charged); otherwise the tool runs within `max_cost_credits`.
+ * @category Calls
+ */
+export interface ClientTools {
+  /** `POST /v1/tools/brand_buzz`: share of voice, volume over time, top posts and top voices of a query. */
+  brandBuzz: ToolCall<BrandBuzzRequest>;
+  /** `POST /v1/tools/comment_insights`: keywords, sentiment and the most liked comments of 1 to 20 posts. */
+  commentInsights: ToolCall<CommentInsightsRequest>;
+  /** `POST /v1/tools/account_watch`: follower and engagement series of 1 to 20 accounts; with `schedule`, repeated (D11). */
+  accountWatch: ToolCall<AccountWatchRequest>;
+  /** `POST /v1/tools/find_creators`: the authors of a topic, ranked by relevant reach. */
+  findCreators: ToolCall<FindCreatorsRequest>;
+  /** `POST /v1/tools/creator_card`: one `profile_card` per account (1 to 20). */
+  creatorCard: ToolCall<CreatorCardRequest>;
+  /** `POST /v1/tools/batch_stats`: current metrics of 1 to 20 posts; `format` also answers CSV or NDJSON. */
+  batchStats: ToolCall<BatchStatsRequest>;
+  /** `POST /v1/tools/viral_finder`: posts of a topic whose engagement is far above their author's usual. */
+  viralFinder: ToolCall<ViralFinderRequest>;
+}
+
+/**
+ * The schedules of {@link Client.schedules} (made by `account_watch`).
+ * @category Calls
+ */
+export interface ClientSchedules {
+  /** `GET /v1/schedules`: the account's schedules. Free. */
+  list(opts?: CallOptions): SdgwPromise<ScheduleList>;
+  /** `DELETE /v1/schedules/{schedule_id}`: stops a schedule. Free; not retried once it may have run (D68). */
+  delete(scheduleId: string, opts?: CallOptions): SdgwPromise<ScheduleDeleted>;
+}
+
+/**
+ * The results of {@link Client.results}: a handle's answer, as JSON or as a file, free and repeatable.
+ * @category Calls
+ */
+export interface ClientResults {
+  /**
+   * Reads a result by handle (free, repeatable): the finished JSON answer, or with `format` `csv`/`ndjson` the file
+   * text. A run still going answers its 202 handle answer. Never re-runs the call.
+   */
+  get(handle: string, opts?: CallOptions & { format?: "json" }): SdgwPromise<FinishedAnswer | HandleAnswer>;
+  /** With `format` `csv` or `ndjson`: the file's text (or the 202 handle answer of a run still going). */
+  get(handle: string, opts: CallOptions & { format: "csv" | "ndjson" }): SdgwPromise<string | HandleAnswer>;
+  /** The rows of a finished result, read as NDJSON and parsed one line at a time. */
+  rows(handle: string, opts?: CallOptions): AsyncGenerator<Record<string, unknown>>;
+}
+
+/**
+ * A client of the Social Data Gateway, made by {@link createClient}: one method per operation of the contract.
+ * Charging calls send an Idempotency-Key (kept across retries) and the budget (`maxCostCredits`); a call answered
+ * 202 is polled to its end unless `{ wait: false }`; errors are thrown as {@link SdgwError}.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from "@sdgw/client";
+ * const sdgw = createClient({ baseUrl: "http://127.0.0.1:8787", apiKey: process.env.SDGW_API_KEY });
+ * const one = await sdgw.search({ platform: "reddit", query: "typescript" }); // SearchEnvelope
+ * const many = await sdgw.search({ platforms: ["x", "reddit"], query: "typescript" }); // FanoutAnswer
+ * const quote = await sdgw.tools.brandBuzz({ query: "Acme", confirm: false }); // nothing charged
+ * ```
+ * @category Calls
+ */
+export interface Client {
+  /**
+   * `GET /v1/search`: one platform (`platform`, answers the {@link SearchEnvelope}) or several (`platforms`,
+   * answers the {@link FanoutAnswer}).
+   */
+  search(query: ManyPlatformsSearch, opts?: CallOptions & { wait?: true }): SdgwPromise<FanoutAnswer>;
+  /** Several platforms with `{ wait: false }`: the fanout answer, or the 202 handle answer of a run still going. */
+  search(query: ManyPlatformsSearch, opts: CallOptions & { wait: false }): SdgwPromise<FanoutAnswer | HandleAnswer>;
+  /** One platform with `{ wait: false }`: the envelope, or the 202 handle answer of a run still going. */
+  search(query: OnePlatformSearch, opts: CallOptions & { wait: false }): SdgwPromise<SearchEnvelope | HandleAnswer>;
+  // The single-platform signature is last: it is the one `pages(client.search, …)` infers (only it pages, D19).
+  /** One platform: the {@link SearchEnvelope}, which pages (`page.cursor`; see {@link pages} and {@link items}). */
+  search(query: OnePlatformSearch, opts?: CallOptions & { wait?: true }): SdgwPromise<SearchEnvelope>;
+  /** `POST /v1/search`: the same search with its parameters in a JSON body. */
+  searchPost: Call<SearchRequest, DataOrFanout>;
+  /** `POST /v1/trending`: trending topics (`leaderboard` items). */
+  trending: Call<TrendingRequest, DataOrFanout>;
+  /** `POST /v1/detail`: posts by `id` or `url`; a list answers the targets answer. */
+  detail: Call<DetailRequest, DataOrTargets>;
+  /** `POST /v1/comments`: comments of a post. */
+  comments: Call<CommentsRequest, DataOrTargets>;
+  /** `POST /v1/user_profile`: profiles of accounts. */
+  userProfile: Call<UserProfileRequest, DataOrTargets>;
+  /** `POST /v1/user_posts`: posts of an account. */
+  userPosts: Call<UserPostsRequest, DataOrTargets>;
+  /** `POST /v1/call/{op}`: any operation of the catalog, by `<platform>.<name>`. */
+  call(op: string, body?: CallRequest, opts?: CallOptions & { wait?: true }): SdgwPromise<DataOrTargets>;
+  /** With `{ wait: false }`: the finished answer, or the 202 handle answer of a run still going. */
+  call(op: string, body: CallRequest, opts: CallOptions & { wait: false }): SdgwPromise<DataOrTargets | HandleAnswer>;
+  /** The seven multi-step tools; each call is quoted first (`confirm: false` answers the quote only). */
+  tools: ClientTools;
+  /** `POST /v1/find`: operations ranked by how well they match what you describe. Free; needs no key. */
+  find(body: FindRequest, opts?: CallOptions): SdgwPromise<FindAnswer>;
+  /** `GET /v1/capabilities`: every operation and tool. Free; needs no key. */
+  capabilities(opts?: CallOptions): SdgwPromise<CapabilitiesAnswer>;
+  /** `GET /v1/account`: the account, this key and the credits. Free. */
+  account(opts?: CallOptions): SdgwPromise<AccountAnswer>;
+  /** `GET /v1/schedules` and `DELETE /v1/schedules/{schedule_id}`. */
+  schedules: ClientSchedules;
+  /** `GET /v1/results/{handle}`: a result as JSON, as a file, or row by row. */
+  results: ClientResults;
+  /** `GET /openapi.json`: the contract. */
+  openapi(opts?: CallOptions): SdgwPromise<OpenApiDocument>;
+}
+
 type Ops = operations;
 type Body<O extends keyof Ops> = Ops[O] extends { requestBody?: { content: { "application/json": infer B } } } ? B : never;
 type Query<O extends keyof Ops> = Ops[O] extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
@@ -213,7 +363,7 @@ const LEVELS = ["debug", "info", "warn", "error"] as const;
  * `not_supported`, `timeout`) are returned as the answer they are (D38). Every call answers an
  * {@link SdgwPromise}: `await sdgw.account().withResponse()` gives the status, headers and request id too.
  */
-export function createClient(options: ClientOptions) {
+export function createClient(options: ClientOptions): Client {
   const base = new URL(options.baseUrl);
   if (base.searchParams.has("key")) throw new TypeError("refusing a key in the URL: pass apiKey, it is sent in a header");
   const headers: Record<string, string> = { ...options.headers };
@@ -462,6 +612,3 @@ export function createClient(options: ClientOptions) {
     openapi: (opts?: CallOptions): SdgwPromise<Ok<"getOpenApiDocument">> => call({ method: "GET", path: "/openapi.json" }, opts),
   };
 }
-
-/** A client made by {@link createClient}. */
-export type Client = ReturnType<typeof createClient>;

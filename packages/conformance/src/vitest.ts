@@ -8,6 +8,7 @@
  * ```
  *
  * @packageDocumentation
+ * @module @sdgw/conformance/vitest
  */
 import { afterAll, describe, it } from "vitest";
 import { CHECKS } from "./checks/index.ts";

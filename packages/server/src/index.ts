@@ -1,15 +1,8 @@
 /**
- * `@sdgw/server`: the reference server of the Social Data Gateway. Every route of the contract on Fastify 5, with
- * credits (holds captured exactly once), idempotency, runs and handles, limits, durable storage on `node:sqlite`,
- * and a deterministic simulator of the ten platforms behind a provider port.
- *
- * ```ts
- * import { createServer } from "@sdgw/server";
- * const server = createServer({ dbPath: "./data/sdgw.sqlite" });
- * console.log(await server.listen()); // http://127.0.0.1:8787 (MCP over Streamable HTTP at /mcp)
- * ```
+ * {@include ../README.md}
  *
  * @packageDocumentation
+ * @module @sdgw/server
  */
 export { createServer } from "./server.ts";
 export type { SdgwServer } from "./server.ts";

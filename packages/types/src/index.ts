@@ -1,11 +1,8 @@
 /**
- * `@sdgw/types`: the types and runtime constants of the Social Data Gateway contract (`spec/openapi.yaml`).
- *
- * Everything here derives from two generated files (`./generated/openapi.ts`, by openapi-typescript, and
- * `./generated/catalogue.ts`); this file only gives the shapes users reach for a name and a comment. Unions are
- * discriminated the way the spec's `oneOf`s are: `status` narrows an envelope, `kind` an item, `code` an error.
+ * {@include ../README.md}
  *
  * @packageDocumentation
+ * @module @sdgw/types
  */
 import type { components, operations, paths } from "./generated/openapi.ts";
 

@@ -1,14 +1,8 @@
 /**
- * @sdgw/validators: precompiled validators (ajv standalone, no runtime compile, no eval) of every request part and
- * every JSON answer of the Social Data Gateway contract, generated from spec/openapi.yaml.
- *
- * - `validateX(value)` gives `{ ok: true, value }` or `{ ok: false, errors: [{ path, message, keyword }] }`;
- *   `isX(value)` is the type guard.
- * - Request validators (`validateSearchQuery`, `validateDetailBody`, …) also give, on failure, the seed's own
- *   `invalid_params` answer: `result.invalid` (`param`, `message`, `allowed`) and `result.answer(requestId)`.
- * - `parseQuery` turns a query string into what the query validators check.
+ * {@include ../README.md}
  *
  * @packageDocumentation
+ * @module @sdgw/validators
  */
 export {
   validateSearchEnvelope,

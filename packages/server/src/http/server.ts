@@ -44,6 +44,7 @@ import { planTool, startToolRun } from "../tool-runs.ts";
 import type { ToolPlan, ToolRefusal } from "../tools/types.ts";
 import { mcpRoutes } from "../mcp/http.ts";
 import { consoleSessionRoutes } from "./console-session.ts";
+import { docsRoutes } from "./docs-routes.ts";
 import { authenticate, canReadData, keyInUrl, presentedKeyHash, type Caller } from "./auth.ts";
 
 type OperationId = keyof typeof OPERATIONS;
@@ -677,6 +678,7 @@ export function buildApp(gw: Gateway): FastifyInstance {
 
   void app.register(mcpRoutes, { gateway: gw, target: app });
   consoleSessionRoutes(app, gw); // the console's sign-in sessions (D82–D85), not in the contract like /mcp
+  docsRoutes(app, gw); // /docs: the HTTP reference built by `pnpm run docs` (docs-routes.ts)
 
   // ------------------------------------------------------------------------------------------ anything else
 

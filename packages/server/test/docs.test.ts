@@ -1,0 +1,105 @@
+/**
+ * `/docs`: the HTTP reference built by `pnpm run docs` (Redoc and the error catalogue), served with no network;
+ * a clear `404 not_found` in the contract's error structure when it was not built. The browser test opens it in
+ * Debian's Chromium from a started server and sees the operations and the error catalogue, every request staying on
+ * 127.0.0.1.
+ */
+import { execSync } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import Fastify from "fastify";
+import { createRequire } from "node:module";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isErrorStructure } from "@sdgw/validators";
+import { createServer, type SdgwServer } from "../src/index.ts";
+import { DOCS_DIR, docsRoutes } from "../src/http/docs-routes.ts";
+import { launchLocalChromium } from "../../../generators/src/testing/chromium.ts";
+
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+// playwright-core is a dev dependency of the mock and the client, not of the server: taken from beside the mock.
+// Its types are not the server's either: the little this test uses is declared here.
+interface Locator { innerText(): Promise<string>; first(): Locator; click(): Promise<void> }
+interface Page {
+  on(event: "pageerror", listener: (error: Error) => void): void;
+  goto(url: string, options: { waitUntil: "load" }): Promise<unknown>;
+  waitForFunction(expression: string, arg: null, options: { timeout: number }): Promise<unknown>;
+  locator(selector: string): Locator;
+  getByText(text: string, options: { exact: boolean }): Locator;
+}
+interface BrowserContext { on(event: "request", listener: (request: { url(): string }) => void): void; newPage(): Promise<Page>; close(): Promise<void> }
+const playwright = (await import(createRequire(new URL("../../mock/package.json", import.meta.url)).resolve("playwright-core"))) as { chromium: Parameters<typeof launchLocalChromium<BrowserContext>>[0] };
+const { chromium } = playwright;
+
+let server: SdgwServer;
+beforeAll(() => {
+  // `pnpm test` builds the references before vitest runs; alone, this file builds the HTTP one (about a second).
+  if (!existsSync(`${DOCS_DIR}index.html`)) execSync("pnpm run docs:http", { cwd: ROOT, stdio: "ignore" });
+  server = createServer({ dbPath: ":memory:", log: () => undefined });
+}, 60_000);
+afterAll(() => server.close({ drainMs: 0 }));
+
+describe("/docs", () => {
+  it("serves the reference, its error catalogue and Redoc's script, with D53's headers", async () => {
+    const moved = await server.app.inject({ method: "GET", url: "/docs" });
+    expect(moved.statusCode).toBe(302);
+    expect(moved.headers.location).toBe("/docs/");
+    const page = await server.app.inject({ method: "GET", url: "/docs/" });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers["content-type"]).toMatch(/^text\/html/);
+    expect(page.headers["x-content-type-options"]).toBe("nosniff");
+    expect(page.headers["cache-control"]).toBe("no-store");
+    expect(page.body).toContain("./redoc.standalone.js");
+    expect(page.body).not.toMatch(/https:\/\/cdn\.redocly\.com\/redoc/);
+    const errors = await server.app.inject({ method: "GET", url: "/docs/errors.html" });
+    expect(errors.statusCode).toBe(200);
+    expect(errors.body).toContain('id="rate_limited"');
+    const script = await server.app.inject({ method: "GET", url: "/docs/redoc.standalone.js" });
+    expect(script.headers["content-type"]).toMatch(/^text\/javascript/);
+  });
+
+  it("answers a page it does not have, and a reference never built, with the contract's not_found", async () => {
+    const missing = await server.app.inject({ method: "GET", url: "/docs/secrets.txt" });
+    expect(missing.statusCode).toBe(404);
+    expect(isErrorStructure(missing.json())).toBe(true);
+    expect(missing.json()).toMatchObject({ code: "not_found", reason: "no_such_route" });
+
+    const bare = Fastify();
+    docsRoutes(bare, server.gateway, "/nonexistent/sdgw-docs/");
+    const unbuilt = await bare.inject({ method: "GET", url: "/docs" });
+    expect(unbuilt.statusCode).toBe(404);
+    const body = unbuilt.json();
+    expect(isErrorStructure(body)).toBe(true);
+    expect(body.message).toMatch(/pnpm run docs/);
+    await bare.close();
+  });
+
+  it("opens in Chromium with the operations and the error catalogue, no request leaving 127.0.0.1", async () => {
+    const base = await server.listen({ host: "127.0.0.1", port: 0 });
+    const { context, profile } = await launchLocalChromium<BrowserContext>(chromium, "docs");
+    const requests: string[] = [];
+    try {
+      context.on("request", (r) => void requests.push(r.url()));
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on("pageerror", (e) => void problems.push(e.message));
+      await page.goto(`${base}/docs`, { waitUntil: "load" });
+      // Redoc's page: the API's title and its five tags in the menu; opening "Data" shows its operations.
+      await page.waitForFunction("/Social Data Gateway API/.test(document.body.innerText)", null, { timeout: 30_000 });
+      const menu = await page.locator("body").innerText();
+      for (const tag of ["Data", "Tools", "Results", "Discovery", "Account"]) expect(menu).toContain(tag);
+      await page.getByText("Data", { exact: true }).first().click();
+      await page.waitForFunction('(document.body.textContent ?? "").includes("Search one platform or several")', null, { timeout: 20_000 });
+      expect(problems, "errors on the page").toEqual([]);
+      expect(await page.locator("body").innerText()).toContain("error catalogue");
+      await page.goto(`${base}/docs/errors.html`, { waitUntil: "load" });
+      const catalogue = await page.locator("body").innerText();
+      for (const code of ["invalid_params", "rate_limited", "timeout", "max_cost_exceeded"]) expect(catalogue).toContain(code);
+      expect(requests.length).toBeGreaterThan(0);
+      const outside = requests.filter((u) => !u.startsWith(base) && !u.startsWith("data:") && !u.startsWith("blob:"));
+      expect(outside, "requests that left 127.0.0.1").toEqual([]);
+    } finally {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
