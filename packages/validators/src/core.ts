@@ -51,12 +51,12 @@ export function toErrors(raw: RawValidator): ValidationError[] {
   }));
 }
 
-/** Wraps a precompiled validator of one schema. */
 /** The type guard of a precompiled validator (the generated `isX`): true when the value is valid. */
 export function schemaGuard<T>(raw: RawValidator): (value: unknown) => value is T {
   return (value: unknown): value is T => raw(value);
 }
 
+/** Wraps a precompiled validator of one schema. */
 export function schemaValidator<T>(raw: RawValidator): Validator<T> {
   const validate = ((value: unknown): Validation<T> => (raw(value) ? { ok: true, value: value as T } : { ok: false, errors: toErrors(raw) })) as Validator<T>;
   validate.is = (value: unknown): value is T => raw(value);
