@@ -56,7 +56,7 @@ export function bodyOf(form: FormOperation, values: Values): { body: Record<stri
 
 function Field({ op, f, values, set }: { op: string; f: FormField; values: Values; set: (name: string, v: Values[string]) => void }) {
   const fid = id(op, f);
-  const hint = [f.description, f.min !== undefined || f.max !== undefined ? `${f.min ?? "…"} to ${f.max ?? "…"}` : "", f.maxItems ? `at most ${f.maxItems}` : "", f.default !== undefined ? `default ${JSON.stringify(f.default)}` : ""].filter(Boolean).join(" · ");
+  const hint = [f.description, f.min !== undefined && f.max !== undefined ? `${f.min} to ${f.max}` : f.min !== undefined ? `at least ${f.min}` : f.max !== undefined ? `at most ${f.max}` : "", f.maxItems ? `at most ${f.maxItems}` : "", f.default !== undefined ? `default ${JSON.stringify(f.default)}` : ""].filter(Boolean).join(" · ");
   const hintId = `${fid}-hint`;
   const common = { id: fid, name: f.name, "aria-describedby": hint ? hintId : undefined };
   const v = values[f.name];
