@@ -45,9 +45,11 @@ const lines = [
   demo.key
     ? `Demo account ${demo.accountId} with 5000 credits. Its key, shown once (stored only as a hash):\n\n  ${demo.key}\n`
     : `Demo account ${demo.accountId} (key ${demo.prefix}…, shown on the first start). A new key: ${pnpm} admin create-key --account ${demo.accountId}`,
-  consoleBuilt()
-    ? `Console: ${url}/console/ — ${demoUser.password ? `sign in as ${demoUser.email} with the password (shown once, stored only as a hash):\n\n  ${demoUser.password}\n` : `sign in as ${demoUser.email} (password shown on the first start; a new user: ${pnpm} admin create-user --account ${demo.accountId} --email you@example.com)`}`
-    : `Console: not built (${CONSOLE_DIST}); build it with ${pnpm} --filter @sdgw/console build${demoUser.password ? `. Demo sign-in, shown once: ${demoUser.email} / ${demoUser.password}` : ""}`,
+  `Console: ${consoleBuilt() ? `${url}/console/` : `not built (${CONSOLE_DIST}); build it with ${pnpm} console:build, then open ${url}/console/`} — ${
+    demoUser.password
+      ? `sign in as ${demoUser.email} with the password (shown once, stored only as a hash):\n\n  ${demoUser.password}\n`
+      : `sign in as ${demoUser.email} (its password was shown on the first start; another user: ${pnpm} admin create-user --account ${demo.accountId} --email you@example.com)`
+  }`,
   "Send the key in a header (X-API-Key or Authorization: Bearer). A key sent in a URL (?key=…) is refused and burned:",
   "the server marks it exposed and refuses it from then on; revoke it and create a new one.",
   "Try:",
