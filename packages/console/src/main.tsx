@@ -20,8 +20,8 @@ const pageOf = (): Page => {
   return p in PAGES || p === "sign-in" ? (p as Page) : "playground";
 };
 
-export function go(page: Page): void {
-  history.pushState(null, "", `/console/${page}`);
+export function go(page: Page, search = ""): void {
+  history.pushState(null, "", `/console/${page}${search}`);
   dispatchEvent(new PopStateEvent("popstate"));
 }
 

@@ -184,25 +184,46 @@ describe("the console in Chromium", () => {
 
   it("creates a key shown once, and revokes it", async () => {
     await page.getByRole("link", { name: "Keys" }).click();
-    await page.getByLabel("Name").fill("ci-key");
-    await page.getByLabel(/Daily limit/).fill("40");
+    const form = page.getByRole("form", { name: "New key" });
+    await form.getByLabel("Name").fill("ci-key");
+    await form.getByLabel(/Daily limit/).fill("40");
     await page.getByRole("button", { name: "Create key" }).click();
     const shown = page.getByTestId("new-key");
     await shown.waitFor();
     const secret = (await shown.locator(".secret").textContent())!.trim();
     expect((await fetch(`${origin}/v1/account`, { headers: { "x-api-key": secret } })).status).toBe(200);
     const row = page.locator('tr[data-key="ci-key"]');
-    await expect.poll(() => row.locator("td").nth(4).textContent()).toBe("40");
+    const limit = row.getByLabel("Daily limit of ci-key in credits (empty: none)");
+    await expect.poll(() => limit.inputValue()).toBe("40");
     await checkPage("keys");
+    // Its daily limit changed and read_data taken away: the key then refuses data calls.
+    await limit.fill("25");
+    await row.getByRole("button", { name: "Save the daily limit of ci-key" }).click();
+    await row.getByLabel("read_data for ci-key").uncheck();
+    await expect.poll(() => server!.gateway.accounts.keys(accountId).find((k) => k.name === "ci-key")?.permissions).toBe("[]");
+    expect(server!.gateway.accounts.keys(accountId).find((k) => k.name === "ci-key")!.daily_limit).toBe(25);
+    const denied = await fetch(`${origin}/v1/search`, { method: "POST", headers: { "x-api-key": secret, "content-type": "application/json" }, body: JSON.stringify({ platform: "x", query: "a" }) });
+    expect(((await denied.json()) as { code: string }).code).toBe("key_scope_denied");
     await row.getByRole("button", { name: "Revoke ci-key" }).click();
     await expect.poll(() => row.locator("td").nth(2).textContent()).toBe("revoked");
     expect(((await (await fetch(`${origin}/v1/account`, { headers: { "x-api-key": secret } })).json()) as { reason: string }).reason).toBe("revoked");
   }, 60_000);
 
-  it("lists schedules", async () => {
+  it("creates a schedule with account_watch, lists it and deletes it", async () => {
     await page.getByRole("link", { name: "Schedules" }).click();
-    await page.getByText(/schedules\./).first().waitFor();
+    await page.getByText("0 of 20 schedules.").waitFor();
+    await page.getByRole("link", { name: "Create one with account_watch" }).click();
+    await page.getByLabel("accounts (required)").fill("xiaohongshu:5a0b1c2d3e4f5a6b7c8d9e0f");
+    await page.getByLabel("schedule.every").selectOption("1d");
+    await page.getByRole("button", { name: "Get the quote (free)" }).click();
+    await page.getByRole("button", { name: "Confirm and run" }).click();
+    await page.getByTestId("answer").waitFor({ timeout: 30_000 });
+    await page.getByRole("link", { name: "Schedules" }).click();
+    await page.getByText("1 of 20 schedules.").waitFor();
+    expect(await page.locator("tbody tr td").nth(1).textContent()).toBe("1d");
     await checkPage("schedules");
+    await page.getByRole("button", { name: "Delete" }).click();
+    await page.getByText("0 of 20 schedules.").waitFor();
   }, 60_000);
 
   it("refuses a state-changing call that carries the cookie but not the CSRF token", async () => {

@@ -59,15 +59,23 @@ export function Keys() {
   const [a, reload] = useLoad("/console/api/keys");
   const [created, setCreated] = useState<{ secret: string; prefix: string } | null>(null);
   const [error, setError] = useState<Answer | null>(null);
+  const [readData, setReadData] = useState(true);
   const create = async (e: Event) => {
     e.preventDefault();
-    const f = new FormData(e.currentTarget as HTMLFormElement);
+    const form = e.currentTarget as HTMLFormElement;
+    const f = new FormData(form);
     const limit = String(f.get("daily_limit") ?? "");
     const r = await call("POST", "/console/api/keys", { name: String(f.get("name")), daily_limit: limit === "" ? null : Number(limit), read_data: f.get("read_data") === "on" });
     if (r.status !== 200) return setError(r);
     setError(null);
     setCreated({ secret: r.body.secret, prefix: r.body.key.prefix });
-    (e.currentTarget as HTMLFormElement | null)?.reset();
+    form.reset();
+    setReadData(true);
+    reload();
+  };
+  const change = async (id: string, settings: { daily_limit?: number | null; read_data?: boolean }) => {
+    const r = await call("POST", `/console/api/keys/${encodeURIComponent(id)}`, settings);
+    setError(r.status === 200 ? null : r);
     reload();
   };
   const revoke = async (id: string) => {
@@ -85,9 +93,10 @@ export function Keys() {
         <label>
           Daily limit in credits (empty: none) <input name="daily_limit" type="number" min="0" step="1" />
         </label>
-        <label>
-          <input name="read_data" type="checkbox" checked /> read_data (may call data routes and tools)
+        <label class="inline">
+          <input name="read_data" type="checkbox" checked={readData} onChange={(e) => setReadData((e.currentTarget as HTMLInputElement).checked)} /> read_data (may call data routes and tools)
         </label>
+        <br />
         <button type="submit">Create key</button>
       </form>
       {created && (
@@ -119,8 +128,34 @@ export function Keys() {
                   <code>{k.prefix}</code>
                 </td>
                 <td>{k.status}</td>
-                <td>{k.permissions.join(", ") || "none"}</td>
-                <td>{k.daily_limit ?? "none"}</td>
+                <td>
+                  {k.status === "revoked" ? (
+                    k.permissions.join(", ") || "none"
+                  ) : (
+                    <label class="inline">
+                      <input type="checkbox" checked={k.permissions.includes("read_data")} onChange={(e) => void change(k.id, { read_data: (e.currentTarget as HTMLInputElement).checked })} aria-label={`read_data for ${k.name}`} /> read_data
+                    </label>
+                  )}
+                </td>
+                <td>
+                  {k.status === "revoked" ? (
+                    (k.daily_limit ?? "none")
+                  ) : (
+                    <form
+                      class="limit"
+                      onSubmit={(e) => {
+                        e.preventDefault();
+                        const v = String(new FormData(e.currentTarget as HTMLFormElement).get("limit") ?? "");
+                        void change(k.id, { daily_limit: v === "" ? null : Number(v) });
+                      }}
+                    >
+                      <input name="limit" type="number" min="0" step="1" value={k.daily_limit ?? ""} aria-label={`Daily limit of ${k.name} in credits (empty: none)`} />
+                      <button type="submit" aria-label={`Save the daily limit of ${k.name}`}>
+                        Save
+                      </button>
+                    </form>
+                  )}
+                </td>
                 <td>{k.created_at}</td>
                 <td>
                   {k.status !== "revoked" && (
@@ -205,8 +240,7 @@ export function Schedules() {
           href="/console/playground?op=accountWatch"
           onClick={(e) => {
             e.preventDefault();
-            history.pushState(null, "", "/console/playground?op=accountWatch");
-            go("playground");
+            go("playground", "?op=accountWatch");
           }}
         >
           Create one with account_watch
