@@ -29,8 +29,16 @@ export async function call(method: string, path: string, body?: unknown, extra: 
   } catch {
     // a file (csv, ndjson) or an empty body
   }
+  // The 401 without a reason (D85): the session ended (idle, lifetime, signed out elsewhere): back to sign-in.
+  if (res.status === 401 && parsed && typeof parsed === "object" && !("reason" in parsed) && path !== "/console/session") {
+    csrf = null;
+    dispatchEvent(new Event(SESSION_ENDED));
+  }
   return { status: res.status, body: parsed, headers: res.headers };
 }
+
+/** The window event sent when a call finds the session ended. */
+export const SESSION_ENDED = "sdgw:session-ended";
 
 export async function currentSession(): Promise<SessionInfo | null> {
   const a = await call("GET", "/console/session");

@@ -2,7 +2,7 @@
 import { render } from "preact";
 import { lazy, Suspense } from "preact/compat";
 import { useEffect, useState } from "preact/hooks";
-import { currentSession, signOut, type SessionInfo } from "./api.ts";
+import { SESSION_ENDED, currentSession, signOut, type SessionInfo } from "./api.ts";
 import { SignIn } from "./pages/sign-in.tsx";
 import "./style.css";
 
@@ -31,8 +31,10 @@ function App() {
   useEffect(() => {
     void currentSession().then(setSession);
     const onPop = () => setPage(pageOf());
+    const onEnded = () => setSession(null);
     addEventListener("popstate", onPop);
-    return () => removeEventListener("popstate", onPop);
+    addEventListener(SESSION_ENDED, onEnded);
+    return () => (removeEventListener("popstate", onPop), removeEventListener(SESSION_ENDED, onEnded));
   }, []);
   useEffect(() => {
     document.title = `${page === "sign-in" || !session ? "Sign in" : PAGES[page]} · SDGW console`;

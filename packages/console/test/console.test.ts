@@ -71,11 +71,11 @@ async function checkPage(name: string): Promise<void> {
 
 const sessionCookie = async () => (await context!.cookies(origin)).find((c) => c.name === "sdgw_session")?.value;
 
-async function signIn(): Promise<void> {
+async function signIn(landing = "Playground"): Promise<void> {
   await page.getByLabel("Email").fill(EMAIL);
   await page.getByLabel("Password").fill(PASSWORD);
   await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Playground" }).waitFor();
+  await page.getByRole("heading", { name: landing, exact: true }).waitFor();
 }
 
 async function chooseOperation(operationId: string): Promise<void> {
@@ -171,7 +171,7 @@ describe("the console in Chromium", () => {
   }, 60_000);
 
   it("shows the balance and today's spend", async () => {
-    await page.getByRole("link", { name: "Account" }).click();
+    await page.getByRole("link", { name: "Account", exact: true }).click();
     const balance = page.getByTestId("balance");
     await balance.waitFor();
     const credits = Number((await balance.textContent())!.replace(/\D/g, ""));
@@ -240,6 +240,18 @@ describe("the console in Chromium", () => {
     const cross = await fetch(`${origin}/console/api/keys`, { method: "POST", headers: { cookie, origin: "https://evil.example", "content-type": "application/json" }, body: JSON.stringify({ name: "forged" }) });
     expect(cross.status).toBe(403);
     expect(server!.gateway.accounts.keys(accountId).some((k) => k.name === "forged")).toBe(false);
+  }, 60_000);
+
+  it("goes back to the sign-in page when the session ends elsewhere, and signs in again", async () => {
+    // The session is ended behind the page's back (as an idle end or a sign-out in another tab would).
+    const token = await sessionCookie();
+    const csrf = ((await (await fetch(`${origin}/console/session`, { headers: { cookie: `sdgw_session=${token}` } })).json()) as { csrf_token: string }).csrf_token;
+    expect((await fetch(`${origin}/console/session`, { method: "DELETE", headers: { cookie: `sdgw_session=${token}`, "x-csrf-token": csrf } })).status).toBe(200);
+    await page.getByRole("link", { name: "Account", exact: true }).click();
+    await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
+    // Signed in again, the page asked for is shown.
+    await signIn("Account");
+    await page.getByTestId("balance").waitFor();
   }, 60_000);
 
   it("signs out: the session ends and the sign-in page is back; no page asked another origin", async () => {
