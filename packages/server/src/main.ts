@@ -8,7 +8,8 @@
  * start, named. Other processes (sdgw-mcp, sdgw-admin) may open the same database meanwhile.
  */
 import { ConfigError, configFromEnv, listenFromEnv } from "./config.ts";
-import { seedDemo } from "./demo.ts";
+import { seedDemo, seedDemoUser } from "./demo.ts";
+import { CONSOLE_DIST, consoleBuilt } from "./http/console-static.ts";
 import { runLeaseFromEnv } from "./gateway.ts";
 import { createServer } from "./server.ts";
 
@@ -17,6 +18,12 @@ let address: ReturnType<typeof listenFromEnv>;
 try {
   options = { ...configFromEnv(), ...runLeaseFromEnv() };
   address = listenFromEnv();
+  // D86: when this server serves the console, the errors' console, sign-in and billing links are its own pages
+  // (absolute URLs from the listen address); without a build they stay the library's https defaults.
+  if (consoleBuilt() && address.port !== 0) {
+    const base = `http://${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}/console`;
+    options = { ...options, urls: { console: `${base}/keys`, signIn: `${base}/sign-in`, billing: `${base}/account`, ...options.urls } };
+  }
 } catch (e) {
   if (!(e instanceof ConfigError)) throw e;
   console.error(`sdgw: not started: ${e.problems.join("; ")}.`);
@@ -24,6 +31,7 @@ try {
 }
 const server = createServer(options);
 const demo = seedDemo(server.gateway);
+const demoUser = seedDemoUser(server.gateway, demo.accountId);
 const url = await server.listen(address);
 const key = demo.key ?? "<your key>";
 // The commands printed below run the repository's scripts with the same toolchain that runs this server: started
@@ -37,6 +45,11 @@ const lines = [
   demo.key
     ? `Demo account ${demo.accountId} with 5000 credits. Its key, shown once (stored only as a hash):\n\n  ${demo.key}\n`
     : `Demo account ${demo.accountId} (key ${demo.prefix}…, shown on the first start). A new key: ${pnpm} admin create-key --account ${demo.accountId}`,
+  `Console: ${consoleBuilt() ? `${url}/console/` : `not built (${CONSOLE_DIST}); build it with ${pnpm} console:build, then open ${url}/console/`} — ${
+    demoUser.password
+      ? `sign in as ${demoUser.email} with the password (shown once, stored only as a hash):\n\n  ${demoUser.password}\n`
+      : `sign in as ${demoUser.email} (its password was shown on the first start; another user: ${pnpm} admin create-user --account ${demo.accountId} --email you@example.com)`
+  }`,
   "Send the key in a header (X-API-Key or Authorization: Bearer). A key sent in a URL (?key=…) is refused and burned:",
   "the server marks it exposed and refuses it from then on; revoke it and create a new one.",
   "Try:",

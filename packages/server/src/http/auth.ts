@@ -6,6 +6,8 @@ import { errorAnswer, keyInQueryRefusal, keysInQuery, type ErrorAnswer } from "@
 import { hashKey } from "../ids.ts";
 import type { Gateway } from "../gateway.ts";
 import type { AccountRecord, KeyRecord } from "../systems/accounts.ts";
+import { SESSION_COOKIE, sessionOf, type UserRecord } from "../systems/sessions.ts";
+import { csrfRefusal, originRefusal, sessionRequired } from "./console-session.ts";
 
 /** An authenticated caller. */
 export interface Caller {
@@ -53,6 +55,11 @@ export function authenticate(gw: Gateway, headers: Record<string, string>, reque
   const secret = header ?? bearer;
   if (!secret) return refuse("missing", "No key was sent; a valid key is required.", "Send your key in the X-API-Key header or as Authorization: Bearer.");
   const keyHash = presentedHash ?? hashKey(secret);
+  return keyState(gw, keyHash, refuse);
+}
+
+/** The state checks of a key found by its hash (D25's order): unknown, revoked, exposed, expired, suspended. */
+function keyState(gw: Gateway, keyHash: string, refuse: (reason: "invalid" | "suspended" | "expired" | "revoked" | "key_in_query", message: string, note: string) => { ok: false; answer: ErrorAnswer<"unauthorized"> }): { ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> } {
   const found = gw.accounts.keyAndAccount(keyHash);
   if (!found) return refuse("invalid", "This key is not valid.", "Check the key, or create one in the console.");
   const { key, account } = found;
@@ -75,3 +82,53 @@ export function canReadData(key: KeyRecord): boolean {
 }
 // Key records are cached (Accounts) and replaced, never changed, when a key changes: the answer holds per record.
 const READS_DATA = new WeakMap<KeyRecord, boolean>();
+
+/** The name of a console user's key: the key the Playground's calls run under (D87). */
+export function consoleKeyName(email: string): string {
+  return `console:${email}`;
+}
+
+/**
+ * The console key of a user: its account's key named `console:<email>` that is not revoked nor exposed, made
+ * (with `read_data`, no daily limit) on first need. Its secret is never shown: the key is used only by the session.
+ */
+export function consoleKeyOf(gw: Gateway, user: UserRecord): KeyRecord {
+  const name = consoleKeyName(user.email);
+  const mine = (keys: KeyRecord[]) => keys.find((k) => k.name === name && k.status !== "revoked" && !k.exposed_at && (!k.expires_at || Date.parse(k.expires_at) > gw.now()));
+  const found = mine(gw.accounts.keys(user.account_id));
+  if (found) return found;
+  const created = gw.accounts.createKey({ accountId: user.account_id, name, permissions: ["read_data"] });
+  return gw.accounts.key(created.id)!;
+}
+
+/** A refusal of a cookie-authenticated request, as status, headers and JSON body. */
+export interface SessionRefusal {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/**
+ * D87: cookie authentication of the API routes, for the console's Playground. Null when the request sends a key
+ * (`X-API-Key` or `Authorization`: a key always wins) or no `sdgw_session` cookie: the key path decides. Otherwise
+ * the session must be valid (else the 401 without a reason, D85), an `Origin` must be the server's own (D84), and a
+ * state-changing request (every charging call, and every method but GET) must carry the session's CSRF token in
+ * `X-CSRF-Token`; the caller is then the user's console key, with the key's usual state checks.
+ */
+export function sessionCaller(gw: Gateway, headers: Record<string, string>, requestId: string, stateChanging: boolean): { ok: true; caller: Caller } | { ok: false; answer: SessionRefusal } | null {
+  if (headers["x-api-key"] !== undefined || headers["authorization"] !== undefined) return null;
+  const cookie = headers["cookie"];
+  if (cookie === undefined || !cookie.includes(`${SESSION_COOKIE}=`)) return null;
+  const asAnswer = (a: { status: number; headers: Record<string, string | string[]>; body: unknown }): { ok: false; answer: SessionRefusal } => ({ ok: false, answer: { status: a.status, headers: Object.fromEntries(Object.entries(a.headers).map(([k, v]) => [k.toLowerCase(), String(v)])), body: a.body } });
+  const origin = originRefusal(headers, requestId);
+  if (origin) return asAnswer(origin);
+  const session = sessionOf(gw, headers);
+  if (!session) return asAnswer(sessionRequired(gw, requestId));
+  if (stateChanging) {
+    const csrf = csrfRefusal(session, headers, requestId);
+    if (csrf) return asAnswer(csrf);
+  }
+  const key = consoleKeyOf(gw, session.user);
+  const opts = { urls: gw.config.urls, now: new Date(gw.now()) };
+  return keyState(gw, key.hash, (reason, message, note) => ({ ok: false, answer: errorAnswer("unauthorized", requestId, { reason, message, fix: { action_url: gw.config.urls.console, note } }, opts) })) as { ok: true; caller: Caller } | { ok: false; answer: SessionRefusal };
+}

@@ -44,8 +44,10 @@ import { planTool, startToolRun } from "../tool-runs.ts";
 import type { ToolPlan, ToolRefusal } from "../tools/types.ts";
 import { mcpRoutes } from "../mcp/http.ts";
 import { consoleSessionRoutes } from "./console-session.ts";
+import { authenticate, canReadData, keyInUrl, presentedKeyHash, sessionCaller, type Caller } from "./auth.ts";
+import { consoleApiRoutes } from "./console-api.ts";
+import { consoleStaticRoutes } from "./console-static.ts";
 import { docsRoutes } from "./docs-routes.ts";
-import { authenticate, canReadData, keyInUrl, presentedKeyHash, type Caller } from "./auth.ts";
 
 type OperationId = keyof typeof OPERATIONS;
 type Validation = { ok: true; value: unknown } | { ok: false; answer(requestId: string): unknown };
@@ -303,8 +305,11 @@ export function buildApp(gw: Gateway): FastifyInstance {
   }
 
   /** Authenticates; refuses what the key's state or permission does not allow. */
-  function callerOf(headers: Record<string, string>, requestId: string, needsReadData: boolean, presentedHash?: string | null): Caller {
-    const a = authenticate(gw, headers, requestId, presentedHash);
+  function callerOf(headers: Record<string, string>, requestId: string, needsReadData: boolean, presentedHash?: string | null, stateChanging: boolean = needsReadData): Caller {
+    // D87: no key and a session cookie: the console user's key (a refusal here counts no key failure).
+    const bySession = presentedHash ? null : sessionCaller(gw, headers, requestId, stateChanging);
+    if (bySession && !bySession.ok) throw new Refusal({ status: bySession.answer.status, headers: { ...bySession.answer.headers, "content-type": JSON_TYPE }, body: JSON.stringify(bySession.answer.body) });
+    const a = bySession ?? authenticate(gw, headers, requestId, presentedHash);
     if (!a.ok) {
       const hash = presentedHash === undefined ? presentedKeyHash(headers) : presentedHash;
       if (hash) gw.limits.recordFailure(hash);
@@ -618,7 +623,7 @@ export function buildApp(gw: Gateway): FastifyInstance {
   /** Authenticated free routes: any key state that authenticates, no permission needed (D26), the key's rate. */
   async function freeCaller(req: FastifyRequest, requestId: string): Promise<Caller> {
     const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
-    const caller = callerOf(headers, requestId, false);
+    const caller = callerOf(headers, requestId, false, undefined, req.method !== "GET");
     const r = await gw.limits.keyCall(caller.key.id);
     if (r) throw new Refusal(limitAnswer(r, requestId));
     return caller;
@@ -679,6 +684,8 @@ export function buildApp(gw: Gateway): FastifyInstance {
   void app.register(mcpRoutes, { gateway: gw, target: app });
   consoleSessionRoutes(app, gw); // the console's sign-in sessions (D82–D85), not in the contract like /mcp
   docsRoutes(app, gw); // /docs: the HTTP reference built by `pnpm run docs` (docs-routes.ts)
+  consoleApiRoutes(app, gw); // the console's own account routes under /console/api/ (D88)
+  consoleStaticRoutes(app); // the console's built pages at /console/ (D86): static files only
 
   // ------------------------------------------------------------------------------------------ anything else
 

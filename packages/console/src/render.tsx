@@ -1,0 +1,150 @@
+/** Answers rendered by item kind — content and profile cards, leaderboards, distributions, time series — and raw JSON. */
+const KINDS = ["item", "profile_card", "leaderboard", "distribution", "timeseries"] as const;
+type Kind = (typeof KINDS)[number];
+type AnyItem = Record<string, any> & { kind: Kind };
+
+/** Every item of an answer, wherever it sits (items, fanout, targets). */
+export function itemsOf(value: unknown, out: AnyItem[] = [], depth = 0): AnyItem[] {
+  if (depth > 6 || value === null || typeof value !== "object") return out;
+  if (Array.isArray(value)) {
+    for (const v of value) itemsOf(v, out, depth + 1);
+    return out;
+  }
+  const o = value as Record<string, unknown>;
+  if (typeof o["kind"] === "string" && (KINDS as readonly string[]).includes(o["kind"])) {
+    out.push(o as AnyItem);
+    return out;
+  }
+  for (const [k, v] of Object.entries(o)) if (k !== "applied_params" && k !== "billing") itemsOf(v, out, depth + 1);
+  return out;
+}
+
+const n = (v: unknown) => (typeof v === "number" ? v.toLocaleString("en") : "");
+
+function ContentCard({ it }: { it: AnyItem }) {
+  return (
+    <article class="card">
+      <h3>{it.title ?? it.author?.name ?? it.id}</h3>
+      {it.text && <p>{String(it.text).slice(0, 280)}</p>}
+      <p class="muted">
+        {it.author?.name && <>by {it.author.name} · </>}
+        {it.metrics && Object.entries(it.metrics).map(([k, v]) => `${k} ${n(v)}`).join(" · ")}
+      </p>
+      {it.url && <a href={it.url} rel="noreferrer noopener" target="_blank">Open post {it.id}</a>}
+    </article>
+  );
+}
+
+function ProfileCard({ it }: { it: AnyItem }) {
+  return (
+    <article class="card">
+      <h3>
+        {it.name}
+        {it.verified ? " ✓" : ""}
+      </h3>
+      {it.bio && <p>{it.bio}</p>}
+      <p class="muted">
+        {n(it.followers)} followers · {n(it.posts_count)} posts
+      </p>
+    </article>
+  );
+}
+
+function Leaderboard({ items }: { items: AnyItem[] }) {
+  return (
+    <table>
+      <caption>Leaderboard</caption>
+      <thead>
+        <tr>
+          <th scope="col">Rank</th>
+          <th scope="col">Title</th>
+          <th scope="col">Heat</th>
+        </tr>
+      </thead>
+      <tbody>
+        {items.map((it) => (
+          <tr>
+            <td>{it.rank}</td>
+            <td>{it.title}</td>
+            <td>{n(it.heat)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Distribution({ it }: { it: AnyItem }) {
+  const max = Math.max(...it.buckets.map((b: { value: number }) => b.value), 1e-9);
+  return (
+    <table class="bars">
+      <caption>{it.dimension} ({it.unit})</caption>
+      <tbody>
+        {it.buckets.map((b: { label: string; value: number }) => (
+          <tr>
+            <th scope="row">{b.label}</th>
+            <td>
+              <div class="bar" style={{ width: `${Math.max(1, (b.value / max) * 100)}%` }} />
+            </td>
+            <td>{it.unit === "ratio" ? `${(b.value * 100).toFixed(1)}%` : n(b.value)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** A line of points (t, value) as SVG, with a table-free text summary for screen readers. */
+export function Line({ points, label }: { points: Array<{ t: string; value: number }>; label: string }) {
+  const w = 480;
+  const h = 120;
+  const values = points.map((p) => p.value);
+  const max = Math.max(...values, 1e-9);
+  const min = Math.min(...values, 0);
+  const x = (i: number) => (points.length < 2 ? w / 2 : (i / (points.length - 1)) * (w - 10) + 5);
+  const y = (v: number) => h - 5 - ((v - min) / (max - min || 1)) * (h - 10);
+  const d = points.map((p, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(p.value).toFixed(1)}`).join(" ");
+  return (
+    <figure>
+      <svg width={w} height={h} role="img" aria-label={`${label}: ${points.length} points from ${points[0]?.t ?? ""} to ${points.at(-1)?.t ?? ""}, highest ${n(max)}`}>
+        <rect x="0" y="0" width={w} height={h} fill="#fafafa" stroke="#ccc" />
+        <path d={d} fill="none" stroke="#2a6ebb" stroke-width="2" />
+      </svg>
+      <figcaption>{label}</figcaption>
+    </figure>
+  );
+}
+
+export function AnswerView({ answer }: { answer: unknown }) {
+  const items = itemsOf(answer);
+  const of = (k: Kind) => items.filter((i) => i.kind === k);
+  return (
+    <section aria-label="Answer">
+      {of("item").length > 0 && (
+        <div class="cards" data-kind="item">
+          {of("item").map((it) => (
+            <ContentCard it={it} />
+          ))}
+        </div>
+      )}
+      {of("profile_card").length > 0 && (
+        <div class="cards" data-kind="profile_card">
+          {of("profile_card").map((it) => (
+            <ProfileCard it={it} />
+          ))}
+        </div>
+      )}
+      {of("leaderboard").length > 0 && <Leaderboard items={of("leaderboard")} />}
+      {of("distribution").map((it) => (
+        <Distribution it={it} />
+      ))}
+      {of("timeseries").map((it) => (
+        <Line points={it.points} label={`${it.metric}${it.unit ? ` (${it.unit})` : ""}`} />
+      ))}
+      <details>
+        <summary>Raw JSON</summary>
+        <pre>{JSON.stringify(answer, null, 2)}</pre>
+      </details>
+    </section>
+  );
+}

@@ -1,0 +1,180 @@
+/**
+ * The console's own account routes (D88), under `/console/api/`, authenticated by the session cookie (D82) and,
+ * when they change something, the session's CSRF token (D84); not in spec/openapi.yaml, like the session routes.
+ *
+ *   GET    /console/api/keys            the account's keys (never a secret)
+ *   POST   /console/api/keys            `{name, daily_limit?, read_data?}` → the key and its secret, shown once
+ *   POST   /console/api/keys/{id}       `{daily_limit?, read_data?}` → the key changed
+ *   DELETE /console/api/keys/{id}       revokes the key
+ *   GET    /console/api/results         the calls of the user's console key(s), newest first, with their handles
+ *   GET    /console/api/spend           credits charged per UTC day over the last 30 days
+ *
+ * Refusals use the contract's error structure: 401 without a reason (no session), 403 (cross-site `Origin`, a
+ * missing or wrong CSRF token), 400 `invalid_params` (a bad body), 404 `not_found` (a key of another account).
+ */
+import { bodyTextProblem, errorAnswer, invalidBody, invalidParamsAnswer, normalizeHeaders, type InvalidParams } from "@sdgw/validators";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Gateway } from "../gateway.ts";
+import { newRequestId } from "../ids.ts";
+import type { KeyRecord } from "../systems/accounts.ts";
+import { sessionOf, type ConsoleSession } from "../systems/sessions.ts";
+import { consoleKeyName } from "./auth.ts";
+import { csrfRefusal, originRefusal, sessionRequired } from "./console-session.ts";
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+interface Answer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string | string[]>;
+}
+
+const ok = (body: unknown): Answer => ({ status: 200, body });
+const invalid = (why: InvalidParams, requestId: string): Answer => ({ status: 400, body: invalidParamsAnswer(why, requestId) });
+
+/** A key as the console lists it: never its hash or secret. */
+function keyView(k: KeyRecord) {
+  return { id: k.id, name: k.name, prefix: k.prefix, permissions: JSON.parse(k.permissions) as string[], status: k.status, daily_limit: k.daily_limit, created_at: k.created_at, expires_at: k.expires_at, revoked_at: k.revoked_at, exposed: k.exposed_at !== null };
+}
+
+/** Parses a JSON object body with only the allowed members; else why not. */
+function objectBody(req: FastifyRequest, allowed: string[], requestId: string): Record<string, unknown> | Answer {
+  let parsed: unknown;
+  try {
+    const type = String(req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type !== "application/json" || typeof req.body !== "string") throw new Error("not JSON");
+    parsed = JSON.parse(req.body);
+  } catch {
+    return invalid(invalidBody(), requestId);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return invalid(invalidBody(), requestId);
+  const notText = bodyTextProblem(parsed);
+  if (notText) return invalid(notText, requestId);
+  for (const k of Object.keys(parsed)) if (!allowed.includes(k)) return invalid({ param: k.slice(0, 100) || "body", message: `\`${k.slice(0, 100)}\` is not a parameter here.`, allowed }, requestId);
+  return parsed as Record<string, unknown>;
+}
+
+/** `daily_limit` (a whole number of credits, or null for none) and `read_data` (a boolean), as given. */
+function keySettings(body: Record<string, unknown>, requestId: string): { dailyLimit?: number | null; readData?: boolean } | Answer {
+  const out: { dailyLimit?: number | null; readData?: boolean } = {};
+  if ("daily_limit" in body) {
+    const v = body["daily_limit"];
+    if (v !== null && !(Number.isSafeInteger(v) && (v as number) >= 0)) return invalid({ param: "daily_limit", message: "`daily_limit` must be a whole number of credits, 0 or more, or null for no limit." }, requestId);
+    out.dailyLimit = v as number | null;
+  }
+  if ("read_data" in body) {
+    if (typeof body["read_data"] !== "boolean") return invalid({ param: "read_data", message: "`read_data` must be true or false." }, requestId);
+    out.readData = body["read_data"];
+  }
+  return out;
+}
+
+/** Registers the routes above (called once by `buildApp`). */
+export function consoleApiRoutes(app: FastifyInstance, gw: Gateway): void {
+  const route =
+    (stateChanging: boolean, fn: (req: FastifyRequest, s: ConsoleSession, requestId: string) => Answer) =>
+    async (req: FastifyRequest, reply: FastifyReply) => {
+      const requestId = newRequestId(gw.now());
+      let a: Answer;
+      try {
+        const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+        const refused = originRefusal(headers, requestId);
+        const s = refused ? null : sessionOf(gw, headers);
+        if (refused) a = refused;
+        else if (!s) a = sessionRequired(gw, requestId);
+        else a = (stateChanging ? csrfRefusal(s, headers, requestId) : null) ?? fn(req, s, requestId);
+        await gw.store.durable();
+      } catch (e) {
+        gw.log(`request ${requestId} failed`, e);
+        a = errorAnswer("internal_error", requestId, {}, { urls: gw.config.urls, now: new Date(gw.now()) });
+      }
+      const headers: Record<string, string> = { "content-type": JSON_TYPE };
+      for (const [k, v] of Object.entries(a.headers ?? {})) if (k.toLowerCase() !== "content-type") headers[k.toLowerCase()] = String(v);
+      return reply.code(a.status).headers(headers).send(JSON.stringify(a.body));
+    };
+  const keyOfAccount = (s: ConsoleSession, id: string) => {
+    const k = gw.accounts.key(id);
+    return k && k.account_id === s.user.account_id ? k : undefined;
+  };
+  const noSuchKey = (id: string, requestId: string): Answer => errorAnswer("not_found", requestId, { reason: "no_such_route", message: `The account has no key ${id.slice(0, 64)}.`, fix: { param: "id", note: "GET /console/api/keys lists the account's keys." } } as never, { urls: gw.config.urls, now: new Date(gw.now()) });
+
+  app.get(
+    "/console/api/keys",
+    route(false, (_req, s, requestId) => ok({ request_id: requestId, keys: gw.accounts.keys(s.user.account_id).map(keyView) })),
+  );
+
+  app.post(
+    "/console/api/keys",
+    route(true, (req, s, requestId) => {
+      const body = objectBody(req, ["name", "daily_limit", "read_data"], requestId);
+      if ("status" in body && "body" in body && typeof body.status === "number") return body as Answer;
+      const b = body as Record<string, unknown>;
+      const name = b["name"];
+      if (typeof name !== "string" || name.trim().length === 0 || name.length > 100) return invalid({ param: "name", message: "`name` must be text of 1 to 100 characters." }, requestId);
+      if (name.startsWith("console:")) return invalid({ param: "name", message: "Names starting with `console:` are kept for the console's own keys." }, requestId);
+      const settings = keySettings(b, requestId);
+      if ("status" in settings) return settings;
+      const created = gw.accounts.createKey({ accountId: s.user.account_id, name: name.trim(), permissions: settings.readData === false ? [] : ["read_data"], dailyLimit: settings.dailyLimit ?? null });
+      return ok({ request_id: requestId, key: keyView(gw.accounts.key(created.id)!), secret: created.secret });
+    }),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    "/console/api/keys/:id",
+    route(true, (req, s, requestId) => {
+      const id = (req.params as { id: string }).id;
+      const body = objectBody(req, ["daily_limit", "read_data"], requestId);
+      if ("status" in body && "body" in body && typeof body.status === "number") return body as Answer;
+      const key = keyOfAccount(s, id);
+      if (!key) return noSuchKey(id, requestId);
+      const settings = keySettings(body as Record<string, unknown>, requestId);
+      if ("status" in settings) return settings;
+      if (settings.dailyLimit !== undefined) gw.accounts.setKeyDailyLimit(id, settings.dailyLimit);
+      if (settings.readData !== undefined) gw.accounts.setKeyPermissions(id, settings.readData ? ["read_data"] : []);
+      return ok({ request_id: requestId, key: keyView(gw.accounts.key(id)!) });
+    }),
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    "/console/api/keys/:id",
+    route(true, (req, s, requestId) => {
+      const id = (req.params as { id: string }).id;
+      if (!keyOfAccount(s, id)) return noSuchKey(id, requestId);
+      gw.accounts.revokeKey(id);
+      return ok({ request_id: requestId, key: keyView(gw.accounts.key(id)!), revoked: true });
+    }),
+  );
+
+  app.get(
+    "/console/api/results",
+    route(false, (_req, s, requestId) => {
+      // Runs that outlived their request or kept their answer have a row (and a handle); a call answered at once
+      // has only its charge in the ledger.
+      const name = consoleKeyName(s.user.email);
+      const rows = gw.store.all<{ run_id: string; handle: string | null; operation: string | null; state: string; quote: number; charged: number; started_at: string; ended_at: string | null; expires_at: string | null }>(
+        `SELECT r.id AS run_id, r.handle, r.operation, r.state, r.quote, r.charged, r.started_at, r.ended_at, r.expires_at FROM runs r JOIN keys k ON k.id = r.key_id WHERE r.account_id = ? AND k.name = ?
+         UNION ALL
+         SELECT l.run_id, NULL, NULL, 'finished', l.amount, l.amount, l.created_at, l.created_at, NULL FROM ledger l JOIN keys k ON k.id = l.key_id
+           WHERE l.account_id = ? AND k.name = ? AND l.kind = 'charge' AND l.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r2 WHERE r2.id = l.run_id)
+         ORDER BY started_at DESC, run_id DESC LIMIT 200`,
+        s.user.account_id,
+        name,
+        s.user.account_id,
+        name,
+      );
+      return ok({ request_id: requestId, results: rows.map((r) => ({ run_id: r.run_id, handle: r.handle, operation: r.operation, state: r.state, quote_credits: r.quote, charged_credits: r.charged, started_at: r.started_at, ended_at: r.ended_at, expires_at: r.expires_at })) });
+    }),
+  );
+
+  app.get(
+    "/console/api/spend",
+    route(false, (_req, s, requestId) => {
+      const today = new Date(gw.now());
+      const days: string[] = [];
+      for (let i = 29; i >= 0; i--) days.push(new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - i)).toISOString().slice(0, 10));
+      const rows = gw.store.all<{ day: string; credits: number }>("SELECT day, SUM(amount) AS credits FROM ledger WHERE account_id = ? AND kind = 'charge' AND day >= ? GROUP BY day", s.user.account_id, days[0]!);
+      const by = new Map(rows.map((r) => [r.day, r.credits]));
+      return ok({ request_id: requestId, days: days.map((day) => ({ day, credits: by.get(day) ?? 0 })) });
+    }),
+  );
+}
