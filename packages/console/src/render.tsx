@@ -94,20 +94,32 @@ function Distribution({ it }: { it: AnyItem }) {
   );
 }
 
-/** A line of points (t, value) as SVG, with a table-free text summary for screen readers. */
+/** The label of a point's time on an axis: a date, or a date and minute (UTC) for a date-time. */
+const tick = (t: string) => (t.length > 10 ? t.slice(0, 16).replace("T", " ") : t);
+
+/**
+ * A line of points (t, value) as SVG with labelled axes (the lowest and highest value on the left, the first and last
+ * time below), and a text summary for screen readers.
+ */
 export function Line({ points, label }: { points: Array<{ t: string; value: number }>; label: string }) {
-  const w = 480;
-  const h = 120;
+  const w = 520;
+  const h = 150;
+  const [left, right, top, bottom] = [56, 8, 8, 22]; // room for the axis labels
   const values = points.map((p) => p.value);
   const max = Math.max(...values, 1e-9);
   const min = Math.min(...values, 0);
-  const x = (i: number) => (points.length < 2 ? w / 2 : (i / (points.length - 1)) * (w - 10) + 5);
-  const y = (v: number) => h - 5 - ((v - min) / (max - min || 1)) * (h - 10);
+  const x = (i: number) => left + (points.length < 2 ? (w - left - right) / 2 : (i / (points.length - 1)) * (w - left - right));
+  const y = (v: number) => top + (1 - (v - min) / (max - min || 1)) * (h - top - bottom);
   const d = points.map((p, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(p.value).toFixed(1)}`).join(" ");
+  const axis = { fill: "#444", "font-size": "11" };
   return (
     <figure>
-      <svg width={w} height={h} role="img" aria-label={`${label}: ${points.length} points from ${points[0]?.t ?? ""} to ${points.at(-1)?.t ?? ""}, highest ${n(max)}`}>
-        <rect x="0" y="0" width={w} height={h} fill="#fafafa" stroke="#ccc" />
+      <svg width={w} height={h} role="img" aria-label={`${label}: ${points.length} points from ${points[0]?.t ?? ""} to ${points.at(-1)?.t ?? ""}, lowest ${n(min)}, highest ${n(max)}`}>
+        <rect x={left} y={top} width={w - left - right} height={h - top - bottom} fill="#fafafa" stroke="#ccc" />
+        <text {...axis} x={left - 4} y={top + 9} text-anchor="end" data-axis="max">{n(max)}</text>
+        <text {...axis} x={left - 4} y={h - bottom} text-anchor="end" data-axis="min">{n(min)}</text>
+        {points.length > 0 && <text {...axis} x={left} y={h - 6} text-anchor="start" data-axis="first">{tick(points[0]!.t)}</text>}
+        {points.length > 1 && <text {...axis} x={w - right} y={h - 6} text-anchor="end" data-axis="last">{tick(points.at(-1)!.t)}</text>}
         <path d={d} fill="none" stroke="#2a6ebb" stroke-width="2" />
       </svg>
       <figcaption>{label}</figcaption>

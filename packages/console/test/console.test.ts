@@ -179,6 +179,13 @@ describe("the console in Chromium", () => {
     expect(credits).toBe(server!.gateway.ledger.view(accountId, null).balance);
     expect(await page.getByTestId("today").textContent()).toMatch(/[1-9]\d* credits; daily limit: no limit/);
     await page.locator("figure svg").waitFor();
+    // The chart's axes: 30 days ending today (UTC, as the server's clock says), from 0 up to today's spend.
+    const axis = (name: string) => page.locator(`figure svg text[data-axis="${name}"]`).textContent();
+    const today = new Date(server!.gateway.now()).toISOString().slice(0, 10);
+    expect(await axis("last")).toBe(today);
+    expect(await axis("first")).toBe(new Date(Date.parse(today) - 29 * 86_400_000).toISOString().slice(0, 10));
+    expect(await axis("min")).toBe("0");
+    expect(Number((await axis("max"))!.replace(/,/g, ""))).toBe(5000 - credits);
     await checkPage("account");
   }, 60_000);
 

@@ -26,8 +26,8 @@ afterEach(async () => {
   server = null;
 });
 
-async function setup() {
-  server = createServer({ dbPath: ":memory:", log: () => undefined, limits: GENEROUS, waitMs: 5000 });
+async function setup(options: Partial<Parameters<typeof createServer>[0]> = {}) {
+  server = createServer({ dbPath: ":memory:", log: () => undefined, limits: GENEROUS, waitMs: 5000, ...options });
   const gw = server.gateway;
   const { account } = gw.accounts.createAccount({ name: "Console", plan: "paid" });
   gw.accounts.grant(account.id, 1000, "test");
@@ -45,7 +45,7 @@ async function setup() {
 const SEARCH = { platform: "xiaohongshu", query: "露营", count: 2 };
 
 describe("cookie authentication of the API (D87)", () => {
-  it("runs a charging call under the user's console key with the cookie and the CSRF token, and reads it back by handle", async () => {
+  it("runs a charging call under the user's console key with the cookie and the CSRF token, and lists it under the sign-in", async () => {
     const { gw, account, cookie, csrf, inject } = await setup();
     const res = await inject("POST", "/v1/search", { headers: { cookie, "x-csrf-token": csrf }, body: SEARCH });
     expect(res.statusCode).toBe(200);
@@ -61,8 +61,36 @@ describe("cookie authentication of the API (D87)", () => {
     const list = JSON.parse((await inject("GET", "/console/api/results", { headers: { cookie } })).body);
     expect(list.results).toHaveLength(2);
     expect(list.results.every((r: { charged_credits: number }) => r.charged_credits > 0)).toBe(true);
-    const handle = list.results.find((r: { handle: string | null }) => r.handle)?.handle;
-    if (handle) expect((await inject("GET", `/v1/results/${handle}`, { headers: { cookie } })).statusCode).toBe(200);
+    // Answered at once, they have no handle (a 202's handle is read under the sign-in: the D105 test below).
+    expect(list.results.map((r: { handle: string | null }) => r.handle)).toEqual([null, null]);
+  });
+
+  it("reads a result under the sign-in after the console key that started it was revoked (D105)", async () => {
+    // weibo answers slower than waitMs: the search answers 202 with a handle.
+    const { gw, account, cookie, csrf, inject } = await setup({ waitMs: 50, simulator: { knobs: { weibo: { latencyMs: [300, 300] } } } });
+    const started = await inject("POST", "/v1/search", { headers: { cookie, "x-csrf-token": csrf }, body: { platform: "weibo", query: "露营", count: 2 } });
+    expect(started.statusCode).toBe(202);
+    const { handle } = JSON.parse(started.body) as { handle: string };
+    let read = await inject("GET", `/v1/results/${handle}`, { headers: { cookie } });
+    for (let i = 0; read.statusCode === 202 && i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      read = await inject("GET", `/v1/results/${handle}`, { headers: { cookie } });
+    }
+    expect(read.statusCode).toBe(200);
+    const answer = JSON.parse(read.body);
+    const first = gw.accounts.keys(account.id).find((k) => k.name === `console:${EMAIL}`)!;
+    expect((await inject("DELETE", `/console/api/keys/${first.id}`, { headers: { cookie, "x-csrf-token": csrf } })).statusCode).toBe(200);
+    // The next request under the session runs under a new console key, and still reads the handle, unchanged.
+    const again = await inject("GET", `/v1/results/${handle}`, { headers: { cookie } });
+    expect(again.statusCode).toBe(200);
+    expect(JSON.parse(again.body).items).toEqual(answer.items);
+    const consoleKeys = gw.accounts.keys(account.id).filter((k) => k.name === `console:${EMAIL}`);
+    expect(consoleKeys.map((k) => k.status).sort()).toEqual(["active", "revoked"]);
+    // Only the session reads it so: another key of the same account gets the contract's 404.
+    const other = gw.accounts.createKey({ accountId: account.id, name: "other", permissions: ["read_data"] });
+    const byOther = await inject("GET", `/v1/results/${handle}`, { headers: { "x-api-key": other.secret } });
+    expect(byOther.statusCode).toBe(404);
+    expect(JSON.parse(byOther.body).fix.param).toBe("handle");
   });
 
   it("refuses a charging call with the cookie but no or a wrong CSRF token (403, nothing charged)", async () => {

@@ -14,6 +14,11 @@ export interface Caller {
   key: KeyRecord;
   account: AccountRecord;
   keyHash: string;
+  /**
+   * Ids of other keys whose results this caller reads by handle (D105): for a console session, every console key its
+   * user ever had, so a result stays readable under the sign-in after its key was revoked or exposed.
+   */
+  readsResultsOf?: ReadonlySet<string>;
 }
 
 /** The hash of the key a request carried in a header, if any (counts failures even before authentication). */
@@ -130,5 +135,9 @@ export function sessionCaller(gw: Gateway, headers: Record<string, string>, requ
   }
   const key = consoleKeyOf(gw, session.user);
   const opts = { urls: gw.config.urls, now: new Date(gw.now()) };
-  return keyState(gw, key.hash, (reason, message, note) => ({ ok: false, answer: errorAnswer("unauthorized", requestId, { reason, message, fix: { action_url: gw.config.urls.console, note } }, opts) })) as { ok: true; caller: Caller } | { ok: false; answer: SessionRefusal };
+  const state = keyState(gw, key.hash, (reason, message, note) => ({ ok: false, answer: errorAnswer("unauthorized", requestId, { reason, message, fix: { action_url: gw.config.urls.console, note } }, opts) })) as { ok: true; caller: Caller } | { ok: false; answer: SessionRefusal };
+  if (!state.ok) return state;
+  const name = consoleKeyName(session.user.email);
+  const readsResultsOf = new Set(gw.accounts.keys(session.user.account_id).filter((k) => k.name === name).map((k) => k.id));
+  return { ok: true, caller: { ...state.caller, readsResultsOf } };
 }

@@ -675,7 +675,7 @@ export function buildApp(gw: Gateway): FastifyInstance {
       const hash = presentedKeyHash(normalizeHeaders(req.headers as Record<string, string | string[] | undefined>));
       const { query } = validate(req, "getResult", requestId, { path: { handle } }, hash);
       const caller = await freeCaller(req, requestId);
-      return gw.runs.read(handle, caller.key, query["format"] as "json" | "csv" | "ndjson" | undefined, requestId);
+      return gw.runs.read(handle, caller.key, query["format"] as "json" | "csv" | "ndjson" | undefined, requestId, caller.readsResultsOf);
     }),
   );
 

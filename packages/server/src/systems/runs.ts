@@ -527,14 +527,17 @@ export class Runs {
     return { status: 202, headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) }, body: JSON.stringify(body) };
   }
 
-  /** `GET /v1/results/{handle}`: 202 while running, the finished answer (json, csv or ndjson), 410, 500 or 404. */
-  read(handle: string, key: KeyRecord, asked: "json" | "csv" | "ndjson" | undefined, requestId: string): HttpAnswer {
+  /**
+   * `GET /v1/results/{handle}`: 202 while running, the finished answer (json, csv or ndjson), 410, 500 or 404. A handle
+   * is read by the key that started its call, or by a key of `alsoOf` (a console session's other console keys, D105).
+   */
+  read(handle: string, key: KeyRecord, asked: "json" | "csv" | "ndjson" | undefined, requestId: string, alsoOf?: ReadonlySet<string>): HttpAnswer {
     const row = this.deps.store.get<{ id: string; key_id: string; account_id: string; state: string; headers: string | null; answer: string | null; expires_at: string | null; request_id: string; shape: string; quote: number; owner: string | null; waves: number | null }>(
       "SELECT id, key_id, account_id, state, headers, answer, expires_at, request_id, shape, quote, owner, waves FROM runs WHERE handle = ?",
       handle,
     );
     const now = new Date(this.deps.now());
-    if (!row || row.key_id !== key.id) {
+    if (!row || (row.key_id !== key.id && !alsoOf?.has(row.key_id))) {
       const a = errorAnswer("not_found", requestId, { reason: "no_such_handle", message: "No result under this handle for this key.", fix: { param: "handle", note: "A handle is read by the key that started the call, for 24 hours after its run ended." } }, { urls: this.urls, now });
       return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
     }
