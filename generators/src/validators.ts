@@ -328,9 +328,9 @@ export function generateValidators(doc: OpenApiDoc): GeneratedFile[] {
   const tableTs =
     BANNER +
     `import type { OperationInfo } from "../table-types.ts";\n\n` +
-    `/** Every operation of the spec: route, parameters (with the seed's wording of each bound) and documented answers. */\n` +
+    `/** Every operation of the spec: route, parameters (with the seed's wording of each bound) and documented answers. @group Parsing */\n` +
     `export const OPERATIONS = ${JSON.stringify(Object.fromEntries(table.map((t) => [t.operationId, t])), null, 2)} as const satisfies Record<string, OperationInfo>;\n\n` +
-    `/** Names of the component schemas exported as named validators. */\n` +
+    `/** Names of the component schemas exported as named validators. @group Answers */\n` +
     `export const NAMED_SCHEMAS = ${JSON.stringify(NAMED_SCHEMAS)} as const;\n`;
 
   return [
@@ -352,9 +352,9 @@ function bindings(table: OperationInfo[]): string {
   out.push(`import { OPERATIONS } from "./table.ts";\n`);
   out.push(`type S = components["schemas"];\n`);
   for (const name of NAMED_SCHEMAS) {
-    out.push(`/** Validates a \`${name}\` against the contract. */`);
+    out.push(`/** Validates a \`${name}\` against the contract. @group ${/Request$|^IdempotencyKey$|^Platform$/.test(name) ? "Requests" : "Answers"} */`);
     out.push(`export const validate${name} = /* @__PURE__ */ schemaValidator<S["${name}"]>(raw.schema_${name});`);
-    out.push(`/** True when the value is a valid \`${name}\`. */`);
+    out.push(`/** True when the value is a valid \`${name}\`. @group Type guards */`);
     out.push(`export const is${name} = /* @__PURE__ */ schemaGuard<S["${name}"]>(raw.schema_${name});`);
   }
   out.push("");
@@ -368,21 +368,21 @@ function bindings(table: OperationInfo[]): string {
     if (Object.keys(t.pathParams).length) parts.push(["path", "Path", "PathOf"]);
     if (t.body) parts.push(["body", "Body", "BodyOf"]);
     for (const [part, Part, T] of parts) {
-      out.push(`/** Validates the ${part} of \`${route}\`; on failure also gives the seed's \`invalid_params\` answer. */`);
+      out.push(`/** Validates the ${part} of \`${route}\`; on failure also gives the seed's \`invalid_params\` answer. @group Requests */`);
       out.push(`export const validate${P}${Part} = /* @__PURE__ */ requestValidator<${T}<"${id}">>(OPERATIONS.${id}, "${part}", raw.${id}_${part});`);
     }
     reqMap.push(`  ${id}: { ${parts.map(([part, Part]) => `${part}: validate${P}${Part}`).join(", ")} },`);
     const statuses = t.responses;
-    out.push(`/** Validates an answer of \`${route}\` under its HTTP status (${statuses.join(", ")}). */`);
+    out.push(`/** Validates an answer of \`${route}\` under its HTTP status (${statuses.join(", ")}). @group Answers */`);
     out.push(`export const validate${P}Response = /* @__PURE__ */ responseValidator("${id}", {`);
     for (const st of statuses) out.push(`  ${st}: /* @__PURE__ */ schemaValidator<AnswerOf<"${id}", ${st}>>(raw.${id}_${st}),`);
     out.push(`});`);
     respMap.push(`  ${id}: validate${P}Response,`);
   }
   out.push("");
-  out.push(`/** Every request validator, by operationId and request part. */`);
+  out.push(`/** Every request validator, by operationId and request part. @group Requests */`);
   out.push(`export const requestValidators = {\n${reqMap.join("\n")}\n} as const;\n`);
-  out.push(`/** Every answer validator, by operationId. */`);
+  out.push(`/**\n * Every answer validator, by operationId. @group Answers\n * @example\n * \`\`\`ts\n * const result = responseValidators.search(res.status, await res.json());\n * if (!result.ok) console.error(result.errors); // [{ path: "/items", message: "must NOT have fewer than 1 items", keyword: "minItems" }]\n * \`\`\`\n */`);
   out.push(`export const responseValidators = {\n${respMap.join("\n")}\n} as const;\n`);
   return out.join("\n");
 }

@@ -8,13 +8,14 @@ import type {
 } from "@sdgw/types";
 import { SdgwError, SdgwPollTimeoutError, SdgwTimeoutError, SdgwTransportError } from "./errors.ts";
 
-/** Levels of {@link ClientOptions.logLevel}, most verbose first; `off` logs nothing. */
+/** Levels of {@link ClientOptions.logLevel}, most verbose first; `off` logs nothing. @category Calls */
 export type LogLevel = "debug" | "info" | "warn" | "error" | "off";
 
 /**
  * Where the client logs (`console` by default): `debug` each attempt and its answer, `info` each poll of a 202,
  * `warn` each retry, `error` a call that fails for good. Lines carry the method, the route template, the attempt,
  * the status and the request id; never the key, a header, a query or a body.
+ * @category Calls
  */
 export interface Logger {
   /** Each attempt's status and time. */
@@ -27,7 +28,7 @@ export interface Logger {
   error(message: string, details: object): void;
 }
 
-/** One retry, as `onRetry` sees it, before the client waits. */
+/** One retry, as `onRetry` sees it, before the client waits. @category Calls */
 export interface RetryInfo {
   /** The number of the attempt about to be made: 2 for the first retry. */
   attempt: number;
@@ -41,7 +42,7 @@ export interface RetryInfo {
   error: Error;
 }
 
-/** A successful call with its HTTP answer, from {@link SdgwPromise.withResponse}. */
+/** A successful call with its HTTP answer, from {@link SdgwPromise.withResponse}. @category Calls */
 export interface WithResponse<T> {
   /** What the call answers. */
   data: T;
@@ -55,14 +56,14 @@ export interface WithResponse<T> {
   requestId: string | undefined;
 }
 
-/** The promise every call answers: a plain promise of the answer, plus `withResponse()`. */
+/** The promise every call answers: a plain promise of the answer, plus `withResponse()`. @category Calls */
 export interface SdgwPromise<T> extends Promise<T> {
   /** The same call's answer with its status, headers and request id. Does not send the call again. */
   withResponse(): Promise<WithResponse<T>>;
 }
 
 
-/** Options of {@link createClient}. */
+/** Options of {@link createClient}. @category Calls */
 export interface ClientOptions {
   /** The gateway's base address, e.g. `https://api.example.com`. Must not carry a key. */
   baseUrl: string;
@@ -102,7 +103,7 @@ export interface ClientOptions {
   onRetry?: (retry: RetryInfo) => void;
 }
 
-/** Options of one call. */
+/** Options of one call. @category Calls */
 export interface CallOptions {
   /** The Idempotency-Key of this call; by default a fresh UUID, kept across retries. */
   idempotencyKey?: string;
@@ -124,7 +125,7 @@ export interface CallOptions {
   onRetry?: (retry: RetryInfo) => void;
 }
 
-/** A typed call: it answers the finished answer, or with `{ wait: false }` possibly its 202 handle answer. */
+/** A typed call: it answers the finished answer, or with `{ wait: false }` possibly its 202 handle answer. @category Calls */
 export interface Call<P, T> {
   (params: P, opts?: CallOptions & { wait?: true }): SdgwPromise<T>;
   (params: P, opts: CallOptions & { wait: false }): SdgwPromise<T | HandleAnswer>;
@@ -134,6 +135,7 @@ export interface Call<P, T> {
  * A typed tool call. `confirm: false` answers the tool quote (nothing runs, nothing is charged); otherwise the
  * tool runs and answers its result, polled to its end (or, with `{ wait: false }`, possibly its 202 handle). Only a
  * `confirm` whose value is not known when compiling leaves both answers possible.
+ * @category Calls
  */
 export interface ToolCall<P> {
   (params: P & { confirm: false }, opts?: CallOptions): SdgwPromise<ToolQuoteAnswer>;
@@ -249,6 +251,14 @@ export interface Client {
   /**
    * `GET /v1/search`: one platform (`platform`, answers the {@link SearchEnvelope}) or several (`platforms`,
    * answers the {@link FanoutAnswer}).
+   *
+   * @example
+   * ```ts
+   * const one = await sdgw.search({ platform: "reddit", query: "typescript", count: 5 });
+   * if (one.status === "ok") console.log(one.items.length, one.page?.has_more, one.billing.cost);
+   * const many = await sdgw.search({ platforms: ["x", "reddit"], query: "typescript" });
+   * for (const [platform, entry] of fanoutEntries(many)) console.log(platform, entry.status, entry.page?.cursor);
+   * ```
    */
   search(query: ManyPlatformsSearch, opts?: CallOptions & { wait?: true }): SdgwPromise<FanoutAnswer>;
   /** Several platforms with `{ wait: false }`: the fanout answer, or the 202 handle answer of a run still going. */
@@ -274,7 +284,16 @@ export interface Client {
   call(op: string, body?: CallRequest, opts?: CallOptions & { wait?: true }): SdgwPromise<DataOrTargets>;
   /** With `{ wait: false }`: the finished answer, or the 202 handle answer of a run still going. */
   call(op: string, body: CallRequest, opts: CallOptions & { wait: false }): SdgwPromise<DataOrTargets | HandleAnswer>;
-  /** The seven multi-step tools; each call is quoted first (`confirm: false` answers the quote only). */
+  /**
+   * The seven multi-step tools; each call is quoted first (`confirm: false` answers the quote only).
+   *
+   * @example
+   * ```ts
+   * const quote = await sdgw.tools.brandBuzz({ query: "瑞幸咖啡", platforms: ["weibo", "douyin"], confirm: false }); // free
+   * const run = await sdgw.tools.brandBuzz({ query: "瑞幸咖啡", platforms: ["weibo", "douyin"] }, { maxCostCredits: quote.quote.quote_credits });
+   * console.log(run.charge.charged_credits, run.billing.display);
+   * ```
+   */
   tools: ClientTools;
   /** `POST /v1/find`: operations ranked by how well they match what you describe. Free; needs no key. */
   find(body: FindRequest, opts?: CallOptions): SdgwPromise<FindAnswer>;
@@ -284,7 +303,18 @@ export interface Client {
   account(opts?: CallOptions): SdgwPromise<AccountAnswer>;
   /** `GET /v1/schedules` and `DELETE /v1/schedules/{schedule_id}`. */
   schedules: ClientSchedules;
-  /** `GET /v1/results/{handle}`: a result as JSON, as a file, or row by row. */
+  /**
+   * `GET /v1/results/{handle}`: a result as JSON, as a file, or row by row. Free and repeatable for 24 hours.
+   *
+   * @example
+   * ```ts
+   * const started = await sdgw.search({ platform: "weibo", query: "双十一" }, { wait: false });
+   * if (started.status === "running") {
+   *   const csv = await sdgw.results.get(started.handle, { format: "csv" }); // text, or the 202 answer while it runs
+   *   for await (const row of sdgw.results.rows(started.handle)) console.log(row);
+   * }
+   * ```
+   */
   results: ClientResults;
   /** `GET /openapi.json`: the contract. */
   openapi(opts?: CallOptions): SdgwPromise<OpenApiDocument>;
@@ -320,7 +350,7 @@ interface Sent {
 const RETRY_AFTER_CODES: readonly ErrorCode[] = ["rate_limited", "idempotency_in_progress"];
 const BACKOFF_CODES: readonly ErrorCode[] = ["internal_error", "temporarily_unavailable"];
 
-/** Waits `ms`, or rejects with the signal's reason when it aborts. */
+/** Waits `ms`, or rejects with the signal's reason when it aborts. @category Calls */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -362,6 +392,21 @@ const LEVELS = ["debug", "info", "warn", "error"] as const;
  * {@link SdgwError} (typed by `code`), while failures inside an HTTP 200 answer (`status` `error`,
  * `not_supported`, `timeout`) are returned as the answer they are (D38). Every call answers an
  * {@link SdgwPromise}: `await sdgw.account().withResponse()` gives the status, headers and request id too.
+ *
+ * @example
+ * ```ts
+ * import { createClient, isSdgwError } from "@sdgw/client";
+ *
+ * const sdgw = createClient({ baseUrl: "http://127.0.0.1:8787", apiKey: process.env.SDGW_API_KEY, maxCostCredits: 20 });
+ * const answer = await sdgw.search({ platform: "xiaohongshu", query: "露营装备", count: 5 });
+ * if (answer.status === "ok") console.log(answer.items.length, answer.billing.cost);
+ * try {
+ *   await sdgw.tools.brandBuzz({ query: "瑞幸咖啡", platforms: ["weibo", "douyin"] });
+ * } catch (e) {
+ *   if (isSdgwError(e, "max_cost_exceeded")) console.log(`quoted ${e.quote_credits} credits`);
+ * }
+ * ```
+ * @category Calls
  */
 export function createClient(options: ClientOptions): Client {
   const base = new URL(options.baseUrl);

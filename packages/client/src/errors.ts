@@ -7,6 +7,7 @@ type StructureOf<C extends ErrorCode> = Extract<ErrorStructure, { code: C }>;
  * An error answered by the API under a non-200 HTTP status. It carries every field of the API's error structure
  * (`request_id`, `message`, `retryable`, `fix`, and the code's own: `reason`, `retry_after`, `quote_credits`,
  * `resets_at`, `retry_at`) plus the HTTP `status`. Narrow it by `code` with {@link isSdgwError}.
+ * @category Errors
  */
 export class SdgwError<C extends ErrorCode = ErrorCode> extends Error {
   override readonly name = "SdgwError";
@@ -32,18 +33,18 @@ export class SdgwError<C extends ErrorCode = ErrorCode> extends Error {
   }
 }
 
-/** The error of one code, with that code's own fields typed. */
+/** The error of one code, with that code's own fields typed. @category Errors */
 export type SdgwErrorOf<C extends ErrorCode> = SdgwError<C> & Omit<StructureOf<C>, "message">;
 
-/** Every error as a union by code, so that `e.code === "rate_limited"` narrows `e`. */
+/** Every error as a union by code, so that `e.code === "rate_limited"` narrows `e`. @category Errors */
 export type AnySdgwError = { [C in ErrorCode]: SdgwErrorOf<C> }[ErrorCode];
 
-/** True when `e` is an error the API answered (optionally: with one of these codes); narrows by `code`. */
+/** True when `e` is an error the API answered (optionally: with one of these codes); narrows by `code`. @category Errors */
 export function isSdgwError<C extends ErrorCode = ErrorCode>(e: unknown, ...codes: C[]): e is SdgwErrorOf<C> & AnySdgwError {
   return e instanceof SdgwError && (codes.length === 0 || codes.includes(e.code as C));
 }
 
-/** No answer could be had: the network failed, or the answer was not the API's JSON. Nothing is known to have run. */
+/** No answer could be had: the network failed, or the answer was not the API's JSON. Nothing is known to have run. @category Errors */
 export class SdgwTransportError extends Error {
   override readonly name: string = "SdgwTransportError";
   /** The HTTP status, when an answer came. */
@@ -68,6 +69,7 @@ export class SdgwTransportError extends Error {
  * The last attempt of a call got no complete answer within `timeout` ms (the client's or the call's). A
  * {@link SdgwTransportError}: it carries `requestId` and `attempts`. Attempts that time out are retried like
  * network failures (same Idempotency-Key) up to `maxRetries`; this is thrown when none is left.
+ * @category Errors
  */
 export class SdgwTimeoutError extends SdgwTransportError {
   override readonly name: string = "SdgwTimeoutError";
@@ -83,6 +85,7 @@ export class SdgwTimeoutError extends SdgwTransportError {
 /**
  * Polling stopped at `maxWaitMs` while the run still goes on. The run is not lost: read it later with
  * `client.results.get(error.handle)` (free, for 24 hours after it ends).
+ * @category Errors
  */
 export class SdgwPollTimeoutError extends Error {
   override readonly name = "SdgwPollTimeoutError";

@@ -7,6 +7,7 @@ import type { FanoutAnswer, FanoutEntry, Platform } from "@sdgw/types";
  * ```ts
  * for (const [platform, entry] of fanoutEntries(answer)) if (entry.status === "ok") render(platform, entry.items);
  * ```
+ * @category Paging
  */
 export function fanoutEntries(answer: Pick<FanoutAnswer, "fanout">): Array<[Platform, FanoutEntry]> {
   return Object.entries(answer.fanout) as Array<[Platform, FanoutEntry]>;

@@ -2,7 +2,7 @@ import type { ErrorCode, ErrorStructure, More } from "@sdgw/types";
 import type { RetryInfo } from "./client.ts";
 import { SdgwError, SdgwTransportError } from "./errors.ts";
 
-/** The part of an MCP client (`@modelcontextprotocol/client`'s `Client`) that `more` continuation uses. */
+/** The part of an MCP client (`@modelcontextprotocol/client`'s `Client`) that `more` continuation uses. @category MCP */
 export interface McpToolCaller {
   /** Calls one MCP tool with its arguments. */
   callTool(params: { name: string; arguments?: Record<string, unknown> }, ...rest: never[]): Promise<{
@@ -23,7 +23,7 @@ function rowsOf(answer: McpAnswer): unknown[] {
   return fanout ? Object.entries(fanout).flatMap(([platform, e]) => (e.items ?? []).map((i) => ({ platform, ...(i as object) }))) : [];
 }
 
-/** Options of {@link moreRows} and {@link collectMore}. */
+/** Options of {@link moreRows} and {@link collectMore}. @category MCP */
 export interface MoreOptions {
   /**
    * Waits before a running result is read again (an answer with `status: "running"` and a `handle`, the 202 of a
@@ -102,6 +102,7 @@ async function callOnce(mcp: McpToolCaller, name: string, args: Record<string, u
  * ```ts
  * for await (const row of moreRows(mcpClient, "search", { platform: "weibo", query: "双十一" })) console.log(row);
  * ```
+ * @category MCP
  */
 export async function* moreRows(mcp: McpToolCaller, name: string, args: Record<string, unknown>, options: MoreOptions = {}): AsyncGenerator<unknown> {
   const sleep = options.sleep ?? wait;
@@ -120,7 +121,7 @@ export async function* moreRows(mcp: McpToolCaller, name: string, args: Record<s
   }
 }
 
-/** Calls an MCP tool and collects every row across `more` continuations (see {@link moreRows}). */
+/** Calls an MCP tool and collects every row across `more` continuations (see {@link moreRows}). @category MCP */
 export async function collectMore(mcp: McpToolCaller, name: string, args: Record<string, unknown>, options: MoreOptions = {}): Promise<unknown[]> {
   const rows: unknown[] = [];
   for await (const row of moreRows(mcp, name, args, options)) rows.push(row);

@@ -12,12 +12,14 @@ type PageOptions = { idempotencyKey?: string };
 /**
  * Every page of a paged call, following `page.cursor` while `has_more` is true. `opts` are passed to every
  * page's call; an `idempotencyKey` is the first page's, and page n (n ≥ 2) gets `<key>.p<n>`, so walking again
- * with the same key replays the same pages without charging them twice (D69).
+ * with the same key replays the same pages without charging them twice (D69). Failures inside an answer (`status`
+ * `error`, `timeout`, …) end the walk with that answer as the last page.
  *
+ * @example
  * ```ts
  * for await (const page of pages(client.search, { platform: "reddit", query: "typescript" }, { maxRetries: 5 })) render(page.items);
  * ```
- * Failures inside an answer (`status` `error`, `timeout`, …) end the walk with that answer as the last page.
+ * @category Paging
  */
 export async function* pages<P extends { cursor?: string }, A, O extends PageOptions = PageOptions>(
   fetchPage: (params: P, opts?: O) => Promise<A>,
@@ -34,7 +36,16 @@ export async function* pages<P extends { cursor?: string }, A, O extends PageOpt
   }
 }
 
-/** Every item of every page of a paged call (see {@link pages}; `opts` as there). */
+/**
+ * Every item of every page of a paged call (see {@link pages}; `opts` as there). Breaking out of the loop stops the
+ * walk: no further page is asked for.
+ *
+ * @example
+ * ```ts
+ * for await (const item of items(sdgw.search, { platform: "reddit", query: "typescript" })) if (item.kind === "item") console.log(item.title);
+ * ```
+ * @category Paging
+ */
 export async function* items<P extends { cursor?: string }, A, O extends PageOptions = PageOptions>(
   fetchPage: (params: P, opts?: O) => Promise<A>,
   params: P,

@@ -129,6 +129,7 @@ export function selectChecks(checks: readonly Check[], only?: readonly string[])
  * Runs the suite against a server, one check after another, and answers the report. Never throws for what the
  * server does (a failing server gives failed checks); throws a TypeError for options that cannot work.
  *
+ * @example
  * ```ts
  * const report = await runConformance({ baseUrl: "http://127.0.0.1:8787", key: process.env.SDGW_KEY! });
  * console.log(formatReport(report));

@@ -192,6 +192,7 @@ function envelopeAllows(code: ErrorCode, op: OperationId): boolean {
 /**
  * Creates a mock of the Social Data Gateway: `handlers` for MSW, `use(...)` for scenarios, `reset()`, `state`.
  *
+ * @example
  * ```ts
  * import { setupServer } from "msw/node";
  * import { createMock, scenario } from "@sdgw/mock";

@@ -57,6 +57,13 @@ export function isScenarioName(name: string): name is ScenarioName {
  * A scenario: `scenario("rate_limited")` forces `429 rate_limited` on every operation that documents it until
  * `reset()`; `scenario("timeout", { operation: "search", times: 1 })` makes the next search answer a `timeout`
  * envelope. Turn it on with `mock.use(...)`.
+ *
+ * @example
+ * ```ts
+ * mock.use(scenario("rate_limited", { times: 1 })); // the next call answers 429 with Retry-After: 1
+ * mock.use(scenario("timeout", { operation: "search" })); // every search answers a `timeout` envelope
+ * mock.use(scenario("not_supported", { http: 400 })); // the 400 refusal instead of the envelope
+ * ```
  */
 export function scenario(name: ScenarioName, options: ScenarioOptions = {}): Scenario {
   if (!isScenarioName(name)) throw new TypeError(`@sdgw/mock: no scenario "${String(name)}"; one of ${SCENARIO_NAMES.join(", ")}`);

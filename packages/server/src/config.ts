@@ -62,6 +62,12 @@ export interface ServerConfig {
   limits: LimitsConfig;
   /** Addresses the errors point to. */
   urls: ServiceUrls;
+  /**
+   * D92: the `fix.note` of every error answered under a non-200 status ends with the address of the code's entry in
+   * the error catalogue this server serves (`<origin>/docs/errors.html#<code>`). Default false; `main.ts` turns it
+   * on when the HTTP reference is built (`pnpm run docs`), since only then does the address open.
+   */
+  docsLinks: boolean;
   /** Console sign-in sessions (D82–D85): lifetimes and sign-in throttling. */
   sessions: SessionConfig;
 }
@@ -153,6 +159,7 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     http: withHeadersWithin({ ...DEFAULT_HTTP, ...options.http }),
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     urls: { ...DEFAULT_URLS, ...options.urls },
+    docsLinks: options.docsLinks ?? false,
     mcp: { toolsets: options.mcp?.toolsets ?? null, readOnly: options.mcp?.readOnly ?? false },
     sessions: { ...DEFAULT_SESSIONS, ...options.sessions },
   };

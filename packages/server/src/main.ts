@@ -10,6 +10,7 @@
 import { ConfigError, configFromEnv, listenFromEnv } from "./config.ts";
 import { seedDemo, seedDemoUser } from "./demo.ts";
 import { CONSOLE_DIST, consoleBuilt } from "./http/console-static.ts";
+import { docsBuilt } from "./http/docs-routes.ts";
 import { runLeaseFromEnv } from "./gateway.ts";
 import { createServer } from "./server.ts";
 
@@ -18,6 +19,8 @@ let address: ReturnType<typeof listenFromEnv>;
 try {
   options = { ...configFromEnv(), ...runLeaseFromEnv() };
   address = listenFromEnv();
+  // D92: with the HTTP reference built, every error's fix.note ends with its entry in the catalogue at /docs.
+  options = { docsLinks: docsBuilt(), ...options };
   // D86: when this server serves the console, the errors' console, sign-in and billing links are its own pages
   // (absolute URLs from the listen address); without a build they stay the library's https defaults.
   if (consoleBuilt() && address.port !== 0) {

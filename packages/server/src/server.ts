@@ -16,7 +16,20 @@ export interface SdgwServer {
   close(options?: { drainMs?: number }): Promise<void>;
 }
 
-/** Builds a server over a new gateway: `createServer({ dbPath: ":memory:", waitMs: 50 })`. */
+/**
+ * Builds a server over a new gateway: `createServer({ dbPath: ":memory:", waitMs: 50 })`.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from "@sdgw/server";
+ *
+ * const server = createServer({ dbPath: "./data/sdgw.sqlite" });
+ * const { account } = server.gateway.accounts.createAccount({ name: "Acme", plan: "paid" });
+ * server.gateway.accounts.grant(account.id, 1000);
+ * const { secret } = server.gateway.accounts.createKey({ accountId: account.id });
+ * console.log(await server.listen({ port: 8787 }), secret); // http://127.0.0.1:8787 sdgw_…
+ * ```
+ */
 export function createServer(options: GatewayOptions = {}): SdgwServer {
   const gateway = createGateway(options);
   const app = buildApp(gateway);

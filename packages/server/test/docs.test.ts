@@ -12,7 +12,8 @@ import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isErrorStructure } from "@sdgw/validators";
 import { createServer, type SdgwServer } from "../src/index.ts";
-import { DOCS_DIR, docsRoutes } from "../src/http/docs-routes.ts";
+import { ERROR_CATALOGUE } from "@sdgw/types";
+import { DOCS_DIR, docsBuilt, docsRoutes, withCatalogueLink } from "../src/http/docs-routes.ts";
 import { launchLocalChromium } from "../../../generators/src/testing/chromium.ts";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
@@ -37,6 +38,47 @@ beforeAll(() => {
   server = createServer({ dbPath: ":memory:", log: () => undefined });
 }, 60_000);
 afterAll(() => server.close({ drainMs: 0 }));
+
+describe("fix → the error catalogue (D92)", () => {
+  it("the catalogue has an entry (an id) for every code", async () => {
+    const page = await server.app.inject({ method: "GET", url: "/docs/errors.html" });
+    for (const code of Object.keys(ERROR_CATALOGUE)) expect(page.body, code).toContain(`<section id="${code}">`);
+    expect(docsBuilt()).toBe(true);
+  });
+
+  it("with docsLinks, every error answered under a non-200 status ends its fix.note with its entry; nothing else changes", async () => {
+    const linked = createServer({ dbPath: ":memory:", log: () => undefined, docsLinks: true });
+    try {
+      const cases = [
+        { url: "/v1/nothing", code: "not_found" }, // no note before: one is added
+        { url: "/v1/search?platform=x&query=a&count=21", code: "invalid_params" },
+        { url: "/v1/account", code: "unauthorized" },
+        { url: "/v1/search?platform=x&query=a&key=sdgw_leaked", code: "unauthorized" }, // refused in onRequest
+      ];
+      for (const c of cases) {
+        const res = await linked.app.inject({ method: "GET", url: c.url, headers: { host: "gw.example:8787" } });
+        const body = res.json();
+        expect(isErrorStructure(body), c.url).toBe(true);
+        expect(body.code).toBe(c.code);
+        expect(body.fix.note, c.url).toMatch(new RegExp(`The error catalogue explains ${c.code}: http://gw\\.example:8787/docs/errors\\.html#${c.code}$`));
+        const plain = await server.app.inject({ method: "GET", url: c.url, headers: { host: "gw.example:8787" } });
+        expect(plain.json().fix.note ?? "", `without docsLinks, ${c.url}`).not.toMatch(/errors\.html/);
+        if (plain.json().fix.note) expect(body.fix.note.startsWith(plain.json().fix.note)).toBe(true);
+      }
+      const ok = await linked.app.inject({ method: "GET", url: "/v1/capabilities" });
+      expect(ok.statusCode).toBe(200);
+      expect(ok.body).not.toMatch(/errors\.html/);
+    } finally {
+      await linked.close({ drainMs: 0 });
+    }
+  });
+
+  it("leaves what is not an error structure alone, and a Host that cannot stand in a URL out", () => {
+    for (const p of [undefined, "", "text", '{"a":1}', '{"code":"nope","fix":{"note":"x"}}', '{"code":"not_found"}', Buffer.from("{}")]) expect(withCatalogueLink(p, "http", "h")).toBe(p);
+    const out = JSON.parse(withCatalogueLink('{"code":"rate_limited","fix":{"note":"Wait."}}', "http", "evil host/") as string);
+    expect(out.fix).toEqual({ note: "Wait. The error catalogue explains rate_limited: /docs/errors.html#rate_limited" });
+  });
+});
 
 describe("/docs", () => {
   it("serves the reference, its error catalogue and Redoc's script, with D53's headers", async () => {

@@ -5,7 +5,7 @@
  */
 import { ERROR_CATALOGUE, type ErrorCode, type ErrorOf, type ErrorStructure } from "@sdgw/types";
 
-/** Addresses the error structures point to (`{console_url}`, `{billing_url}`, `{sign_in_url}`, `{status_url}`). */
+/** Addresses the error structures point to (`{console_url}`, `{billing_url}`, `{sign_in_url}`, `{status_url}`). @group Answers */
 export interface ServiceUrls {
   console: string;
   billing: string;
@@ -13,7 +13,7 @@ export interface ServiceUrls {
   status: string;
 }
 
-/** The service's own pages that error answers point to, unless a server configures its own. */
+/** The service's own pages that error answers point to, unless a server configures its own. @group Answers */
 export const DEFAULT_URLS: ServiceUrls = {
   console: "https://console.sdgw.dev/keys",
   billing: "https://console.sdgw.dev/billing",
@@ -21,15 +21,15 @@ export const DEFAULT_URLS: ServiceUrls = {
   status: "https://status.sdgw.dev",
 };
 
-/** Codes answered under a non-200 HTTP status (16 of the 19). */
+/** Codes answered under a non-200 HTTP status (16 of the 19). @group Answers */
 export type HttpErrorCode = ErrorStructure["code"];
 
-/** The non-200 HTTP status of a code (the seed's table; `not_found` 404, `temporarily_unavailable` 503). */
+/** The non-200 HTTP status of a code (the seed's table; `not_found` 404, `temporarily_unavailable` 503). @group Answers */
 export function httpStatusOf(code: HttpErrorCode): number {
   return ERROR_CATALOGUE[code].http.find((s) => s !== 200)!;
 }
 
-/** The next UTC midnight after `now`, when daily limits restart. */
+/** The next UTC midnight after `now`, when daily limits restart. @group Answers */
 export function nextUtcMidnight(now: Date = new Date()): string {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString().replace(".000Z", "Z");
 }
@@ -75,7 +75,7 @@ function defaults(code: HttpErrorCode, urls: ServiceUrls, now: Date): Record<str
   }
 }
 
-/** An error answer: HTTP status, headers, and the body. */
+/** An error answer: HTTP status, headers, and the body. @group Answers */
 export interface ErrorAnswer<C extends HttpErrorCode = HttpErrorCode> {
   status: number;
   headers: Record<string, string>;
@@ -86,6 +86,7 @@ export interface ErrorAnswer<C extends HttpErrorCode = HttpErrorCode> {
  * The answer of an error code: `errorAnswer("rate_limited", "req_1", { reason: "workspace_concurrency" })`.
  * `Retry-After` is set on 409, 429 and 503 answers (D32): from `retry_after`, or the seconds until `resets_at` /
  * `retry_at`.
+ * @group Answers
  */
 export function errorAnswer<C extends HttpErrorCode>(
   code: C,

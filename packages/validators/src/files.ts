@@ -7,7 +7,7 @@
 type Json = unknown;
 type Row = Record<string, Json>;
 
-/** The rows of a finished answer: its items; for a fanout or targets answer, each entry's items with where they came from. */
+/** The rows of a finished answer: its items; for a fanout or targets answer, each entry's items with where they came from. @group Answers */
 export function resultRows(answer: Record<string, Json>): Row[] {
   const fanout = answer["fanout"] as Record<string, { items: Row[] }> | undefined;
   if (fanout) return Object.entries(fanout).flatMap(([platform, entry]) => entry.items.map((item) => ({ platform, ...item })));
@@ -35,7 +35,7 @@ function cell(v: Json): string {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-/** The answer as CSV: a column for every field any row has (nested fields as `a.b`, in the order first met). */
+/** The answer as CSV: a column for every field any row has (nested fields as `a.b`, in the order first met). @group Answers */
 export function toCsv(answer: Record<string, Json>): string {
   const rows = resultRows(answer).map((r) => {
     const m = new Map<string, Json>();
@@ -48,7 +48,7 @@ export function toCsv(answer: Record<string, Json>): string {
   return [columns.map(cell).join(","), ...rows.map((m) => columns.map((c) => cell(m.get(c))).join(","))].join("\n") + "\n";
 }
 
-/** The answer as NDJSON: one row per line. */
+/** The answer as NDJSON: one row per line. @group Answers */
 export function toNdjson(answer: Record<string, Json>): string {
   return resultRows(answer).map((r) => JSON.stringify(r)).join("\n") + "\n";
 }
@@ -63,6 +63,7 @@ const PRIVATE_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-con
  * `Cache-Control: no-store` except on the two public documents (account, billing, results and errors are never
  * stored by a cache); and on a csv or ndjson answer `Content-Disposition: attachment` with a file name made of the
  * path's last segment (`h_….csv`, `batch_stats.ndjson`). The reference server and the mock both send them.
+ * @group Answers
  */
 export function answerHeaders(path: string, contentType: string | undefined): Readonly<Record<string, string>> {
   const q = path.indexOf("?");

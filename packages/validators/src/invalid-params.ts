@@ -4,10 +4,10 @@
  */
 import type { OperationInfo, ParamInfo } from "./table-types.ts";
 
-/** The part of a request a validator checks. */
+/** The part of a request a validator checks. @group Requests */
 export type RequestPart = "query" | "headers" | "path" | "body";
 
-/** What is wrong with a request, in the seed's terms. */
+/** What is wrong with a request, in the seed's terms. @group Requests */
 export interface InvalidParams {
   /** The parameter at fault (`fix.param`). */
   param: string;
@@ -110,7 +110,7 @@ function wordingFor(param: string, info: ParamInfo | undefined, error: AjvError,
   return { ...base, message: `\`${param}\` must be ${info?.wording ?? "valid"}.` };
 }
 
-/** Explains a failed validation of one request part in the seed's terms. */
+/** Explains a failed validation of one request part in the seed's terms. @group Requests */
 export function explainFailure(op: OperationInfo, part: RequestPart, errors: readonly AjvError[], value: unknown): InvalidParams {
   if (part === "body" && (value === null || typeof value !== "object" || Array.isArray(value))) {
     return invalidBody();
@@ -149,7 +149,7 @@ export function explainFailure(op: OperationInfo, part: RequestPart, errors: rea
   return wordingFor(param, params[param] ?? params[name], error, valueAt(value, error.instancePath));
 }
 
-/** Case 1: the body is not one JSON object, or not valid JSON. */
+/** Case 1: the body is not one JSON object, or not valid JSON. @group Requests */
 export function invalidBody(): InvalidParams {
   return {
     param: "body",

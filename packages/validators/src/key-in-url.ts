@@ -2,6 +2,7 @@
  * D25 and D50: a key sent in a URL has leaked, whatever the route. These are the query parameter names under which
  * clients and tools put keys; a request with any of them (in any letter case, even empty) is refused first with
  * `401 unauthorized`, reason `key_in_query`, and each value is treated as an exposed key.
+ * @group Requests
  */
 export const KEY_QUERY_NAMES: readonly string[] = ["key", "api_key", "apikey", "token", "access_token"];
 
@@ -12,6 +13,7 @@ const MAY_NAME_KEY = /(?:^\??|&)(?:(?:key|api_?key|token|access_token)(?:[=&]|$)
 /**
  * The values sent under a key's name in a raw query string (with or without its `?`), as `URLSearchParams` reads
  * them; `null` when no parameter has such a name.
+ * @group Requests
  */
 export function keysInQuery(rawQuery: string): string[] | null {
   if (!MAY_NAME_KEY.test(rawQuery)) return null;
@@ -22,7 +24,7 @@ export function keysInQuery(rawQuery: string): string[] | null {
   return found;
 }
 
-/** The `reason`, `message` and `fix` of the `key_in_query` refusal, the same from the server and the mock. */
+/** The `reason`, `message` and `fix` of the `key_in_query` refusal, the same from the server and the mock. @group Requests */
 export function keyInQueryRefusal(consoleUrl: string): { reason: "key_in_query"; message: string; fix: { action_url: string; note: string } } {
   return {
     reason: "key_in_query",

@@ -7,10 +7,10 @@
 import type { Platform } from "@sdgw/types";
 import { PLATFORMS } from "@sdgw/types";
 
-/** What a link is expected to point at. */
+/** What a link is expected to point at. @group Parsing */
 export type LinkKind = "post" | "account";
 
-/** A link told apart: its platform and the id of the post or account it points at. */
+/** A link told apart: its platform and the id of the post or account it points at. @group Parsing */
 export interface ResolvedLink {
   /** The link as sent. */
   link: string;
@@ -20,7 +20,7 @@ export interface ResolvedLink {
   id: string;
 }
 
-/** A link told apart, or why it cannot be. */
+/** A link told apart, or why it cannot be. @group Parsing */
 export type LinkResolution = { ok: true; target: ResolvedLink } | { ok: false; message: string };
 
 type Matcher = (path: string, url: URL) => string | null;
@@ -131,7 +131,7 @@ function shortLink(link: string): string {
   return link.length > 120 ? `${link.slice(0, 117)}...` : link;
 }
 
-/** The platform a link's host belongs to, if it is one of the ten. */
+/** The platform a link's host belongs to, if it is one of the ten. @group Parsing */
 export function platformOfHost(url: URL): Platform | null {
   const host = bareHost(url);
   return PLATFORMS.find((p) => SHAPES[p].hosts.includes(host)) ?? null;
@@ -140,6 +140,7 @@ export function platformOfHost(url: URL): Platform | null {
 /**
  * Tells which post or account `link` points at. Accepts the public link shapes of the ten platforms (post
  * pages for `post`, account pages for `account`) and `<platform>:<id>`.
+ * @group Parsing
  */
 export function resolveLink(link: string, kind: LinkKind): LinkResolution {
   const shown = shortLink(link);
@@ -187,7 +188,7 @@ export function resolveLink(link: string, kind: LinkKind): LinkResolution {
   return { ok: false, message: `\`${shown}\` is no ${what} page on ${platform} (the ${what} cannot be told from it); send the ${what}'s full link, or \`${platform}:<id>\`.` };
 }
 
-/** Why the links of a tool's `targets` or `accounts` were refused (see `resolveLinks`). */
+/** Why the links of a tool's `targets` or `accounts` were refused (see `resolveLinks`). @group Requests */
 export type LinksRefusal =
   | { code: "invalid_params"; param: "targets" | "accounts"; message: string }
   | { code: "not_supported"; reason: "no_such_capability"; param: "targets" | "accounts"; message: string; allowed: Platform[] };
@@ -197,6 +198,7 @@ export type LinksRefusal =
  * parameter for a link that cannot be), each on a platform that offers every one of `operations` (else
  * `not_supported` `no_such_capability`, `allowed` the platforms that do, D41). `offering` says which platforms
  * offer an operation: the server asks its providers, the mock its catalog.
+ * @group Parsing
  */
 export function resolveLinks(links: readonly string[], kind: LinkKind, param: "targets" | "accounts", operations: readonly string[], offering: (operation: string) => Platform[]): ResolvedLink[] | LinksRefusal {
   const out: ResolvedLink[] = [];
@@ -214,7 +216,7 @@ export function resolveLinks(links: readonly string[], kind: LinkKind, param: "t
   return out;
 }
 
-/** Why `batch_stats` refused `include` (see `refuseCommentsWithout`). */
+/** Why `batch_stats` refused `include` (see `refuseCommentsWithout`). @group Requests */
 export interface IncludeRefusal {
   code: "invalid_params";
   param: "include";
@@ -226,6 +228,7 @@ export interface IncludeRefusal {
  * `batch_stats` with `include` naming comments: the refusal naming `include` when a target's platform offers no
  * comments (`allowed`: metrics only), else null. `offering` says which platforms offer an operation, as for
  * `resolveLinks`.
+ * @group Requests
  */
 export function refuseCommentsWithout(targets: readonly ResolvedLink[], offering: (operation: string) => Platform[]): IncludeRefusal | null {
   const withComments = offering("comments");

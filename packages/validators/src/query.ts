@@ -1,7 +1,7 @@
 /** Turns a query string into the JSON the query validators check, by the types the spec gives each parameter. */
 import type { OperationInfo } from "./table-types.ts";
 
-/** A query string as a URLSearchParams, a string (with or without `?`), or a record of values. */
+/** A query string as a URLSearchParams, a string (with or without `?`), or a record of values. @group Parsing */
 export type QueryInput = URLSearchParams | string | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 function entries(input: QueryInput): Array<[string, string]> {
@@ -14,6 +14,7 @@ function entries(input: QueryInput): Array<[string, string]> {
  * Parses a query string for one operation: whole numbers become numbers, `true`/`false` booleans, and list
  * parameters collect repeated values and comma-separated values (`platforms=x,reddit`, D17) — except a lone
  * allowed word such as `all`. Anything that does not parse stays text, so the validator names it.
+ * @group Parsing
  */
 export function parseQuery(op: OperationInfo, input: QueryInput): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -52,7 +53,7 @@ function own(out: Record<string, unknown>, name: string, value: unknown): void {
   Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** Header names lower-cased, from a Headers object or a record. */
+/** Header names lower-cased, from a Headers object or a record. @group Parsing */
 export function normalizeHeaders(input: Headers | Readonly<Record<string, string | readonly string[] | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};
   if (typeof Headers !== "undefined" && input instanceof Headers) {

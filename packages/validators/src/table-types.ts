@@ -1,6 +1,6 @@
 /** Shapes of the generated operation table (src/generated/table.ts). */
 
-/** One parameter of an operation, as the spec defines it. */
+/** One parameter of an operation, as the spec defines it. @group Parsing */
 export interface ParamInfo {
   /** How a query-string value is turned into JSON before validation. */
   readonly coerce: "string" | "integer" | "number" | "boolean" | "list";
@@ -13,7 +13,7 @@ export interface ParamInfo {
   readonly wording: string;
 }
 
-/** One operation of the spec: its route, its request parts and the HTTP statuses of its JSON answers. */
+/** One operation of the spec: its route, its request parts and the HTTP statuses of its JSON answers. @group Parsing */
 export interface OperationInfo {
   readonly operationId: string;
   readonly method: string;

@@ -33,6 +33,7 @@ function decode(part: string): string | null {
 /**
  * The first name or value of a raw query string (with or without `?`) that is not text: a `%` not followed by two
  * hex digits, bytes that are not UTF-8 (a cut sequence, a surrogate), or a NUL. Null when the whole query is text.
+ * @group Requests
  */
 export function queryTextProblem(rawQuery: string): InvalidParams | null {
   const raw = rawQuery.startsWith("?") ? rawQuery.slice(1) : rawQuery;
@@ -59,6 +60,7 @@ export function queryTextProblem(rawQuery: string): InvalidParams | null {
  * The first string of a parsed JSON body (a value or a member name, at any depth) that is not well-formed
  * Unicode (a lone surrogate, e.g. `"\ud800"`) or holds a NUL; its top-level parameter is named. Null when all
  * strings are text.
+ * @group Requests
  */
 export function bodyTextProblem(body: unknown): InvalidParams | null {
   const bad = (s: string) => !isText(s);

@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
+import { ERROR_CATALOGUE } from "@sdgw/types";
 import { errorAnswer } from "@sdgw/validators";
 import type { Gateway } from "../gateway.ts";
 import { newRequestId } from "../ids.ts";
@@ -48,4 +49,35 @@ export function docsRoutes(app: FastifyInstance, gw: Gateway, dir: string = DOCS
   app.get("/docs", (req, reply) => (load() ? reply.redirect("/docs/", 302) : answer("index.html", reply, req.url)));
   app.get("/docs/", (req, reply) => answer("index.html", reply, req.url));
   app.get<{ Params: { file: string } }>("/docs/:file", (req, reply) => answer(req.params.file, reply, req.url));
+}
+
+/** Whether the error catalogue is built where this server serves it from. */
+export function docsBuilt(dir: string = DOCS_DIR): boolean {
+  return existsSync(`${dir}errors.html`);
+}
+
+/** A Host header that can stand in a URL as it is (a name or address, and a port). */
+const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * D92, applied once to every answer on its way out (the app's `onSend` hook): the body of an error answered under a
+ * non-200 status, whose `code` the catalogue lists, gets at the end of its `fix.note` the address of that code's
+ * entry, `<origin>/docs/errors.html#<code>`, `origin` being the address the request was sent to (its Host; the path
+ * alone when the Host cannot stand in a URL). `fix` keeps the seed's members: a note is added when there was none.
+ * Any other payload is answered as it is.
+ */
+export function withCatalogueLink(payload: unknown, protocol: string, host: string | undefined): unknown {
+  if (typeof payload !== "string" || !payload.startsWith("{") || !payload.includes('"fix"')) return payload;
+  let body: { code?: unknown; fix?: { note?: unknown } };
+  try {
+    body = JSON.parse(payload) as typeof body;
+  } catch {
+    return payload;
+  }
+  const code = body.code;
+  if (typeof code !== "string" || !Object.hasOwn(ERROR_CATALOGUE, code) || typeof body.fix !== "object" || body.fix === null) return payload;
+  const origin = host && HOST.test(host) ? `${protocol}://${host}` : "";
+  const note = typeof body.fix.note === "string" && body.fix.note.trim() !== "" ? `${body.fix.note.trimEnd()} ` : "";
+  body.fix = { ...body.fix, note: `${note}The error catalogue explains ${code}: ${origin}/docs/errors.html#${code}` };
+  return JSON.stringify(body);
 }

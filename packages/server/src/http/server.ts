@@ -47,7 +47,7 @@ import { consoleSessionRoutes } from "./console-session.ts";
 import { authenticate, canReadData, keyInUrl, presentedKeyHash, sessionCaller, type Caller } from "./auth.ts";
 import { consoleApiRoutes } from "./console-api.ts";
 import { consoleStaticRoutes } from "./console-static.ts";
-import { docsRoutes } from "./docs-routes.ts";
+import { docsRoutes, withCatalogueLink } from "./docs-routes.ts";
 
 type OperationId = keyof typeof OPERATIONS;
 type Validation = { ok: true; value: unknown } | { ok: false; answer(requestId: string): unknown };
@@ -183,10 +183,11 @@ export function buildApp(gw: Gateway): FastifyInstance {
     done();
   });
 
-  // Every answer, whichever path made it (routes, refusals, MCP), carries D53's headers.
+  // Every answer, whichever path made it (routes, refusals, MCP), carries D53's headers; with `docsLinks`, an
+  // error's `fix.note` ends with its entry in the error catalogue (D92: this is the one place that adds it).
   app.addHook("onSend", (req, reply, payload, done) => {
     reply.headers(answerHeaders(req.url, reply.getHeader("content-type") as string | undefined));
-    done(null, payload);
+    done(null, gw.config.docsLinks && reply.statusCode >= 400 ? withCatalogueLink(payload, req.protocol, req.host) : payload);
   });
 
   // Bodies arrive as text; JSON is parsed in the handler so that every bad body is the seed's invalid_params.

@@ -7,164 +7,164 @@ import { OPERATIONS } from "./table.ts";
 
 type S = components["schemas"];
 
-/** Validates a `SearchEnvelope` against the contract. */
+/** Validates a `SearchEnvelope` against the contract. @group Answers */
 export const validateSearchEnvelope = /* @__PURE__ */ schemaValidator<S["SearchEnvelope"]>(raw.schema_SearchEnvelope);
-/** True when the value is a valid `SearchEnvelope`. */
+/** True when the value is a valid `SearchEnvelope`. @group Type guards */
 export const isSearchEnvelope = /* @__PURE__ */ schemaGuard<S["SearchEnvelope"]>(raw.schema_SearchEnvelope);
-/** Validates a `DataEnvelope` against the contract. */
+/** Validates a `DataEnvelope` against the contract. @group Answers */
 export const validateDataEnvelope = /* @__PURE__ */ schemaValidator<S["DataEnvelope"]>(raw.schema_DataEnvelope);
-/** True when the value is a valid `DataEnvelope`. */
+/** True when the value is a valid `DataEnvelope`. @group Type guards */
 export const isDataEnvelope = /* @__PURE__ */ schemaGuard<S["DataEnvelope"]>(raw.schema_DataEnvelope);
-/** Validates a `FanoutAnswer` against the contract. */
+/** Validates a `FanoutAnswer` against the contract. @group Answers */
 export const validateFanoutAnswer = /* @__PURE__ */ schemaValidator<S["FanoutAnswer"]>(raw.schema_FanoutAnswer);
-/** True when the value is a valid `FanoutAnswer`. */
+/** True when the value is a valid `FanoutAnswer`. @group Type guards */
 export const isFanoutAnswer = /* @__PURE__ */ schemaGuard<S["FanoutAnswer"]>(raw.schema_FanoutAnswer);
-/** Validates a `FanoutEntry` against the contract. */
+/** Validates a `FanoutEntry` against the contract. @group Answers */
 export const validateFanoutEntry = /* @__PURE__ */ schemaValidator<S["FanoutEntry"]>(raw.schema_FanoutEntry);
-/** True when the value is a valid `FanoutEntry`. */
+/** True when the value is a valid `FanoutEntry`. @group Type guards */
 export const isFanoutEntry = /* @__PURE__ */ schemaGuard<S["FanoutEntry"]>(raw.schema_FanoutEntry);
-/** Validates a `TargetsAnswer` against the contract. */
+/** Validates a `TargetsAnswer` against the contract. @group Answers */
 export const validateTargetsAnswer = /* @__PURE__ */ schemaValidator<S["TargetsAnswer"]>(raw.schema_TargetsAnswer);
-/** True when the value is a valid `TargetsAnswer`. */
+/** True when the value is a valid `TargetsAnswer`. @group Type guards */
 export const isTargetsAnswer = /* @__PURE__ */ schemaGuard<S["TargetsAnswer"]>(raw.schema_TargetsAnswer);
-/** Validates a `HandleAnswer` against the contract. */
+/** Validates a `HandleAnswer` against the contract. @group Answers */
 export const validateHandleAnswer = /* @__PURE__ */ schemaValidator<S["HandleAnswer"]>(raw.schema_HandleAnswer);
-/** True when the value is a valid `HandleAnswer`. */
+/** True when the value is a valid `HandleAnswer`. @group Type guards */
 export const isHandleAnswer = /* @__PURE__ */ schemaGuard<S["HandleAnswer"]>(raw.schema_HandleAnswer);
-/** Validates a `ToolAnswer` against the contract. */
+/** Validates a `ToolAnswer` against the contract. @group Answers */
 export const validateToolAnswer = /* @__PURE__ */ schemaValidator<S["ToolAnswer"]>(raw.schema_ToolAnswer);
-/** True when the value is a valid `ToolAnswer`. */
+/** True when the value is a valid `ToolAnswer`. @group Type guards */
 export const isToolAnswer = /* @__PURE__ */ schemaGuard<S["ToolAnswer"]>(raw.schema_ToolAnswer);
-/** Validates a `ToolQuoteAnswer` against the contract. */
+/** Validates a `ToolQuoteAnswer` against the contract. @group Answers */
 export const validateToolQuoteAnswer = /* @__PURE__ */ schemaValidator<S["ToolQuoteAnswer"]>(raw.schema_ToolQuoteAnswer);
-/** True when the value is a valid `ToolQuoteAnswer`. */
+/** True when the value is a valid `ToolQuoteAnswer`. @group Type guards */
 export const isToolQuoteAnswer = /* @__PURE__ */ schemaGuard<S["ToolQuoteAnswer"]>(raw.schema_ToolQuoteAnswer);
-/** Validates a `FinishedAnswer` against the contract. */
+/** Validates a `FinishedAnswer` against the contract. @group Answers */
 export const validateFinishedAnswer = /* @__PURE__ */ schemaValidator<S["FinishedAnswer"]>(raw.schema_FinishedAnswer);
-/** True when the value is a valid `FinishedAnswer`. */
+/** True when the value is a valid `FinishedAnswer`. @group Type guards */
 export const isFinishedAnswer = /* @__PURE__ */ schemaGuard<S["FinishedAnswer"]>(raw.schema_FinishedAnswer);
-/** Validates a `ErrorStructure` against the contract. */
+/** Validates a `ErrorStructure` against the contract. @group Answers */
 export const validateErrorStructure = /* @__PURE__ */ schemaValidator<S["ErrorStructure"]>(raw.schema_ErrorStructure);
-/** True when the value is a valid `ErrorStructure`. */
+/** True when the value is a valid `ErrorStructure`. @group Type guards */
 export const isErrorStructure = /* @__PURE__ */ schemaGuard<S["ErrorStructure"]>(raw.schema_ErrorStructure);
-/** Validates a `Item` against the contract. */
+/** Validates a `Item` against the contract. @group Answers */
 export const validateItem = /* @__PURE__ */ schemaValidator<S["Item"]>(raw.schema_Item);
-/** True when the value is a valid `Item`. */
+/** True when the value is a valid `Item`. @group Type guards */
 export const isItem = /* @__PURE__ */ schemaGuard<S["Item"]>(raw.schema_Item);
-/** Validates a `ContentItem` against the contract. */
+/** Validates a `ContentItem` against the contract. @group Answers */
 export const validateContentItem = /* @__PURE__ */ schemaValidator<S["ContentItem"]>(raw.schema_ContentItem);
-/** True when the value is a valid `ContentItem`. */
+/** True when the value is a valid `ContentItem`. @group Type guards */
 export const isContentItem = /* @__PURE__ */ schemaGuard<S["ContentItem"]>(raw.schema_ContentItem);
-/** Validates a `ProfileCard` against the contract. */
+/** Validates a `ProfileCard` against the contract. @group Answers */
 export const validateProfileCard = /* @__PURE__ */ schemaValidator<S["ProfileCard"]>(raw.schema_ProfileCard);
-/** True when the value is a valid `ProfileCard`. */
+/** True when the value is a valid `ProfileCard`. @group Type guards */
 export const isProfileCard = /* @__PURE__ */ schemaGuard<S["ProfileCard"]>(raw.schema_ProfileCard);
-/** Validates a `LeaderboardItem` against the contract. */
+/** Validates a `LeaderboardItem` against the contract. @group Answers */
 export const validateLeaderboardItem = /* @__PURE__ */ schemaValidator<S["LeaderboardItem"]>(raw.schema_LeaderboardItem);
-/** True when the value is a valid `LeaderboardItem`. */
+/** True when the value is a valid `LeaderboardItem`. @group Type guards */
 export const isLeaderboardItem = /* @__PURE__ */ schemaGuard<S["LeaderboardItem"]>(raw.schema_LeaderboardItem);
-/** Validates a `DistributionItem` against the contract. */
+/** Validates a `DistributionItem` against the contract. @group Answers */
 export const validateDistributionItem = /* @__PURE__ */ schemaValidator<S["DistributionItem"]>(raw.schema_DistributionItem);
-/** True when the value is a valid `DistributionItem`. */
+/** True when the value is a valid `DistributionItem`. @group Type guards */
 export const isDistributionItem = /* @__PURE__ */ schemaGuard<S["DistributionItem"]>(raw.schema_DistributionItem);
-/** Validates a `TimeseriesItem` against the contract. */
+/** Validates a `TimeseriesItem` against the contract. @group Answers */
 export const validateTimeseriesItem = /* @__PURE__ */ schemaValidator<S["TimeseriesItem"]>(raw.schema_TimeseriesItem);
-/** True when the value is a valid `TimeseriesItem`. */
+/** True when the value is a valid `TimeseriesItem`. @group Type guards */
 export const isTimeseriesItem = /* @__PURE__ */ schemaGuard<S["TimeseriesItem"]>(raw.schema_TimeseriesItem);
-/** Validates a `More` against the contract. */
+/** Validates a `More` against the contract. @group Answers */
 export const validateMore = /* @__PURE__ */ schemaValidator<S["More"]>(raw.schema_More);
-/** True when the value is a valid `More`. */
+/** True when the value is a valid `More`. @group Type guards */
 export const isMore = /* @__PURE__ */ schemaGuard<S["More"]>(raw.schema_More);
-/** Validates a `AccountAnswer` against the contract. */
+/** Validates a `AccountAnswer` against the contract. @group Answers */
 export const validateAccountAnswer = /* @__PURE__ */ schemaValidator<S["AccountAnswer"]>(raw.schema_AccountAnswer);
-/** True when the value is a valid `AccountAnswer`. */
+/** True when the value is a valid `AccountAnswer`. @group Type guards */
 export const isAccountAnswer = /* @__PURE__ */ schemaGuard<S["AccountAnswer"]>(raw.schema_AccountAnswer);
-/** Validates a `ScheduleList` against the contract. */
+/** Validates a `ScheduleList` against the contract. @group Answers */
 export const validateScheduleList = /* @__PURE__ */ schemaValidator<S["ScheduleList"]>(raw.schema_ScheduleList);
-/** True when the value is a valid `ScheduleList`. */
+/** True when the value is a valid `ScheduleList`. @group Type guards */
 export const isScheduleList = /* @__PURE__ */ schemaGuard<S["ScheduleList"]>(raw.schema_ScheduleList);
-/** Validates a `CapabilitiesAnswer` against the contract. */
+/** Validates a `CapabilitiesAnswer` against the contract. @group Answers */
 export const validateCapabilitiesAnswer = /* @__PURE__ */ schemaValidator<S["CapabilitiesAnswer"]>(raw.schema_CapabilitiesAnswer);
-/** True when the value is a valid `CapabilitiesAnswer`. */
+/** True when the value is a valid `CapabilitiesAnswer`. @group Type guards */
 export const isCapabilitiesAnswer = /* @__PURE__ */ schemaGuard<S["CapabilitiesAnswer"]>(raw.schema_CapabilitiesAnswer);
-/** Validates a `FindAnswer` against the contract. */
+/** Validates a `FindAnswer` against the contract. @group Answers */
 export const validateFindAnswer = /* @__PURE__ */ schemaValidator<S["FindAnswer"]>(raw.schema_FindAnswer);
-/** True when the value is a valid `FindAnswer`. */
+/** True when the value is a valid `FindAnswer`. @group Type guards */
 export const isFindAnswer = /* @__PURE__ */ schemaGuard<S["FindAnswer"]>(raw.schema_FindAnswer);
-/** Validates a `SearchRequest` against the contract. */
+/** Validates a `SearchRequest` against the contract. @group Requests */
 export const validateSearchRequest = /* @__PURE__ */ schemaValidator<S["SearchRequest"]>(raw.schema_SearchRequest);
-/** True when the value is a valid `SearchRequest`. */
+/** True when the value is a valid `SearchRequest`. @group Type guards */
 export const isSearchRequest = /* @__PURE__ */ schemaGuard<S["SearchRequest"]>(raw.schema_SearchRequest);
-/** Validates a `TrendingRequest` against the contract. */
+/** Validates a `TrendingRequest` against the contract. @group Requests */
 export const validateTrendingRequest = /* @__PURE__ */ schemaValidator<S["TrendingRequest"]>(raw.schema_TrendingRequest);
-/** True when the value is a valid `TrendingRequest`. */
+/** True when the value is a valid `TrendingRequest`. @group Type guards */
 export const isTrendingRequest = /* @__PURE__ */ schemaGuard<S["TrendingRequest"]>(raw.schema_TrendingRequest);
-/** Validates a `DetailRequest` against the contract. */
+/** Validates a `DetailRequest` against the contract. @group Requests */
 export const validateDetailRequest = /* @__PURE__ */ schemaValidator<S["DetailRequest"]>(raw.schema_DetailRequest);
-/** True when the value is a valid `DetailRequest`. */
+/** True when the value is a valid `DetailRequest`. @group Type guards */
 export const isDetailRequest = /* @__PURE__ */ schemaGuard<S["DetailRequest"]>(raw.schema_DetailRequest);
-/** Validates a `CommentsRequest` against the contract. */
+/** Validates a `CommentsRequest` against the contract. @group Requests */
 export const validateCommentsRequest = /* @__PURE__ */ schemaValidator<S["CommentsRequest"]>(raw.schema_CommentsRequest);
-/** True when the value is a valid `CommentsRequest`. */
+/** True when the value is a valid `CommentsRequest`. @group Type guards */
 export const isCommentsRequest = /* @__PURE__ */ schemaGuard<S["CommentsRequest"]>(raw.schema_CommentsRequest);
-/** Validates a `UserProfileRequest` against the contract. */
+/** Validates a `UserProfileRequest` against the contract. @group Requests */
 export const validateUserProfileRequest = /* @__PURE__ */ schemaValidator<S["UserProfileRequest"]>(raw.schema_UserProfileRequest);
-/** True when the value is a valid `UserProfileRequest`. */
+/** True when the value is a valid `UserProfileRequest`. @group Type guards */
 export const isUserProfileRequest = /* @__PURE__ */ schemaGuard<S["UserProfileRequest"]>(raw.schema_UserProfileRequest);
-/** Validates a `UserPostsRequest` against the contract. */
+/** Validates a `UserPostsRequest` against the contract. @group Requests */
 export const validateUserPostsRequest = /* @__PURE__ */ schemaValidator<S["UserPostsRequest"]>(raw.schema_UserPostsRequest);
-/** True when the value is a valid `UserPostsRequest`. */
+/** True when the value is a valid `UserPostsRequest`. @group Type guards */
 export const isUserPostsRequest = /* @__PURE__ */ schemaGuard<S["UserPostsRequest"]>(raw.schema_UserPostsRequest);
-/** Validates a `CallRequest` against the contract. */
+/** Validates a `CallRequest` against the contract. @group Requests */
 export const validateCallRequest = /* @__PURE__ */ schemaValidator<S["CallRequest"]>(raw.schema_CallRequest);
-/** True when the value is a valid `CallRequest`. */
+/** True when the value is a valid `CallRequest`. @group Type guards */
 export const isCallRequest = /* @__PURE__ */ schemaGuard<S["CallRequest"]>(raw.schema_CallRequest);
-/** Validates a `BrandBuzzRequest` against the contract. */
+/** Validates a `BrandBuzzRequest` against the contract. @group Requests */
 export const validateBrandBuzzRequest = /* @__PURE__ */ schemaValidator<S["BrandBuzzRequest"]>(raw.schema_BrandBuzzRequest);
-/** True when the value is a valid `BrandBuzzRequest`. */
+/** True when the value is a valid `BrandBuzzRequest`. @group Type guards */
 export const isBrandBuzzRequest = /* @__PURE__ */ schemaGuard<S["BrandBuzzRequest"]>(raw.schema_BrandBuzzRequest);
-/** Validates a `CommentInsightsRequest` against the contract. */
+/** Validates a `CommentInsightsRequest` against the contract. @group Requests */
 export const validateCommentInsightsRequest = /* @__PURE__ */ schemaValidator<S["CommentInsightsRequest"]>(raw.schema_CommentInsightsRequest);
-/** True when the value is a valid `CommentInsightsRequest`. */
+/** True when the value is a valid `CommentInsightsRequest`. @group Type guards */
 export const isCommentInsightsRequest = /* @__PURE__ */ schemaGuard<S["CommentInsightsRequest"]>(raw.schema_CommentInsightsRequest);
-/** Validates a `AccountWatchRequest` against the contract. */
+/** Validates a `AccountWatchRequest` against the contract. @group Requests */
 export const validateAccountWatchRequest = /* @__PURE__ */ schemaValidator<S["AccountWatchRequest"]>(raw.schema_AccountWatchRequest);
-/** True when the value is a valid `AccountWatchRequest`. */
+/** True when the value is a valid `AccountWatchRequest`. @group Type guards */
 export const isAccountWatchRequest = /* @__PURE__ */ schemaGuard<S["AccountWatchRequest"]>(raw.schema_AccountWatchRequest);
-/** Validates a `FindCreatorsRequest` against the contract. */
+/** Validates a `FindCreatorsRequest` against the contract. @group Requests */
 export const validateFindCreatorsRequest = /* @__PURE__ */ schemaValidator<S["FindCreatorsRequest"]>(raw.schema_FindCreatorsRequest);
-/** True when the value is a valid `FindCreatorsRequest`. */
+/** True when the value is a valid `FindCreatorsRequest`. @group Type guards */
 export const isFindCreatorsRequest = /* @__PURE__ */ schemaGuard<S["FindCreatorsRequest"]>(raw.schema_FindCreatorsRequest);
-/** Validates a `CreatorCardRequest` against the contract. */
+/** Validates a `CreatorCardRequest` against the contract. @group Requests */
 export const validateCreatorCardRequest = /* @__PURE__ */ schemaValidator<S["CreatorCardRequest"]>(raw.schema_CreatorCardRequest);
-/** True when the value is a valid `CreatorCardRequest`. */
+/** True when the value is a valid `CreatorCardRequest`. @group Type guards */
 export const isCreatorCardRequest = /* @__PURE__ */ schemaGuard<S["CreatorCardRequest"]>(raw.schema_CreatorCardRequest);
-/** Validates a `BatchStatsRequest` against the contract. */
+/** Validates a `BatchStatsRequest` against the contract. @group Requests */
 export const validateBatchStatsRequest = /* @__PURE__ */ schemaValidator<S["BatchStatsRequest"]>(raw.schema_BatchStatsRequest);
-/** True when the value is a valid `BatchStatsRequest`. */
+/** True when the value is a valid `BatchStatsRequest`. @group Type guards */
 export const isBatchStatsRequest = /* @__PURE__ */ schemaGuard<S["BatchStatsRequest"]>(raw.schema_BatchStatsRequest);
-/** Validates a `ViralFinderRequest` against the contract. */
+/** Validates a `ViralFinderRequest` against the contract. @group Requests */
 export const validateViralFinderRequest = /* @__PURE__ */ schemaValidator<S["ViralFinderRequest"]>(raw.schema_ViralFinderRequest);
-/** True when the value is a valid `ViralFinderRequest`. */
+/** True when the value is a valid `ViralFinderRequest`. @group Type guards */
 export const isViralFinderRequest = /* @__PURE__ */ schemaGuard<S["ViralFinderRequest"]>(raw.schema_ViralFinderRequest);
-/** Validates a `FindRequest` against the contract. */
+/** Validates a `FindRequest` against the contract. @group Requests */
 export const validateFindRequest = /* @__PURE__ */ schemaValidator<S["FindRequest"]>(raw.schema_FindRequest);
-/** True when the value is a valid `FindRequest`. */
+/** True when the value is a valid `FindRequest`. @group Type guards */
 export const isFindRequest = /* @__PURE__ */ schemaGuard<S["FindRequest"]>(raw.schema_FindRequest);
-/** Validates a `IdempotencyKey` against the contract. */
+/** Validates a `IdempotencyKey` against the contract. @group Requests */
 export const validateIdempotencyKey = /* @__PURE__ */ schemaValidator<S["IdempotencyKey"]>(raw.schema_IdempotencyKey);
-/** True when the value is a valid `IdempotencyKey`. */
+/** True when the value is a valid `IdempotencyKey`. @group Type guards */
 export const isIdempotencyKey = /* @__PURE__ */ schemaGuard<S["IdempotencyKey"]>(raw.schema_IdempotencyKey);
-/** Validates a `Platform` against the contract. */
+/** Validates a `Platform` against the contract. @group Requests */
 export const validatePlatform = /* @__PURE__ */ schemaValidator<S["Platform"]>(raw.schema_Platform);
-/** True when the value is a valid `Platform`. */
+/** True when the value is a valid `Platform`. @group Type guards */
 export const isPlatform = /* @__PURE__ */ schemaGuard<S["Platform"]>(raw.schema_Platform);
 
-/** Validates the query of `GET /v1/search`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `GET /v1/search`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateSearchQuery = /* @__PURE__ */ requestValidator<QueryOf<"search">>(OPERATIONS.search, "query", raw.search_query);
-/** Validates the headers of `GET /v1/search`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `GET /v1/search`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateSearchHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"search">>(OPERATIONS.search, "headers", raw.search_headers);
-/** Validates an answer of `GET /v1/search` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `GET /v1/search` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateSearchResponse = /* @__PURE__ */ responseValidator("search", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"search", 200>>(raw.search_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"search", 202>>(raw.search_202),
@@ -178,13 +178,13 @@ export const validateSearchResponse = /* @__PURE__ */ responseValidator("search"
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"search", 500>>(raw.search_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"search", 503>>(raw.search_503),
 });
-/** Validates the query of `POST /v1/search`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/search`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateSearchPostQuery = /* @__PURE__ */ requestValidator<QueryOf<"searchPost">>(OPERATIONS.searchPost, "query", raw.searchPost_query);
-/** Validates the headers of `POST /v1/search`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/search`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateSearchPostHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"searchPost">>(OPERATIONS.searchPost, "headers", raw.searchPost_headers);
-/** Validates the body of `POST /v1/search`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/search`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateSearchPostBody = /* @__PURE__ */ requestValidator<BodyOf<"searchPost">>(OPERATIONS.searchPost, "body", raw.searchPost_body);
-/** Validates an answer of `POST /v1/search` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/search` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateSearchPostResponse = /* @__PURE__ */ responseValidator("searchPost", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"searchPost", 200>>(raw.searchPost_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"searchPost", 202>>(raw.searchPost_202),
@@ -198,13 +198,13 @@ export const validateSearchPostResponse = /* @__PURE__ */ responseValidator("sea
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"searchPost", 500>>(raw.searchPost_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"searchPost", 503>>(raw.searchPost_503),
 });
-/** Validates the query of `POST /v1/trending`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/trending`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateTrendingQuery = /* @__PURE__ */ requestValidator<QueryOf<"trending">>(OPERATIONS.trending, "query", raw.trending_query);
-/** Validates the headers of `POST /v1/trending`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/trending`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateTrendingHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"trending">>(OPERATIONS.trending, "headers", raw.trending_headers);
-/** Validates the body of `POST /v1/trending`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/trending`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateTrendingBody = /* @__PURE__ */ requestValidator<BodyOf<"trending">>(OPERATIONS.trending, "body", raw.trending_body);
-/** Validates an answer of `POST /v1/trending` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/trending` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateTrendingResponse = /* @__PURE__ */ responseValidator("trending", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"trending", 200>>(raw.trending_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"trending", 202>>(raw.trending_202),
@@ -218,13 +218,13 @@ export const validateTrendingResponse = /* @__PURE__ */ responseValidator("trend
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"trending", 500>>(raw.trending_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"trending", 503>>(raw.trending_503),
 });
-/** Validates the query of `POST /v1/detail`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/detail`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateDetailQuery = /* @__PURE__ */ requestValidator<QueryOf<"detail">>(OPERATIONS.detail, "query", raw.detail_query);
-/** Validates the headers of `POST /v1/detail`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/detail`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateDetailHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"detail">>(OPERATIONS.detail, "headers", raw.detail_headers);
-/** Validates the body of `POST /v1/detail`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/detail`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateDetailBody = /* @__PURE__ */ requestValidator<BodyOf<"detail">>(OPERATIONS.detail, "body", raw.detail_body);
-/** Validates an answer of `POST /v1/detail` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/detail` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateDetailResponse = /* @__PURE__ */ responseValidator("detail", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"detail", 200>>(raw.detail_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"detail", 202>>(raw.detail_202),
@@ -238,13 +238,13 @@ export const validateDetailResponse = /* @__PURE__ */ responseValidator("detail"
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"detail", 500>>(raw.detail_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"detail", 503>>(raw.detail_503),
 });
-/** Validates the query of `POST /v1/comments`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/comments`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCommentsQuery = /* @__PURE__ */ requestValidator<QueryOf<"comments">>(OPERATIONS.comments, "query", raw.comments_query);
-/** Validates the headers of `POST /v1/comments`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/comments`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCommentsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"comments">>(OPERATIONS.comments, "headers", raw.comments_headers);
-/** Validates the body of `POST /v1/comments`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/comments`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCommentsBody = /* @__PURE__ */ requestValidator<BodyOf<"comments">>(OPERATIONS.comments, "body", raw.comments_body);
-/** Validates an answer of `POST /v1/comments` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/comments` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateCommentsResponse = /* @__PURE__ */ responseValidator("comments", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"comments", 200>>(raw.comments_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"comments", 202>>(raw.comments_202),
@@ -258,13 +258,13 @@ export const validateCommentsResponse = /* @__PURE__ */ responseValidator("comme
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"comments", 500>>(raw.comments_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"comments", 503>>(raw.comments_503),
 });
-/** Validates the query of `POST /v1/user_profile`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/user_profile`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateUserProfileQuery = /* @__PURE__ */ requestValidator<QueryOf<"userProfile">>(OPERATIONS.userProfile, "query", raw.userProfile_query);
-/** Validates the headers of `POST /v1/user_profile`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/user_profile`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateUserProfileHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"userProfile">>(OPERATIONS.userProfile, "headers", raw.userProfile_headers);
-/** Validates the body of `POST /v1/user_profile`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/user_profile`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateUserProfileBody = /* @__PURE__ */ requestValidator<BodyOf<"userProfile">>(OPERATIONS.userProfile, "body", raw.userProfile_body);
-/** Validates an answer of `POST /v1/user_profile` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/user_profile` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateUserProfileResponse = /* @__PURE__ */ responseValidator("userProfile", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"userProfile", 200>>(raw.userProfile_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"userProfile", 202>>(raw.userProfile_202),
@@ -278,13 +278,13 @@ export const validateUserProfileResponse = /* @__PURE__ */ responseValidator("us
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"userProfile", 500>>(raw.userProfile_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"userProfile", 503>>(raw.userProfile_503),
 });
-/** Validates the query of `POST /v1/user_posts`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/user_posts`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateUserPostsQuery = /* @__PURE__ */ requestValidator<QueryOf<"userPosts">>(OPERATIONS.userPosts, "query", raw.userPosts_query);
-/** Validates the headers of `POST /v1/user_posts`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/user_posts`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateUserPostsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"userPosts">>(OPERATIONS.userPosts, "headers", raw.userPosts_headers);
-/** Validates the body of `POST /v1/user_posts`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/user_posts`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateUserPostsBody = /* @__PURE__ */ requestValidator<BodyOf<"userPosts">>(OPERATIONS.userPosts, "body", raw.userPosts_body);
-/** Validates an answer of `POST /v1/user_posts` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/user_posts` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateUserPostsResponse = /* @__PURE__ */ responseValidator("userPosts", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"userPosts", 200>>(raw.userPosts_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"userPosts", 202>>(raw.userPosts_202),
@@ -298,15 +298,15 @@ export const validateUserPostsResponse = /* @__PURE__ */ responseValidator("user
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"userPosts", 500>>(raw.userPosts_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"userPosts", 503>>(raw.userPosts_503),
 });
-/** Validates the query of `POST /v1/call/{op}`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/call/{op}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCallOperationQuery = /* @__PURE__ */ requestValidator<QueryOf<"callOperation">>(OPERATIONS.callOperation, "query", raw.callOperation_query);
-/** Validates the headers of `POST /v1/call/{op}`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/call/{op}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCallOperationHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"callOperation">>(OPERATIONS.callOperation, "headers", raw.callOperation_headers);
-/** Validates the path of `POST /v1/call/{op}`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the path of `POST /v1/call/{op}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCallOperationPath = /* @__PURE__ */ requestValidator<PathOf<"callOperation">>(OPERATIONS.callOperation, "path", raw.callOperation_path);
-/** Validates the body of `POST /v1/call/{op}`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/call/{op}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCallOperationBody = /* @__PURE__ */ requestValidator<BodyOf<"callOperation">>(OPERATIONS.callOperation, "body", raw.callOperation_body);
-/** Validates an answer of `POST /v1/call/{op}` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/call/{op}` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateCallOperationResponse = /* @__PURE__ */ responseValidator("callOperation", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"callOperation", 200>>(raw.callOperation_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"callOperation", 202>>(raw.callOperation_202),
@@ -320,13 +320,13 @@ export const validateCallOperationResponse = /* @__PURE__ */ responseValidator("
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"callOperation", 500>>(raw.callOperation_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"callOperation", 503>>(raw.callOperation_503),
 });
-/** Validates the query of `POST /v1/tools/brand_buzz`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/tools/brand_buzz`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateBrandBuzzQuery = /* @__PURE__ */ requestValidator<QueryOf<"brandBuzz">>(OPERATIONS.brandBuzz, "query", raw.brandBuzz_query);
-/** Validates the headers of `POST /v1/tools/brand_buzz`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/tools/brand_buzz`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateBrandBuzzHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"brandBuzz">>(OPERATIONS.brandBuzz, "headers", raw.brandBuzz_headers);
-/** Validates the body of `POST /v1/tools/brand_buzz`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/tools/brand_buzz`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateBrandBuzzBody = /* @__PURE__ */ requestValidator<BodyOf<"brandBuzz">>(OPERATIONS.brandBuzz, "body", raw.brandBuzz_body);
-/** Validates an answer of `POST /v1/tools/brand_buzz` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/tools/brand_buzz` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateBrandBuzzResponse = /* @__PURE__ */ responseValidator("brandBuzz", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"brandBuzz", 200>>(raw.brandBuzz_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"brandBuzz", 202>>(raw.brandBuzz_202),
@@ -340,13 +340,13 @@ export const validateBrandBuzzResponse = /* @__PURE__ */ responseValidator("bran
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"brandBuzz", 500>>(raw.brandBuzz_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"brandBuzz", 503>>(raw.brandBuzz_503),
 });
-/** Validates the query of `POST /v1/tools/comment_insights`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/tools/comment_insights`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCommentInsightsQuery = /* @__PURE__ */ requestValidator<QueryOf<"commentInsights">>(OPERATIONS.commentInsights, "query", raw.commentInsights_query);
-/** Validates the headers of `POST /v1/tools/comment_insights`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/tools/comment_insights`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCommentInsightsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"commentInsights">>(OPERATIONS.commentInsights, "headers", raw.commentInsights_headers);
-/** Validates the body of `POST /v1/tools/comment_insights`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/tools/comment_insights`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCommentInsightsBody = /* @__PURE__ */ requestValidator<BodyOf<"commentInsights">>(OPERATIONS.commentInsights, "body", raw.commentInsights_body);
-/** Validates an answer of `POST /v1/tools/comment_insights` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/tools/comment_insights` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateCommentInsightsResponse = /* @__PURE__ */ responseValidator("commentInsights", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"commentInsights", 200>>(raw.commentInsights_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"commentInsights", 202>>(raw.commentInsights_202),
@@ -360,13 +360,13 @@ export const validateCommentInsightsResponse = /* @__PURE__ */ responseValidator
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"commentInsights", 500>>(raw.commentInsights_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"commentInsights", 503>>(raw.commentInsights_503),
 });
-/** Validates the query of `POST /v1/tools/account_watch`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/tools/account_watch`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateAccountWatchQuery = /* @__PURE__ */ requestValidator<QueryOf<"accountWatch">>(OPERATIONS.accountWatch, "query", raw.accountWatch_query);
-/** Validates the headers of `POST /v1/tools/account_watch`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/tools/account_watch`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateAccountWatchHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"accountWatch">>(OPERATIONS.accountWatch, "headers", raw.accountWatch_headers);
-/** Validates the body of `POST /v1/tools/account_watch`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/tools/account_watch`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateAccountWatchBody = /* @__PURE__ */ requestValidator<BodyOf<"accountWatch">>(OPERATIONS.accountWatch, "body", raw.accountWatch_body);
-/** Validates an answer of `POST /v1/tools/account_watch` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/tools/account_watch` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateAccountWatchResponse = /* @__PURE__ */ responseValidator("accountWatch", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"accountWatch", 200>>(raw.accountWatch_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"accountWatch", 202>>(raw.accountWatch_202),
@@ -380,13 +380,13 @@ export const validateAccountWatchResponse = /* @__PURE__ */ responseValidator("a
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"accountWatch", 500>>(raw.accountWatch_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"accountWatch", 503>>(raw.accountWatch_503),
 });
-/** Validates the query of `POST /v1/tools/find_creators`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/tools/find_creators`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateFindCreatorsQuery = /* @__PURE__ */ requestValidator<QueryOf<"findCreators">>(OPERATIONS.findCreators, "query", raw.findCreators_query);
-/** Validates the headers of `POST /v1/tools/find_creators`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/tools/find_creators`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateFindCreatorsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"findCreators">>(OPERATIONS.findCreators, "headers", raw.findCreators_headers);
-/** Validates the body of `POST /v1/tools/find_creators`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/tools/find_creators`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateFindCreatorsBody = /* @__PURE__ */ requestValidator<BodyOf<"findCreators">>(OPERATIONS.findCreators, "body", raw.findCreators_body);
-/** Validates an answer of `POST /v1/tools/find_creators` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/tools/find_creators` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateFindCreatorsResponse = /* @__PURE__ */ responseValidator("findCreators", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"findCreators", 200>>(raw.findCreators_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"findCreators", 202>>(raw.findCreators_202),
@@ -400,13 +400,13 @@ export const validateFindCreatorsResponse = /* @__PURE__ */ responseValidator("f
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"findCreators", 500>>(raw.findCreators_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"findCreators", 503>>(raw.findCreators_503),
 });
-/** Validates the query of `POST /v1/tools/creator_card`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/tools/creator_card`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCreatorCardQuery = /* @__PURE__ */ requestValidator<QueryOf<"creatorCard">>(OPERATIONS.creatorCard, "query", raw.creatorCard_query);
-/** Validates the headers of `POST /v1/tools/creator_card`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/tools/creator_card`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCreatorCardHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"creatorCard">>(OPERATIONS.creatorCard, "headers", raw.creatorCard_headers);
-/** Validates the body of `POST /v1/tools/creator_card`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/tools/creator_card`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateCreatorCardBody = /* @__PURE__ */ requestValidator<BodyOf<"creatorCard">>(OPERATIONS.creatorCard, "body", raw.creatorCard_body);
-/** Validates an answer of `POST /v1/tools/creator_card` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/tools/creator_card` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateCreatorCardResponse = /* @__PURE__ */ responseValidator("creatorCard", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"creatorCard", 200>>(raw.creatorCard_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"creatorCard", 202>>(raw.creatorCard_202),
@@ -420,13 +420,13 @@ export const validateCreatorCardResponse = /* @__PURE__ */ responseValidator("cr
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"creatorCard", 500>>(raw.creatorCard_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"creatorCard", 503>>(raw.creatorCard_503),
 });
-/** Validates the query of `POST /v1/tools/batch_stats`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/tools/batch_stats`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateBatchStatsQuery = /* @__PURE__ */ requestValidator<QueryOf<"batchStats">>(OPERATIONS.batchStats, "query", raw.batchStats_query);
-/** Validates the headers of `POST /v1/tools/batch_stats`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/tools/batch_stats`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateBatchStatsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"batchStats">>(OPERATIONS.batchStats, "headers", raw.batchStats_headers);
-/** Validates the body of `POST /v1/tools/batch_stats`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/tools/batch_stats`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateBatchStatsBody = /* @__PURE__ */ requestValidator<BodyOf<"batchStats">>(OPERATIONS.batchStats, "body", raw.batchStats_body);
-/** Validates an answer of `POST /v1/tools/batch_stats` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/tools/batch_stats` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateBatchStatsResponse = /* @__PURE__ */ responseValidator("batchStats", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"batchStats", 200>>(raw.batchStats_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"batchStats", 202>>(raw.batchStats_202),
@@ -440,13 +440,13 @@ export const validateBatchStatsResponse = /* @__PURE__ */ responseValidator("bat
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"batchStats", 500>>(raw.batchStats_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"batchStats", 503>>(raw.batchStats_503),
 });
-/** Validates the query of `POST /v1/tools/viral_finder`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/tools/viral_finder`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateViralFinderQuery = /* @__PURE__ */ requestValidator<QueryOf<"viralFinder">>(OPERATIONS.viralFinder, "query", raw.viralFinder_query);
-/** Validates the headers of `POST /v1/tools/viral_finder`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/tools/viral_finder`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateViralFinderHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"viralFinder">>(OPERATIONS.viralFinder, "headers", raw.viralFinder_headers);
-/** Validates the body of `POST /v1/tools/viral_finder`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/tools/viral_finder`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateViralFinderBody = /* @__PURE__ */ requestValidator<BodyOf<"viralFinder">>(OPERATIONS.viralFinder, "body", raw.viralFinder_body);
-/** Validates an answer of `POST /v1/tools/viral_finder` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). */
+/** Validates an answer of `POST /v1/tools/viral_finder` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateViralFinderResponse = /* @__PURE__ */ responseValidator("viralFinder", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"viralFinder", 200>>(raw.viralFinder_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"viralFinder", 202>>(raw.viralFinder_202),
@@ -460,13 +460,13 @@ export const validateViralFinderResponse = /* @__PURE__ */ responseValidator("vi
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"viralFinder", 500>>(raw.viralFinder_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"viralFinder", 503>>(raw.viralFinder_503),
 });
-/** Validates the query of `POST /v1/find`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `POST /v1/find`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateFindOperationQuery = /* @__PURE__ */ requestValidator<QueryOf<"findOperation">>(OPERATIONS.findOperation, "query", raw.findOperation_query);
-/** Validates the headers of `POST /v1/find`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `POST /v1/find`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateFindOperationHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"findOperation">>(OPERATIONS.findOperation, "headers", raw.findOperation_headers);
-/** Validates the body of `POST /v1/find`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the body of `POST /v1/find`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateFindOperationBody = /* @__PURE__ */ requestValidator<BodyOf<"findOperation">>(OPERATIONS.findOperation, "body", raw.findOperation_body);
-/** Validates an answer of `POST /v1/find` under its HTTP status (200, 400, 401, 429, 500, 503). */
+/** Validates an answer of `POST /v1/find` under its HTTP status (200, 400, 401, 429, 500, 503). @group Answers */
 export const validateFindOperationResponse = /* @__PURE__ */ responseValidator("findOperation", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"findOperation", 200>>(raw.findOperation_200),
   400: /* @__PURE__ */ schemaValidator<AnswerOf<"findOperation", 400>>(raw.findOperation_400),
@@ -475,11 +475,11 @@ export const validateFindOperationResponse = /* @__PURE__ */ responseValidator("
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"findOperation", 500>>(raw.findOperation_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"findOperation", 503>>(raw.findOperation_503),
 });
-/** Validates the query of `GET /v1/capabilities`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `GET /v1/capabilities`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateListCapabilitiesQuery = /* @__PURE__ */ requestValidator<QueryOf<"listCapabilities">>(OPERATIONS.listCapabilities, "query", raw.listCapabilities_query);
-/** Validates the headers of `GET /v1/capabilities`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `GET /v1/capabilities`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateListCapabilitiesHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"listCapabilities">>(OPERATIONS.listCapabilities, "headers", raw.listCapabilities_headers);
-/** Validates an answer of `GET /v1/capabilities` under its HTTP status (200, 401, 429, 500, 503). */
+/** Validates an answer of `GET /v1/capabilities` under its HTTP status (200, 401, 429, 500, 503). @group Answers */
 export const validateListCapabilitiesResponse = /* @__PURE__ */ responseValidator("listCapabilities", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"listCapabilities", 200>>(raw.listCapabilities_200),
   401: /* @__PURE__ */ schemaValidator<AnswerOf<"listCapabilities", 401>>(raw.listCapabilities_401),
@@ -487,11 +487,11 @@ export const validateListCapabilitiesResponse = /* @__PURE__ */ responseValidato
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"listCapabilities", 500>>(raw.listCapabilities_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"listCapabilities", 503>>(raw.listCapabilities_503),
 });
-/** Validates the query of `GET /v1/account`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `GET /v1/account`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateGetAccountQuery = /* @__PURE__ */ requestValidator<QueryOf<"getAccount">>(OPERATIONS.getAccount, "query", raw.getAccount_query);
-/** Validates the headers of `GET /v1/account`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `GET /v1/account`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateGetAccountHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"getAccount">>(OPERATIONS.getAccount, "headers", raw.getAccount_headers);
-/** Validates an answer of `GET /v1/account` under its HTTP status (200, 400, 401, 429, 500, 503). */
+/** Validates an answer of `GET /v1/account` under its HTTP status (200, 400, 401, 429, 500, 503). @group Answers */
 export const validateGetAccountResponse = /* @__PURE__ */ responseValidator("getAccount", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"getAccount", 200>>(raw.getAccount_200),
   400: /* @__PURE__ */ schemaValidator<AnswerOf<"getAccount", 400>>(raw.getAccount_400),
@@ -500,11 +500,11 @@ export const validateGetAccountResponse = /* @__PURE__ */ responseValidator("get
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"getAccount", 500>>(raw.getAccount_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"getAccount", 503>>(raw.getAccount_503),
 });
-/** Validates the query of `GET /v1/schedules`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `GET /v1/schedules`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateListSchedulesQuery = /* @__PURE__ */ requestValidator<QueryOf<"listSchedules">>(OPERATIONS.listSchedules, "query", raw.listSchedules_query);
-/** Validates the headers of `GET /v1/schedules`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `GET /v1/schedules`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateListSchedulesHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"listSchedules">>(OPERATIONS.listSchedules, "headers", raw.listSchedules_headers);
-/** Validates an answer of `GET /v1/schedules` under its HTTP status (200, 400, 401, 429, 500, 503). */
+/** Validates an answer of `GET /v1/schedules` under its HTTP status (200, 400, 401, 429, 500, 503). @group Answers */
 export const validateListSchedulesResponse = /* @__PURE__ */ responseValidator("listSchedules", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"listSchedules", 200>>(raw.listSchedules_200),
   400: /* @__PURE__ */ schemaValidator<AnswerOf<"listSchedules", 400>>(raw.listSchedules_400),
@@ -513,13 +513,13 @@ export const validateListSchedulesResponse = /* @__PURE__ */ responseValidator("
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"listSchedules", 500>>(raw.listSchedules_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"listSchedules", 503>>(raw.listSchedules_503),
 });
-/** Validates the query of `DELETE /v1/schedules/{schedule_id}`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `DELETE /v1/schedules/{schedule_id}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateDeleteScheduleQuery = /* @__PURE__ */ requestValidator<QueryOf<"deleteSchedule">>(OPERATIONS.deleteSchedule, "query", raw.deleteSchedule_query);
-/** Validates the headers of `DELETE /v1/schedules/{schedule_id}`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `DELETE /v1/schedules/{schedule_id}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateDeleteScheduleHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"deleteSchedule">>(OPERATIONS.deleteSchedule, "headers", raw.deleteSchedule_headers);
-/** Validates the path of `DELETE /v1/schedules/{schedule_id}`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the path of `DELETE /v1/schedules/{schedule_id}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateDeleteSchedulePath = /* @__PURE__ */ requestValidator<PathOf<"deleteSchedule">>(OPERATIONS.deleteSchedule, "path", raw.deleteSchedule_path);
-/** Validates an answer of `DELETE /v1/schedules/{schedule_id}` under its HTTP status (200, 400, 401, 404, 429, 500, 503). */
+/** Validates an answer of `DELETE /v1/schedules/{schedule_id}` under its HTTP status (200, 400, 401, 404, 429, 500, 503). @group Answers */
 export const validateDeleteScheduleResponse = /* @__PURE__ */ responseValidator("deleteSchedule", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"deleteSchedule", 200>>(raw.deleteSchedule_200),
   400: /* @__PURE__ */ schemaValidator<AnswerOf<"deleteSchedule", 400>>(raw.deleteSchedule_400),
@@ -529,13 +529,13 @@ export const validateDeleteScheduleResponse = /* @__PURE__ */ responseValidator(
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"deleteSchedule", 500>>(raw.deleteSchedule_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"deleteSchedule", 503>>(raw.deleteSchedule_503),
 });
-/** Validates the query of `GET /v1/results/{handle}`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `GET /v1/results/{handle}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateGetResultQuery = /* @__PURE__ */ requestValidator<QueryOf<"getResult">>(OPERATIONS.getResult, "query", raw.getResult_query);
-/** Validates the headers of `GET /v1/results/{handle}`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `GET /v1/results/{handle}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateGetResultHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"getResult">>(OPERATIONS.getResult, "headers", raw.getResult_headers);
-/** Validates the path of `GET /v1/results/{handle}`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the path of `GET /v1/results/{handle}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateGetResultPath = /* @__PURE__ */ requestValidator<PathOf<"getResult">>(OPERATIONS.getResult, "path", raw.getResult_path);
-/** Validates an answer of `GET /v1/results/{handle}` under its HTTP status (200, 202, 400, 401, 404, 410, 429, 500, 503). */
+/** Validates an answer of `GET /v1/results/{handle}` under its HTTP status (200, 202, 400, 401, 404, 410, 429, 500, 503). @group Answers */
 export const validateGetResultResponse = /* @__PURE__ */ responseValidator("getResult", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"getResult", 200>>(raw.getResult_200),
   202: /* @__PURE__ */ schemaValidator<AnswerOf<"getResult", 202>>(raw.getResult_202),
@@ -547,18 +547,18 @@ export const validateGetResultResponse = /* @__PURE__ */ responseValidator("getR
   500: /* @__PURE__ */ schemaValidator<AnswerOf<"getResult", 500>>(raw.getResult_500),
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"getResult", 503>>(raw.getResult_503),
 });
-/** Validates the query of `GET /openapi.json`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the query of `GET /openapi.json`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateGetOpenApiDocumentQuery = /* @__PURE__ */ requestValidator<QueryOf<"getOpenApiDocument">>(OPERATIONS.getOpenApiDocument, "query", raw.getOpenApiDocument_query);
-/** Validates the headers of `GET /openapi.json`; on failure also gives the seed's `invalid_params` answer. */
+/** Validates the headers of `GET /openapi.json`; on failure also gives the seed's `invalid_params` answer. @group Requests */
 export const validateGetOpenApiDocumentHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"getOpenApiDocument">>(OPERATIONS.getOpenApiDocument, "headers", raw.getOpenApiDocument_headers);
-/** Validates an answer of `GET /openapi.json` under its HTTP status (200, 401, 429). */
+/** Validates an answer of `GET /openapi.json` under its HTTP status (200, 401, 429). @group Answers */
 export const validateGetOpenApiDocumentResponse = /* @__PURE__ */ responseValidator("getOpenApiDocument", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"getOpenApiDocument", 200>>(raw.getOpenApiDocument_200),
   401: /* @__PURE__ */ schemaValidator<AnswerOf<"getOpenApiDocument", 401>>(raw.getOpenApiDocument_401),
   429: /* @__PURE__ */ schemaValidator<AnswerOf<"getOpenApiDocument", 429>>(raw.getOpenApiDocument_429),
 });
 
-/** Every request validator, by operationId and request part. */
+/** Every request validator, by operationId and request part. @group Requests */
 export const requestValidators = {
   search: { query: validateSearchQuery, headers: validateSearchHeaders },
   searchPost: { query: validateSearchPostQuery, headers: validateSearchPostHeaders, body: validateSearchPostBody },
@@ -584,7 +584,14 @@ export const requestValidators = {
   getOpenApiDocument: { query: validateGetOpenApiDocumentQuery, headers: validateGetOpenApiDocumentHeaders },
 } as const;
 
-/** Every answer validator, by operationId. */
+/**
+ * Every answer validator, by operationId. @group Answers
+ * @example
+ * ```ts
+ * const result = responseValidators.search(res.status, await res.json());
+ * if (!result.ok) console.error(result.errors); // [{ path: "/items", message: "must NOT have fewer than 1 items", keyword: "minItems" }]
+ * ```
+ */
 export const responseValidators = {
   search: validateSearchResponse,
   searchPost: validateSearchPostResponse,
