@@ -41,11 +41,28 @@ beforeAll(async () => {
   await project.install([...workspacePackages().map((p) => p.name), ...new Set(peers), pin("@modelcontextprotocol/client")]);
   await project.install([pin("typescript"), pin("@types/node"), pin("vitest")], { dev: true });
   for (const guide of guides) for (const block of guide.blocks) if (block.file) project.write(block.file, block.code);
+  for (const { file, code } of readmeExamples) project.write(file, code);
 });
 
-it("every guide's TypeScript compiles strictly against the published packages (skipLibCheck false)", async () => {
-  const files = guides.flatMap((g) => g.blocks.flatMap((b) => (b.file ? [b.file] : [])));
+/**
+ * The TypeScript examples of the package READMEs (their pages on the npm registry), as files of the same project:
+ * they are not run (they need a server, a browser or a test runner), but a reader who pastes one gets a program
+ * that compiles. `export {}` makes each a module, as a reader's file with top-level `await` is.
+ */
+const readmeExamples = readdirSync(join(ROOT, "packages")).flatMap((dir) => {
+  let readme: string;
+  try {
+    readme = readFileSync(join(ROOT, "packages", dir, "README.md"), "utf8");
+  } catch {
+    return [];
+  }
+  return [...readme.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((m, i) => ({ file: `readme-${dir}-${i + 1}.ts`, code: `${m[1]}\nexport {};\n` }));
+});
+
+it("every guide's and package README's TypeScript compiles strictly against the published packages (skipLibCheck false)", async () => {
+  const files = [...guides.flatMap((g) => g.blocks.flatMap((b) => (b.file ? [b.file] : []))), ...readmeExamples.map((e) => e.file)];
   expect(files.length).toBeGreaterThan(5);
+  expect(readmeExamples.length, "the package READMEs' TypeScript examples").toBeGreaterThanOrEqual(10);
   project.write(
     "tsconfig.json",
     JSON.stringify({
