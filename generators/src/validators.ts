@@ -369,7 +369,7 @@ function bindings(table: OperationInfo[]): string {
     if (t.body) parts.push(["body", "Body", "BodyOf"]);
     for (const [part, Part, T] of parts) {
       out.push(`/** Validates the ${part} of \`${route}\`; on failure also gives the seed's \`invalid_params\` answer. */`);
-      out.push(`export const validate${P}${Part} = /* @__PURE__ */ requestValidator<${T}<"${id}">>(OPERATIONS.${id}, "${part}", raw.${id}_${part});`);
+      out.push(`export const validate${P}${Part} = /* @__PURE__ */ requestValidator<${T}<"${id}">>(OPERATIONS, "${id}", "${part}", raw.${id}_${part});`);
     }
     reqMap.push(`  ${id}: { ${parts.map(([part, Part]) => `${part}: validate${P}${Part}`).join(", ")} },`);
     const statuses = t.responses;
