@@ -93,7 +93,8 @@ function dropRepeatedDeclarations(code: string): string {
       if (first !== whole) throw new Error(`ajv standalone declared ${name} twice with different code`);
       return "";
     });
-  const functions = keepFirst(/function (validate\d+)\(.*?\1\.evaluated = \{[^}]*\};/gs);
+  // A compiled function ends with its own `validateN.errors = vErrors;return errors === 0;}`.
+  const functions = keepFirst(/function (validate\d+)\(.*?\1\.errors = vErrors;return errors === 0;\}(?:\1\.evaluated = \{[^}]*\};)?/gs);
   const constants = keepFirst(/const ((?:schema|func|formats)\d+) = [^;]*?;(?=const |function |export )/g);
   return constants(functions(code));
 }
@@ -265,6 +266,9 @@ export function generateValidators(doc: OpenApiDoc): GeneratedFile[] {
     code: { source: true, esm: true, lines: false, optimize: true, formats: _`require(${FORMATS_MODULE})` },
   });
   for (const [name, check] of Object.entries(FORMATS)) ajv.addFormat(name, check);
+  // Ajv2020 forces `unevaluated` and `dynamicRef` on, and then every function tracks which properties it evaluated
+  // and takes `dynamicAnchors`: code and time for keywords the contract never uses (checked below, before compiling).
+  Object.assign(ajv.opts, { unevaluated: false, dynamicRef: false });
   const base = schemaDocument(doc);
   // Every exported schema lives in the one root document: ajv caches compiled $ref targets per root, so
   // separate roots would compile each shared component once per operation (measured: 2.3 MB instead of a few
@@ -332,6 +336,8 @@ export function generateValidators(doc: OpenApiDoc): GeneratedFile[] {
   }
 
   injectDiscriminators(defs);
+  const unsupported = /"(unevaluatedProperties|unevaluatedItems|\$dynamicRef|\$dynamicAnchor|\$recursiveRef|\$recursiveAnchor)"\s*:/.exec(JSON.stringify(base));
+  if (unsupported) throw new Error(`the contract uses ${unsupported[1]}: the generator compiles without ajv's unevaluated and dynamicRef support`);
   ajv.addSchema(base);
   const standalone = treeShakeable(shortCircuitLengths(requiresToImports(dropRepeatedDeclarations(standaloneCode(ajv, exportsMap)))));
   const names = Object.keys(exportsMap).sort();
