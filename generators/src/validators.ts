@@ -106,8 +106,7 @@ function dropRepeatedDeclarations(code: string): string {
  * time of a large answer went to counting `minLength: 1`).
  */
 function shortCircuitLengths(code: string): string {
-  const mod = /import \* as (cjs\d+) from "ajv\/dist\/runtime\/ucs2length\.js";/.exec(code)?.[1];
-  const fn = mod ? new RegExp(`const (\\w+) = cjsValue\\(${mod}, \\["default"\\]\\);`).exec(code)?.[1] : undefined;
+  const fn = /\bucs2length as (\w+)\b/.exec(code)?.[1];
   if (!fn) return code;
   return code
     .replace(new RegExp(`\\b${fn}\\((\\w+)\\) < (\\d+)`, "g"), (_m, v: string, n: string) => `(${v}.length < ${2 * Number(n)} && ${fn}(${v}) < ${n})`)
@@ -129,53 +128,41 @@ function treeShakeable(code: string): string {
       return `const evaluated_${fn} = ${record};`;
     })
     .replace(/\b(validate\d+)\.evaluated\b/g, (whole: string, fn: string) => (records.has(fn) ? `evaluated_${fn}` : whole))
-    .replace(/(^|[;}\n])(const \w+ = )(cjsValue\(|new RegExp\()/g, "$1$2/* @__PURE__ */ $3");
+    .replace(/(^|[;}\n])(const \w+ = )(new RegExp\()/g, "$1$2/* @__PURE__ */ $3");
   if (/\bvalidate\d+\.evaluated\b/.test(out)) throw new Error("ajv standalone: an evaluated record was left on its function");
   return out;
 }
 
+/** ajv's run-time helpers, by the module ajv's standalone code requires, and their ESM copies in runtime.ts. */
+const RUNTIME_MODULE = "../runtime.ts";
+const RUNTIME_EXPORTS: Record<string, string> = { "ajv/dist/runtime/ucs2length": "ucs2length", "ajv/dist/runtime/equal": "equal" };
+
 /**
- * Rewrites ajv's `require(...)` lines into ESM namespace imports, so the generated module is valid ESM unbundled.
- * Loaders disagree on what a CommonJS module looks like from ESM (Node gives `module.exports` as `default`;
- * vite and esbuild unwrap `exports.default` when `__esModule` is set), so each value is found by `cjsValue`,
- * which looks in every shape.
+ * Rewrites ajv's `require(...)` lines into named ES imports, so the generated module is valid ESM unbundled and a
+ * bundler keeps only the helpers it calls: format functions from formats.ts (`code.formats` makes ajv require them
+ * as `require("../formats.ts")["date-time"]`), ajv's run-time helpers from their copies in runtime.ts. Any other
+ * require is an error: a new helper needs its ESM copy first.
  */
 function requiresToImports(code: string): string {
-  const imports = new Map<string, string>();
-  const named: string[] = [];
-  const quotedModule = JSON.stringify(FORMATS_MODULE).replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-  const formatsRequire = new RegExp(String.raw`const (\w+) = require\(${quotedModule}\)(?:\.(\w+)|\["([^"]+)"\]);`, "g");
-  code = code.replace(formatsRequire, (_m, name: string, dotted: string | undefined, quoted: string | undefined) => {
-    const format = (dotted ?? quoted) as keyof typeof FORMAT_EXPORTS;
-    const exported = FORMAT_EXPORTS[format];
-    if (!exported) throw new Error(`no function for format ${format} in ${FORMATS_MODULE}`);
-    named.push(`${exported} as ${name}`);
+  const imports = new Map<string, string[]>();
+  const body = code.replace(/const (\w+) = require\("([^"]+)"\)(?:\.(\w+)|\["([^"]+)"\]);/g, (_m, name: string, mod: string, dotted?: string, quoted?: string) => {
+    const member = dotted ?? quoted!;
+    let from: string;
+    let exported: string | undefined;
+    if (mod === FORMATS_MODULE) {
+      from = FORMATS_MODULE;
+      exported = (FORMAT_EXPORTS as Record<string, string>)[member];
+    } else {
+      from = RUNTIME_MODULE;
+      exported = member === "default" ? RUNTIME_EXPORTS[mod.replace(/\.js$/, "")] : undefined;
+    }
+    if (!exported) throw new Error(`ajv standalone requires ${mod} (${member}), which the generator has no ESM copy of`);
+    imports.set(from, [...(imports.get(from) ?? []), `${exported} as ${name}`]);
     return "";
   });
-  const body = code.replace(/const (\w+) = require\("([^"]+)"\)((?:\.\w+|\["[^"]+"\])*);/g, (_m, name: string, mod: string, access: string) => {
-    const spec = mod.endsWith(".js") ? mod : `${mod}.js`;
-    let ns = imports.get(spec);
-    if (!ns) {
-      ns = `cjs${imports.size}`;
-      imports.set(spec, ns);
-    }
-    const path = [...access.matchAll(/\.(\w+)|\["([^"]+)"\]/g)].map((m) => m[1] ?? m[2]);
-    return `const ${name} = cjsValue(${ns}, ${JSON.stringify(path)});`;
-  });
   if (/\brequire\(/.test(body)) throw new Error("ajv standalone output still calls require()");
-  const head = [
-    ...[...imports].map(([spec, ns]) => `import * as ${ns} from ${JSON.stringify(spec)};`),
-    ...(named.length ? [`import { ${named.join(", ")} } from ${JSON.stringify(FORMATS_MODULE)};`] : []),
-  ].join("\n");
-  const resolver = `function cjsValue(ns, path) {
-  const roots = [ns, ns && ns.default, ns && ns.default && ns.default.default];
-  if (path.length === 1 && path[0] === "default") {
-    for (const r of roots) if (typeof r === "function") return r;
-  }
-  for (const r of roots) if (r && r[path[0]] !== undefined) return path.reduce((o, k) => o[k], r);
-  throw new Error("cannot load " + path.join(".") + " of an ajv runtime module");
-}`;
-  return `${head}\n${resolver}\n${body.replace(/^"use strict";/, "")}`;
+  const head = [...imports].map(([from, names]) => `import { ${names.join(", ")} } from ${JSON.stringify(from)};`).join("\n");
+  return `${head}\n${body.replace(/^"use strict";/, "")}`;
 }
 
 const words = (vals: unknown[]) => vals.map((v) => `\`${String(v)}\``).join(", ");
