@@ -18,6 +18,8 @@ export default defineConfig({
   noExternal: ["@sdgw/types"],
   esbuildOptions(options) {
     options.mainFields = ["module", "main"];
+    // @sdgw/types from its sources, so the build needs no other package built first (a fresh clone, the bench).
+    options.conditions = ["source"];
     options.minifySyntax = true;
     options.minifyIdentifiers = true;
   },

@@ -172,6 +172,18 @@ describe("uri", () => {
     "//x.com/a",
     "x.com/a",
     "https://x.com/%zz",
+    "https://x.com/a%2",
+    "https://a_b.com/x",
+    "https://x.com/#a#b",
+    "https://x.com/a?b?c#d?e/f",
+    "http://x.com:/p",
+    "http://x.com:123456/p",
+    "https://x.com?q=1",
+    "https://x.com#f",
+    "https://-x.com/",
+    "HTTPS://X.COM/A",
+    "https://x.com/ü",
+    "https:x.com",
     "",
   ])("%s: as ajv-formats' full uri", (s) => expect(uri(s)).toBe(ajvUri(s)));
 
@@ -181,6 +193,16 @@ describe("uri", () => {
         expect(uri(s), s).toBe(ajvUri(s));
       }),
       { numRuns: 5_000 },
+    );
+  });
+
+  it("equals ajv-formats' full uri on text near a plain http(s) link (both the quick path and the fallback)", () => {
+    const near = fc.stringMatching(/^(https?|ftp|HTTP):\/\/[a-zA-Z0-9._~%@:\[\]-]{0,12}(:[0-9]{0,6})?([\/?#][a-zA-Z0-9%\/?#:@!$&'()*+,;=_~ ü"-]{0,30})?$/);
+    fc.assert(
+      fc.property(near, (s) => {
+        expect(uri(s), s).toBe(ajvUri(s));
+      }),
+      { numRuns: 20_000 },
     );
   });
 });
