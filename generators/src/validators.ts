@@ -94,7 +94,7 @@ function dropRepeatedDeclarations(code: string): string {
       return "";
     });
   // A compiled function ends with its own `validateN.errors = vErrors;return errors === 0;}`.
-  const functions = keepFirst(/function (validate\d+)\(.*?\1\.errors = vErrors;return errors === 0;\}(?:\1\.evaluated = \{[^}]*\};)?/gs);
+  const functions = keepFirst(/function (validate\d+)\(.*?\1\.errors = vErrors;return errors === 0;\}/gs);
   const constants = keepFirst(/const ((?:schema|func|formats)\d+) = [^;]*?;(?=const |function |export )/g);
   return constants(functions(code));
 }
@@ -115,22 +115,13 @@ function shortCircuitLengths(code: string): string {
 
 /**
  * Makes the module tree-shakeable, so that a bundle that imports one validator keeps only the functions it reaches
- * (issue 18): ajv hangs each function's `evaluated` record on the function (`validate12.evaluated = {…};`, a
- * top-level statement that keeps every function alive), and initializes helpers with calls. Each record becomes a
- * constant of its own (`const evaluated_validate12 = {…};`, read where `validate12.evaluated` was: the same object,
- * mutated the same way), and the calls and `new RegExp` of top-level initializers are marked pure.
+ * (issue 18, D97). With ajv's `unevaluated` off no function carries an `evaluated` record (a top-level
+ * `validate12.evaluated = {…};` would keep every function alive), and helpers and formats are imports; the only
+ * top-level initializers that call anything are the patterns' `new RegExp(…)`, marked pure here.
  */
 function treeShakeable(code: string): string {
-  const records = new Set<string>();
-  const out = code
-    .replace(/(?<=[;}\n])(validate\d+)\.evaluated = (\{[^}]*\});/g, (_m, fn: string, record: string) => {
-      records.add(fn);
-      return `const evaluated_${fn} = ${record};`;
-    })
-    .replace(/\b(validate\d+)\.evaluated\b/g, (whole: string, fn: string) => (records.has(fn) ? `evaluated_${fn}` : whole))
-    .replace(/(^|[;}\n])(const \w+ = )(new RegExp\()/g, "$1$2/* @__PURE__ */ $3");
-  if (/\bvalidate\d+\.evaluated\b/.test(out)) throw new Error("ajv standalone: an evaluated record was left on its function");
-  return out;
+  if (/\bvalidate\d+\.evaluated\b/.test(code)) throw new Error("ajv standalone: a function carries an evaluated record (is `unevaluated` on?)");
+  return code.replace(/(^|[;}\n])(const \w+ = )(new RegExp\()/g, "$1$2/* @__PURE__ */ $3");
 }
 
 /** ajv's run-time helpers, by the module ajv's standalone code requires, and their ESM copies in runtime.ts. */
