@@ -114,6 +114,21 @@ function shortCircuitLengths(code: string): string {
 }
 
 /**
+ * ajv passes each called function a context object, `{instancePath, parentData, parentDataProperty, rootData}`, and
+ * destructures it: one object built per `$ref` call, on every valid value too. The contract uses nothing that reads
+ * the last three (no `$data`, no defaults or type coercion), so every function takes the instance path alone, as a
+ * second argument (`validate12(data.author, instancePath+"/author")`): the same error paths, no object per call.
+ */
+function positionalPaths(code: string): string {
+  const out = code
+    .replace(/function (validate\d+)\(data, \{instancePath="", parentData, parentDataProperty, rootData=data\}=\{\}\)\{/g, 'function $1(data, instancePath = ""){')
+    .replace(/, \{instancePath(?::(.*?))?,parentData(?::[^,]*?)?,parentDataProperty(?::.*?)?,rootData\}\)/g, (_m, path?: string) => `, ${path ?? "instancePath"})`);
+  const left = /\b(parentData|parentDataProperty|rootData|dynamicAnchors)\b/.exec(out);
+  if (left) throw new Error(`ajv standalone: ${left[1]} is still read after the context became a path`);
+  return out;
+}
+
+/**
  * Makes the module tree-shakeable, so that a bundle that imports one validator keeps only the functions it reaches
  * (issue 18, D97). With ajv's `unevaluated` off no function carries an `evaluated` record (a top-level
  * `validate12.evaluated = {…};` would keep every function alive), and helpers and formats are imports; the only
@@ -317,7 +332,7 @@ export function generateValidators(doc: OpenApiDoc): GeneratedFile[] {
   const unsupported = /"(unevaluatedProperties|unevaluatedItems|\$dynamicRef|\$dynamicAnchor|\$recursiveRef|\$recursiveAnchor)"\s*:/.exec(JSON.stringify(base));
   if (unsupported) throw new Error(`the contract uses ${unsupported[1]}: the generator compiles without ajv's unevaluated and dynamicRef support`);
   ajv.addSchema(base);
-  const standalone = treeShakeable(shortCircuitLengths(requiresToImports(dropRepeatedDeclarations(standaloneCode(ajv, exportsMap)))));
+  const standalone = treeShakeable(positionalPaths(shortCircuitLengths(requiresToImports(dropRepeatedDeclarations(standaloneCode(ajv, exportsMap))))));
   const names = Object.keys(exportsMap).sort();
   const dts =
     BANNER +
