@@ -71,11 +71,17 @@ export function invalidParamsAnswer(invalid: InvalidParams, requestId: string): 
   return { request_id: requestId, schema_version: "v1", code: "invalid_params", message: invalid.message, retryable: false, fix };
 }
 
-/** Wraps a precompiled validator of one request part, adding the seed's `invalid_params` wording on failure. @group Requests */
-export function requestValidator<T>(op: OperationInfo, part: RequestPart, raw: RawValidator): RequestValidator<T> {
+/**
+ * Wraps a precompiled validator of one request part, adding the seed's `invalid_params` wording on failure. The
+ * table and the operation's id come apart (not `OPERATIONS.search`): a bundler keeps a property read at the top
+ * level, which would keep every request validator alive in a bundle that imports one schema validator.
+ *
+ * @group Requests
+ */
+export function requestValidator<T>(table: Readonly<Record<string, OperationInfo>>, operationId: string, part: RequestPart, raw: RawValidator): RequestValidator<T> {
   const validate = ((value: unknown): RequestValidation<T> => {
     if (raw(value)) return { ok: true, value: value as T };
-    const invalid = explainFailure(op, part, raw.errors ?? [], value);
+    const invalid = explainFailure(table[operationId]!, part, raw.errors ?? [], value);
     return { ok: false, errors: toErrors(raw), invalid, answer: (requestId: string) => invalidParamsAnswer(invalid, requestId) };
   }) as RequestValidator<T>;
   validate.is = (value: unknown): value is T => raw(value);

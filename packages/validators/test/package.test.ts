@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { runInNewContext } from "node:vm";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
+import { measureBuilt } from "../../../generators/size/size.ts";
 import { DIST_OUTPUTS, ensureBuilt } from "../../../generators/src/testing/dist.ts";
 
 const PKG = fileURLToPath(new URL("..", import.meta.url));
@@ -64,5 +65,11 @@ describe("@sdgw/validators dist", () => {
     sandbox["globalThis"] = sandbox;
     runInNewContext(code, sandbox);
     expect(sandbox["result"]).toEqual([true, false]);
+  });
+
+  it("tree-shakes: validateSearchEnvelope alone from the built bundle is within its budget", async () => {
+    const { size, budget } = await measureBuilt("@sdgw/validators validateSearchEnvelope", join(DIST, "index.js"));
+    console.log(`validateSearchEnvelope alone (dist): ${size.gzip} bytes min+gzip (budget ${budget})`);
+    expect(size.gzip).toBeLessThanOrEqual(budget);
   });
 });

@@ -161,9 +161,9 @@ export const validatePlatform = /* @__PURE__ */ schemaValidator<S["Platform"]>(r
 export const isPlatform = /* @__PURE__ */ schemaGuard<S["Platform"]>(raw.schema_Platform);
 
 /** Validates the query of `GET /v1/search`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateSearchQuery = /* @__PURE__ */ requestValidator<QueryOf<"search">>(OPERATIONS.search, "query", raw.search_query);
+export const validateSearchQuery = /* @__PURE__ */ requestValidator<QueryOf<"search">>(OPERATIONS, "search", "query", raw.search_query);
 /** Validates the headers of `GET /v1/search`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateSearchHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"search">>(OPERATIONS.search, "headers", raw.search_headers);
+export const validateSearchHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"search">>(OPERATIONS, "search", "headers", raw.search_headers);
 /** Validates an answer of `GET /v1/search` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateSearchResponse = /* @__PURE__ */ responseValidator("search", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"search", 200>>(raw.search_200),
@@ -179,11 +179,11 @@ export const validateSearchResponse = /* @__PURE__ */ responseValidator("search"
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"search", 503>>(raw.search_503),
 });
 /** Validates the query of `POST /v1/search`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateSearchPostQuery = /* @__PURE__ */ requestValidator<QueryOf<"searchPost">>(OPERATIONS.searchPost, "query", raw.searchPost_query);
+export const validateSearchPostQuery = /* @__PURE__ */ requestValidator<QueryOf<"searchPost">>(OPERATIONS, "searchPost", "query", raw.searchPost_query);
 /** Validates the headers of `POST /v1/search`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateSearchPostHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"searchPost">>(OPERATIONS.searchPost, "headers", raw.searchPost_headers);
+export const validateSearchPostHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"searchPost">>(OPERATIONS, "searchPost", "headers", raw.searchPost_headers);
 /** Validates the body of `POST /v1/search`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateSearchPostBody = /* @__PURE__ */ requestValidator<BodyOf<"searchPost">>(OPERATIONS.searchPost, "body", raw.searchPost_body);
+export const validateSearchPostBody = /* @__PURE__ */ requestValidator<BodyOf<"searchPost">>(OPERATIONS, "searchPost", "body", raw.searchPost_body);
 /** Validates an answer of `POST /v1/search` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateSearchPostResponse = /* @__PURE__ */ responseValidator("searchPost", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"searchPost", 200>>(raw.searchPost_200),
@@ -199,11 +199,11 @@ export const validateSearchPostResponse = /* @__PURE__ */ responseValidator("sea
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"searchPost", 503>>(raw.searchPost_503),
 });
 /** Validates the query of `POST /v1/trending`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateTrendingQuery = /* @__PURE__ */ requestValidator<QueryOf<"trending">>(OPERATIONS.trending, "query", raw.trending_query);
+export const validateTrendingQuery = /* @__PURE__ */ requestValidator<QueryOf<"trending">>(OPERATIONS, "trending", "query", raw.trending_query);
 /** Validates the headers of `POST /v1/trending`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateTrendingHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"trending">>(OPERATIONS.trending, "headers", raw.trending_headers);
+export const validateTrendingHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"trending">>(OPERATIONS, "trending", "headers", raw.trending_headers);
 /** Validates the body of `POST /v1/trending`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateTrendingBody = /* @__PURE__ */ requestValidator<BodyOf<"trending">>(OPERATIONS.trending, "body", raw.trending_body);
+export const validateTrendingBody = /* @__PURE__ */ requestValidator<BodyOf<"trending">>(OPERATIONS, "trending", "body", raw.trending_body);
 /** Validates an answer of `POST /v1/trending` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateTrendingResponse = /* @__PURE__ */ responseValidator("trending", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"trending", 200>>(raw.trending_200),
@@ -219,11 +219,11 @@ export const validateTrendingResponse = /* @__PURE__ */ responseValidator("trend
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"trending", 503>>(raw.trending_503),
 });
 /** Validates the query of `POST /v1/detail`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateDetailQuery = /* @__PURE__ */ requestValidator<QueryOf<"detail">>(OPERATIONS.detail, "query", raw.detail_query);
+export const validateDetailQuery = /* @__PURE__ */ requestValidator<QueryOf<"detail">>(OPERATIONS, "detail", "query", raw.detail_query);
 /** Validates the headers of `POST /v1/detail`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateDetailHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"detail">>(OPERATIONS.detail, "headers", raw.detail_headers);
+export const validateDetailHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"detail">>(OPERATIONS, "detail", "headers", raw.detail_headers);
 /** Validates the body of `POST /v1/detail`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateDetailBody = /* @__PURE__ */ requestValidator<BodyOf<"detail">>(OPERATIONS.detail, "body", raw.detail_body);
+export const validateDetailBody = /* @__PURE__ */ requestValidator<BodyOf<"detail">>(OPERATIONS, "detail", "body", raw.detail_body);
 /** Validates an answer of `POST /v1/detail` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateDetailResponse = /* @__PURE__ */ responseValidator("detail", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"detail", 200>>(raw.detail_200),
@@ -239,11 +239,11 @@ export const validateDetailResponse = /* @__PURE__ */ responseValidator("detail"
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"detail", 503>>(raw.detail_503),
 });
 /** Validates the query of `POST /v1/comments`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCommentsQuery = /* @__PURE__ */ requestValidator<QueryOf<"comments">>(OPERATIONS.comments, "query", raw.comments_query);
+export const validateCommentsQuery = /* @__PURE__ */ requestValidator<QueryOf<"comments">>(OPERATIONS, "comments", "query", raw.comments_query);
 /** Validates the headers of `POST /v1/comments`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCommentsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"comments">>(OPERATIONS.comments, "headers", raw.comments_headers);
+export const validateCommentsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"comments">>(OPERATIONS, "comments", "headers", raw.comments_headers);
 /** Validates the body of `POST /v1/comments`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCommentsBody = /* @__PURE__ */ requestValidator<BodyOf<"comments">>(OPERATIONS.comments, "body", raw.comments_body);
+export const validateCommentsBody = /* @__PURE__ */ requestValidator<BodyOf<"comments">>(OPERATIONS, "comments", "body", raw.comments_body);
 /** Validates an answer of `POST /v1/comments` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateCommentsResponse = /* @__PURE__ */ responseValidator("comments", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"comments", 200>>(raw.comments_200),
@@ -259,11 +259,11 @@ export const validateCommentsResponse = /* @__PURE__ */ responseValidator("comme
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"comments", 503>>(raw.comments_503),
 });
 /** Validates the query of `POST /v1/user_profile`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateUserProfileQuery = /* @__PURE__ */ requestValidator<QueryOf<"userProfile">>(OPERATIONS.userProfile, "query", raw.userProfile_query);
+export const validateUserProfileQuery = /* @__PURE__ */ requestValidator<QueryOf<"userProfile">>(OPERATIONS, "userProfile", "query", raw.userProfile_query);
 /** Validates the headers of `POST /v1/user_profile`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateUserProfileHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"userProfile">>(OPERATIONS.userProfile, "headers", raw.userProfile_headers);
+export const validateUserProfileHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"userProfile">>(OPERATIONS, "userProfile", "headers", raw.userProfile_headers);
 /** Validates the body of `POST /v1/user_profile`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateUserProfileBody = /* @__PURE__ */ requestValidator<BodyOf<"userProfile">>(OPERATIONS.userProfile, "body", raw.userProfile_body);
+export const validateUserProfileBody = /* @__PURE__ */ requestValidator<BodyOf<"userProfile">>(OPERATIONS, "userProfile", "body", raw.userProfile_body);
 /** Validates an answer of `POST /v1/user_profile` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateUserProfileResponse = /* @__PURE__ */ responseValidator("userProfile", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"userProfile", 200>>(raw.userProfile_200),
@@ -279,11 +279,11 @@ export const validateUserProfileResponse = /* @__PURE__ */ responseValidator("us
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"userProfile", 503>>(raw.userProfile_503),
 });
 /** Validates the query of `POST /v1/user_posts`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateUserPostsQuery = /* @__PURE__ */ requestValidator<QueryOf<"userPosts">>(OPERATIONS.userPosts, "query", raw.userPosts_query);
+export const validateUserPostsQuery = /* @__PURE__ */ requestValidator<QueryOf<"userPosts">>(OPERATIONS, "userPosts", "query", raw.userPosts_query);
 /** Validates the headers of `POST /v1/user_posts`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateUserPostsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"userPosts">>(OPERATIONS.userPosts, "headers", raw.userPosts_headers);
+export const validateUserPostsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"userPosts">>(OPERATIONS, "userPosts", "headers", raw.userPosts_headers);
 /** Validates the body of `POST /v1/user_posts`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateUserPostsBody = /* @__PURE__ */ requestValidator<BodyOf<"userPosts">>(OPERATIONS.userPosts, "body", raw.userPosts_body);
+export const validateUserPostsBody = /* @__PURE__ */ requestValidator<BodyOf<"userPosts">>(OPERATIONS, "userPosts", "body", raw.userPosts_body);
 /** Validates an answer of `POST /v1/user_posts` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateUserPostsResponse = /* @__PURE__ */ responseValidator("userPosts", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"userPosts", 200>>(raw.userPosts_200),
@@ -299,13 +299,13 @@ export const validateUserPostsResponse = /* @__PURE__ */ responseValidator("user
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"userPosts", 503>>(raw.userPosts_503),
 });
 /** Validates the query of `POST /v1/call/{op}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCallOperationQuery = /* @__PURE__ */ requestValidator<QueryOf<"callOperation">>(OPERATIONS.callOperation, "query", raw.callOperation_query);
+export const validateCallOperationQuery = /* @__PURE__ */ requestValidator<QueryOf<"callOperation">>(OPERATIONS, "callOperation", "query", raw.callOperation_query);
 /** Validates the headers of `POST /v1/call/{op}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCallOperationHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"callOperation">>(OPERATIONS.callOperation, "headers", raw.callOperation_headers);
+export const validateCallOperationHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"callOperation">>(OPERATIONS, "callOperation", "headers", raw.callOperation_headers);
 /** Validates the path of `POST /v1/call/{op}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCallOperationPath = /* @__PURE__ */ requestValidator<PathOf<"callOperation">>(OPERATIONS.callOperation, "path", raw.callOperation_path);
+export const validateCallOperationPath = /* @__PURE__ */ requestValidator<PathOf<"callOperation">>(OPERATIONS, "callOperation", "path", raw.callOperation_path);
 /** Validates the body of `POST /v1/call/{op}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCallOperationBody = /* @__PURE__ */ requestValidator<BodyOf<"callOperation">>(OPERATIONS.callOperation, "body", raw.callOperation_body);
+export const validateCallOperationBody = /* @__PURE__ */ requestValidator<BodyOf<"callOperation">>(OPERATIONS, "callOperation", "body", raw.callOperation_body);
 /** Validates an answer of `POST /v1/call/{op}` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateCallOperationResponse = /* @__PURE__ */ responseValidator("callOperation", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"callOperation", 200>>(raw.callOperation_200),
@@ -321,11 +321,11 @@ export const validateCallOperationResponse = /* @__PURE__ */ responseValidator("
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"callOperation", 503>>(raw.callOperation_503),
 });
 /** Validates the query of `POST /v1/tools/brand_buzz`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateBrandBuzzQuery = /* @__PURE__ */ requestValidator<QueryOf<"brandBuzz">>(OPERATIONS.brandBuzz, "query", raw.brandBuzz_query);
+export const validateBrandBuzzQuery = /* @__PURE__ */ requestValidator<QueryOf<"brandBuzz">>(OPERATIONS, "brandBuzz", "query", raw.brandBuzz_query);
 /** Validates the headers of `POST /v1/tools/brand_buzz`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateBrandBuzzHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"brandBuzz">>(OPERATIONS.brandBuzz, "headers", raw.brandBuzz_headers);
+export const validateBrandBuzzHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"brandBuzz">>(OPERATIONS, "brandBuzz", "headers", raw.brandBuzz_headers);
 /** Validates the body of `POST /v1/tools/brand_buzz`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateBrandBuzzBody = /* @__PURE__ */ requestValidator<BodyOf<"brandBuzz">>(OPERATIONS.brandBuzz, "body", raw.brandBuzz_body);
+export const validateBrandBuzzBody = /* @__PURE__ */ requestValidator<BodyOf<"brandBuzz">>(OPERATIONS, "brandBuzz", "body", raw.brandBuzz_body);
 /** Validates an answer of `POST /v1/tools/brand_buzz` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateBrandBuzzResponse = /* @__PURE__ */ responseValidator("brandBuzz", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"brandBuzz", 200>>(raw.brandBuzz_200),
@@ -341,11 +341,11 @@ export const validateBrandBuzzResponse = /* @__PURE__ */ responseValidator("bran
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"brandBuzz", 503>>(raw.brandBuzz_503),
 });
 /** Validates the query of `POST /v1/tools/comment_insights`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCommentInsightsQuery = /* @__PURE__ */ requestValidator<QueryOf<"commentInsights">>(OPERATIONS.commentInsights, "query", raw.commentInsights_query);
+export const validateCommentInsightsQuery = /* @__PURE__ */ requestValidator<QueryOf<"commentInsights">>(OPERATIONS, "commentInsights", "query", raw.commentInsights_query);
 /** Validates the headers of `POST /v1/tools/comment_insights`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCommentInsightsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"commentInsights">>(OPERATIONS.commentInsights, "headers", raw.commentInsights_headers);
+export const validateCommentInsightsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"commentInsights">>(OPERATIONS, "commentInsights", "headers", raw.commentInsights_headers);
 /** Validates the body of `POST /v1/tools/comment_insights`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCommentInsightsBody = /* @__PURE__ */ requestValidator<BodyOf<"commentInsights">>(OPERATIONS.commentInsights, "body", raw.commentInsights_body);
+export const validateCommentInsightsBody = /* @__PURE__ */ requestValidator<BodyOf<"commentInsights">>(OPERATIONS, "commentInsights", "body", raw.commentInsights_body);
 /** Validates an answer of `POST /v1/tools/comment_insights` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateCommentInsightsResponse = /* @__PURE__ */ responseValidator("commentInsights", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"commentInsights", 200>>(raw.commentInsights_200),
@@ -361,11 +361,11 @@ export const validateCommentInsightsResponse = /* @__PURE__ */ responseValidator
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"commentInsights", 503>>(raw.commentInsights_503),
 });
 /** Validates the query of `POST /v1/tools/account_watch`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateAccountWatchQuery = /* @__PURE__ */ requestValidator<QueryOf<"accountWatch">>(OPERATIONS.accountWatch, "query", raw.accountWatch_query);
+export const validateAccountWatchQuery = /* @__PURE__ */ requestValidator<QueryOf<"accountWatch">>(OPERATIONS, "accountWatch", "query", raw.accountWatch_query);
 /** Validates the headers of `POST /v1/tools/account_watch`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateAccountWatchHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"accountWatch">>(OPERATIONS.accountWatch, "headers", raw.accountWatch_headers);
+export const validateAccountWatchHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"accountWatch">>(OPERATIONS, "accountWatch", "headers", raw.accountWatch_headers);
 /** Validates the body of `POST /v1/tools/account_watch`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateAccountWatchBody = /* @__PURE__ */ requestValidator<BodyOf<"accountWatch">>(OPERATIONS.accountWatch, "body", raw.accountWatch_body);
+export const validateAccountWatchBody = /* @__PURE__ */ requestValidator<BodyOf<"accountWatch">>(OPERATIONS, "accountWatch", "body", raw.accountWatch_body);
 /** Validates an answer of `POST /v1/tools/account_watch` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateAccountWatchResponse = /* @__PURE__ */ responseValidator("accountWatch", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"accountWatch", 200>>(raw.accountWatch_200),
@@ -381,11 +381,11 @@ export const validateAccountWatchResponse = /* @__PURE__ */ responseValidator("a
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"accountWatch", 503>>(raw.accountWatch_503),
 });
 /** Validates the query of `POST /v1/tools/find_creators`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateFindCreatorsQuery = /* @__PURE__ */ requestValidator<QueryOf<"findCreators">>(OPERATIONS.findCreators, "query", raw.findCreators_query);
+export const validateFindCreatorsQuery = /* @__PURE__ */ requestValidator<QueryOf<"findCreators">>(OPERATIONS, "findCreators", "query", raw.findCreators_query);
 /** Validates the headers of `POST /v1/tools/find_creators`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateFindCreatorsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"findCreators">>(OPERATIONS.findCreators, "headers", raw.findCreators_headers);
+export const validateFindCreatorsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"findCreators">>(OPERATIONS, "findCreators", "headers", raw.findCreators_headers);
 /** Validates the body of `POST /v1/tools/find_creators`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateFindCreatorsBody = /* @__PURE__ */ requestValidator<BodyOf<"findCreators">>(OPERATIONS.findCreators, "body", raw.findCreators_body);
+export const validateFindCreatorsBody = /* @__PURE__ */ requestValidator<BodyOf<"findCreators">>(OPERATIONS, "findCreators", "body", raw.findCreators_body);
 /** Validates an answer of `POST /v1/tools/find_creators` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateFindCreatorsResponse = /* @__PURE__ */ responseValidator("findCreators", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"findCreators", 200>>(raw.findCreators_200),
@@ -401,11 +401,11 @@ export const validateFindCreatorsResponse = /* @__PURE__ */ responseValidator("f
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"findCreators", 503>>(raw.findCreators_503),
 });
 /** Validates the query of `POST /v1/tools/creator_card`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCreatorCardQuery = /* @__PURE__ */ requestValidator<QueryOf<"creatorCard">>(OPERATIONS.creatorCard, "query", raw.creatorCard_query);
+export const validateCreatorCardQuery = /* @__PURE__ */ requestValidator<QueryOf<"creatorCard">>(OPERATIONS, "creatorCard", "query", raw.creatorCard_query);
 /** Validates the headers of `POST /v1/tools/creator_card`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCreatorCardHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"creatorCard">>(OPERATIONS.creatorCard, "headers", raw.creatorCard_headers);
+export const validateCreatorCardHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"creatorCard">>(OPERATIONS, "creatorCard", "headers", raw.creatorCard_headers);
 /** Validates the body of `POST /v1/tools/creator_card`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateCreatorCardBody = /* @__PURE__ */ requestValidator<BodyOf<"creatorCard">>(OPERATIONS.creatorCard, "body", raw.creatorCard_body);
+export const validateCreatorCardBody = /* @__PURE__ */ requestValidator<BodyOf<"creatorCard">>(OPERATIONS, "creatorCard", "body", raw.creatorCard_body);
 /** Validates an answer of `POST /v1/tools/creator_card` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateCreatorCardResponse = /* @__PURE__ */ responseValidator("creatorCard", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"creatorCard", 200>>(raw.creatorCard_200),
@@ -421,11 +421,11 @@ export const validateCreatorCardResponse = /* @__PURE__ */ responseValidator("cr
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"creatorCard", 503>>(raw.creatorCard_503),
 });
 /** Validates the query of `POST /v1/tools/batch_stats`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateBatchStatsQuery = /* @__PURE__ */ requestValidator<QueryOf<"batchStats">>(OPERATIONS.batchStats, "query", raw.batchStats_query);
+export const validateBatchStatsQuery = /* @__PURE__ */ requestValidator<QueryOf<"batchStats">>(OPERATIONS, "batchStats", "query", raw.batchStats_query);
 /** Validates the headers of `POST /v1/tools/batch_stats`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateBatchStatsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"batchStats">>(OPERATIONS.batchStats, "headers", raw.batchStats_headers);
+export const validateBatchStatsHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"batchStats">>(OPERATIONS, "batchStats", "headers", raw.batchStats_headers);
 /** Validates the body of `POST /v1/tools/batch_stats`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateBatchStatsBody = /* @__PURE__ */ requestValidator<BodyOf<"batchStats">>(OPERATIONS.batchStats, "body", raw.batchStats_body);
+export const validateBatchStatsBody = /* @__PURE__ */ requestValidator<BodyOf<"batchStats">>(OPERATIONS, "batchStats", "body", raw.batchStats_body);
 /** Validates an answer of `POST /v1/tools/batch_stats` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateBatchStatsResponse = /* @__PURE__ */ responseValidator("batchStats", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"batchStats", 200>>(raw.batchStats_200),
@@ -441,11 +441,11 @@ export const validateBatchStatsResponse = /* @__PURE__ */ responseValidator("bat
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"batchStats", 503>>(raw.batchStats_503),
 });
 /** Validates the query of `POST /v1/tools/viral_finder`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateViralFinderQuery = /* @__PURE__ */ requestValidator<QueryOf<"viralFinder">>(OPERATIONS.viralFinder, "query", raw.viralFinder_query);
+export const validateViralFinderQuery = /* @__PURE__ */ requestValidator<QueryOf<"viralFinder">>(OPERATIONS, "viralFinder", "query", raw.viralFinder_query);
 /** Validates the headers of `POST /v1/tools/viral_finder`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateViralFinderHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"viralFinder">>(OPERATIONS.viralFinder, "headers", raw.viralFinder_headers);
+export const validateViralFinderHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"viralFinder">>(OPERATIONS, "viralFinder", "headers", raw.viralFinder_headers);
 /** Validates the body of `POST /v1/tools/viral_finder`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateViralFinderBody = /* @__PURE__ */ requestValidator<BodyOf<"viralFinder">>(OPERATIONS.viralFinder, "body", raw.viralFinder_body);
+export const validateViralFinderBody = /* @__PURE__ */ requestValidator<BodyOf<"viralFinder">>(OPERATIONS, "viralFinder", "body", raw.viralFinder_body);
 /** Validates an answer of `POST /v1/tools/viral_finder` under its HTTP status (200, 202, 400, 401, 402, 403, 409, 422, 429, 500, 503). @group Answers */
 export const validateViralFinderResponse = /* @__PURE__ */ responseValidator("viralFinder", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"viralFinder", 200>>(raw.viralFinder_200),
@@ -461,11 +461,11 @@ export const validateViralFinderResponse = /* @__PURE__ */ responseValidator("vi
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"viralFinder", 503>>(raw.viralFinder_503),
 });
 /** Validates the query of `POST /v1/find`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateFindOperationQuery = /* @__PURE__ */ requestValidator<QueryOf<"findOperation">>(OPERATIONS.findOperation, "query", raw.findOperation_query);
+export const validateFindOperationQuery = /* @__PURE__ */ requestValidator<QueryOf<"findOperation">>(OPERATIONS, "findOperation", "query", raw.findOperation_query);
 /** Validates the headers of `POST /v1/find`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateFindOperationHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"findOperation">>(OPERATIONS.findOperation, "headers", raw.findOperation_headers);
+export const validateFindOperationHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"findOperation">>(OPERATIONS, "findOperation", "headers", raw.findOperation_headers);
 /** Validates the body of `POST /v1/find`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateFindOperationBody = /* @__PURE__ */ requestValidator<BodyOf<"findOperation">>(OPERATIONS.findOperation, "body", raw.findOperation_body);
+export const validateFindOperationBody = /* @__PURE__ */ requestValidator<BodyOf<"findOperation">>(OPERATIONS, "findOperation", "body", raw.findOperation_body);
 /** Validates an answer of `POST /v1/find` under its HTTP status (200, 400, 401, 429, 500, 503). @group Answers */
 export const validateFindOperationResponse = /* @__PURE__ */ responseValidator("findOperation", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"findOperation", 200>>(raw.findOperation_200),
@@ -476,9 +476,9 @@ export const validateFindOperationResponse = /* @__PURE__ */ responseValidator("
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"findOperation", 503>>(raw.findOperation_503),
 });
 /** Validates the query of `GET /v1/capabilities`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateListCapabilitiesQuery = /* @__PURE__ */ requestValidator<QueryOf<"listCapabilities">>(OPERATIONS.listCapabilities, "query", raw.listCapabilities_query);
+export const validateListCapabilitiesQuery = /* @__PURE__ */ requestValidator<QueryOf<"listCapabilities">>(OPERATIONS, "listCapabilities", "query", raw.listCapabilities_query);
 /** Validates the headers of `GET /v1/capabilities`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateListCapabilitiesHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"listCapabilities">>(OPERATIONS.listCapabilities, "headers", raw.listCapabilities_headers);
+export const validateListCapabilitiesHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"listCapabilities">>(OPERATIONS, "listCapabilities", "headers", raw.listCapabilities_headers);
 /** Validates an answer of `GET /v1/capabilities` under its HTTP status (200, 401, 429, 500, 503). @group Answers */
 export const validateListCapabilitiesResponse = /* @__PURE__ */ responseValidator("listCapabilities", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"listCapabilities", 200>>(raw.listCapabilities_200),
@@ -488,9 +488,9 @@ export const validateListCapabilitiesResponse = /* @__PURE__ */ responseValidato
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"listCapabilities", 503>>(raw.listCapabilities_503),
 });
 /** Validates the query of `GET /v1/account`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateGetAccountQuery = /* @__PURE__ */ requestValidator<QueryOf<"getAccount">>(OPERATIONS.getAccount, "query", raw.getAccount_query);
+export const validateGetAccountQuery = /* @__PURE__ */ requestValidator<QueryOf<"getAccount">>(OPERATIONS, "getAccount", "query", raw.getAccount_query);
 /** Validates the headers of `GET /v1/account`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateGetAccountHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"getAccount">>(OPERATIONS.getAccount, "headers", raw.getAccount_headers);
+export const validateGetAccountHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"getAccount">>(OPERATIONS, "getAccount", "headers", raw.getAccount_headers);
 /** Validates an answer of `GET /v1/account` under its HTTP status (200, 400, 401, 429, 500, 503). @group Answers */
 export const validateGetAccountResponse = /* @__PURE__ */ responseValidator("getAccount", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"getAccount", 200>>(raw.getAccount_200),
@@ -501,9 +501,9 @@ export const validateGetAccountResponse = /* @__PURE__ */ responseValidator("get
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"getAccount", 503>>(raw.getAccount_503),
 });
 /** Validates the query of `GET /v1/schedules`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateListSchedulesQuery = /* @__PURE__ */ requestValidator<QueryOf<"listSchedules">>(OPERATIONS.listSchedules, "query", raw.listSchedules_query);
+export const validateListSchedulesQuery = /* @__PURE__ */ requestValidator<QueryOf<"listSchedules">>(OPERATIONS, "listSchedules", "query", raw.listSchedules_query);
 /** Validates the headers of `GET /v1/schedules`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateListSchedulesHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"listSchedules">>(OPERATIONS.listSchedules, "headers", raw.listSchedules_headers);
+export const validateListSchedulesHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"listSchedules">>(OPERATIONS, "listSchedules", "headers", raw.listSchedules_headers);
 /** Validates an answer of `GET /v1/schedules` under its HTTP status (200, 400, 401, 429, 500, 503). @group Answers */
 export const validateListSchedulesResponse = /* @__PURE__ */ responseValidator("listSchedules", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"listSchedules", 200>>(raw.listSchedules_200),
@@ -514,11 +514,11 @@ export const validateListSchedulesResponse = /* @__PURE__ */ responseValidator("
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"listSchedules", 503>>(raw.listSchedules_503),
 });
 /** Validates the query of `DELETE /v1/schedules/{schedule_id}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateDeleteScheduleQuery = /* @__PURE__ */ requestValidator<QueryOf<"deleteSchedule">>(OPERATIONS.deleteSchedule, "query", raw.deleteSchedule_query);
+export const validateDeleteScheduleQuery = /* @__PURE__ */ requestValidator<QueryOf<"deleteSchedule">>(OPERATIONS, "deleteSchedule", "query", raw.deleteSchedule_query);
 /** Validates the headers of `DELETE /v1/schedules/{schedule_id}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateDeleteScheduleHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"deleteSchedule">>(OPERATIONS.deleteSchedule, "headers", raw.deleteSchedule_headers);
+export const validateDeleteScheduleHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"deleteSchedule">>(OPERATIONS, "deleteSchedule", "headers", raw.deleteSchedule_headers);
 /** Validates the path of `DELETE /v1/schedules/{schedule_id}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateDeleteSchedulePath = /* @__PURE__ */ requestValidator<PathOf<"deleteSchedule">>(OPERATIONS.deleteSchedule, "path", raw.deleteSchedule_path);
+export const validateDeleteSchedulePath = /* @__PURE__ */ requestValidator<PathOf<"deleteSchedule">>(OPERATIONS, "deleteSchedule", "path", raw.deleteSchedule_path);
 /** Validates an answer of `DELETE /v1/schedules/{schedule_id}` under its HTTP status (200, 400, 401, 404, 429, 500, 503). @group Answers */
 export const validateDeleteScheduleResponse = /* @__PURE__ */ responseValidator("deleteSchedule", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"deleteSchedule", 200>>(raw.deleteSchedule_200),
@@ -530,11 +530,11 @@ export const validateDeleteScheduleResponse = /* @__PURE__ */ responseValidator(
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"deleteSchedule", 503>>(raw.deleteSchedule_503),
 });
 /** Validates the query of `GET /v1/results/{handle}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateGetResultQuery = /* @__PURE__ */ requestValidator<QueryOf<"getResult">>(OPERATIONS.getResult, "query", raw.getResult_query);
+export const validateGetResultQuery = /* @__PURE__ */ requestValidator<QueryOf<"getResult">>(OPERATIONS, "getResult", "query", raw.getResult_query);
 /** Validates the headers of `GET /v1/results/{handle}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateGetResultHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"getResult">>(OPERATIONS.getResult, "headers", raw.getResult_headers);
+export const validateGetResultHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"getResult">>(OPERATIONS, "getResult", "headers", raw.getResult_headers);
 /** Validates the path of `GET /v1/results/{handle}`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateGetResultPath = /* @__PURE__ */ requestValidator<PathOf<"getResult">>(OPERATIONS.getResult, "path", raw.getResult_path);
+export const validateGetResultPath = /* @__PURE__ */ requestValidator<PathOf<"getResult">>(OPERATIONS, "getResult", "path", raw.getResult_path);
 /** Validates an answer of `GET /v1/results/{handle}` under its HTTP status (200, 202, 400, 401, 404, 410, 429, 500, 503). @group Answers */
 export const validateGetResultResponse = /* @__PURE__ */ responseValidator("getResult", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"getResult", 200>>(raw.getResult_200),
@@ -548,9 +548,9 @@ export const validateGetResultResponse = /* @__PURE__ */ responseValidator("getR
   503: /* @__PURE__ */ schemaValidator<AnswerOf<"getResult", 503>>(raw.getResult_503),
 });
 /** Validates the query of `GET /openapi.json`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateGetOpenApiDocumentQuery = /* @__PURE__ */ requestValidator<QueryOf<"getOpenApiDocument">>(OPERATIONS.getOpenApiDocument, "query", raw.getOpenApiDocument_query);
+export const validateGetOpenApiDocumentQuery = /* @__PURE__ */ requestValidator<QueryOf<"getOpenApiDocument">>(OPERATIONS, "getOpenApiDocument", "query", raw.getOpenApiDocument_query);
 /** Validates the headers of `GET /openapi.json`; on failure also gives the seed's `invalid_params` answer. @group Requests */
-export const validateGetOpenApiDocumentHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"getOpenApiDocument">>(OPERATIONS.getOpenApiDocument, "headers", raw.getOpenApiDocument_headers);
+export const validateGetOpenApiDocumentHeaders = /* @__PURE__ */ requestValidator<HeadersOf<"getOpenApiDocument">>(OPERATIONS, "getOpenApiDocument", "headers", raw.getOpenApiDocument_headers);
 /** Validates an answer of `GET /openapi.json` under its HTTP status (200, 401, 429). @group Answers */
 export const validateGetOpenApiDocumentResponse = /* @__PURE__ */ responseValidator("getOpenApiDocument", {
   200: /* @__PURE__ */ schemaValidator<AnswerOf<"getOpenApiDocument", 200>>(raw.getOpenApiDocument_200),
