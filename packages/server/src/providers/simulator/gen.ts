@@ -15,6 +15,8 @@ export function hash32(text: string): number {
 }
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const HEX = "0123456789abcdef";
+const LOWER = "abcdefghijklmnopqrstuvwxyz0123456789";
 
 /** A seeded source of values. */
 export class Gen {
@@ -61,7 +63,7 @@ export class Gen {
 
   hex(n: number): string {
     let s = "";
-    while (s.length < n) s += this.int(0, 15).toString(16);
+    while (s.length < n) s += HEX[this.int(0, 15)];
     return s;
   }
 
@@ -73,7 +75,7 @@ export class Gen {
 
   lower(n: number): string {
     let s = "";
-    while (s.length < n) s += "abcdefghijklmnopqrstuvwxyz0123456789"[this.int(0, 35)];
+    while (s.length < n) s += LOWER[this.int(0, 35)];
     return s;
   }
 
@@ -85,11 +87,37 @@ export class Gen {
 
 /** RFC 3339 with a fixed offset (`+08:00` for the Chinese platforms, `Z` for UTC). */
 export function rfc3339(ms: number, offsetHours = 0): string {
+  const shifted = ms + offsetHours * 3_600_000;
+  // Years 1970–9999 by arithmetic (what `toISOString` writes, without building a Date); the rest by Date.
+  if (shifted >= 0 && shifted < 253_402_300_800_000 && Number.isInteger(offsetHours) && offsetHours > -100 && offsetHours < 100) {
+    return `${isoSecondsOf(shifted)}${offsetHours === 0 ? "Z" : `${offsetHours >= 0 ? "+" : "-"}${TWO[Math.abs(offsetHours)]}:00`}`;
+  }
   if (offsetHours === 0) return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
   const local = new Date(ms + offsetHours * 3_600_000).toISOString().slice(0, 19);
   const sign = offsetHours >= 0 ? "+" : "-";
   const hh = String(Math.abs(offsetHours)).padStart(2, "0");
   return `${local}${sign}${hh}:00`;
+}
+
+const TWO = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, "0"));
+
+/** `YYYY-MM-DDTHH:MM:SS` of a time in ms since 1970 (before 10000), as `toISOString` writes it (days to civil date: H. Hinnant). */
+function isoSecondsOf(ms: number): string {
+  const secs = Math.floor(ms / 1000);
+  const days = Math.floor(secs / 86_400);
+  const rest = secs - days * 86_400;
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  const hh = Math.floor(rest / 3600);
+  const mm = Math.floor((rest - hh * 3600) / 60);
+  return `${year}-${TWO[month]}-${TWO[day]}T${TWO[hh]}:${TWO[mm]}:${TWO[rest - hh * 3600 - mm * 60]}`;
 }
 
 /** A link made safe as an RFC 3986 URI (D37): non-ASCII and reserved characters of a segment percent-encoded. */
@@ -127,7 +155,7 @@ export function isoDurationSeconds(text: string): number {
 export function num(value: string | number | undefined): number {
   if (value === undefined) return 0;
   if (typeof value === "number") return Math.max(0, Math.floor(value));
-  const wan = /^([\d.]+)万$/.exec(value);
+  const wan = value.endsWith("万") ? /^([\d.]+)万$/.exec(value) : null;
   if (wan) return Math.floor(Number(wan[1]) * 10_000);
   const n = Number(value);
   return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
