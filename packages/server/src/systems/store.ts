@@ -342,6 +342,12 @@ export class Store {
     return this.prepared(text).get(...params) as T | undefined;
   }
 
+  /** Every row of a read of the connection as it is (as `readNow`: the deferred writes not run first), one at a time. */
+  iterateNow<T = Row>(text: string, ...params: SQLInputValue[]): IterableIterator<T> {
+    this.begin(false);
+    return this.prepared(text).iterate(...params) as IterableIterator<T>;
+  }
+
   /** Runs a write now, inside the turn's transaction (opening it if needed); returns how many rows it changed. */
   run(text: string, ...params: SQLInputValue[]): number {
     this.open();
