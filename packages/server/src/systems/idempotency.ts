@@ -149,10 +149,17 @@ export class Idempotency {
     this.rebuildSeen();
   }
 
-  /** The data version of the turn's transaction (the snapshot its reads see). */
+  /** The data version of the turn's transaction (the snapshot its reads see), read once per transaction. */
   private version(): number {
-    return this.deps.store.readNow<{ data_version: number }>("PRAGMA data_version")!.data_version;
+    const snapshot = this.deps.store.snapshot();
+    if (snapshot !== this.versionOf) {
+      this.versionRead = this.deps.store.readNow<{ data_version: number }>("PRAGMA data_version")!.data_version;
+      this.versionOf = snapshot;
+    }
+    return this.versionRead;
   }
+  private versionOf = -1;
+  private versionRead = -1;
 
   /** Reads every record into a new filter (off when there are more than `SEEN_MAX`). */
   private rebuildSeen(): void {
