@@ -5,8 +5,8 @@
 import { DAY_MS } from "../../time.ts";
 
 /** FNV-1a, 32 bits. */
-export function hash32(text: string): number {
-  let h = 0x811c9dc5;
+export function hash32(text: string, from = 0x811c9dc5): number {
+  let h = from;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
@@ -15,8 +15,10 @@ export function hash32(text: string): number {
 }
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const HEX = "0123456789abcdef";
-const LOWER = "abcdefghijklmnopqrstuvwxyz0123456789";
+const codesOf = (alphabet: string): readonly number[] => Array.from(alphabet, (c) => c.charCodeAt(0));
+const HEX = codesOf("0123456789abcdef");
+const LOWER = codesOf("abcdefghijklmnopqrstuvwxyz0123456789");
+const BASE62_CODES = codesOf(BASE62);
 
 /** A seeded source of values. */
 export class Gen {
@@ -24,8 +26,12 @@ export class Gen {
   /** The moment the simulated platforms stand at (ms); dates are before it. */
   readonly anchor: number;
 
-  constructor(seed: string, anchor: number) {
-    this.state = hash32(seed) || 1;
+  /**
+   * `seed`'s generator; `after` is `hash32(prefix)` when the seed text is `prefix + seed` (the hash goes on from it:
+   * many generators of one prefix hash it once).
+   */
+  constructor(seed: string, anchor: number, after?: number) {
+    this.state = hash32(seed, after) || 1;
     this.anchor = anchor;
   }
 
@@ -61,22 +67,27 @@ export class Gen {
     return s;
   }
 
+  /**
+   * `n` characters, each `alphabet[this.int(0, alphabet.length - 1)]`, made as one flat string (appending one
+   * character at a time made a chain of `n` pieces, flattened again by whoever read it).
+   */
+  private chars(n: number, alphabet: readonly number[]): string {
+    if (!(n > 0)) return "";
+    const codes = new Array<number>(Math.ceil(n));
+    for (let i = 0; i < codes.length; i++) codes[i] = alphabet[this.int(0, alphabet.length - 1)]!;
+    return String.fromCharCode.apply(null, codes);
+  }
+
   hex(n: number): string {
-    let s = "";
-    while (s.length < n) s += HEX[this.int(0, 15)];
-    return s;
+    return this.chars(n, HEX);
   }
 
   base62(n: number): string {
-    let s = "";
-    while (s.length < n) s += BASE62[this.int(0, 61)];
-    return s;
+    return this.chars(n, BASE62_CODES);
   }
 
   lower(n: number): string {
-    let s = "";
-    while (s.length < n) s += LOWER[this.int(0, 35)];
-    return s;
+    return this.chars(n, LOWER);
   }
 
   /** A moment within `days` before the anchor (ms). */

@@ -199,7 +199,8 @@ export class Simulator {
     const { cursor: _c, ...stable } = p as Record<string, unknown>;
     void _c;
     const seed = `${m.platform}|${op}|${seedText(stable)}`;
-    const gen = (salt: string | number) => new Gen(`${seed}|${salt}`, anchor);
+    const seedHash = hash32(`${seed}|`);
+    const gen = (salt: string | number) => new Gen(String(salt), anchor, seedHash); // the generator of `${seed}|${salt}`
     const trends = m.lang === "zh" ? ZH_TRENDS : EN_TRENDS;
     const topicOf = (g: Gen) => g.pick(trends);
     const page = (shown: number, total: number) =>
