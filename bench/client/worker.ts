@@ -45,7 +45,7 @@ export interface Sample {
   gcUs: number;
 }
 
-export type WorkerCommand = { type: "run"; concurrency: number; ms: number } | { type: "exit" };
+export type WorkerCommand = { type: "run"; concurrency: number; ms: number; /** Stop after this many calls (instructions mode). */ calls?: number } | { type: "exit" };
 export type WorkerReply = { type: "ready" } | { type: "sample"; sample: Sample; fromUs: number; toUs: number };
 
 const input = JSON.parse(process.argv[2] ?? "null") as WorkerInput;
@@ -96,7 +96,7 @@ const MAX_CALLS = 1 << 20;
 const latencies = new Float64Array(MAX_CALLS);
 
 /** Runs `concurrency` loops of back-to-back calls for about `ms`; answers the sample. */
-async function run(concurrency: number, ms: number): Promise<Sample> {
+async function run(concurrency: number, ms: number, calls = MAX_CALLS): Promise<Sample> {
   let n = 0;
   await flushGc();
   const gc0 = gcMs;
@@ -106,7 +106,7 @@ async function run(concurrency: number, ms: number): Promise<Sample> {
   const loop = async () => {
     for (;;) {
       const s = performance.now();
-      if (s >= end || n >= MAX_CALLS) return;
+      if (s >= end || n >= calls) return;
       await call();
       latencies[n++] = performance.now() - s;
     }
@@ -127,7 +127,7 @@ const hrUs = () => Number(process.hrtime.bigint() / 1000n);
 process.on("message", async (cmd: WorkerCommand) => {
   if (cmd.type === "exit") process.exit(0);
   const fromUs = hrUs();
-  const sample = await run(cmd.concurrency, cmd.ms);
+  const sample = await run(cmd.concurrency, cmd.ms, cmd.calls);
   send({ type: "sample", sample, fromUs, toUs: hrUs() });
 });
 process.on("disconnect", () => process.exit(0));

@@ -1,14 +1,19 @@
 /**
- * The two servers of bench/server, each in its own process (spawned by run.ts with an IPC channel), on 127.0.0.1 at
- * an ephemeral port:
- *   node --conditions=source bench/server/servers.ts sdgw <dir>   the reference server (file database in <dir>,
- *                                                                  simulator at zero latency, limits out of the way,
- *                                                                  the rest of its settings from SDGW_* as `pnpm start`)
- *   node --conditions=source bench/server/servers.ts bare <file>  a bare Fastify route answering the answer in <file>:
- *                                                                  parsed once, serialized by Fastify on every request
- * Each sends `{ port, … }` once listening and exits when run.ts goes away.
+ * The servers of bench/server, each in its own process (spawned by run.ts with an IPC channel), on 127.0.0.1 at an
+ * ephemeral port:
+ *   node --conditions=source bench/server/servers.ts sdgw <dir>    the reference server (file database in <dir>,
+ *                                                                   simulator at zero latency, limits out of the way,
+ *                                                                   the rest of its settings from SDGW_* as `pnpm start`)
+ *   node --conditions=source bench/server/servers.ts object <dir>  a bare Fastify route answering, for `?count=N`, the
+ *                                                                   answer in <dir>/answer-N.json: parsed once,
+ *                                                                   serialized by Fastify on every request (a route
+ *                                                                   that returns an answer object)
+ *   node --conditions=source bench/server/servers.ts bytes <dir>   the same route sending those files' bytes as they
+ *                                                                   are (what the reference server sends: prepared bytes)
+ * Each sends `{ port, … }` once listening and exits when run.ts goes away. `sdgw <dir>` is what `--base` starts of
+ * another checkout: keep its arguments.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { configFromEnv } from "../../packages/server/src/config.ts";
@@ -28,22 +33,30 @@ if (mode === "sdgw") {
   const key = server.gateway.accounts.createKey({ accountId: account.id }).secret;
   const url = await server.listen({ port: 0 });
   process.send({ port: Number(new URL(url).port), key });
-} else {
+} else if (mode === "object" || mode === "bytes") {
   const require = createRequire(new URL("../../packages/server/package.json", import.meta.url));
   interface Reply {
     header(name: string, value: string): Reply;
     send(body: unknown): Reply;
   }
   interface App {
-    get(path: string, handler: (req: unknown, reply: Reply) => Reply): void;
+    get(path: string, handler: (req: { query: Record<string, string> }, reply: Reply) => Reply): void;
     listen(options: { host: string; port: number }): Promise<string>;
     server: { address(): { port: number } | string | null };
   }
   const Fastify = require("fastify") as (options: { logger: boolean }) => App;
-  const answer = JSON.parse(readFileSync(arg!, "utf8")) as unknown;
+  // count → the answer: an object (serialized by Fastify each time) or its bytes (sent as they are)
+  const answers = new Map<string, unknown>();
+  for (const f of readdirSync(arg!)) {
+    const count = /^answer-(\d+)\.json$/.exec(f)?.[1];
+    if (!count) continue;
+    const bytes = readFileSync(join(arg!, f));
+    answers.set(count, mode === "bytes" ? bytes : JSON.parse(bytes.toString("utf8")));
+  }
   const app = Fastify({ logger: false });
-  app.get("/v1/search", (_req, reply) => reply.send(answer));
+  if (mode === "bytes") app.get("/v1/search", (req, reply) => reply.header("content-type", "application/json; charset=utf-8").send(answers.get(req.query["count"]!)));
+  else app.get("/v1/search", (req, reply) => reply.send(answers.get(req.query["count"]!)));
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
   process.send({ port: typeof address === "object" && address ? address.port : 0 });
-}
+} else throw new Error(`servers.ts: unknown mode ${mode} (sdgw, object or bytes)`);

@@ -64,8 +64,22 @@ export function newKeySecret(): string {
 
 /** The stored form of a key: SHA-256, hex. */
 export function hashKey(secret: string): string {
-  return hash("sha256", secret, "hex");
+  return KNOWN_HASHES.get(secret) ?? hash("sha256", secret, "hex");
 }
+
+/**
+ * Remembers the hash of a key that authenticated, so that its next requests skip the SHA-256. Only a function of
+ * the secret is cached: whether the key is still valid (revoked, suspended, also by another process) is decided
+ * by the accounts' cache each time, never here. Keys that never authenticated are not kept; at most
+ * `KNOWN_HASHES_MAX` keys (then the map starts over).
+ */
+export function rememberKeyHash(secret: string, keyHash: string): void {
+  if (KNOWN_HASHES.has(secret)) return;
+  if (KNOWN_HASHES.size >= KNOWN_HASHES_MAX) KNOWN_HASHES.clear();
+  KNOWN_HASHES.set(secret, keyHash);
+}
+const KNOWN_HASHES = new Map<string, string>();
+const KNOWN_HASHES_MAX = 4096;
 
 /** The display prefix of a key (its first 12 characters), never enough to use it. */
 export function keyPrefix(secret: string): string {

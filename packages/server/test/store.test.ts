@@ -158,3 +158,50 @@ describe("idempotency records while their write is deferred", () => {
     expect(idem.peek("key_1", "k", "print-a").kind).toBe("claimed");
   });
 });
+
+describe("claims of keys never stored (D100: the filter of records)", () => {
+  const at = Date.parse("2026-11-21T00:00:00Z");
+  const body = new TextEncoder().encode('{"ok":true}');
+  function twoConnections() {
+    const dir = mkdtempSync(join(tmpdir(), "sdgw-seen-"));
+    dirs.push(dir);
+    const a = store(join(dir, "db.sqlite"));
+    const b = store(join(dir, "db.sqlite"));
+    return { a, b, ia: new Idempotency({ store: a, now: () => at, ttlMs: 86_400_000 }), ib: new Idempotency({ store: b, now: () => at, ttlMs: 86_400_000 }) };
+  }
+  const stored = async (s: Store, idem: Idempotency, key: string, print = "p") => {
+    expect(idem.claim("key_1", key, print, null).kind).toBe("claimed");
+    s.tx(() => idem.complete("key_1", key, 200, {}, body));
+    await s.durable();
+  };
+
+  it("find what another connection stored after the filter was made, and what was there before", async () => {
+    const { a, b, ia } = twoConnections();
+    await stored(a, ia, "before");
+    const ic = new Idempotency({ store: b, now: () => at, ttlMs: 86_400_000 }); // made now: reads "before"
+    await nextTurn();
+    expect(ic.peek("key_1", "before", "p").kind).toBe("replay");
+    expect(ic.peek("key_1", "fresh", "p").kind).toBe("claimed");
+    await stored(a, ia, "after");
+    await nextTurn();
+    expect(ic.peek("key_1", "after", "p").kind).toBe("replay");
+    expect(ic.peek("key_1", "after", "other").kind).toBe("conflict");
+  });
+
+  it("find a record whose id was given again after the highest rows were deleted", async () => {
+    const { a, b, ia, ib } = twoConnections();
+    await stored(a, ia, "one");
+    await nextTurn();
+    expect(ib.peek("key_1", "one", "p").kind).toBe("replay"); // b's filter now reads up to "one"'s row
+    // another connection deletes the highest row, then stores a new pair: SQLite gives it the same id
+    const raw = new DatabaseSync(join(a.path));
+    raw.exec("DELETE FROM idempotency WHERE idem_key = 'one'");
+    raw.exec("INSERT INTO idempotency (key_id, idem_key, fingerprint, state, created_at) VALUES ('key_1', 'two', 'p', 'running', '2026-11-21T00:00:00Z')");
+    expect(raw.prepare("SELECT id FROM idempotency WHERE idem_key = 'two'").get()).toEqual({ id: 1 });
+    raw.close();
+    await nextTurn();
+    expect(ib.peek("key_1", "two", "p").kind).toBe("in_progress");
+    expect(ib.peek("key_1", "one", "p").kind).toBe("claimed");
+    void b;
+  });
+});

@@ -3,7 +3,7 @@
  * key's state. Cheap and read-only, before anything that writes (unkey's order).
  */
 import { errorAnswer, keyInQueryRefusal, keysInQuery, type ErrorAnswer } from "@sdgw/validators";
-import { hashKey } from "../ids.ts";
+import { hashKey, rememberKeyHash } from "../ids.ts";
 import type { Gateway } from "../gateway.ts";
 import type { AccountRecord, KeyRecord } from "../systems/accounts.ts";
 import { SESSION_COOKIE, sessionOf, type UserRecord } from "../systems/sessions.ts";
@@ -60,7 +60,9 @@ export function authenticate(gw: Gateway, headers: Record<string, string>, reque
   const secret = header ?? bearer;
   if (!secret) return refuse("missing", "No key was sent; a valid key is required.", "Send your key in the X-API-Key header or as Authorization: Bearer.");
   const keyHash = presentedHash ?? hashKey(secret);
-  return keyState(gw, keyHash, refuse);
+  const state = keyState(gw, keyHash, refuse);
+  if (state.ok) rememberKeyHash(secret, keyHash);
+  return state;
 }
 
 /** The state checks of a key found by its hash (D25's order): unknown, revoked, exposed, expired, suspended. */

@@ -60,6 +60,54 @@ interface Stored {
   answer_form: number | null;
 }
 
+/** Bits of the filter of stored records (2^25: 4 MiB). */
+const SEEN_BITS = 1 << 25;
+/** Records the filter takes before it is switched off (every claim then reads), about 0.5 % false "maybe" then. */
+const SEEN_MAX = 2_000_000;
+/** Claims between two moves of the filter's last row over this process's own records. */
+const SEEN_ADVANCE_EVERY = 4096;
+
+/**
+ * A Bloom filter of `key_id\nidem_key` of the records in the table: "no" is certain (the pair was never stored),
+ * "yes" may be wrong. Three bits per pair, from two 32-bit FNV-1a hashes of the text (double hashing).
+ */
+class SeenFilter {
+  private readonly words = new Int32Array(SEEN_BITS >>> 5);
+  /** Pairs added (repeats included). */
+  count = 0;
+
+  add(id: string): void {
+    this.count++;
+    const [a, b] = hashes(id);
+    for (let i = 0; i < 3; i++) {
+      const bit = (a + i * b) & (SEEN_BITS - 1);
+      this.words[bit >>> 5]! |= 1 << (bit & 31);
+    }
+  }
+
+  has(id: string): boolean {
+    const [a, b] = hashes(id);
+    for (let i = 0; i < 3; i++) {
+      const bit = (a + i * b) & (SEEN_BITS - 1);
+      if ((this.words[bit >>> 5]! & (1 << (bit & 31))) === 0) return false;
+    }
+    return true;
+  }
+}
+const HASHES: [number, number] = [0, 0];
+function hashes(text: string): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  HASHES[0] = a >>> 0;
+  HASHES[1] = ((b ^ (b >>> 15)) | 1) >>> 0;
+  return HASHES;
+}
+
 /** Dependencies of the idempotency system. */
 export interface IdempotencyDeps {
   store: Store;
@@ -83,8 +131,73 @@ export class Idempotency {
   /** First answers written but not yet committed (deferred writes, see the store): replayed from here meanwhile. */
   private readonly completing = new Map<string, { fingerprint: string; status: number; headers: Record<string, string>; body: string | Uint8Array }>();
 
+  /**
+   * Which pairs (API key, Idempotency-Key) may have a record (D100): a claim of a pair the filter has never seen skips
+   * its read. `null`: off (too many records), every claim reads. The table stays the source of truth: the filter
+   * holds every record up to `seenLast` (the highest row it read, by id and pair) as of `PRAGMA data_version`
+   * `seenVersion`, plus every record this process wrote since. When the version moved (another connection
+   * committed), it reads the rows after `seenLast` first; if that row is gone or holds another pair (the highest
+   * rows were deleted, so their ids may be given again), it reads the whole table again.
+   */
+  private seen: SeenFilter | null = null;
+  private seenVersion = -1;
+  private seenLast: { id: number; pair: string } | null = null;
+  private claimsSinceAdvance = 0;
+
   constructor(deps: IdempotencyDeps) {
     this.deps = deps;
+    this.rebuildSeen();
+  }
+
+  /** The data version of the turn's transaction (the snapshot its reads see), read once per transaction. */
+  private version(): number {
+    const snapshot = this.deps.store.snapshot();
+    if (snapshot !== this.versionOf) {
+      this.versionRead = this.deps.store.readNow<{ data_version: number }>("PRAGMA data_version")!.data_version;
+      this.versionOf = snapshot;
+    }
+    return this.versionRead;
+  }
+  private versionOf = -1;
+  private versionRead = -1;
+
+  /** Reads every record into a new filter (off when there are more than `SEEN_MAX`). */
+  private rebuildSeen(): void {
+    this.seen = new SeenFilter();
+    this.seenLast = null;
+    this.scanSeen(this.version());
+  }
+
+  /** Adds the records after `seenLast` to the filter, as of data version `version`. */
+  private scanSeen(version: number): void {
+    const seen = this.seen!;
+    for (const r of this.deps.store.iterateNow<{ id: number; key_id: string; idem_key: string }>("SELECT id, key_id, idem_key FROM idempotency WHERE id > ? ORDER BY id", this.seenLast?.id ?? 0)) {
+      const pair = `${r.key_id}\n${r.idem_key}`;
+      seen.add(pair);
+      this.seenLast = { id: r.id, pair };
+    }
+    this.seenVersion = version;
+    if (seen.count > SEEN_MAX) this.seen = null;
+  }
+
+  /** Whether a record of `pair` may be in the table (see `seen`); false is certain. */
+  private mayBeStored(pair: string): boolean {
+    if (!this.seen) return true;
+    const version = this.version();
+    if (version !== this.seenVersion) {
+      const last = this.seenLast;
+      const still = last ? this.deps.store.readNow<{ key_id: string; idem_key: string }>("SELECT key_id, idem_key FROM idempotency WHERE id = ?", last.id) : undefined;
+      if (last && (!still || `${still.key_id}\n${still.idem_key}` !== last.pair)) this.rebuildSeen();
+      else this.scanSeen(version);
+      if (!this.seen) return true;
+    } else if (++this.claimsSinceAdvance >= SEEN_ADVANCE_EVERY) {
+      // No other connection committed since the filter's last read: every row is in it (this process's own were
+      // added when written), so its last row moves to the highest, and a later catch-up reads only what follows.
+      this.claimsSinceAdvance = 0;
+      const top = this.deps.store.readNow<{ id: number; key_id: string; idem_key: string }>("SELECT id, key_id, idem_key FROM idempotency ORDER BY id DESC LIMIT 1");
+      if (top) this.seenLast = { id: top.id, pair: `${top.key_id}\n${top.idem_key}` };
+    }
+    return this.seen.has(pair);
   }
 
   /** What a claim would find now, without claiming: `claimed` means the key is free. */
@@ -97,6 +210,8 @@ export class Idempotency {
       if (done.fingerprint !== print) return { kind: "conflict" };
       return { kind: "replay", status: done.status, headers: done.headers, body: typeof done.body === "string" ? done.body : Buffer.from(done.body).toString("utf8") };
     }
+    // A pair never stored has no record (D100): no read.
+    if (!this.mayBeStored(id)) return { kind: "claimed" };
     // A record still deferred is in `completing`: no need to run the deferred writes for it.
     const row = this.deps.store.readNow<Stored>(
       "SELECT state, fingerprint, http_status, headers, answer, expires_at, answer_file, answer_at, answer_len, answer_crc, answer_form FROM idempotency WHERE key_id = ? AND idem_key = ?",
@@ -159,6 +274,7 @@ export class Idempotency {
       store.write("INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, created_at, expires_at, answer) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, CAST(? AS TEXT))", ...common, body);
     }
     // Until the record is committed, the answer is replayed from memory; if it is rolled back, the key is free again.
+    this.seen?.add(id);
     const entry = { fingerprint: print, status, headers, body };
     this.completing.set(id, entry);
     this.deps.store.whenWritten(() => {
@@ -174,6 +290,7 @@ export class Idempotency {
   persist(keyId: string, idemKey: string, runId: string): void {
     const claim = this.running.get(`${keyId}\n${idemKey}`);
     if (!claim) return;
+    this.seen?.add(`${keyId}\n${idemKey}`);
     this.deps.store.run(
       `INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, created_at) VALUES (?, ?, ?, 'running', ?, ?)
        ON CONFLICT(key_id, idem_key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running', run_id = excluded.run_id, http_status = NULL, headers = NULL,
@@ -226,6 +343,8 @@ export class Idempotency {
   sweep(): number {
     const { store } = this.deps;
     const deleted = store.run("DELETE FROM idempotency WHERE state = 'done' AND expires_at <= ?", isoSeconds(this.deps.now()));
+    // The filter was switched off for too many records: on again once the table holds few enough.
+    if (!this.seen && (store.get<{ n: number }>("SELECT COUNT(*) AS n FROM idempotency")?.n ?? 0) <= SEEN_MAX / 2) this.rebuildSeen();
     if (store.answers) {
       const oldest = store.get<{ f: number | null }>("SELECT MIN(answer_file) AS f FROM idempotency WHERE answer_file IS NOT NULL")?.f ?? null;
       const inUse = store.all<{ answer_segment: number }>("SELECT answer_segment FROM owners WHERE answer_segment IS NOT NULL AND lease_until > ?", Date.now()).map((r) => r.answer_segment);

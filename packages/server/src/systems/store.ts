@@ -223,6 +223,8 @@ export class Store {
   private checkpointer: Worker | null = null;
   private walTooLong = false;
   private caughtUpAt = Number.NEGATIVE_INFINITY;
+  /** Transactions begun so far (see `snapshot`). */
+  private began = 0;
 
   /**
    * Opens (or creates) the database at `path` (`:memory:`: in memory, no answer log); `options.answers` tunes the
@@ -342,6 +344,21 @@ export class Store {
     return this.prepared(text).get(...params) as T | undefined;
   }
 
+  /** Every row of a read of the connection as it is (as `readNow`: the deferred writes not run first), one at a time. */
+  iterateNow<T = Row>(text: string, ...params: SQLInputValue[]): IterableIterator<T> {
+    this.begin(false);
+    return this.prepared(text).iterate(...params) as IterableIterator<T>;
+  }
+
+  /**
+   * Opens the turn's transaction if none is open and numbers it: while the number stays the same, every read sees
+   * the same snapshot of the database (e.g. the same `PRAGMA data_version`).
+   */
+  snapshot(): number {
+    this.begin(false);
+    return this.began;
+  }
+
   /** Runs a write now, inside the turn's transaction (opening it if needed); returns how many rows it changed. */
   run(text: string, ...params: SQLInputValue[]): number {
     this.open();
@@ -407,6 +424,7 @@ export class Store {
     if (this.batch) {
       if (!write || this.batchWrites) return;
       this.prepared("COMMIT").run(); // a read transaction: nothing to commit, its snapshot ends
+      this.began++;
       try {
         this.prepared("BEGIN IMMEDIATE").run();
       } catch (e) {
@@ -417,6 +435,7 @@ export class Store {
       return;
     }
     this.prepared(write ? "BEGIN IMMEDIATE" : "BEGIN").run();
+    this.began++;
     this.batchWrites = write;
     this.batch = { ...deferredPromise(), after: [] };
     setImmediate(() => this.commit());

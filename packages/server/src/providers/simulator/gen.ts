@@ -5,8 +5,8 @@
 import { DAY_MS } from "../../time.ts";
 
 /** FNV-1a, 32 bits. */
-export function hash32(text: string): number {
-  let h = 0x811c9dc5;
+export function hash32(text: string, from = 0x811c9dc5): number {
+  let h = from;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
@@ -15,6 +15,10 @@ export function hash32(text: string): number {
 }
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const codesOf = (alphabet: string): readonly number[] => Array.from(alphabet, (c) => c.charCodeAt(0));
+const HEX = codesOf("0123456789abcdef");
+const LOWER = codesOf("abcdefghijklmnopqrstuvwxyz0123456789");
+const BASE62_CODES = codesOf(BASE62);
 
 /** A seeded source of values. */
 export class Gen {
@@ -22,8 +26,12 @@ export class Gen {
   /** The moment the simulated platforms stand at (ms); dates are before it. */
   readonly anchor: number;
 
-  constructor(seed: string, anchor: number) {
-    this.state = hash32(seed) || 1;
+  /**
+   * `seed`'s generator; `after` is `hash32(prefix)` when the seed text is `prefix + seed` (the hash goes on from it:
+   * many generators of one prefix hash it once).
+   */
+  constructor(seed: string, anchor: number, after?: number) {
+    this.state = hash32(seed, after) || 1;
     this.anchor = anchor;
   }
 
@@ -59,22 +67,27 @@ export class Gen {
     return s;
   }
 
+  /**
+   * `n` characters, each `alphabet[this.int(0, alphabet.length - 1)]`, made as one flat string (appending one
+   * character at a time made a chain of `n` pieces, flattened again by whoever read it).
+   */
+  private chars(n: number, alphabet: readonly number[]): string {
+    if (!(n > 0)) return "";
+    const codes = new Array<number>(Math.ceil(n));
+    for (let i = 0; i < codes.length; i++) codes[i] = alphabet[this.int(0, alphabet.length - 1)]!;
+    return String.fromCharCode.apply(null, codes);
+  }
+
   hex(n: number): string {
-    let s = "";
-    while (s.length < n) s += this.int(0, 15).toString(16);
-    return s;
+    return this.chars(n, HEX);
   }
 
   base62(n: number): string {
-    let s = "";
-    while (s.length < n) s += BASE62[this.int(0, 61)];
-    return s;
+    return this.chars(n, BASE62_CODES);
   }
 
   lower(n: number): string {
-    let s = "";
-    while (s.length < n) s += "abcdefghijklmnopqrstuvwxyz0123456789"[this.int(0, 35)];
-    return s;
+    return this.chars(n, LOWER);
   }
 
   /** A moment within `days` before the anchor (ms). */
@@ -85,11 +98,37 @@ export class Gen {
 
 /** RFC 3339 with a fixed offset (`+08:00` for the Chinese platforms, `Z` for UTC). */
 export function rfc3339(ms: number, offsetHours = 0): string {
+  const shifted = ms + offsetHours * 3_600_000;
+  // Years 1970–9999 by arithmetic (what `toISOString` writes, without building a Date); the rest by Date.
+  if (shifted >= 0 && shifted < 253_402_300_800_000 && Number.isInteger(offsetHours) && offsetHours > -100 && offsetHours < 100) {
+    return `${isoSecondsOf(shifted)}${offsetHours === 0 ? "Z" : `${offsetHours >= 0 ? "+" : "-"}${TWO[Math.abs(offsetHours)]}:00`}`;
+  }
   if (offsetHours === 0) return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
   const local = new Date(ms + offsetHours * 3_600_000).toISOString().slice(0, 19);
   const sign = offsetHours >= 0 ? "+" : "-";
   const hh = String(Math.abs(offsetHours)).padStart(2, "0");
   return `${local}${sign}${hh}:00`;
+}
+
+const TWO = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, "0"));
+
+/** `YYYY-MM-DDTHH:MM:SS` of a time in ms since 1970 (before 10000), as `toISOString` writes it (days to civil date: H. Hinnant). */
+function isoSecondsOf(ms: number): string {
+  const secs = Math.floor(ms / 1000);
+  const days = Math.floor(secs / 86_400);
+  const rest = secs - days * 86_400;
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  const hh = Math.floor(rest / 3600);
+  const mm = Math.floor((rest - hh * 3600) / 60);
+  return `${year}-${TWO[month]}-${TWO[day]}T${TWO[hh]}:${TWO[mm]}:${TWO[rest - hh * 3600 - mm * 60]}`;
 }
 
 /** A link made safe as an RFC 3986 URI (D37): non-ASCII and reserved characters of a segment percent-encoded. */
@@ -127,7 +166,7 @@ export function isoDurationSeconds(text: string): number {
 export function num(value: string | number | undefined): number {
   if (value === undefined) return 0;
   if (typeof value === "number") return Math.max(0, Math.floor(value));
-  const wan = /^([\d.]+)万$/.exec(value);
+  const wan = value.endsWith("万") ? /^([\d.]+)万$/.exec(value) : null;
   if (wan) return Math.floor(Number(wan[1]) * 10_000);
   const n = Number(value);
   return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;

@@ -109,6 +109,13 @@ function sortItems(items: Item[], sort: unknown): Item[] {
   return [...items].sort((a, b) => ((b as { metrics?: Record<string, number> }).metrics?.[metric] ?? 0) - ((a as { metrics?: Record<string, number> }).metrics?.[metric] ?? 0));
 }
 
+/**
+ * Answers the simulator keeps (the last ones made). Few: an answer kept long enough outlives V8's young generation,
+ * and every varied call then costs the old generation's marking (bench/server/README.md: at 2 000 answers, a third
+ * more garbage-collection work a call at count 20); a query asked again at once (a retry, a replay) is still kept.
+ */
+const MEMO_SIZE = 32;
+
 /** The simulated providers of the ten platforms, and their knobs. */
 export class Simulator {
   /** The fixed moment, or null: the start of the clock's UTC day. */
@@ -184,7 +191,7 @@ export class Simulator {
     let out = this.memo.get(key);
     if (!out) {
       out = this.answer(m, req, anchor);
-      if (this.memo.size >= 2000) this.memo.delete(this.memo.keys().next().value!);
+      if (this.memo.size >= MEMO_SIZE) this.memo.delete(this.memo.keys().next().value!);
       this.memo.set(key, out);
     }
     return out;
@@ -199,7 +206,8 @@ export class Simulator {
     const { cursor: _c, ...stable } = p as Record<string, unknown>;
     void _c;
     const seed = `${m.platform}|${op}|${seedText(stable)}`;
-    const gen = (salt: string | number) => new Gen(`${seed}|${salt}`, anchor);
+    const seedHash = hash32(`${seed}|`);
+    const gen = (salt: string | number) => new Gen(String(salt), anchor, seedHash); // the generator of `${seed}|${salt}`
     const trends = m.lang === "zh" ? ZH_TRENDS : EN_TRENDS;
     const topicOf = (g: Gen) => g.pick(trends);
     const page = (shown: number, total: number) =>
