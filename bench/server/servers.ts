@@ -10,6 +10,10 @@
  *                                                                   that returns an answer object)
  *   node --conditions=source bench/server/servers.ts bytes <dir>   the same route sending those files' bytes as they
  *                                                                   are (what the reference server sends: prepared bytes)
+ *   node --conditions=source bench/server/servers.ts data <dir>    a bare Fastify route that asks the same simulator
+ *                                                                   for each request's own query and count and answers
+ *                                                                   its items as an object (what producing the data
+ *                                                                   costs, without anything of the gateway)
  * Each sends `{ port, … }` once listening and exits when run.ts goes away. `sdgw <dir>` is what `--base` starts of
  * another checkout: keep its arguments.
  */
@@ -33,6 +37,27 @@ if (mode === "sdgw") {
   const key = server.gateway.accounts.createKey({ accountId: account.id }).secret;
   const url = await server.listen({ port: 0 });
   process.send({ port: Number(new URL(url).port), key });
+} else if (mode === "data") {
+  const require = createRequire(new URL("../../packages/server/package.json", import.meta.url));
+  const Fastify = require("fastify") as (options: { logger: boolean }) => {
+    get(path: string, handler: (req: { query: Record<string, string> }) => Promise<unknown>): void;
+    listen(options: { host: string; port: number }): Promise<string>;
+    server: { address(): { port: number } | string | null };
+  };
+  const { Simulator } = await import("../../packages/server/src/providers/simulator/index.ts");
+  const provider = new Simulator().providers.xiaohongshu;
+  const signal = new AbortController().signal;
+  let n = 0;
+  const app = Fastify({ logger: false });
+  app.get("/v1/search", async (req) => {
+    const params = { query: req.query["query"], count: Number(req.query["count"] ?? 10), type: "content", sort: "relevance", time_range: "all" };
+    const out = await provider.call({ platform: "xiaohongshu", operation: "search", params, signal });
+    if (out.status !== "ok" && out.status !== "empty") throw new Error(`simulator: ${out.status}`);
+    return { request_id: `req_${++n}`, schema_version: "v1", status: out.status, platform: "xiaohongshu", items: out.items, ...(out.page ? { page: out.page } : {}) };
+  });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const address = app.server.address();
+  process.send({ port: typeof address === "object" && address ? address.port : 0 });
 } else if (mode === "object" || mode === "bytes") {
   const require = createRequire(new URL("../../packages/server/package.json", import.meta.url));
   interface Reply {
@@ -59,4 +84,4 @@ if (mode === "sdgw") {
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
   process.send({ port: typeof address === "object" && address ? address.port : 0 });
-} else throw new Error(`servers.ts: unknown mode ${mode} (sdgw, object or bytes)`);
+} else throw new Error(`servers.ts: unknown mode ${mode} (sdgw, object, bytes or data)`);
