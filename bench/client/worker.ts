@@ -75,7 +75,9 @@ if (input.mode === "raw") {
 } else {
   const href = new URL(input.sdkFrom === "src" ? "../../packages/client/src/index.ts" : "../../packages/client/dist/index.js", import.meta.url).href;
   const { createClient } = (await import(href)) as typeof import("../../packages/client/src/index.ts");
-  const client = createClient({ baseUrl: input.baseUrl, apiKey: input.apiKey, ...(input.stub ? { fetch: stubFetch } : {}) });
+  // BENCH_CLIENT_TIMEOUT=Infinity measures the client without its per-attempt timer and signal (D106).
+  const timeout = process.env["BENCH_CLIENT_TIMEOUT"] ? Number(process.env["BENCH_CLIENT_TIMEOUT"]) : undefined;
+  const client = createClient({ baseUrl: input.baseUrl, apiKey: input.apiKey, ...(timeout ? { timeout } : {}), ...(input.stub ? { fetch: stubFetch } : {}) });
   call = () => client.search({ ...PARAMS });
 }
 

@@ -92,7 +92,9 @@ export interface ClientOptions {
   /**
    * How long one attempt may take, in ms, until its whole answer is read (default 60 000); a stream of
    * `results.rows` is timed until its headers. An attempt that times out is retried like a network failure; the
-   * last one throws {@link SdgwTimeoutError}. Per call: `timeout`.
+   * last one throws {@link SdgwTimeoutError}. Per call: `timeout`. `Infinity` (or more than 2^31 − 1 ms) sets no
+   * timer and gives fetch no signal of the client's own, only the call's `signal` if any: the quickest path (on Node,
+   * undici's own 300 s limits then end a hung request). Anything not above 0 is a `TypeError` naming `timeout`.
    */
   timeout?: number;
   /** Where to log (default `console`); nothing is logged unless `logLevel` or `logger` is given. */
@@ -368,6 +370,15 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** The JSON of an answer (undefined when it has no body). */
+/** The longest delay a timer can wait: 2^31 − 1 ms, about 24.8 days. A longer `timeout` (or `Infinity`) means none. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A `timeout` as given, or a TypeError naming it: a number of milliseconds above 0, or `Infinity` for none. */
+function checkTimeout(timeout: unknown): number {
+  if (typeof timeout !== "number" || !(timeout > 0)) throw new TypeError(`timeout: a number of milliseconds above 0, or Infinity for none (got ${String(timeout)})`);
+  return timeout;
+}
+
 async function readJson(response: Response): Promise<unknown> {
   const text = await response.text();
   return text ? JSON.parse(text) : undefined;
@@ -417,6 +428,7 @@ export function createClient(options: ClientOptions): Client {
     if (options.auth === "bearer") headers["Authorization"] = `Bearer ${options.apiKey}`;
     else headers["X-API-Key"] = options.apiKey;
   }
+  if (options.timeout !== undefined) checkTimeout(options.timeout);
   const baseUrl = options.baseUrl.replace(/\/$/, "");
   // openapi-fetch's serializers write paths and query strings by the contract's styles (form, explode: repeated
   // `platforms=x&platforms=reddit`). The request itself is one fetch(url, init): openapi-fetch's own client builds
@@ -437,7 +449,10 @@ export function createClient(options: ClientOptions): Client {
     const budget = req.charging ? (opts.maxCostCredits ?? options.maxCostCredits) : undefined;
     const requestId = sentRequestId ?? key ?? req.id;
     const retries = opts.maxRetries ?? maxRetries;
-    const timeout = opts.timeout ?? options.timeout ?? 60_000;
+    const timeout = checkTimeout(opts.timeout ?? options.timeout ?? 60_000);
+    // Past what a timer can wait (Infinity: none), no timer and no signal of ours: fetch gets the caller's signal
+    // alone, if any (D106).
+    const timed = timeout <= MAX_TIMER_MS;
     const what = `${req.method} ${req.path}`;
     let body = req.body;
     if (budget !== undefined) {
@@ -451,11 +466,11 @@ export function createClient(options: ClientOptions): Client {
       if (opts.signal?.aborted) throw opts.signal.reason;
       const started = Date.now();
       // One controller per attempt: aborted by the attempt's timeout or by the caller's signal.
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), timeout);
-      const stop = () => controller.abort(opts.signal!.reason);
-      opts.signal?.addEventListener("abort", stop);
-      init.signal = controller.signal;
+      const controller = timed ? new AbortController() : undefined;
+      const timer = controller && setTimeout(() => controller.abort(), timeout);
+      const stop = () => controller!.abort(opts.signal!.reason);
+      if (controller) opts.signal?.addEventListener("abort", stop);
+      init.signal = controller?.signal ?? opts.signal ?? null;
       let response: Response | undefined;
       let data: unknown;
       let error: Error;
@@ -468,7 +483,7 @@ export function createClient(options: ClientOptions): Client {
       } catch (cause) {
         if (opts.signal?.aborted) throw opts.signal.reason;
         response = undefined;
-        const timedOut = controller.signal.aborted;
+        const timedOut = controller?.signal.aborted ?? false;
         const o = { cause, requestId, attempts: attempt };
         error = timedOut ? new SdgwTimeoutError(`no answer from ${what} within ${timeout} ms`, timeout, o) : new SdgwTransportError(`no answer from ${what}`, undefined, o);
         reason = timedOut ? "timeout" : "network";

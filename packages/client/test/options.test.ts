@@ -78,6 +78,34 @@ describe("timeout", () => {
     expect(server!.seen).toHaveLength(4);
   });
 
+  it("takes Infinity, or more than a timer can wait, as no timeout: a slow answer arrives, and fetch gets no signal but the caller's (D106)", async () => {
+    const sdgw = await serve(async () => (await new Promise((r) => setTimeout(r, 200)), { status: 200, body: OK }), { timeout: Infinity });
+    expect(await sdgw.search({ platform: "x", query: "q" })).toEqual(OK);
+    // 2^31 ms and more would fire a Node timer at once (clamped to 1 ms): it means no timeout instead.
+    expect(await sdgw.search({ platform: "x", query: "q" }, { timeout: 3_000_000_000 })).toEqual(OK);
+    const signals: Array<AbortSignal | null | undefined> = [];
+    const fetch = (async (_url: string, init: RequestInit) => (signals.push(init.signal), Response.json(OK))) as unknown as typeof globalThis.fetch;
+    const quick = createClient({ baseUrl: "http://127.0.0.1:1", apiKey: KEY, fetch, timeout: Infinity });
+    const caller = new AbortController();
+    await quick.search({ platform: "x", query: "q" });
+    await quick.search({ platform: "x", query: "q" }, { signal: caller.signal });
+    await quick.search({ platform: "x", query: "q" }, { timeout: 5000 });
+    expect(signals[0]).toBeNull();
+    expect(signals[1]).toBe(caller.signal);
+    expect(signals[2]).toBeInstanceOf(AbortSignal); // a finite timeout: the attempt's own controller
+    expect(signals[2]).not.toBe(caller.signal);
+  });
+
+  it("refuses a timeout that is not a number above 0, naming it (client option and per call)", async () => {
+    for (const bad of [0, -1, Number.NaN, "5000" as unknown as number]) {
+      expect(() => createClient({ baseUrl: "http://127.0.0.1:1", apiKey: KEY, timeout: bad })).toThrow(/^timeout: a number of milliseconds above 0/);
+    }
+    const fetch = vi.fn(async () => Response.json(OK)) as unknown as typeof globalThis.fetch;
+    const sdgw = createClient({ baseUrl: "http://127.0.0.1:1", apiKey: KEY, fetch });
+    await expect(sdgw.search({ platform: "x", query: "q" }, { timeout: 0 })).rejects.toThrow(/^timeout: .*\(got 0\)$/);
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
   it("still stops at once on the caller's signal, with its reason, not a timeout", async () => {
     const sdgw = await serve(never, { timeout: 5000 });
     const controller = new AbortController();
