@@ -370,12 +370,15 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** The JSON of an answer (undefined when it has no body). */
+/** The refusal of a key in a URL (the base URL or a call's query): keys travel in a header only. */
+const KEY_IN_URL = "refusing a key in the URL: pass apiKey, the client sends it in a header";
+
 /** The longest delay a timer can wait: 2^31 − 1 ms, about 24.8 days. A longer `timeout` (or `Infinity`) means none. */
-const MAX_TIMER_MS = 2_147_483_647;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A `timeout` as given, or a TypeError naming it: a number of milliseconds above 0, or `Infinity` for none. */
 function checkTimeout(timeout: unknown): number {
-  if (typeof timeout !== "number" || !(timeout > 0)) throw new TypeError(`timeout: a number of milliseconds above 0, or Infinity for none (got ${String(timeout)})`);
+  if (!(typeof timeout == "number" && timeout > 0)) throw new TypeError(`timeout: ms above 0, or Infinity (got ${timeout})`);
   return timeout;
 }
 
@@ -421,7 +424,7 @@ const LEVELS = ["debug", "info", "warn", "error"] as const;
  */
 export function createClient(options: ClientOptions): Client {
   const base = new URL(options.baseUrl);
-  if (base.searchParams.has("key")) throw new TypeError("refusing a key in the URL: pass apiKey, it is sent in a header");
+  if (base.searchParams.has("key")) throw new TypeError(KEY_IN_URL);
   const headers: Record<string, string> = { ...options.headers };
   const sentRequestId = Object.entries(headers).find(([k]) => k.toLowerCase() == "x-request-id")?.[1];
   if (options.apiKey) {
@@ -444,7 +447,7 @@ export function createClient(options: ClientOptions): Client {
   /** Sends one request, retrying what the seed says may be retried; answers the 2xx response. */
   async function send(req: Req, opts: CallOptions = {}): Promise<Sent> {
     const query = { ...req.query };
-    if ("key" in query) throw new TypeError("refusing a key in the URL: the client sends the key in a header");
+    if ("key" in query) throw new TypeError(KEY_IN_URL);
     const key = req.charging ? (opts.idempotencyKey ?? crypto.randomUUID()) : undefined;
     const budget = req.charging ? (opts.maxCostCredits ?? options.maxCostCredits) : undefined;
     const requestId = sentRequestId ?? key ?? req.id;

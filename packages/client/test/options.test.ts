@@ -98,7 +98,7 @@ describe("timeout", () => {
 
   it("refuses a timeout that is not a number above 0, naming it (client option and per call)", async () => {
     for (const bad of [0, -1, Number.NaN, "5000" as unknown as number]) {
-      expect(() => createClient({ baseUrl: "http://127.0.0.1:1", apiKey: KEY, timeout: bad })).toThrow(/^timeout: a number of milliseconds above 0/);
+      expect(() => createClient({ baseUrl: "http://127.0.0.1:1", apiKey: KEY, timeout: bad })).toThrow(/^timeout: ms above 0, or Infinity \(got /);
     }
     const fetch = vi.fn(async () => Response.json(OK)) as unknown as typeof globalThis.fetch;
     const sdgw = createClient({ baseUrl: "http://127.0.0.1:1", apiKey: KEY, fetch });
