@@ -12,33 +12,11 @@
 import type { GeneratedFile } from "./generate.ts";
 import { BANNER } from "./generate.ts";
 import { operations, type OpenApiDoc } from "./spec.ts";
+// The form types are the console's own (packages/console/src/form-types.ts); the generated file re-exports them.
+import type { FormField, FormOperation } from "../../packages/console/src/form-types.ts";
+export type { FormField, FormOperation };
 
 type Schema = Record<string, unknown>;
-
-export interface FormField {
-  name: string;
-  kind: "text" | "integer" | "boolean" | "enum" | "enums" | "text_or_integer" | "list" | "json";
-  required: boolean;
-  description?: string;
-  options?: string[];
-  all?: boolean;
-  single?: boolean;
-  min?: number;
-  max?: number;
-  minLength?: number;
-  maxLength?: number;
-  maxItems?: number;
-  default?: unknown;
-}
-
-export interface FormOperation {
-  operationId: string;
-  method: "POST";
-  path: string;
-  summary: string;
-  tool: boolean;
-  fields: FormField[];
-}
 
 function resolver(doc: OpenApiDoc) {
   const resolve = (s: unknown): Schema => {
@@ -150,32 +128,8 @@ export function formsOf(doc: OpenApiDoc): FormOperation[] {
 export function generateForms(doc: OpenApiDoc): GeneratedFile[] {
   const forms = formsOf(doc);
   const content = `${BANNER}/* eslint-disable */
-/** A field of a Playground form (see generators/src/forms.ts for the kinds). */
-export interface FormField {
-  name: string;
-  kind: "text" | "integer" | "boolean" | "enum" | "enums" | "text_or_integer" | "list" | "json";
-  required: boolean;
-  description?: string;
-  options?: string[];
-  all?: boolean;
-  single?: boolean;
-  min?: number;
-  max?: number;
-  minLength?: number;
-  maxLength?: number;
-  maxItems?: number;
-  default?: unknown;
-}
-
-/** A POST operation of the contract with a JSON body, as a form. */
-export interface FormOperation {
-  operationId: string;
-  method: "POST";
-  path: string;
-  summary: string;
-  tool: boolean;
-  fields: FormField[];
-}
+import type { FormOperation } from "../form-types.ts";
+export type { FormField, FormOperation } from "../form-types.ts";
 
 /** The Playground's forms, in the contract's order. */
 export const FORMS: FormOperation[] = ${JSON.stringify(forms, null, 2)};

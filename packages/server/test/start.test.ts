@@ -146,3 +146,26 @@ describe("pnpm start", () => {
     expect(firstLine).toMatchObject({ id: 1, result: { serverInfo: { name: "sdgw" } } });
   }, 180_000);
 });
+
+// `pnpm start`'s first start prints the demo user's sign-in beside the demo key (D89), and that sign-in works; a
+// later start on the same database prints no password.
+describe("pnpm start and the console", () => {
+  it("prints the demo user's sign-in on the first start only, and it signs in", async () => {
+    const db = join(dir, "demo.sqlite");
+    const first = await start({ SDGW_DB: db });
+    const url = /reference server on (http:\/\/127\.0\.0\.1:\d+)/.exec(first.banner)![1]!;
+    const password = /sign in as demo@sdgw\.dev with the password[^\n]*\n\n {2}(\S+)$/m.exec(first.banner)?.[1];
+    expect(password, first.banner).toBeDefined();
+    const res = await fetch(`${url}/console/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "demo@sdgw.dev", password }) });
+    expect(res.status).toBe(200);
+    // The console key of the demo user reads the demo account.
+    const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
+    const account = (await (await fetch(`${url}/v1/account`, { headers: { cookie } })).json()) as { billing: { balance_credits: number } };
+    expect(account.billing.balance_credits).toBe(5000);
+    await stop(first.child);
+    const later = await start({ SDGW_DB: db });
+    await stop(later.child);
+    expect(later.banner).toContain("sign in as demo@sdgw.dev");
+    expect(later.banner).not.toContain(password!);
+  }, 60_000);
+});

@@ -12,14 +12,14 @@
  * Refusals use the contract's error structure: 401 without a reason (no session), 403 (cross-site `Origin`, a
  * missing or wrong CSRF token), 400 `invalid_params` (a bad body), 404 `not_found` (a key of another account).
  */
-import { bodyTextProblem, errorAnswer, invalidBody, invalidParamsAnswer, normalizeHeaders, type InvalidParams } from "@sdgw/validators";
+import { errorAnswer, invalidParamsAnswer, normalizeHeaders, type InvalidParams } from "@sdgw/validators";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Gateway } from "../gateway.ts";
 import { newRequestId } from "../ids.ts";
 import type { KeyRecord } from "../systems/accounts.ts";
 import { sessionOf, type ConsoleSession } from "../systems/sessions.ts";
 import { consoleKeyName } from "./auth.ts";
-import { csrfRefusal, originRefusal, sessionRequired } from "./console-session.ts";
+import { csrfRefusal, jsonObjectOf, originRefusal, sessionRequired } from "./console-session.ts";
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
@@ -39,19 +39,10 @@ function keyView(k: KeyRecord) {
 
 /** Parses a JSON object body with only the allowed members; else why not. */
 function objectBody(req: FastifyRequest, allowed: string[], requestId: string): Record<string, unknown> | Answer {
-  let parsed: unknown;
-  try {
-    const type = String(req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-    if (type !== "application/json" || typeof req.body !== "string") throw new Error("not JSON");
-    parsed = JSON.parse(req.body);
-  } catch {
-    return invalid(invalidBody(), requestId);
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return invalid(invalidBody(), requestId);
-  const notText = bodyTextProblem(parsed);
-  if (notText) return invalid(notText, requestId);
-  for (const k of Object.keys(parsed)) if (!allowed.includes(k)) return invalid({ param: k.slice(0, 100) || "body", message: `\`${k.slice(0, 100)}\` is not a parameter here.`, allowed }, requestId);
-  return parsed as Record<string, unknown>;
+  const json = jsonObjectOf(req);
+  if (!json.ok) return invalid(json.why, requestId);
+  for (const k of Object.keys(json.body)) if (!allowed.includes(k)) return invalid({ param: k.slice(0, 100) || "body", message: `\`${k.slice(0, 100)}\` is not a parameter here.`, allowed }, requestId);
+  return json.body;
 }
 
 /** `daily_limit` (a whole number of credits, or null for none) and `read_data` (a boolean), as given. */

@@ -89,20 +89,29 @@ export function sessionCookie(token: string, maxAgeSeconds: number, secure: bool
 }
 
 /** The body of `POST /console/session`, or why not. */
-function signInBody(req: FastifyRequest, requestId: string): { email: string; password: string } | ConsoleAnswer {
-  if (typeof req.body === "symbol") return invalid({ param: "body", message: "The body is not UTF-8 text.", note: "Send one JSON object encoded as UTF-8." }, requestId);
+/**
+ * The body of a console request as one JSON object (`Content-Type: application/json`, text only, D56), or the
+ * `invalid_params` reason why it is not. Shared by the sign-in and the account routes (console-api.ts).
+ */
+export function jsonObjectOf(req: FastifyRequest): { ok: true; body: Record<string, unknown> } | { ok: false; why: InvalidParams } {
   const type = String(req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
   let parsed: unknown;
   try {
     if (type !== "application/json" || typeof req.body !== "string") throw new Error("not JSON");
     parsed = JSON.parse(req.body);
   } catch {
-    return invalid(invalidBody(), requestId);
+    return { ok: false, why: invalidBody() };
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return invalid(invalidBody(), requestId);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return { ok: false, why: invalidBody() };
   const notText = bodyTextProblem(parsed);
-  if (notText) return invalid(notText, requestId);
-  const body = parsed as Record<string, unknown>;
+  return notText ? { ok: false, why: notText } : { ok: true, body: parsed as Record<string, unknown> };
+}
+
+function signInBody(req: FastifyRequest, requestId: string): { email: string; password: string } | ConsoleAnswer {
+  if (typeof req.body === "symbol") return invalid({ param: "body", message: "The body is not UTF-8 text.", note: "Send one JSON object encoded as UTF-8." }, requestId);
+  const json = jsonObjectOf(req);
+  if (!json.ok) return invalid(json.why, requestId);
+  const body = json.body;
   const allowed = ["email", "password"];
   for (const k of Object.keys(body)) if (!allowed.includes(k)) return invalid({ param: k.slice(0, 100) || "body", message: `\`${k.slice(0, 100)}\` is not a parameter of a sign-in.`, allowed }, requestId);
   const email = body["email"];
