@@ -44,7 +44,7 @@ if (mode === "sdgw") {
     listen(options: { host: string; port: number }): Promise<string>;
     server: { address(): { port: number } | string | null };
   };
-  const { Simulator } = await import("../../packages/server/src/providers/simulator/index.ts");
+  const { Simulator } = await import("../../packages/engine/src/providers/simulator/index.ts");
   const provider = new Simulator().providers.xiaohongshu;
   const signal = new AbortController().signal;
   let n = 0;

@@ -55,6 +55,13 @@ const PROBES: Record<string, Probe> = {
     ts: `import { validateSearchEnvelope } from "@sdgw/validators";\nexport function id(body: unknown): string | undefined {\n  const r = validateSearchEnvelope(body);\n  return r.ok ? r.value.request_id : r.errors[0]?.path;\n}\n`,
     tsWrong: `import { validateSearchEnvelope } from "@sdgw/validators";\nexport function id(body: unknown) {\n  const r = validateSearchEnvelope(body);\n  return r.ok ? r.value.no_such_field : undefined;\n}\n`,
   },
+  "@sdgw/engine": {
+    esm: `import { Catalog, Simulator, planPlatforms } from "@sdgw/engine";\nconst sim = new Simulator({ anchor: "2026-11-20T00:00:00Z" });\nconst catalog = new Catalog(sim.providers);\nconst planned = planPlatforms(catalog, "search", { platforms: ["x", "reddit"], query: "probe" }, "search");\nconsole.log(catalog.operations.length > 60, planned.ok && planned.plan.calls.length);`,
+    cjs: `const { Catalog, Simulator } = require("@sdgw/engine");\nconst { TOOLS } = require("@sdgw/engine/tools");\nconst catalog = new Catalog(new Simulator().providers);\nconsole.log(catalog.operations.length > 60, Object.keys(TOOLS).length);`,
+    prints: /^true [27]$/,
+    ts: `import { Catalog, Simulator, type CallPlan } from "@sdgw/engine";\nexport const ops: number = new Catalog(new Simulator().providers).operations.length;\nexport const shape = (p: CallPlan): string => p.shape;\n`,
+    tsWrong: `import { Catalog, Simulator } from "@sdgw/engine";\nexport const wrong = new Catalog(new Simulator().providers).no_such_field;\n`,
+  },
   "@sdgw/client": {
     esm: `import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);\n${ERROR_SERVER}\nimport { createClient, isSdgwError } from "@sdgw/client";\nserver.listen(0, "127.0.0.1", async () => {\n  const sdgw = createClient({ baseUrl: "http://127.0.0.1:" + server.address().port, apiKey: "sdgw_probe" });\n  try { await sdgw.account(); console.log("no error"); } catch (e) { console.log(isSdgwError(e, "unauthorized"), e.status, e.request_id); }\n  server.close();\n});`,
     cjs: `${ERROR_SERVER}\nconst { createClient, isSdgwError } = require("@sdgw/client");\nserver.listen(0, "127.0.0.1", async () => {\n  const sdgw = createClient({ baseUrl: "http://127.0.0.1:" + server.address().port, apiKey: "sdgw_probe" });\n  try { await sdgw.account(); console.log("no error"); } catch (e) { console.log(isSdgwError(e, "unauthorized"), e.status, e.request_id); }\n  server.close();\n});`,

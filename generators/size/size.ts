@@ -42,6 +42,7 @@ export const ENTRIES: SizeEntry[] = [
   { name: "@sdgw/validators validateSearchEnvelope", pkg: "validators", contents: `export { validateSearchEnvelope } from ${src("validators")};`, platform: "browser" },
   { name: "@sdgw/validators validateSearchQuery", pkg: "validators", contents: `export { validateSearchQuery, parseQuery, OPERATIONS } from ${src("validators")};`, platform: "browser" },
   { name: "@sdgw/validators (everything)", pkg: "validators", contents: `export * from ${src("validators")};`, platform: "browser" },
+  { name: "@sdgw/engine (everything)", pkg: "engine", contents: `export * from ${src("engine")};`, platform: "browser" },
   { name: "@sdgw/mock createMock", pkg: "mock", contents: `export { createMock } from ${src("mock")};`, platform: "browser" },
   {
     name: "@sdgw/types (types only)",

@@ -4,11 +4,11 @@
  */
 import { ServiceState } from "./systems/service.ts";
 import type { Platform } from "@sdgw/types";
-import { Catalog } from "./catalog.ts";
+import { Catalog } from "@sdgw/engine";
 import { ConfigError, defaultConfig, type ServerConfig, type ServerOptions } from "./config.ts";
-import { Finder } from "./find.ts";
-import type { PlatformProvider } from "./providers/port.ts";
-import { Simulator, type SimulatorOptions } from "./providers/simulator/index.ts";
+import { Finder } from "@sdgw/engine";
+import type { PlatformProvider } from "@sdgw/engine";
+import { Simulator, type SimulatorOptions } from "@sdgw/engine";
 import { Accounts } from "./systems/accounts.ts";
 import { Idempotency } from "./systems/idempotency.ts";
 import { Ledger } from "./systems/ledger.ts";

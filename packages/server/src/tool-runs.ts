@@ -6,8 +6,8 @@
 import type { TimeseriesItem, ToolName, ToolRequest } from "@sdgw/types";
 import type { Gateway } from "./gateway.ts";
 import type { HttpAnswer, RunContext, ToolRunRequest } from "./systems/runs.ts";
-import { TOOLS } from "./tools/index.ts";
-import type { PlanResult, RunResult, ToolContext, ToolPlan } from "./tools/types.ts";
+import { TOOLS } from "@sdgw/engine";
+import type { ToolPlanResult as PlanResult, RunResult, ToolContext, ToolPlan } from "@sdgw/engine";
 
 /** The context the tools get on this gateway, for an account of `accountPlan`. */
 export function toolContext(gw: Gateway, accountPlan: "free" | "paid"): ToolContext {

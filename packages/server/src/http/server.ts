@@ -28,20 +28,20 @@ import {
   type InvalidParams,
 } from "@sdgw/validators";
 import { parse as parseYaml } from "yaml";
-import { creditBilling } from "../answers.ts";
-import { isRouteOperation } from "../catalog.ts";
+import { creditBilling } from "@sdgw/engine";
+import { isRouteOperation } from "@sdgw/engine";
 import type { Gateway } from "../gateway.ts";
 import { newRequestId, newRunId } from "../ids.ts";
-import { planExtra, planPlatforms, planTargets, quoteOf, type PlanRefusal, type PlanResult } from "../plan.ts";
+import { planExtra, planPlatforms, planTargets, quoteOf, type PlanRefusal, type PlanResult } from "@sdgw/engine";
 import { fingerprint, type Claim } from "../systems/idempotency.ts";
 import type { HoldRefusal } from "../systems/ledger.ts";
 import type { LimitRefusal } from "../systems/limits.ts";
 import type { HttpAnswer, RunContext } from "../systems/runs.ts";
 import type { HttpConfig } from "../config.ts";
 import { SCHEDULES_PER_WORKSPACE } from "../systems/schedules.ts";
-import { toolQuoteAnswer } from "../tool-answers.ts";
+import { toolQuoteAnswer } from "@sdgw/engine";
 import { planTool, startToolRun } from "../tool-runs.ts";
-import type { ToolPlan, ToolRefusal } from "../tools/types.ts";
+import type { ToolPlan, ToolRefusal } from "@sdgw/engine";
 import { mcpRoutes } from "../mcp/http.ts";
 import { consoleSessionRoutes } from "./console-session.ts";
 import { authenticate, canReadData, keyInUrl, presentedKeyHash, sessionCaller, type Caller } from "./auth.ts";

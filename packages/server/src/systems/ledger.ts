@@ -16,6 +16,7 @@
 import type { LimitsConfig } from "../config.ts";
 import type { AccountRecord, Accounts, KeyRecord } from "./accounts.ts";
 import { isoSeconds, utcDay, type Store } from "./store.ts";
+import type { CreditView } from "@sdgw/engine";
 
 /** Why a hold was refused, with what the refusal answer needs. */
 export type HoldRefusal =
@@ -35,14 +36,7 @@ export interface HoldRequest {
 }
 
 /** Credits as the credit billing shape (D7) shows them. */
-export interface CreditView {
-  balance: number;
-  todaySpend: number;
-  dailyLimit: number | null;
-  dailyRemaining: number | null;
-  /** What runs of this scope hold now (part of `todaySpend`). */
-  held: number;
-}
+export type { CreditView };
 
 /** Dependencies of the ledger. */
 export interface LedgerDeps {

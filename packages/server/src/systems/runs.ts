@@ -15,14 +15,15 @@
  * before the 202 is sent, then its capture and stored answer when it ends.
  */
 import { errorAnswer, toCsv, toNdjson, type ServiceUrls } from "@sdgw/validators";
-import { cellOf, creditBilling, entryOf, finishedAnswer, notSupportedEntry, serializeAnswer, type EndedCall } from "../answers.ts";
+import { cellOf, creditBilling, entryOf, finishedAnswer, notSupportedEntry, type EndedCall } from "@sdgw/engine";
+import { serializeAnswer } from "../serialize.ts";
 import type { ServerConfig } from "../config.ts";
 import { newHandle } from "../ids.ts";
-import type { CallPlan, PlannedCall } from "../plan.ts";
-import type { PlatformProvider } from "../providers/port.ts";
-import { toolAnswer } from "../tool-answers.ts";
-import { creditsFor } from "../tools/pricing.ts";
-import type { RunResult, ToolPlan } from "../tools/types.ts";
+import type { CallPlan, PlannedCall } from "@sdgw/engine";
+import type { PlatformProvider } from "@sdgw/engine";
+import { toolAnswer } from "@sdgw/engine";
+import { creditsFor } from "@sdgw/engine";
+import type { RunResult, ToolPlan } from "@sdgw/engine";
 import type { Quote, Step } from "@sdgw/types";
 import type { AccountRecord, KeyRecord } from "./accounts.ts";
 import type { Idempotency } from "./idempotency.ts";

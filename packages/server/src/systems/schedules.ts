@@ -8,7 +8,7 @@
  */
 import type { AppliedParams, Schedule } from "@sdgw/types";
 import { newId } from "../ids.ts";
-import type { FollowerReading } from "../tools/types.ts";
+import type { FollowerReading } from "@sdgw/engine";
 import { isoSeconds, type Store } from "./store.ts";
 
 const SCHEMA = `

@@ -4,7 +4,7 @@
  */
 import type { ToolAnswer, ToolQuoteAnswer } from "@sdgw/types";
 import { creditBilling } from "./answers.ts";
-import type { CreditView } from "./systems/ledger.ts";
+import type { CreditView } from "./answers.ts";
 import type { RunResult, ToolPlan } from "./tools/types.ts";
 
 /** The tool quote: what the call would run and cost; `billing.cost_credits` 0. */

@@ -21,6 +21,7 @@ import { utcDayStart } from "../../time.ts";
 import { Gen, hash32 } from "./gen.ts";
 import type { PlatformModule } from "./module.ts";
 import { EN_TRENDS, ZH_TRENDS } from "./vocab.ts";
+import { base64url, fromBase64url } from "../../encoding.ts";
 
 
 /** Every platform folder, by platform. */
@@ -88,12 +89,14 @@ export function seedText(value: unknown): string {
 
 /** Cursors the simulator writes: base64url JSON `{ o: offset, p: platform, op }`. */
 export function encodeCursor(platform: string, operation: string, offset: number): string {
-  return Buffer.from(JSON.stringify({ o: offset, p: platform, op: operation })).toString("base64url");
+  return base64url(JSON.stringify({ o: offset, p: platform, op: operation }));
 }
 
 function decodeCursor(platform: string, operation: string, cursor: string): number | null {
   try {
-    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { o?: unknown; p?: unknown; op?: unknown };
+    const text = fromBase64url(cursor);
+    if (text === undefined) return null;
+    const v = JSON.parse(text) as { o?: unknown; p?: unknown; op?: unknown };
     return v.p === platform && v.op === operation && Number.isSafeInteger(v.o) && (v.o as number) >= 0 && (v.o as number) <= 10_000 ? (v.o as number) : null;
   } catch {
     return null;

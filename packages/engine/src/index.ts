@@ -1,0 +1,43 @@
+/**
+ * {@include ../README.md}
+ *
+ * @packageDocumentation
+ * @module @sdgw/engine
+ */
+export { Catalog, ROUTES, TOOL_DESCRIPTIONS, isRouteOperation, paramsOf } from "./catalog.ts";
+export { planExtra, planPlatforms, planTargets, quoteOf } from "./plan.ts";
+export type { CallPlan, PlanRefusal, PlanResult, PlannedCall } from "./plan.ts";
+export { Finder, words } from "./find.ts";
+export type { FindMatch } from "./find.ts";
+export {
+  capabilitiesUrl,
+  cellOf,
+  creditBilling,
+  dataBilling,
+  deriveStatus,
+  entryOf,
+  envelopeError,
+  finishedAnswer,
+  notSupportedEntry,
+} from "./answers.ts";
+export type { CreditView, EndedCall, Entry } from "./answers.ts";
+export { toolAnswer, toolQuoteAnswer } from "./tool-answers.ts";
+export type { ToolAnswerParts } from "./tool-answers.ts";
+export { TOOLS, ToolRefusedError, creditsFor } from "./tools/index.ts";
+export type { FollowerReading, RunResult, ToolContext, ToolModule, ToolPlan, ToolRefusal } from "./tools/index.ts";
+export type { PlanResult as ToolPlanResult } from "./tools/index.ts";
+export { ROUTE_OPERATIONS } from "./providers/port.ts";
+export type {
+  OpParam,
+  OperationSpec,
+  PlatformProvider,
+  ProviderFailure,
+  ProviderOutcome,
+  ProviderRequest,
+  RouteOperation,
+} from "./providers/port.ts";
+export { PLATFORM_MODULES, Simulator, encodeCursor, seedText } from "./providers/simulator/index.ts";
+export type { SimulatorKnobs, SimulatorOptions } from "./providers/simulator/index.ts";
+export type { FakeContext, PlatformModule } from "./providers/simulator/module.ts";
+export { DAY_MS, utcDayStart } from "./time.ts";
+export { base64url, fromBase64url } from "./encoding.ts";
