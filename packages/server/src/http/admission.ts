@@ -5,7 +5,15 @@
  * authentication, key state and permission. Each step refuses by throwing a `Refusal`.
  */
 import type { FastifyRequest } from "fastify";
-import { OPERATIONS, bodyTextProblem, invalidBody, normalizeHeaders, parseQuery, queryTextProblem, requestValidators } from "@sdgw/validators";
+import {
+  OPERATIONS,
+  bodyTextProblem,
+  invalidBody,
+  normalizeHeaders,
+  parseQuery,
+  queryTextProblem,
+  requestValidators,
+} from "@sdgw/validators";
 import type { CallPlan, PlanResult } from "../plan.ts";
 import { JSON_TYPE, Refusal, fromError } from "./answer.ts";
 import { authenticate, canReadData, presentedKeyHash, sessionCaller, type Caller } from "./auth.ts";
@@ -73,10 +81,17 @@ export function admit(deps: RouteDeps, req: FastifyRequest, requestId: string, s
 /** The body as one JSON object of UTF-8 text (D56), before its validator. */
 function jsonBody(deps: RouteDeps, req: FastifyRequest, requestId: string, keyHash: string | null): unknown {
   const { errors } = deps;
-  const type = String(req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  const type = String(req.headers["content-type"] ?? "")
+    .split(";")[0]!
+    .trim()
+    .toLowerCase();
   let parsed: unknown;
   if (req.body === NOT_UTF8) {
-    const notUtf8 = { param: "body", message: "The body is not UTF-8 text.", note: "Send one JSON object encoded as UTF-8." };
+    const notUtf8 = {
+      param: "body",
+      message: "The body is not UTF-8 text.",
+      note: "Send one JSON object encoded as UTF-8.",
+    };
     throw new Refusal(errors.invalid(notUtf8, requestId, keyHash));
   }
   try {
@@ -91,7 +106,12 @@ function jsonBody(deps: RouteDeps, req: FastifyRequest, requestId: string, keyHa
 }
 
 /** A data call: `admit`, then its plan (a refusal needs no account, D50), then its caller with `read_data`. */
-export function admitCall(deps: RouteDeps, req: FastifyRequest, requestId: string, step: AdmitStep & { plan(v: Admitted): PlanResult }): AdmittedCall {
+export function admitCall(
+  deps: RouteDeps,
+  req: FastifyRequest,
+  requestId: string,
+  step: AdmitStep & { plan(v: Admitted): PlanResult },
+): AdmittedCall {
   const admitted = admit(deps, req, requestId, step);
   const planned = step.plan(admitted);
   if (!planned.ok) throw new Refusal(deps.errors.plan(planned.refusal, requestId, admitted.keyHash));
@@ -99,7 +119,10 @@ export function admitCall(deps: RouteDeps, req: FastifyRequest, requestId: strin
   return { ...admitted, plan: planned.plan, caller };
 }
 
-/** How `callerOf` authenticates: `presentedHash` as `admit` computed it; `stateChanging` defaults to `needsReadData`. */
+/**
+ * How `callerOf` authenticates: `presentedHash` as `admit` computed it (undefined: computed on a failure);
+ * `stateChanging` (a console session's CSRF check) defaults to `needsReadData`.
+ */
 export interface CallerCheck {
   needsReadData: boolean;
   presentedHash?: string | null;
@@ -107,14 +130,23 @@ export interface CallerCheck {
 }
 
 /** Authenticates; refuses what the key's state or permission does not allow. */
-export function callerOf(deps: RouteDeps, headers: Record<string, string>, requestId: string, check: CallerCheck): Caller {
+export function callerOf(
+  deps: RouteDeps,
+  headers: Record<string, string>,
+  requestId: string,
+  check: CallerCheck,
+): Caller {
   const { gw, errors } = deps;
   const { needsReadData, presentedHash } = check;
   // D87: no key and a session cookie: the console user's key (a refusal here counts no key failure).
   const bySession = presentedHash ? null : sessionCaller(gw, headers, requestId, check.stateChanging ?? needsReadData);
   if (bySession && !bySession.ok) {
     const a = bySession.answer;
-    throw new Refusal({ status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) });
+    throw new Refusal({
+      status: a.status,
+      headers: { ...a.headers, "content-type": JSON_TYPE },
+      body: JSON.stringify(a.body),
+    });
   }
   const a = bySession ?? authenticate(gw, headers, requestId, presentedHash);
   if (!a.ok) {
@@ -123,8 +155,19 @@ export function callerOf(deps: RouteDeps, headers: Record<string, string>, reque
     throw new Refusal(fromError(a.answer));
   }
   if (needsReadData && !canReadData(a.caller.key)) {
-    const fix = { allowed: ["read_data"], action_url: gw.config.urls.console, note: "Give the key read_data in the console; it holds from the next call." };
-    throw new Refusal(errors.fail("key_scope_denied", requestId, { message: "This key lacks the permission read_data.", fix }, a.caller.keyHash));
+    const fix = {
+      allowed: ["read_data"],
+      action_url: gw.config.urls.console,
+      note: "Give the key read_data in the console; it holds from the next call.",
+    };
+    throw new Refusal(
+      errors.fail(
+        "key_scope_denied",
+        requestId,
+        { message: "This key lacks the permission read_data.", fix },
+        a.caller.keyHash,
+      ),
+    );
   }
   return a.caller;
 }

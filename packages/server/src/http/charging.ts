@@ -40,7 +40,12 @@ export async function charging(deps: RouteDeps, o: ChargeOptions): Promise<HttpA
   const runId = newRunId(gw.now());
   const paused = (message: string) => {
     const fix = { action_url: gw.config.urls.status, note: MESSAGES.pausedNote };
-    return errors.fail("temporarily_unavailable", requestId, { reason: "paused", message: `${message} Nothing ran and nothing was charged.`, fix }, null);
+    return errors.fail(
+      "temporarily_unavailable",
+      requestId,
+      { reason: "paused", message: `${message} Nothing ran and nothing was charged.`, fix },
+      null,
+    );
   };
   // D60: while the service is paused a charged call starts nothing (a quote, which runs nothing, still answers).
   const pause = price === "free" ? null : gw.service.paused();
@@ -55,12 +60,22 @@ export async function charging(deps: RouteDeps, o: ChargeOptions): Promise<HttpA
     // full); its replays, 409 and 422 (above) still answer. The claim is given back below.
     const full = price === "free" || idemKey === undefined ? null : gw.idempotency.full();
     if (full) return paused(`New calls with an Idempotency-Key are paused: ${full.message}`);
-    const limited = (await gw.limits.failureBlock(caller.keyHash)) ?? (await gw.limits.keyCall(keyId)) ?? (price === "free" ? null : gw.limits.startRun(caller.key.workspace_id));
+    const limited =
+      (await gw.limits.failureBlock(caller.keyHash)) ??
+      (await gw.limits.keyCall(keyId)) ??
+      (price === "free" ? null : gw.limits.startRun(caller.key.workspace_id));
     if (limited) return errors.limit(limited, requestId);
-    const ctx: RunContext = { requestId, key: caller.key, account: caller.account, keyHash: caller.keyHash, ...(idemKey !== undefined ? { idemKey } : {}) };
+    const ctx: RunContext = {
+      requestId,
+      key: caller.key,
+      account: caller.account,
+      keyHash: caller.keyHash,
+      ...(idemKey !== undefined ? { idemKey } : {}),
+    };
     if (price === "free") {
       const answer = await o.start(runId, ctx);
-      if (idemKey !== undefined) gw.store.tx(() => gw.idempotency.complete(keyId, idemKey, answer.status, answer.headers, answer.body));
+      if (idemKey !== undefined)
+        gw.store.tx(() => gw.idempotency.complete(keyId, idemKey, answer.status, answer.headers, answer.body));
       owned = true;
       return answer;
     }
@@ -79,7 +94,8 @@ export async function charging(deps: RouteDeps, o: ChargeOptions): Promise<HttpA
     owned = true;
     return await o.start(runId, ctx);
   } finally {
-    // From the start of the run on, the run owns the claim: it completes it with the answer or gives it back if it breaks.
+    // From the start of the run on, the run owns the claim: it completes it with the answer or gives it back if it
+    // breaks.
     if (!owned && idemKey !== undefined) gw.idempotency.release(keyId, idemKey);
   }
 }
@@ -99,5 +115,13 @@ export function runCall(deps: RouteDeps, o: CallOptions): Promise<HttpAnswer> {
   const quote = quoteOf(o.plan);
   const price = { credits: quote.credits, calls: quote.calls, maxCost: o.maxCost };
   const { caller, requestId, operationId, params, idempotencyKey } = o;
-  return charging(deps, { caller, requestId, operationId, params, idempotencyKey, price, start: (runId, ctx) => deps.gw.runs.execute(runId, ctx, o.plan, quote.credits) });
+  return charging(deps, {
+    caller,
+    requestId,
+    operationId,
+    params,
+    idempotencyKey,
+    price,
+    start: (runId, ctx) => deps.gw.runs.execute(runId, ctx, o.plan, quote.credits),
+  });
 }

@@ -21,10 +21,22 @@ import { MESSAGES } from "./messages.ts";
 export function clientErrorAnswer(error: NodeJS.ErrnoException, bounds: HttpConfig, requestId: string): HttpAnswer {
   const why: InvalidParams =
     error.code === "HPE_HEADER_OVERFLOW"
-      ? { param: "headers", message: `The request line and headers are over ${bounds.maxHeaderBytes} bytes.`, note: MESSAGES.headersTooLargeNote }
+      ? {
+          param: "headers",
+          message: `The request line and headers are over ${bounds.maxHeaderBytes} bytes.`,
+          note: MESSAGES.headersTooLargeNote,
+        }
       : error.code === "ERR_HTTP_REQUEST_TIMEOUT" || error.code === "ERR_HTTP_HEADERS_TIMEOUT"
-        ? { param: "body", message: `The request did not arrive whole within ${Math.round(bounds.requestTimeoutMs / 1000)} s.`, note: "Send the body at once; its Content-Length must be its size." }
-        : { param: "request", message: MESSAGES.notHttp, note: "Percent-encode the URL; header values are visible ASCII." };
+        ? {
+            param: "body",
+            message: `The request did not arrive whole within ${Math.round(bounds.requestTimeoutMs / 1000)} s.`,
+            note: "Send the body at once; its Content-Length must be its size.",
+          }
+        : {
+            param: "request",
+            message: MESSAGES.notHttp,
+            note: "Percent-encode the URL; header values are visible ASCII.",
+          };
   return jsonAnswer(invalidParamsAnswer(why, requestId), 400);
 }
 
@@ -35,9 +47,18 @@ export function refuseOnSocket(socket: Duplex, a: HttpAnswer): void {
     return;
   }
   const body = typeof a.body === "string" ? a.body : String(a.body);
-  const headers = { ...a.headers, ...answerHeaders("/", a.headers["content-type"]), "content-length": String(Buffer.byteLength(body)), connection: "close" };
+  const headers = {
+    ...a.headers,
+    ...answerHeaders("/", a.headers["content-type"]),
+    "content-length": String(Buffer.byteLength(body)),
+    connection: "close",
+  };
   const reason = a.status === 429 ? "Too Many Requests" : "Bad Request";
-  socket.end(`HTTP/1.1 ${a.status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join("\r\n")}\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${a.status} ${reason}\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join("\r\n")}\r\n\r\n${body}`,
+  );
 }
 
 /** D57: connections per network address. One over the cap is answered 429 at once and closed. */
@@ -55,7 +76,10 @@ export function capConnections(app: FastifyInstance, gw: Gateway): void {
     });
     if (count > cap) {
       const extra = { reason: "address", message: MESSAGES.tooManyConnections(cap), retry_after: 1 };
-      const a = errorAnswer("rate_limited", newRequestId(gw.now()), extra as never, { urls: gw.config.urls, now: new Date(gw.now()) });
+      const a = errorAnswer("rate_limited", newRequestId(gw.now()), extra as never, {
+        urls: gw.config.urls,
+        now: new Date(gw.now()),
+      });
       refuseOnSocket(socket, fromError(a));
     }
   });

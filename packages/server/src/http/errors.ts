@@ -2,7 +2,13 @@
  * The HTTP layer's refusals as answers: the error structure of the validators under the contract's status, and the
  * failure count (D11) of the key that was sent for a 4xx other than 409 and 429.
  */
-import { errorAnswer, invalidParamsAnswer, nextUtcMidnight, type HttpErrorCode, type InvalidParams } from "@sdgw/validators";
+import {
+  errorAnswer,
+  invalidParamsAnswer,
+  nextUtcMidnight,
+  type HttpErrorCode,
+  type InvalidParams,
+} from "@sdgw/validators";
 import type { Gateway } from "../gateway.ts";
 import type { PlanRefusal } from "../plan.ts";
 import type { Claim } from "../systems/idempotency.ts";
@@ -30,7 +36,8 @@ export class HttpErrors {
   /** An error answer; a 4xx other than 409 and 429 also counts as a failed call of the key that was sent. */
   fail(code: HttpErrorCode, requestId: string, extra: Record<string, unknown>, keyHash: string | null): HttpAnswer {
     const a = errorAnswer(code, requestId, extra as never, this.opts());
-    if (keyHash && a.status >= 400 && a.status < 500 && a.status !== 409 && a.status !== 429) this.gw.limits.recordFailure(keyHash);
+    if (keyHash && a.status >= 400 && a.status < 500 && a.status !== 409 && a.status !== 429)
+      this.gw.limits.recordFailure(keyHash);
     return fromError(a);
   }
 
@@ -59,16 +66,26 @@ export class HttpErrors {
     if (r.code === "free_failure_limit") {
       const retryAt = new Date(r.retryAt).toISOString().replace(/\.\d{3}Z$/, "Z");
       const message = "Too many failed calls in a short time; new calls wait until retry_at.";
-      return this.fail("free_failure_limit", requestId, { message, retry_at: retryAt, fix: { note: MESSAGES.failedCallsNote } }, null);
+      return this.fail(
+        "free_failure_limit",
+        requestId,
+        { message, retry_at: retryAt, fix: { note: MESSAGES.failedCallsNote } },
+        null,
+      );
     }
     const limits = this.gw.config.limits;
     const messages = {
       key_qps: `Too many calls per second for this key (at most ${limits.keyQps}).`,
-      workspace_concurrency: `Too many calls running at once in this workspace (at most ${limits.workspaceConcurrency}).`,
+      workspace_concurrency: MESSAGES.workspaceConcurrency(limits.workspaceConcurrency),
       address: MESSAGES.addressRate(limits.addressPerMinute),
     } as const;
     const note = r.reason === "address" ? "Wait Retry-After seconds, or send a key." : "Wait Retry-After seconds.";
-    return this.fail("rate_limited", requestId, { reason: r.reason, message: messages[r.reason], retry_after: r.retryAfter, fix: { note } }, null);
+    return this.fail(
+      "rate_limited",
+      requestId,
+      { reason: r.reason, message: messages[r.reason], retry_after: r.retryAfter, fix: { note } },
+      null,
+    );
   }
 
   hold(r: HoldRefusal, quote: number, requestId: string, keyHash: string): HttpAnswer {
@@ -79,7 +96,12 @@ export class HttpErrors {
         const resets = nextUtcMidnight(new Date(this.gw.now()));
         const message = MESSAGES.dailyCap(r.started, r.cap, resets);
         const fix = { action_url: urls.status, note: MESSAGES.dailyCapNote };
-        return this.fail("temporarily_unavailable", requestId, { reason: "daily_cap", message, resets_at: resets, fix }, null);
+        return this.fail(
+          "temporarily_unavailable",
+          requestId,
+          { reason: "daily_cap", message, resets_at: resets, fix },
+          null,
+        );
       }
       case "plan_limit": {
         const left = r.freeCallsLeft > 0 ? ` (${r.freeCallsLeft} left, this request makes more)` : "";
@@ -91,7 +113,12 @@ export class HttpErrors {
         const of = r.reason === "key" ? "key" : "account";
         const resets = nextUtcMidnight(new Date(this.gw.now()));
         const message = MESSAGES.dailyLimit({ of, spent: r.spent, limit: r.limit, quote, resets });
-        const extra = { reason: r.reason, message, resets_at: resets, fix: { action_url: urls.console, note: MESSAGES.dailyLimitNote(of) } };
+        const extra = {
+          reason: r.reason,
+          message,
+          resets_at: resets,
+          fix: { action_url: urls.console, note: MESSAGES.dailyLimitNote(of) },
+        };
         return this.fail("daily_limit_reached", requestId, extra, keyHash);
       }
       case "insufficient_balance": {
@@ -102,14 +129,23 @@ export class HttpErrors {
     }
   }
 
-  /** The answer of an Idempotency-Key already taken: the first answer again, 409 while it runs, 422 with other parameters. */
+  /**
+   * The answer of an Idempotency-Key already taken: the first answer again, 409 while it runs, 422 with other
+   * parameters.
+   */
   claimTaken(claim: Exclude<Claim, { kind: "claimed" }>, requestId: string, keyHash: string): HttpAnswer {
-    if (claim.kind === "replay") return { status: claim.status, headers: { ...claim.headers, "idempotent-replayed": "true" }, body: claim.body };
+    if (claim.kind === "replay")
+      return { status: claim.status, headers: { ...claim.headers, "idempotent-replayed": "true" }, body: claim.body };
     if (claim.kind === "lost") return this.internal(requestId, { message: MESSAGES.answerLost });
     if (claim.kind === "in_progress") {
       const note = "Ask again after Retry-After seconds; the first answer comes back with no new charge.";
       const message = "The call under this Idempotency-Key still runs.";
-      return this.fail("idempotency_in_progress", requestId, { message, retry_after: this.gw.config.inProgressRetrySeconds, fix: { note } }, null);
+      return this.fail(
+        "idempotency_in_progress",
+        requestId,
+        { message, retry_after: this.gw.config.inProgressRetrySeconds, fix: { note } },
+        null,
+      );
     }
     const note = "Use a new key for a new call; the same key replays only the same call.";
     const message = "This Idempotency-Key was used with other parameters.";

@@ -1,4 +1,7 @@
-/** The spec as JSON for `GET /openapi.json`. Beside server.ts: the paths below are relative to this folder (or dist). */
+/**
+ * The spec as JSON for `GET /openapi.json`. Beside server.ts on purpose: the paths below are relative to this folder
+ * (src/http/) or, built, to dist/.
+ */
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 
@@ -11,7 +14,11 @@ export function openApi(): string {
 }
 
 function loadOpenApi(): string {
-  for (const candidate of [new URL("./openapi.yaml", import.meta.url), new URL("../../../../spec/openapi.yaml", import.meta.url), new URL("../../../spec/openapi.yaml", import.meta.url)]) {
+  for (const candidate of [
+    new URL("./openapi.yaml", import.meta.url),
+    new URL("../../../../spec/openapi.yaml", import.meta.url),
+    new URL("../../../spec/openapi.yaml", import.meta.url),
+  ]) {
     try {
       return JSON.stringify(parseYaml(readFileSync(candidate, "utf8")));
     } catch {

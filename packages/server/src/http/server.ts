@@ -76,18 +76,33 @@ function fastifyOptions(gw: Gateway): FastifyHttpOptions<Server> {
     // D57: a request must arrive within its time and size; what does not is answered in the contract's words.
     // Node checks its request timeouts every connectionsCheckingInterval (30 s by default): checked at a third of
     // the timeout, a stalled request is closed within 4/3 of it.
-    http: { maxHeaderSize: bounds.maxHeaderBytes, requireHostHeader: false, connectionsCheckingInterval: Math.max(100, Math.min(5000, Math.floor(bounds.requestTimeoutMs / 3))) },
+    http: {
+      maxHeaderSize: bounds.maxHeaderBytes,
+      requireHostHeader: false,
+      connectionsCheckingInterval: Math.max(100, Math.min(5000, Math.floor(bounds.requestTimeoutMs / 3))),
+    },
     requestTimeout: bounds.requestTimeoutMs,
     keepAliveTimeout: bounds.keepAliveTimeoutMs,
-    clientErrorHandler: (error, socket) => refuseOnSocket(socket, clientErrorAnswer(error as NodeJS.ErrnoException, bounds, newRequestId(gw.now()))),
+    clientErrorHandler: (error, socket) =>
+      refuseOnSocket(socket, clientErrorAnswer(error as NodeJS.ErrnoException, bounds, newRequestId(gw.now()))),
     return503OnClosing: false,
     routerOptions: { maxParamLength: 4096 },
     frameworkErrors: (_error, req, reply) => {
       // Answered before the router ran, so before the hooks: D25's key check and D53's headers are made here.
       const requestId = newRequestId(gw.now());
       const exposed = keyInUrl(gw, req.url, requestId);
-      const a = exposed ? fromError(exposed) : jsonAnswer(invalidParamsAnswer({ param: "path", message: "The path is not a valid URL path." }, requestId), 400);
-      void gw.store.durable().then(() => (reply as unknown as FastifyReply).code(a.status).headers({ ...a.headers, ...answerHeaders(req.url, JSON_TYPE) }).send(a.body));
+      const a = exposed
+        ? fromError(exposed)
+        : jsonAnswer(
+            invalidParamsAnswer({ param: "path", message: "The path is not a valid URL path." }, requestId),
+            400,
+          );
+      void gw.store.durable().then(() =>
+        (reply as unknown as FastifyReply)
+          .code(a.status)
+          .headers({ ...a.headers, ...answerHeaders(req.url, JSON_TYPE) })
+          .send(a.body),
+      );
     },
   };
 }
@@ -114,7 +129,10 @@ function installHooks(app: FastifyInstance, gw: Gateway): void {
   // error's `fix.note` ends with its entry in the error catalogue (D92: this is the one place that adds it).
   app.addHook("onSend", (req, reply, payload, done) => {
     reply.headers(answerHeaders(req.url, reply.getHeader("content-type") as string | undefined));
-    done(null, gw.config.docsLinks && reply.statusCode >= 400 ? withCatalogueLink(payload, req.protocol, req.host) : payload);
+    done(
+      null,
+      gw.config.docsLinks && reply.statusCode >= 400 ? withCatalogueLink(payload, req.protocol, req.host) : payload,
+    );
   });
 
   // Bodies arrive as text; JSON is parsed in the handler so that every bad body is the seed's invalid_params.
@@ -136,14 +154,27 @@ function installErrorHandlers(app: FastifyInstance, deps: RouteDeps): void {
   app.setNotFoundHandler((req, reply) => {
     const requestId = newRequestId(gw.now());
     const fix = { allowed: ROUTE_LIST, example_call: { method: "GET" as const, path: "/v1/capabilities" } };
-    const a = errorAnswer("not_found", requestId, { reason: "no_such_route", message: `There is no route ${req.method} ${req.url.split("?")[0]!.slice(0, 200)}.`, fix }, errors.opts());
+    const a = errorAnswer(
+      "not_found",
+      requestId,
+      {
+        reason: "no_such_route",
+        message: `There is no route ${req.method} ${req.url.split("?")[0]!.slice(0, 200)}.`,
+        fix,
+      },
+      errors.opts(),
+    );
     return send(reply, fromError(a));
   });
 
   app.setErrorHandler((error: { statusCode?: number; code?: string }, _req, reply) => {
     const requestId = newRequestId(gw.now());
     if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-      const tooLarge = { param: "body", message: "The body is too large; send fewer targets.", note: `At most ${gw.config.bodyLimit} bytes.` };
+      const tooLarge = {
+        param: "body",
+        message: "The body is too large; send fewer targets.",
+        note: `At most ${gw.config.bodyLimit} bytes.`,
+      };
       return send(reply, jsonAnswer(invalidParamsAnswer(tooLarge, requestId), 400));
     }
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {

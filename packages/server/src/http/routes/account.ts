@@ -19,9 +19,29 @@ export function registerAccountRoutes(app: FastifyInstance, deps: RouteDeps): vo
       return jsonAnswer({
         request_id: requestId,
         schema_version: "v1",
-        account: { id: account.id, name: account.name, plan: account.plan, status: account.status, free_calls_left: gw.ledger.freeCallsLeft(account) },
-        workspace: { id: ws.id, name: ws.name, schedules_count: gw.schedules.count(ws.id), schedules_limit: SCHEDULES_PER_WORKSPACE },
-        key: { id: key.id, prefix: key.prefix, name: key.name, permissions: JSON.parse(key.permissions) as string[], status, daily_limit_credits: key.daily_limit, created_at: key.created_at, expires_at: key.expires_at },
+        account: {
+          id: account.id,
+          name: account.name,
+          plan: account.plan,
+          status: account.status,
+          free_calls_left: gw.ledger.freeCallsLeft(account),
+        },
+        workspace: {
+          id: ws.id,
+          name: ws.name,
+          schedules_count: gw.schedules.count(ws.id),
+          schedules_limit: SCHEDULES_PER_WORKSPACE,
+        },
+        key: {
+          id: key.id,
+          prefix: key.prefix,
+          name: key.name,
+          permissions: JSON.parse(key.permissions) as string[],
+          status,
+          daily_limit_credits: key.daily_limit,
+          created_at: key.created_at,
+          expires_at: key.expires_at,
+        },
         billing: creditBilling(view, 0),
       });
     }),

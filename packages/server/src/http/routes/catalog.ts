@@ -12,7 +12,12 @@ export function registerCatalogRoutes(app: FastifyInstance, deps: RouteDeps): vo
     "/v1/capabilities",
     handler(deps, async (req, requestId) => {
       await addressRate(deps, req, requestId);
-      return jsonAnswer({ request_id: requestId, schema_version: "v1", operations: gw.catalog.operations, tools: gw.catalog.tools });
+      return jsonAnswer({
+        request_id: requestId,
+        schema_version: "v1",
+        operations: gw.catalog.operations,
+        tools: gw.catalog.tools,
+      });
     }),
   );
 
@@ -22,7 +27,10 @@ export function registerCatalogRoutes(app: FastifyInstance, deps: RouteDeps): vo
       const { body } = admit(deps, req, requestId, { operationId: "findOperation", body: true, countsFailures: false });
       await addressRate(deps, req, requestId);
       const platform = typeof body["platform"] === "string" ? { platform: body["platform"] as Platform } : {};
-      const matches = gw.finder.find(String(body["query"]), { ...platform, limit: typeof body["limit"] === "number" ? body["limit"] : 20 });
+      const matches = gw.finder.find(String(body["query"]), {
+        ...platform,
+        limit: typeof body["limit"] === "number" ? body["limit"] : 20,
+      });
       return jsonAnswer({ request_id: requestId, schema_version: "v1", query: body["query"], matches });
     }),
   );

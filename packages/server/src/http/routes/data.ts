@@ -2,38 +2,47 @@
 import type { FastifyInstance } from "fastify";
 import type { Platform } from "@sdgw/types";
 import { planPlatforms, planTargets, type PlanResult } from "../../plan.ts";
-import { admitCall, type OperationId } from "../admission.ts";
+import { admitCall, type Admitted, type OperationId } from "../admission.ts";
 import { runCall } from "../charging.ts";
 import { handler, type RouteDeps } from "./deps.ts";
 
 export function registerDataRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { gw } = deps;
-  app.get(
-    "/v1/search",
-    handler(deps, async (req, requestId) => {
-      const plan = (v: { query: Record<string, unknown> }) => planPlatforms(gw.catalog, "search", v.query, "search");
-      const call = admitCall(deps, req, requestId, { operationId: "search", plan });
-      const { caller, query, headers } = call;
-      return runCall(deps, { caller, requestId, operationId: "search", params: query, idempotencyKey: headers["idempotency-key"], plan: call.plan, maxCost: query["max_cost_credits"] });
-    }),
-  );
+  const byPlatforms = (name: "search" | "trending") => (v: Admitted) => planPlatforms(gw.catalog, name, v.body, "data");
+  const byTargets = (name: "detail" | "comments" | "user_profile" | "user_posts") => (v: Admitted) =>
+    planTargets(gw.catalog, name, v.body["platform"] as Platform, v.body);
+  const searchGet = (v: Admitted) => planPlatforms(gw.catalog, "search", v.query, "search");
+  const route = (r: DataRoute) => dataHandler(deps, r);
 
-  const postRoutes: Array<{ path: string; operationId: OperationId; plan: (body: Record<string, unknown>) => PlanResult }> = [
-    { path: "/v1/search", operationId: "searchPost", plan: (b) => planPlatforms(gw.catalog, "search", b, "data") },
-    { path: "/v1/trending", operationId: "trending", plan: (b) => planPlatforms(gw.catalog, "trending", b, "data") },
-    { path: "/v1/detail", operationId: "detail", plan: (b) => planTargets(gw.catalog, "detail", b["platform"] as Platform, b) },
-    { path: "/v1/comments", operationId: "comments", plan: (b) => planTargets(gw.catalog, "comments", b["platform"] as Platform, b) },
-    { path: "/v1/user_profile", operationId: "userProfile", plan: (b) => planTargets(gw.catalog, "user_profile", b["platform"] as Platform, b) },
-    { path: "/v1/user_posts", operationId: "userPosts", plan: (b) => planTargets(gw.catalog, "user_posts", b["platform"] as Platform, b) },
-  ];
-  for (const r of postRoutes) {
-    app.post(
-      r.path,
-      handler(deps, async (req, requestId) => {
-        const call = admitCall(deps, req, requestId, { operationId: r.operationId, body: true, plan: (v) => r.plan(v.body) });
-        const { caller, body, headers } = call;
-        return runCall(deps, { caller, requestId, operationId: r.operationId, params: body, idempotencyKey: headers["idempotency-key"], plan: call.plan, maxCost: body["max_cost_credits"] });
-      }),
-    );
-  }
+  app.get("/v1/search", route({ operationId: "search", body: false, plan: searchGet }));
+  app.post("/v1/search", route({ operationId: "searchPost", body: true, plan: byPlatforms("search") }));
+  app.post("/v1/trending", route({ operationId: "trending", body: true, plan: byPlatforms("trending") }));
+  app.post("/v1/detail", route({ operationId: "detail", body: true, plan: byTargets("detail") }));
+  app.post("/v1/comments", route({ operationId: "comments", body: true, plan: byTargets("comments") }));
+  app.post("/v1/user_profile", route({ operationId: "userProfile", body: true, plan: byTargets("user_profile") }));
+  app.post("/v1/user_posts", route({ operationId: "userPosts", body: true, plan: byTargets("user_posts") }));
+}
+
+/** A data route: its operation, whether its parameters are the body (POST) or the query (GET), and its plan. */
+interface DataRoute {
+  operationId: OperationId;
+  body: boolean;
+  plan(v: Admitted): PlanResult;
+}
+
+/** Admitted (validated, planned, its caller allowed to read data), then charged and run. */
+function dataHandler(deps: RouteDeps, route: DataRoute) {
+  return handler(deps, async (req, requestId) => {
+    const call = admitCall(deps, req, requestId, route);
+    const params = route.body ? call.body : call.query;
+    return runCall(deps, {
+      caller: call.caller,
+      requestId,
+      operationId: route.operationId,
+      params,
+      idempotencyKey: call.headers["idempotency-key"],
+      plan: call.plan,
+      maxCost: params["max_cost_credits"],
+    });
+  });
 }

@@ -19,7 +19,10 @@ export function createRouteDeps(gw: Gateway): RouteDeps {
 }
 
 /** A route's handler: a new request id, the answer sent once the store is durable. */
-export function handler(deps: RouteDeps, fn: (req: FastifyRequest, requestId: string) => Promise<HttpAnswer> | HttpAnswer) {
+export function handler(
+  deps: RouteDeps,
+  fn: (req: FastifyRequest, requestId: string) => Promise<HttpAnswer> | HttpAnswer,
+) {
   const { gw } = deps;
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const requestId = newRequestId(gw.now());

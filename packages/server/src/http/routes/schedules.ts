@@ -12,7 +12,12 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: RouteDeps): v
     handler(deps, async (req, requestId) => {
       admit(deps, req, requestId, { operationId: "listSchedules", countsFailures: false });
       const { key } = await freeCaller(deps, req, requestId);
-      return jsonAnswer({ request_id: requestId, schema_version: "v1", schedules: gw.schedules.list(key.workspace_id), limit: SCHEDULES_PER_WORKSPACE });
+      return jsonAnswer({
+        request_id: requestId,
+        schema_version: "v1",
+        schedules: gw.schedules.list(key.workspace_id),
+        limit: SCHEDULES_PER_WORKSPACE,
+      });
     }),
   );
 
@@ -22,9 +27,15 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: RouteDeps): v
       const id = (req.params as { schedule_id: string }).schedule_id;
       admit(deps, req, requestId, { operationId: "deleteSchedule", path: { schedule_id: id }, countsFailures: false });
       const { key } = await freeCaller(deps, req, requestId);
-      if (gw.schedules.remove(key.workspace_id, id)) return jsonAnswer({ request_id: requestId, schema_version: "v1", deleted: true, schedule_id: id });
+      if (gw.schedules.remove(key.workspace_id, id))
+        return jsonAnswer({ request_id: requestId, schema_version: "v1", deleted: true, schedule_id: id });
       const fix = { param: "schedule_id", example_call: { method: "GET", path: "/v1/schedules" } };
-      return errors.fail("not_found", requestId, { reason: "no_such_schedule", message: `The workspace has no schedule ${id.slice(0, 128)}.`, fix }, null);
+      return errors.fail(
+        "not_found",
+        requestId,
+        { reason: "no_such_schedule", message: `The workspace has no schedule ${id.slice(0, 128)}.`, fix },
+        null,
+      );
     }),
   );
 }
