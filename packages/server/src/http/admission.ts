@@ -121,7 +121,7 @@ export function admitCall(
 
 /**
  * How `callerOf` authenticates: `presentedHash` as `admit` computed it (undefined: computed on a failure);
- * `stateChanging` (a console session's CSRF check) defaults to `needsReadData`.
+ * `stateChanging` (a console session must then carry its CSRF token, D87) defaults to `needsReadData`.
  */
 export interface CallerCheck {
   needsReadData: boolean;

@@ -30,25 +30,13 @@ const toolOps: Record<ToolName, OperationId> = {
 type Every = { every: Schedule["every"] };
 
 export function registerToolRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const { gw, errors } = deps;
+  const { gw } = deps;
   app.post<{ Params: { tool: string } }>(
     "/v1/tools/:tool",
     handler(deps, async (req, requestId) => {
       const name = (req.params as { tool: string }).tool;
       const operationId = (toolOps as Record<string, OperationId>)[name];
-      if (!operationId || !Object.hasOwn(toolOps, name)) {
-        const fix = {
-          param: "tool",
-          allowed: [...TOOL_NAMES],
-          example_call: { method: "GET", path: "/v1/capabilities" },
-        };
-        return errors.fail(
-          "not_found",
-          requestId,
-          { reason: "no_such_tool", message: `There is no tool ${name.slice(0, 100)}.`, fix },
-          null,
-        );
-      }
+      if (!operationId || !Object.hasOwn(toolOps, name)) return noSuchTool(deps, name, requestId);
       const tool = name as ToolName;
       const { body, headers, keyHash } = admit(deps, req, requestId, { operationId, body: true });
       const early = planTool(gw, tool, body, "paid");
@@ -72,6 +60,13 @@ export function registerToolRoutes(app: FastifyInstance, deps: RouteDeps): void 
       });
     }),
   );
+}
+
+/** `404 not_found` for a name that is no tool (no key failure counted). */
+function noSuchTool(deps: RouteDeps, name: string, requestId: string): HttpAnswer {
+  const fix = { param: "tool", allowed: [...TOOL_NAMES], example_call: { method: "GET", path: "/v1/capabilities" } };
+  const message = `There is no tool ${name.slice(0, 100)}.`;
+  return deps.errors.fail("not_found", requestId, { reason: "no_such_tool", message, fix }, null);
 }
 
 /** A refusal that needs no account to decide (the request itself is wrong), decided before authentication (D50). */
