@@ -1,0 +1,188 @@
+/**
+ * The steps every route of the contract takes before its own work, in D50's order (a key in the URL was refused
+ * already, in the `onRequest` hook): the headers normalized and the key presented hashed (its failures count), then
+ * the query, headers, path and body through the operation's generated validators, then (a data call) its plan, then
+ * authentication, key state and permission. Each step refuses by throwing a `Refusal`.
+ */
+import type { FastifyRequest } from "fastify";
+import {
+  OPERATIONS,
+  bodyTextProblem,
+  invalidBody,
+  normalizeHeaders,
+  parseQuery,
+  queryTextProblem,
+  requestValidators,
+} from "@sdgw/validators";
+import type { CallPlan, PlanResult } from "@sdgw/engine";
+import { JSON_TYPE, Refusal, fromError } from "./answer.ts";
+import { authenticate, canReadData, presentedKeyHash, sessionCaller, type Caller } from "./auth.ts";
+import type { Validation } from "./errors.ts";
+import type { RouteDeps } from "./routes/deps.ts";
+
+export type OperationId = keyof typeof OPERATIONS;
+
+/** A request body whose bytes are not UTF-8 (the content parser's value for it). */
+export const NOT_UTF8 = Symbol("not UTF-8");
+
+/** What a route checks of a request: its operation, its path parameters, whether it has a body. */
+export interface AdmitStep {
+  operationId: OperationId;
+  path?: Record<string, string>;
+  body?: boolean;
+  /** False: a refusal here counts no failure of the key presented (the free routes). */
+  countsFailures?: boolean;
+}
+
+/** A request its validators accepted. `keyHash`: the key presented, when its failures count. */
+export interface Admitted {
+  query: Record<string, unknown>;
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+  keyHash: string | null;
+}
+
+/** A data call admitted: validated, planned, and its caller allowed to read data. */
+export interface AdmittedCall extends Admitted {
+  plan: CallPlan;
+  caller: Caller;
+}
+
+function rawQuery(req: FastifyRequest): string {
+  const i = req.url.indexOf("?");
+  return i < 0 ? "" : req.url.slice(i + 1);
+}
+
+/** Normalizes the headers, hashes the key presented, and validates query, headers, path and body (in this order). */
+export function admit(deps: RouteDeps, req: FastifyRequest, requestId: string, step: AdmitStep): Admitted {
+  const { errors } = deps;
+  const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+  const keyHash = step.countsFailures === false ? null : presentedKeyHash(headers);
+  const v = requestValidators[step.operationId] as Record<string, (value: unknown) => Validation>;
+  const check = (validation: Validation) => {
+    if (!validation.ok) throw new Refusal(errors.validationFailure(validation, requestId, keyHash));
+  };
+  const raw = rawQuery(req);
+  const notText = queryTextProblem(raw);
+  if (notText) throw new Refusal(errors.invalid(notText, requestId, keyHash));
+  const query = parseQuery(OPERATIONS[step.operationId], raw);
+  check(v["query"]!(query));
+  check(v["headers"]!(headers));
+  if (step.path) check(v["path"]!(step.path));
+  let body: Record<string, unknown> = {};
+  if (step.body) {
+    const parsed = jsonBody(deps, req, requestId, keyHash);
+    check(v["body"]!(parsed));
+    body = parsed as Record<string, unknown>;
+  }
+  return { query, body, headers, keyHash };
+}
+
+/** The body as one JSON object of UTF-8 text (D56), before its validator. */
+function jsonBody(deps: RouteDeps, req: FastifyRequest, requestId: string, keyHash: string | null): unknown {
+  const { errors } = deps;
+  const type = String(req.headers["content-type"] ?? "")
+    .split(";")[0]!
+    .trim()
+    .toLowerCase();
+  let parsed: unknown;
+  if (req.body === NOT_UTF8) {
+    const notUtf8 = {
+      param: "body",
+      message: "The body is not UTF-8 text.",
+      note: "Send one JSON object encoded as UTF-8.",
+    };
+    throw new Refusal(errors.invalid(notUtf8, requestId, keyHash));
+  }
+  try {
+    if (type !== "application/json" || typeof req.body !== "string") throw new Error("not JSON");
+    parsed = JSON.parse(req.body);
+  } catch {
+    throw new Refusal(errors.invalid(invalidBody(), requestId, keyHash));
+  }
+  const notText = bodyTextProblem(parsed);
+  if (notText) throw new Refusal(errors.invalid(notText, requestId, keyHash));
+  return parsed;
+}
+
+/** A data call: `admit`, then its plan (a refusal needs no account, D50), then its caller with `read_data`. */
+export function admitCall(
+  deps: RouteDeps,
+  req: FastifyRequest,
+  requestId: string,
+  step: AdmitStep & { plan(v: Admitted): PlanResult },
+): AdmittedCall {
+  const admitted = admit(deps, req, requestId, step);
+  const planned = step.plan(admitted);
+  if (!planned.ok) throw new Refusal(deps.errors.plan(planned.refusal, requestId, admitted.keyHash));
+  const caller = callerOf(deps, admitted.headers, requestId, { needsReadData: true, presentedHash: admitted.keyHash });
+  return { ...admitted, plan: planned.plan, caller };
+}
+
+/**
+ * How `callerOf` authenticates: `presentedHash` as `admit` computed it (undefined: computed on a failure);
+ * `stateChanging` (a console session must then carry its CSRF token, D87) defaults to `needsReadData`.
+ */
+export interface CallerCheck {
+  needsReadData: boolean;
+  presentedHash?: string | null;
+  stateChanging?: boolean;
+}
+
+/** Authenticates; refuses what the key's state or permission does not allow. */
+export function callerOf(
+  deps: RouteDeps,
+  headers: Record<string, string>,
+  requestId: string,
+  check: CallerCheck,
+): Caller {
+  const { gw, errors } = deps;
+  const { needsReadData, presentedHash } = check;
+  // D87: no key and a session cookie: the console user's key (a refusal here counts no key failure).
+  const bySession = presentedHash ? null : sessionCaller(gw, headers, requestId, check.stateChanging ?? needsReadData);
+  if (bySession && !bySession.ok) {
+    const a = bySession.answer;
+    throw new Refusal({
+      status: a.status,
+      headers: { ...a.headers, "content-type": JSON_TYPE },
+      body: JSON.stringify(a.body),
+    });
+  }
+  const a = bySession ?? authenticate(gw, headers, requestId, presentedHash);
+  if (!a.ok) {
+    const hash = presentedHash === undefined ? presentedKeyHash(headers) : presentedHash;
+    if (hash) gw.limits.recordFailure(hash);
+    throw new Refusal(fromError(a.answer));
+  }
+  if (needsReadData && !canReadData(a.caller.key)) {
+    const fix = {
+      allowed: ["read_data"],
+      action_url: gw.config.urls.console,
+      note: "Give the key read_data in the console; it holds from the next call.",
+    };
+    throw new Refusal(
+      errors.fail(
+        "key_scope_denied",
+        requestId,
+        { message: "This key lacks the permission read_data.", fix },
+        a.caller.keyHash,
+      ),
+    );
+  }
+  return a.caller;
+}
+
+/** Authenticated free routes: any key state that authenticates, no permission needed (D26), the key's rate. */
+export async function freeCaller(deps: RouteDeps, req: FastifyRequest, requestId: string): Promise<Caller> {
+  const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+  const caller = callerOf(deps, headers, requestId, { needsReadData: false, stateChanging: req.method !== "GET" });
+  const r = await deps.gw.limits.keyCall(caller.key.id);
+  if (r) throw new Refusal(deps.errors.limit(r, requestId));
+  return caller;
+}
+
+/** Routes without a key: the rate of the network address. */
+export async function addressRate(deps: RouteDeps, req: FastifyRequest, requestId: string): Promise<void> {
+  const r = await deps.gw.limits.addressCall(req.ip);
+  if (r) throw new Refusal(deps.errors.limit(r, requestId));
+}

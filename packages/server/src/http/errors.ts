@@ -1,0 +1,154 @@
+/**
+ * The HTTP layer's refusals as answers: the error structure of the validators under the contract's status, and the
+ * failure count (D11) of the key that was sent for a 4xx other than 409 and 429.
+ */
+import {
+  errorAnswer,
+  invalidParamsAnswer,
+  nextUtcMidnight,
+  type HttpErrorCode,
+  type InvalidParams,
+} from "@sdgw/validators";
+import type { Gateway } from "../gateway.ts";
+import type { PlanRefusal } from "@sdgw/engine";
+import type { Claim } from "../systems/idempotency.ts";
+import type { HoldRefusal } from "../systems/ledger.ts";
+import type { LimitRefusal } from "../systems/limits.ts";
+import type { HttpAnswer } from "../systems/runs.ts";
+import { fromError, jsonAnswer } from "./answer.ts";
+import { MESSAGES } from "./messages.ts";
+
+/** A failed validation of a generated validator: its answer names the parameter. */
+export type Validation = { ok: true; value: unknown } | { ok: false; answer(requestId: string): unknown };
+
+export class HttpErrors {
+  private readonly gw: Gateway;
+
+  constructor(gw: Gateway) {
+    this.gw = gw;
+  }
+
+  /** The options of `errorAnswer`: the gateway's links and clock. */
+  opts() {
+    return { urls: this.gw.config.urls, now: new Date(this.gw.now()) };
+  }
+
+  /** An error answer; a 4xx other than 409 and 429 also counts as a failed call of the key that was sent. */
+  fail(code: HttpErrorCode, requestId: string, extra: Record<string, unknown>, keyHash: string | null): HttpAnswer {
+    const a = errorAnswer(code, requestId, extra as never, this.opts());
+    if (keyHash && a.status >= 400 && a.status < 500 && a.status !== 409 && a.status !== 429)
+      this.gw.limits.recordFailure(keyHash);
+    return fromError(a);
+  }
+
+  invalid(invalidParams: InvalidParams, requestId: string, keyHash: string | null): HttpAnswer {
+    if (keyHash) this.gw.limits.recordFailure(keyHash);
+    return jsonAnswer(invalidParamsAnswer(invalidParams, requestId), 400);
+  }
+
+  validationFailure(v: Validation, requestId: string, keyHash: string | null): HttpAnswer {
+    if (keyHash) this.gw.limits.recordFailure(keyHash);
+    return jsonAnswer((v as { answer(r: string): unknown }).answer(requestId), 400);
+  }
+
+  /** A 500 that echoes nothing. */
+  internal(requestId: string, extra: Record<string, unknown> = {}): HttpAnswer {
+    return fromError(errorAnswer("internal_error", requestId, extra as never, this.opts()));
+  }
+
+  plan(r: PlanRefusal, requestId: string, keyHash: string | null): HttpAnswer {
+    if (r.code === "invalid_params") return this.invalid(r.invalid, requestId, keyHash);
+    const fix = { allowed: r.allowed, note: r.note, example_call: { method: "GET", path: "/v1/capabilities" } };
+    return this.fail("not_supported", requestId, { reason: "no_such_capability", message: r.message, fix }, keyHash);
+  }
+
+  limit(r: LimitRefusal, requestId: string): HttpAnswer {
+    if (r.code === "free_failure_limit") {
+      const retryAt = new Date(r.retryAt).toISOString().replace(/\.\d{3}Z$/, "Z");
+      const message = "Too many failed calls in a short time; new calls wait until retry_at.";
+      return this.fail(
+        "free_failure_limit",
+        requestId,
+        { message, retry_at: retryAt, fix: { note: MESSAGES.failedCallsNote } },
+        null,
+      );
+    }
+    const limits = this.gw.config.limits;
+    const messages = {
+      key_qps: `Too many calls per second for this key (at most ${limits.keyQps}).`,
+      workspace_concurrency: MESSAGES.workspaceConcurrency(limits.workspaceConcurrency),
+      address: MESSAGES.addressRate(limits.addressPerMinute),
+    } as const;
+    const note = r.reason === "address" ? "Wait Retry-After seconds, or send a key." : "Wait Retry-After seconds.";
+    return this.fail(
+      "rate_limited",
+      requestId,
+      { reason: r.reason, message: messages[r.reason], retry_after: r.retryAfter, fix: { note } },
+      null,
+    );
+  }
+
+  hold(r: HoldRefusal, quote: number, requestId: string, keyHash: string): HttpAnswer {
+    const urls = this.gw.config.urls;
+    switch (r.code) {
+      case "temporarily_unavailable": {
+        // D74: the account's cap on calls started per UTC day. Retryable at resets_at (Retry-After); nothing held.
+        const resets = nextUtcMidnight(new Date(this.gw.now()));
+        const message = MESSAGES.dailyCap(r.started, r.cap, resets);
+        const fix = { action_url: urls.status, note: MESSAGES.dailyCapNote };
+        return this.fail(
+          "temporarily_unavailable",
+          requestId,
+          { reason: "daily_cap", message, resets_at: resets, fix },
+          null,
+        );
+      }
+      case "plan_limit": {
+        const left = r.freeCallsLeft > 0 ? ` (${r.freeCallsLeft} left, this request makes more)` : "";
+        const message = `This free account has used its ${this.gw.config.limits.freeCalls} calls${left}.`;
+        const fix = { action_url: urls.billing, note: "Buy credits to lift the limit." };
+        return this.fail("plan_limit", requestId, { reason: "free_calls_used", message, fix }, keyHash);
+      }
+      case "daily_limit_reached": {
+        const of = r.reason === "key" ? "key" : "account";
+        const resets = nextUtcMidnight(new Date(this.gw.now()));
+        const message = MESSAGES.dailyLimit({ of, spent: r.spent, limit: r.limit, quote, resets });
+        const extra = {
+          reason: r.reason,
+          message,
+          resets_at: resets,
+          fix: { action_url: urls.console, note: MESSAGES.dailyLimitNote(of) },
+        };
+        return this.fail("daily_limit_reached", requestId, extra, keyHash);
+      }
+      case "insufficient_balance": {
+        const message = `This call costs ${quote} credits and ${r.available} are available; nothing ran.`;
+        const fix = { action_url: urls.billing, note: "Buy credits and send the same request again." };
+        return this.fail("insufficient_balance", requestId, { message, quote_credits: quote, fix }, keyHash);
+      }
+    }
+  }
+
+  /**
+   * The answer of an Idempotency-Key already taken: the first answer again, 409 while it runs, 422 with other
+   * parameters.
+   */
+  claimTaken(claim: Exclude<Claim, { kind: "claimed" }>, requestId: string, keyHash: string): HttpAnswer {
+    if (claim.kind === "replay")
+      return { status: claim.status, headers: { ...claim.headers, "idempotent-replayed": "true" }, body: claim.body };
+    if (claim.kind === "lost") return this.internal(requestId, { message: MESSAGES.answerLost });
+    if (claim.kind === "in_progress") {
+      const note = "Ask again after Retry-After seconds; the first answer comes back with no new charge.";
+      const message = "The call under this Idempotency-Key still runs.";
+      return this.fail(
+        "idempotency_in_progress",
+        requestId,
+        { message, retry_after: this.gw.config.inProgressRetrySeconds, fix: { note } },
+        null,
+      );
+    }
+    const note = "Use a new key for a new call; the same key replays only the same call.";
+    const message = "This Idempotency-Key was used with other parameters.";
+    return this.fail("idempotency_conflict", requestId, { message, fix: { param: "Idempotency-Key", note } }, keyHash);
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * What every route group is given (`RouteDeps`): the gateway and the refusals built over it; and `handler`, the
+ * wrapper of every route of the contract (a thrown `Refusal` is its answer, any other throw a 500 that echoes nothing).
+ */
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Gateway } from "../../gateway.ts";
+import { newRequestId } from "../../ids.ts";
+import type { HttpAnswer } from "../../systems/runs.ts";
+import { Refusal, send } from "../answer.ts";
+import { HttpErrors } from "../errors.ts";
+
+export interface RouteDeps {
+  readonly gw: Gateway;
+  readonly errors: HttpErrors;
+}
+
+export function createRouteDeps(gw: Gateway): RouteDeps {
+  return { gw, errors: new HttpErrors(gw) };
+}
+
+/** A route's handler: a new request id, the answer sent once the store is durable. */
+export function handler(
+  deps: RouteDeps,
+  fn: (req: FastifyRequest, requestId: string) => Promise<HttpAnswer> | HttpAnswer,
+) {
+  const { gw } = deps;
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const requestId = newRequestId(gw.now());
+    try {
+      const answer = await fn(req, requestId);
+      await gw.store.durable();
+      return send(reply, answer);
+    } catch (e) {
+      if (e instanceof Refusal) {
+        await gw.store.durable();
+        return send(reply, e.answer);
+      }
+      gw.log(`request ${requestId} failed`, e);
+      return send(reply, deps.errors.internal(requestId));
+    }
+  };
+}

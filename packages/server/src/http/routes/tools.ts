@@ -1,0 +1,230 @@
+/**
+ * `POST /v1/tools/{tool}`: D50's order for a tool (D51): a wrong body, link or platform before the key, what depends
+ * on the account (scale, batches, schedules) after it; `confirm: false` answers the quote, free.
+ */
+import type { FastifyInstance } from "fastify";
+import type { Schedule, ToolName } from "@sdgw/types";
+import { TOOL_NAMES } from "@sdgw/types";
+import { SCHEDULES_PER_WORKSPACE } from "../../systems/schedules.ts";
+import type { HttpAnswer } from "../../systems/runs.ts";
+import { toolQuoteAnswer } from "@sdgw/engine";
+import { planTool, startToolRun } from "../../tool-runs.ts";
+import type { ToolPlan, ToolRefusal } from "@sdgw/engine";
+import { admit, callerOf, type OperationId } from "../admission.ts";
+import { jsonAnswer, Refusal } from "../answer.ts";
+import type { Caller } from "../auth.ts";
+import { charging } from "../charging.ts";
+import { MESSAGES } from "../messages.ts";
+import { handler, type RouteDeps } from "./deps.ts";
+
+const toolOps: Record<ToolName, OperationId> = {
+  brand_buzz: "brandBuzz",
+  comment_insights: "commentInsights",
+  account_watch: "accountWatch",
+  find_creators: "findCreators",
+  creator_card: "creatorCard",
+  batch_stats: "batchStats",
+  viral_finder: "viralFinder",
+};
+
+type Every = { every: Schedule["every"] };
+
+export function registerToolRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const { gw } = deps;
+  app.post<{ Params: { tool: string } }>(
+    "/v1/tools/:tool",
+    handler(deps, async (req, requestId) => {
+      const name = (req.params as { tool: string }).tool;
+      const operationId = (toolOps as Record<string, OperationId>)[name];
+      if (!operationId || !Object.hasOwn(toolOps, name)) return noSuchTool(deps, name, requestId);
+      const tool = name as ToolName;
+      const { body, headers, keyHash } = admit(deps, req, requestId, { operationId, body: true });
+      const early = planTool(gw, tool, body, "paid");
+      if (!early.ok && beforeAuth(early.refusal)) return refuseTool(deps, early.refusal, requestId, keyHash);
+      const caller = callerOf(deps, headers, requestId, { needsReadData: true, presentedHash: keyHash });
+      const planned = planTool(gw, tool, body, caller.account.plan);
+      if (!planned.ok) return refuseTool(deps, planned.refusal, requestId, caller.keyHash);
+      const confirmed = body["confirm"] !== false;
+      const schedule = tool === "account_watch" && confirmed ? (body["schedule"] as Every | undefined) : undefined;
+      refuseByAccount(deps, { tool, caller, requestId, confirmed, schedule });
+      const idempotencyKey = headers["idempotency-key"];
+      return runTool(deps, {
+        caller,
+        requestId,
+        operationId,
+        body,
+        idempotencyKey,
+        plan: planned.plan,
+        confirmed,
+        schedule,
+      });
+    }),
+  );
+}
+
+/** `404 not_found` for a name that is no tool (no key failure counted). */
+function noSuchTool(deps: RouteDeps, name: string, requestId: string): HttpAnswer {
+  const fix = { param: "tool", allowed: [...TOOL_NAMES], example_call: { method: "GET", path: "/v1/capabilities" } };
+  const message = `There is no tool ${name.slice(0, 100)}.`;
+  return deps.errors.fail("not_found", requestId, { reason: "no_such_tool", message, fix }, null);
+}
+
+/** A refusal that needs no account to decide (the request itself is wrong), decided before authentication (D50). */
+const beforeAuth = (r: ToolRefusal) =>
+  r.code === "invalid_params" || (r.code === "not_supported" && r.reason === "no_such_capability");
+
+/** The fix note of a tool's `not_supported` refusal (D73 names `confirm` or `scale` for scale=large). */
+const notSupportedNote = (r: Extract<ToolRefusal, { code: "not_supported" }>) =>
+  r.reason !== "not_available_yet"
+    ? "GET /v1/capabilities lists the platforms of each operation."
+    : r.param === "confirm"
+      ? MESSAGES.largeScaleConfirmNote
+      : MESSAGES.largeScaleNote;
+
+/** A tool's refusal (D24) as its HTTP answer; never charged. */
+function refuseTool(deps: RouteDeps, r: ToolRefusal, requestId: string, keyHash: string | null): HttpAnswer {
+  const { gw, errors } = deps;
+  switch (r.code) {
+    case "invalid_params":
+      return errors.invalid(
+        { param: r.param, message: r.message, ...(r.allowed ? { allowed: r.allowed } : {}) },
+        requestId,
+        keyHash,
+      );
+    case "plan_limit": {
+      const fix = {
+        param: r.param,
+        action_url: gw.config.urls.billing,
+        note: "Buy credits to open it, or send a smaller scale.",
+      };
+      return errors.fail(
+        "plan_limit",
+        requestId,
+        { reason: r.reason, message: `${r.message} Nothing ran and nothing was charged.`, fix },
+        keyHash,
+      );
+    }
+    case "not_supported": {
+      const fix = {
+        param: r.param,
+        ...(r.allowed ? { allowed: r.allowed } : {}),
+        note: notSupportedNote(r),
+        example_call: { method: "GET", path: "/v1/capabilities" },
+      };
+      return errors.fail(
+        "not_supported",
+        requestId,
+        { reason: r.reason, message: `${r.message} Nothing ran and nothing was charged.`, fix },
+        keyHash,
+      );
+    }
+  }
+}
+
+/**
+ * What the account does not open (D51, D58): a confirmed batch on a free account; a schedule on a free account or in
+ * a workspace at its schedules. Throws the refusal.
+ */
+function refuseByAccount(
+  deps: RouteDeps,
+  o: { tool: ToolName; caller: Caller; requestId: string; confirmed: boolean; schedule: Every | undefined },
+): void {
+  const { gw, errors } = deps;
+  const { caller, requestId } = o;
+  const billing = gw.config.urls.billing;
+  if (o.tool === "batch_stats" && o.confirmed && caller.account.plan === "free") {
+    const fix = { param: "targets", action_url: billing, note: MESSAGES.batchesNeedPurchaseNote };
+    throw new Refusal(
+      errors.fail(
+        "plan_limit",
+        requestId,
+        { reason: "batches_need_purchase", message: MESSAGES.batchesNeedPurchase, fix },
+        caller.keyHash,
+      ),
+    );
+  }
+  if (!o.schedule) return;
+  if (caller.account.plan === "free") {
+    const fix = { param: "schedule", action_url: billing, note: "Buy credits to open schedules." };
+    throw new Refusal(
+      errors.fail(
+        "plan_limit",
+        requestId,
+        { reason: "schedules_need_purchase", message: MESSAGES.schedulesNeedPurchase, fix },
+        caller.keyHash,
+      ),
+    );
+  }
+  if (gw.schedules.count(caller.key.workspace_id) >= SCHEDULES_PER_WORKSPACE) {
+    const note = "DELETE /v1/schedules/{schedule_id} removes one; GET /v1/schedules lists them.";
+    throw new Refusal(
+      errors.invalid(
+        { param: "schedule", message: `A workspace has at most ${SCHEDULES_PER_WORKSPACE} schedules.`, note },
+        requestId,
+        caller.keyHash,
+      ),
+    );
+  }
+}
+
+/** A tool call planned and allowed: who calls, its body, Idempotency-Key and plan, whether it runs, its schedule. */
+interface ToolCall {
+  caller: Caller;
+  requestId: string;
+  operationId: OperationId;
+  body: Record<string, unknown>;
+  idempotencyKey: string | undefined;
+  plan: ToolPlan;
+  confirmed: boolean;
+  schedule: Every | undefined;
+}
+
+/**
+ * A tool call after its plan, through `charging`: `confirm: false` answers the quote, free; a confirmed call holds
+ * the quote and runs; a schedule asked for is created once the hold is taken (the call is its first run).
+ */
+function runTool(deps: RouteDeps, o: ToolCall): Promise<HttpAnswer> {
+  const { gw } = deps;
+  const { caller, requestId, operationId, body, idempotencyKey, plan, schedule } = o;
+  const call = { caller, requestId, operationId, params: body, idempotencyKey };
+  if (!o.confirmed) {
+    return charging(deps, {
+      ...call,
+      price: "free",
+      start: () => jsonAnswer(toolQuoteAnswer(requestId, plan, gw.ledger.view(caller.account.id, caller.key))),
+    });
+  }
+  const price = {
+    credits: plan.quote.quote_credits,
+    calls: plan.quote.calls_planned,
+    maxCost: body["max_cost_credits"],
+    maxCostNote: " Send confirm: false to see the plan.",
+  };
+  return charging(deps, {
+    ...call,
+    price,
+    start: (runId, ctx) => {
+      const warnings: string[] = [];
+      if (schedule) {
+        const rest = Object.fromEntries(
+          Object.entries(body).filter(([k]) => k !== "schedule" && k !== "confirm" && k !== "max_cost_credits"),
+        );
+        const params = Object.fromEntries(
+          Object.entries(plan.applied_params).filter(
+            ([k]) => k !== "schedule.every" && k !== "confirm" && k !== "max_cost_credits",
+          ),
+        );
+        const created = gw.schedules.create({
+          workspaceId: caller.key.workspace_id,
+          accountId: caller.account.id,
+          keyId: caller.key.id,
+          body: rest,
+          params: params as never,
+          every: schedule.every,
+        });
+        warnings.push(MESSAGES.scheduleCreated(created));
+      }
+      return startToolRun(gw, runId, ctx, body, plan, { warnings });
+    },
+  });
+}
