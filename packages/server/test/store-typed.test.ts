@@ -53,7 +53,8 @@ describe("the checkpointer thread", () => {
     stores.push(s);
     const before = statSync(path).size;
     s.tx(() => {
-      for (let i = 0; i < 2000; i++) s.run("INSERT INTO meta (name, value) VALUES (:name, :value)", { name: `pad${i}`, value: "x".repeat(1000) });
+      const pad = "x".repeat(1000);
+      for (let i = 0; i < 2000; i++) s.run("INSERT INTO meta (name, value) VALUES (:name, :value)", { name: `pad${i}`, value: pad });
     });
     await s.durable();
     expect(statSync(`${path}-wal`).size).toBeGreaterThan(2_000_000); // committed, in the WAL
@@ -75,7 +76,8 @@ describe("named parameters and returned rows", () => {
     s.tx(() => s.write("INSERT INTO t (name, v, b) VALUES (?, ?, ?)", "c", 3, new Uint8Array([3])));
     await s.durable();
     expect(s.get<{ v: number }>("SELECT v FROM t WHERE name = :name", { name: "b" })?.v).toBe(2);
-    expect(s.all<{ name: string }>("SELECT name FROM t WHERE v >= :min ORDER BY v", { min: 2 }).map((r) => r.name)).toEqual(["b", "c"]);
+    const names = s.all<{ name: string }>("SELECT name FROM t WHERE v >= :min ORDER BY v", { min: 2 }).map((r) => r.name);
+    expect(names).toEqual(["b", "c"]);
     expect(s.get<{ b: Uint8Array }>("SELECT b FROM t WHERE b = ?", new Uint8Array([3]))?.b).toEqual(new Uint8Array([3]));
     expect(() => s.run("INSERT INTO t (name, v) VALUES (:name, :v)", { name: "d", v: 4, extra: 1 })).toThrow();
   });
@@ -85,7 +87,8 @@ describe("named parameters and returned rows", () => {
     stores.push(s);
     s.db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)");
     s.run("INSERT INTO t (id, v) VALUES (1, 10)");
-    const row = s.tx(() => s.returning<{ id: number; v: number }>("UPDATE t SET v = v + :by WHERE id = :id RETURNING *", { by: 5, id: 1 }));
+    const bump = "UPDATE t SET v = v + :by WHERE id = :id RETURNING *";
+    const row = s.tx(() => s.returning<{ id: number; v: number }>(bump, { by: 5, id: 1 }));
     expect(row).toEqual({ id: 1, v: 15 });
     expect(() => s.tx(() => s.returning("UPDATE t SET v = v + 1 WHERE id = ? RETURNING *", 2))).toThrow(/no row returned/);
   });

@@ -19,7 +19,10 @@ export type CheckpointerReport = "wal";
  * text (`CHECKPOINTER_SOURCE`), so no bundler may rename or rewrite what it uses (hence the modules as arguments,
  * not `require` calls, which a bundler rewrites to a helper of its own, and no named inner functions).
  */
-export function checkpointer(sqlite: typeof import("node:sqlite"), threads: typeof import("node:worker_threads")): void {
+export function checkpointer(
+  sqlite: typeof import("node:sqlite"),
+  threads: typeof import("node:worker_threads"),
+): void {
   const port = threads.parentPort;
   if (!port) return;
   const data: CheckpointerData = threads.workerData;
@@ -44,5 +47,6 @@ export function checkpointer(sqlite: typeof import("node:sqlite"), threads: type
 
 // The worker runs `checkpointer`'s source text as eval'd CommonJS, not a file: the sources (types stripped) and both
 // builds (ESM, CJS; any chunk layout) then start the same typed code, with no worker file to locate beside them.
-/** The worker's code (`new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData })`): `checkpointer` with its modules. */
-export const CHECKPOINTER_SOURCE = `(${checkpointer.toString()})(require("node:sqlite"), require("node:worker_threads"));\n`;
+/** The worker's code, `checkpointer` called with its modules: `new Worker(CHECKPOINTER_SOURCE, { eval: true })`. */
+export const CHECKPOINTER_SOURCE =
+  `(${checkpointer.toString()})(require("node:sqlite"), require("node:worker_threads"));\n`;

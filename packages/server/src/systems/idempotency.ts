@@ -259,7 +259,8 @@ export class Idempotency {
   /** @deprecated The positional form, until its callers outside systems/ (http/, tests) pass a `Completion`. */
   complete(keyId: string, idemKey: string, status: number, headers: Record<string, string>, body: string | Uint8Array): void;
   complete(...args: [Completion] | [string, string, number, Record<string, string>, string | Uint8Array]): void {
-    const done = args.length === 1 ? args[0] : { keyId: args[0], idemKey: args[1], answer: { status: args[2], headers: args[3], body: args[4] } };
+    const done =
+      args.length === 1 ? args[0] : { keyId: args[0], idemKey: args[1], answer: { status: args[2], headers: args[3], body: args[4] } };
     const { keyId, idemKey } = done;
     const { status, headers, body } = done.answer;
     const id = `${keyId}\n${idemKey}`;

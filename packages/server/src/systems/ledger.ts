@@ -65,7 +65,8 @@ interface MemoryHold {
 }
 
 /** Adds a charge to a key's spend of the day (parameters: day, charge, charge, day, key id). */
-const KEY_SPEND = "UPDATE keys SET spend_today = CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id";
+const KEY_SPEND =
+  "UPDATE keys SET spend_today = CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id";
 
 /** Credits the ledger charged today (UTC), from the `spend_day`/`spend_today` columns of a key or an account. */
 const spentToday = (row: { spend_day: string; spend_today: number }, day: string) => (row.spend_day === day ? row.spend_today : 0);
@@ -175,7 +176,8 @@ export class Ledger {
       store.run(
         "INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, created_at) " +
           "VALUES (:runId, :accountId, :keyId, :amount, :calls, :freePlan, :day, 'held', :createdAt)",
-        { runId, accountId: h.accountId, keyId: h.keyId, amount: h.amount, calls: h.calls, freePlan: h.free ? 1 : 0, day: utcDay(h.at), createdAt: isoSeconds(h.at) },
+        { runId, accountId: h.accountId, keyId: h.keyId, amount: h.amount, calls: h.calls, freePlan: h.free ? 1 : 0,
+          day: utcDay(h.at), createdAt: isoSeconds(h.at) },
       );
       const held = "UPDATE accounts SET held = held + ?, free_calls_held = free_calls_held + ? WHERE id = ? RETURNING *";
       return store.returning<AccountRecord>(held, h.amount, h.free ? h.calls : 0, h.accountId);
@@ -212,8 +214,8 @@ export class Ledger {
         }
         const freeCalls = mem.free ? chargedCalls : 0;
         store.write(
-          "UPDATE accounts SET balance = balance - :charge, free_calls_used = free_calls_used + :freeCalls, " +
-            "spend_today = CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id",
+          "UPDATE accounts SET balance = balance - :charge, free_calls_used = free_calls_used + :freeCalls, spend_today = " +
+            "CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id",
           { charge, freeCalls, day, id: mem.accountId },
         );
         if (before.balance < charge) throw new Error(`account ${mem.accountId} would go below zero`); // the CHECK of the table, here and now
@@ -237,9 +239,10 @@ export class Ledger {
       }
       const account = store.returning<AccountRecord>(
         "UPDATE accounts SET balance = balance - :charge, held = held - :held, free_calls_held = free_calls_held - :freeHeld, " +
-          "free_calls_used = free_calls_used + :freeUsed, " +
-          "spend_today = CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id RETURNING *",
-        { charge, held: hold.amount, freeHeld: hold.free_plan ? hold.calls : 0, freeUsed: hold.free_plan ? chargedCalls : 0, day, id: hold.account_id },
+          "free_calls_used = free_calls_used + :freeUsed, spend_today = " +
+          "CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id RETURNING *",
+        { charge, held: hold.amount, freeHeld: hold.free_plan ? hold.calls : 0, freeUsed: hold.free_plan ? chargedCalls : 0, day,
+          id: hold.account_id },
       );
       return { charge, key, account };
     });

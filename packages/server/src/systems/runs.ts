@@ -245,7 +245,8 @@ export class Runs {
   async executeTool(runId: string, ctx: RunContext, request: ToolRunRequest): Promise<HttpAnswer> {
     const { plan } = request;
     const done = settleLater<HttpAnswer>();
-    const base = { id: runId, ctx, quote: plan.quote.quote_credits, handle: null, startedAt: this.deps.now(), result: null, done: done.promise };
+    const quote = plan.quote.quote_credits;
+    const base = { id: runId, ctx, quote, handle: null, startedAt: this.deps.now(), result: null, done: done.promise };
     const live: ToolRun = { kind: "tool", ...base, request, steps: plan.quote.plan.map((s) => ({ ...s })) };
     this.live.set(runId, live);
     let started: Promise<RunResult>;
@@ -294,22 +295,11 @@ export class Runs {
     this.deps.ledger.persist(runId, () => {
       owners.register();
       this.deps.store.run(
-        "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, started_at, owner, waves) " +
-          "VALUES (:id, :handle, :keyId, :accountId, :workspaceId, :operation, :requestId, :shape, 'running', :quote, :startedAt, :owner, :waves)",
-        {
-          id: runId,
-          handle,
-          keyId: ctx.key.id,
-          accountId: ctx.account.id,
-          workspaceId: ctx.key.workspace_id,
-          operation,
-          requestId: ctx.requestId,
-          shape,
-          quote,
-          startedAt: isoSeconds(live.startedAt),
-          owner: owners.id,
-          waves,
-        },
+        "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, " +
+          "started_at, owner, waves) VALUES (:id, :handle, :keyId, :accountId, :workspaceId, :operation, :requestId, :shape, " +
+          "'running', :quote, :startedAt, :owner, :waves)",
+        { id: runId, handle, keyId: ctx.key.id, accountId: ctx.account.id, workspaceId: ctx.key.workspace_id, operation, shape,
+          requestId: ctx.requestId, quote, startedAt: isoSeconds(live.startedAt), owner: owners.id, waves },
       );
       if (ctx.idemKey) this.deps.idempotency.persist(ctx.key.id, ctx.idemKey, runId);
     });
@@ -356,16 +346,10 @@ export class Runs {
       const { charged, sent, kept, failed } = ending(now);
       if (live.handle) {
         store.run(
-          "UPDATE runs SET state = 'finished', charged = :charged, http_status = 200, headers = :headers, answer = CAST(:answer AS TEXT), " +
-            "ended_at = :endedAt, expires_at = :expiresAt WHERE id = :id AND state = 'running'",
-          {
-            charged,
-            headers: JSON.stringify(kept.headers),
-            answer: kept.answer,
-            endedAt: isoSeconds(now),
-            expiresAt: isoSeconds(now + config.retentionMs),
-            id: live.id,
-          },
+          "UPDATE runs SET state = 'finished', charged = :charged, http_status = 200, headers = :headers, " +
+            "answer = CAST(:answer AS TEXT), ended_at = :endedAt, expires_at = :expiresAt WHERE id = :id AND state = 'running'",
+          { charged, headers: JSON.stringify(kept.headers), answer: kept.answer, endedAt: isoSeconds(now),
+            expiresAt: isoSeconds(now + config.retentionMs), id: live.id },
         );
       }
       if (live.ctx.idemKey) idempotency.complete({ keyId: live.ctx.key.id, idemKey: live.ctx.idemKey, answer: sent });
@@ -565,7 +549,10 @@ export class Runs {
     const seconds = this.deps.config.pollAfterSeconds;
     const body: Record<string, unknown> = { request_id: requestId, schema_version: "v1", status: "running", handle: live.handle, retry_after_seconds: seconds };
     if (live.kind === "tool") body["steps"] = live.steps;
-    else if (live.plan.shape !== "single") body["cells"] = live.ended.filter((e): e is EndedCall => e !== undefined).map((e) => cellOf(live.plan, e));
+    else if (live.plan.shape !== "single") {
+      const endedNow = live.ended.filter((e): e is EndedCall => e !== undefined);
+      body["cells"] = endedNow.map((e) => cellOf(live.plan, e));
+    }
     body["billing"] = creditBilling(view, 0, live.quote);
     const wavesDone = live.kind === "tool" ? live.steps.filter((s) => s.status === "done" || s.status === "failed").length : 0;
     body["waves"] = { planned: described(live).waves, done: wavesDone };
@@ -649,28 +636,18 @@ export class Runs {
   /** @deprecated The positional form, until the MCP server (mcp/server.ts) passes a `KeptAnswer`. */
   keep(key: KeyRecord, requestId: string, operation: string, headers: Record<string, string>, answer: string): string;
   keep(...args: [KeptAnswer] | [KeyRecord, string, string, Record<string, string>, string]): string {
-    const { key, requestId, operation, headers, answer } = args.length === 1 ? args[0] : { key: args[0], requestId: args[1], operation: args[2], headers: args[3], answer: args[4] };
+    const kept = args.length === 1 ? args[0] : { key: args[0], requestId: args[1], operation: args[2], headers: args[3], answer: args[4] };
+    const { key, requestId, operation, headers, answer } = kept;
     const handle = newHandle();
     const now = this.deps.now();
     this.deps.store.tx(() =>
       this.deps.store.run(
-        "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, charged, http_status, " +
-          "headers, answer, started_at, ended_at, expires_at) VALUES (:id, :handle, :keyId, :accountId, :workspaceId, :operation, " +
-          ":requestId, 'kept', 'finished', 0, 0, 200, :headers, :answer, :startedAt, :endedAt, :expiresAt)",
-        {
-          id: `kept_${handle}`,
-          handle,
-          keyId: key.id,
-          accountId: key.account_id,
-          workspaceId: key.workspace_id,
-          operation,
-          requestId,
-          headers: JSON.stringify(headers),
-          answer,
-          startedAt: isoSeconds(now),
-          endedAt: isoSeconds(now),
-          expiresAt: isoSeconds(now + this.deps.config.retentionMs),
-        },
+        "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, charged, " +
+          "http_status, headers, answer, started_at, ended_at, expires_at) VALUES (:id, :handle, :keyId, :accountId, " +
+          ":workspaceId, :operation, :requestId, 'kept', 'finished', 0, 0, 200, :headers, :answer, :startedAt, :endedAt, :expiresAt)",
+        { id: `kept_${handle}`, handle, keyId: key.id, accountId: key.account_id, workspaceId: key.workspace_id, operation,
+          requestId, headers: JSON.stringify(headers), answer, startedAt: isoSeconds(now), endedAt: isoSeconds(now),
+          expiresAt: isoSeconds(now + this.deps.config.retentionMs) },
       ),
     );
     return handle;
