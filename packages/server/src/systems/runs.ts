@@ -23,7 +23,7 @@ import type { PlatformProvider } from "../providers/port.ts";
 import { toolAnswer } from "../tool-answers.ts";
 import { creditsFor } from "../tools/pricing.ts";
 import type { RunResult, ToolPlan } from "../tools/types.ts";
-import type { Quote, Step } from "@sdgw/types";
+import type { Step } from "@sdgw/types";
 import type { AccountRecord, KeyRecord } from "./accounts.ts";
 import type { Idempotency } from "./idempotency.ts";
 import type { HoldRefusal, Ledger } from "./ledger.ts";
