@@ -108,6 +108,14 @@ function hashes(text: string): [number, number] {
   return HASHES;
 }
 
+/** The first answer of an ended call, to keep under its Idempotency-Key (see `Idempotency.complete`). */
+export interface Completion {
+  keyId: string;
+  idemKey: string;
+  /** Its status, headers and body (text, or its UTF-8 bytes). */
+  answer: { status: number; headers: Record<string, string>; body: string | Uint8Array };
+}
+
 /** Dependencies of the idempotency system. */
 export interface IdempotencyDeps {
   store: Store;
@@ -247,7 +255,14 @@ export class Idempotency {
    * Stores the first answer of an ended call (text, or its UTF-8 bytes); later claims with the same parameters replay
    * it. On a database file the answer goes to the store's answer log and the record holds where it is.
    */
-  complete(keyId: string, idemKey: string, status: number, headers: Record<string, string>, body: string | Uint8Array): void {
+  complete(done: Completion): void;
+  /** @deprecated The positional form, until its callers outside systems/ (http/, tests) pass a `Completion`. */
+  complete(keyId: string, idemKey: string, status: number, headers: Record<string, string>, body: string | Uint8Array): void;
+  complete(...args: [Completion] | [string, string, number, Record<string, string>, string | Uint8Array]): void {
+    const done =
+      args.length === 1 ? args[0] : { keyId: args[0], idemKey: args[1], answer: { status: args[2], headers: args[3], body: args[4] } };
+    const { keyId, idemKey } = done;
+    const { status, headers, body } = done.answer;
     const id = `${keyId}\n${idemKey}`;
     // The claim in memory, or the written claim of a run that answered 202 (its final write is tried again after a
     // rollback dropped the claim from memory, D75): the record keeps the fingerprint it was claimed with.

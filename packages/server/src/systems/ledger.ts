@@ -59,7 +59,8 @@ interface MemoryHold {
 }
 
 /** Adds a charge to a key's spend of the day (parameters: day, charge, charge, day, key id). */
-const KEY_SPEND = "UPDATE keys SET spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ?";
+const KEY_SPEND =
+  "UPDATE keys SET spend_today = CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id";
 
 /** Credits the ledger charged today (UTC), from the `spend_day`/`spend_today` columns of a key or an account. */
 const spentToday = (row: { spend_day: string; spend_today: number }, day: string) => (row.spend_day === day ? row.spend_today : 0);
@@ -167,17 +168,13 @@ export class Ledger {
     const row = store.tx(() => {
       alongside();
       store.run(
-        "INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'held', ?)",
-        runId,
-        h.accountId,
-        h.keyId,
-        h.amount,
-        h.calls,
-        h.free ? 1 : 0,
-        utcDay(h.at),
-        isoSeconds(h.at),
+        "INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, created_at) " +
+          "VALUES (:runId, :accountId, :keyId, :amount, :calls, :freePlan, :day, 'held', :createdAt)",
+        { runId, accountId: h.accountId, keyId: h.keyId, amount: h.amount, calls: h.calls, freePlan: h.free ? 1 : 0,
+          day: utcDay(h.at), createdAt: isoSeconds(h.at) },
       );
-      return store.sql("UPDATE accounts SET held = held + ?, free_calls_held = free_calls_held + ? WHERE id = ? RETURNING *").get(h.amount, h.free ? h.calls : 0, h.accountId) as unknown as AccountRecord;
+      const held = "UPDATE accounts SET held = held + ?, free_calls_held = free_calls_held + ? WHERE id = ? RETURNING *";
+      return store.returning<AccountRecord>(held, h.amount, h.free ? h.calls : 0, h.accountId);
     });
     this.drop(runId, h);
     this.deps.accounts.remember(row);
@@ -206,19 +203,14 @@ export class Ledger {
         const before = accounts.cachedAccount(mem.accountId)!;
         store.write("INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)", mem.accountId, charge, mem.keyId, runId, day, at);
         if (keyHasLimit) {
-          store.write(KEY_SPEND, day, charge, charge, day, mem.keyId);
+          store.write(KEY_SPEND, { day, charge, id: mem.keyId });
           accounts.updateCachedKey(mem.keyHash, (k) => ({ ...k, spend_today: spentToday(k, day) + charge, spend_day: day }));
         }
         const freeCalls = mem.free ? chargedCalls : 0;
         store.write(
-          "UPDATE accounts SET balance = balance - ?, free_calls_used = free_calls_used + ?, spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ?",
-          charge,
-          freeCalls,
-          day,
-          charge,
-          charge,
-          day,
-          mem.accountId,
+          "UPDATE accounts SET balance = balance - :charge, free_calls_used = free_calls_used + :freeCalls, spend_today = " +
+            "CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id",
+          { charge, freeCalls, day, id: mem.accountId },
         );
         if (before.balance < charge) throw new Error(`account ${mem.accountId} would go below zero`); // the CHECK of the table, here and now
         const account: AccountRecord = { ...before, balance: before.balance - charge, free_calls_used: before.free_calls_used + freeCalls, spend_today: spentToday(before, day) + charge, spend_day: day };
@@ -239,9 +231,13 @@ export class Ledger {
         store.run("INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)", hold.account_id, charge, hold.key_id, runId, day, at);
         if (keyHasLimit) key = this.chargeKey(hold.key_id, charge, day);
       }
-      const account = store.sql(
-        "UPDATE accounts SET balance = balance - ?, held = held - ?, free_calls_held = free_calls_held - ?, free_calls_used = free_calls_used + ?, spend_today = CASE WHEN spend_day = ? THEN spend_today + ? ELSE ? END, spend_day = ? WHERE id = ? RETURNING *",
-      ).get(charge, hold.amount, hold.free_plan ? hold.calls : 0, hold.free_plan ? chargedCalls : 0, day, charge, charge, day, hold.account_id) as unknown as AccountRecord;
+      const account = store.returning<AccountRecord>(
+        "UPDATE accounts SET balance = balance - :charge, held = held - :held, free_calls_held = free_calls_held - :freeHeld, " +
+          "free_calls_used = free_calls_used + :freeUsed, spend_today = " +
+          "CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id RETURNING *",
+        { charge, held: hold.amount, freeHeld: hold.free_plan ? hold.calls : 0, freeUsed: hold.free_plan ? chargedCalls : 0, day,
+          id: hold.account_id },
+      );
       return { charge, key, account };
     });
     if (!rows) {
@@ -255,7 +251,7 @@ export class Ledger {
 
   /** Adds a charge to today's spend of a key; returns the key as written. */
   private chargeKey(keyId: string, charge: number, day: string): KeyRecord {
-    return this.deps.store.sql(`${KEY_SPEND} RETURNING *`).get(day, charge, charge, day, keyId) as unknown as KeyRecord;
+    return this.deps.store.returning<KeyRecord>(`${KEY_SPEND} RETURNING *`, { day, charge, id: keyId });
   }
 
   /** Today's charges of a key from the ledger (used when a key gets a daily limit: its spend column starts right). */

@@ -19,12 +19,9 @@ import { cellOf, creditBilling, entryOf, finishedAnswer, notSupportedEntry, type
 import { serializeAnswer } from "../serialize.ts";
 import type { ServerConfig } from "../config.ts";
 import { newHandle } from "../ids.ts";
-import type { CallPlan, PlannedCall } from "@sdgw/engine";
-import type { PlatformProvider } from "@sdgw/engine";
-import { toolAnswer } from "@sdgw/engine";
-import { creditsFor } from "@sdgw/engine";
-import type { RunResult, ToolPlan } from "@sdgw/engine";
-import type { Quote, Step } from "@sdgw/types";
+import type { CallPlan, PlannedCall, PlatformProvider, RunResult, ToolPlan } from "@sdgw/engine";
+import { creditsFor, toolAnswer } from "@sdgw/engine";
+import type { Step } from "@sdgw/types";
 import type { AccountRecord, KeyRecord } from "./accounts.ts";
 import type { Idempotency } from "./idempotency.ts";
 import type { HoldRefusal, Ledger } from "./ledger.ts";
@@ -49,15 +46,11 @@ export interface RunContext {
   idemKey?: string;
 }
 
-interface LiveRun {
+/** What every run in flight here has, whatever its kind. */
+interface RunBase {
   id: string;
   ctx: RunContext;
-  /** The calls of a data call (none for a tool run). */
-  plan: CallPlan;
   quote: number;
-  ended: Array<EndedCall | undefined>;
-  /** A tool run: its quote and its steps as they stand (the 202 answer shows them). */
-  tool: { quote: Quote; steps: Step[]; request: ToolRunRequest } | null;
   handle: string | null;
   startedAt: number;
   result: HttpAnswer | null;
@@ -74,6 +67,56 @@ interface LiveRun {
   finalFailedAt?: number;
   /** Final turns tried and rolled back so far. */
   finalAttempts?: number;
+}
+
+/** The run of a data call: its planned calls and those ended so far (the 202 answer shows them as cells). */
+interface DataRun extends RunBase {
+  kind: "data";
+  plan: CallPlan;
+  ended: Array<EndedCall | undefined>;
+}
+
+/** A tool run: what it runs, and its steps as they stand (the 202 answer shows them). */
+interface ToolRun extends RunBase {
+  kind: "tool";
+  request: ToolRunRequest;
+  steps: Step[];
+}
+
+/** A run in flight in this process. */
+type LiveRun = DataRun | ToolRun;
+
+/** A run's normal end as its kind makes it, inside its final transaction (its hold settled by then). */
+interface Ending {
+  charged: number;
+  /** The answer sent (and kept under the Idempotency-Key). */
+  sent: HttpAnswer;
+  /** What its row keeps for a read of its handle: the JSON answer and its headers. */
+  kept: { headers: Record<string, string>; answer: string | Buffer };
+  /** Whether it counts as a failure of the key (the free-failure limit). */
+  failed: boolean;
+}
+
+/** Reads a run's answer under its handle (see `Runs.read`). */
+export interface HandleRead {
+  handle: string;
+  /** The key that reads. */
+  key: KeyRecord;
+  /** The media type asked for (default: the run's own, json for a data call). */
+  format?: "json" | "csv" | "ndjson" | undefined;
+  requestId: string;
+  /** Other keys whose handles `key` may read too (a console session's console keys, D105). */
+  alsoOf?: ReadonlySet<string> | undefined;
+}
+
+/** A finished answer kept under a new handle (see `Runs.keep`). */
+export interface KeptAnswer {
+  /** The key that may read it. */
+  key: KeyRecord;
+  requestId: string;
+  operation: string;
+  headers: Record<string, string>;
+  answer: string;
 }
 
 /** A tool run to execute (see `Runs.executeTool`). */
@@ -113,6 +156,25 @@ const ORPHAN_HOLDS = "SELECT h.run_id FROM holds h LEFT JOIN runs r ON r.id = h.
 /** A written Idempotency-Key claim whose run no longer runs (see `Idempotency.releaseRunning`). */
 const ORPHAN_CLAIM = "SELECT 1 FROM idempotency WHERE state = 'running' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE state = 'running')) LIMIT 1";
 const WAITED = Symbol("waited");
+
+/** Whether a finished answer's status counts as a failure of the key (the free-failure limit). */
+const failedStatus = (status: string): boolean => status === "error" || status === "not_supported" || status === "timeout";
+
+/** A promise made before the work it stands for starts (a run's `done`, held by the run itself). */
+function settleLater<T>(): { promise: Promise<T>; settle: (work: Promise<T>) => void } {
+  let settle!: (work: Promise<T>) => void;
+  const promise = new Promise<T>((resolve) => {
+    settle = resolve;
+  });
+  return { promise, settle };
+}
+
+/** What a run's row says of it: its operation, the shape of its answer (a tool's: its media type), its waves. */
+function described(live: LiveRun): { operation: string; shape: string; waves: number } {
+  if (live.kind === "data") return { operation: live.plan.operation, shape: live.plan.shape, waves: 1 };
+  const { plan, format } = live.request;
+  return { operation: plan.tool, shape: format && format !== "json" ? `tool:${format}` : "tool", waves: plan.quote.waves_planned };
+}
 
 /** Thrown inside a run's final transaction when its row is no longer running: another process ended it (owners.ts). */
 class EndedElsewhere extends Error {
@@ -154,7 +216,9 @@ export class Runs {
 
   /** Runs the plan; answers when it ended or when `waitMs` passed (202), whichever comes first. */
   async execute(runId: string, ctx: RunContext, plan: CallPlan, quote: number): Promise<HttpAnswer> {
-    const live: LiveRun = { id: runId, ctx, plan, quote, ended: new Array(plan.calls.length), tool: null, handle: null, startedAt: this.deps.now(), result: null, done: null as unknown as Promise<HttpAnswer> };
+    const done = settleLater<HttpAnswer>();
+    const base = { id: runId, ctx, quote, handle: null, startedAt: this.deps.now(), result: null, done: done.promise };
+    const live: DataRun = { kind: "data", ...base, plan, ended: new Array(plan.calls.length) };
     this.live.set(runId, live);
     const tasks = plan.calls.map((c, i) =>
       this.callOne(c, plan).then((e) => {
@@ -162,9 +226,11 @@ export class Runs {
       }),
     );
     // A finish that throws (its transaction rolled back: nothing charged) ends the run broken, as a provider that threw.
-    live.done = Promise.all(tasks)
-      .then(() => this.finish(live))
-      .catch((error: unknown) => this.broken(live, error));
+    done.settle(
+      Promise.all(tasks)
+        .then(() => this.finish(live, (now) => this.dataEnding(live, now)))
+        .catch((error: unknown) => this.broken(live, error)),
+    );
     return this.answerOf(live, this.deps.config.waitMs);
   }
 
@@ -176,26 +242,28 @@ export class Runs {
    */
   async executeTool(runId: string, ctx: RunContext, request: ToolRunRequest): Promise<HttpAnswer> {
     const { plan } = request;
+    const done = settleLater<HttpAnswer>();
     const quote = plan.quote.quote_credits;
-    const tool = { quote: plan.quote, steps: plan.quote.plan.map((s) => ({ ...s })), request };
-    const shape = request.format && request.format !== "json" ? `tool:${request.format}` : "tool";
-    const live: LiveRun = { id: runId, ctx, plan: { operation: plan.tool, shape, calls: [] } as unknown as CallPlan, quote, ended: [], tool, handle: null, startedAt: this.deps.now(), result: null, done: null as unknown as Promise<HttpAnswer> };
+    const base = { id: runId, ctx, quote, handle: null, startedAt: this.deps.now(), result: null, done: done.promise };
+    const live: ToolRun = { kind: "tool", ...base, request, steps: plan.quote.plan.map((s) => ({ ...s })) };
     this.live.set(runId, live);
     let started: Promise<RunResult>;
     try {
       started = request.run((steps) => {
-        tool.steps = steps;
+        live.steps = steps;
       });
     } catch (error) {
       started = Promise.reject(error);
     }
-    live.done = started
-      .then((result) => this.finishTool(live, request, result))
-      .catch((error: unknown) => {
-        const answer = this.broken(live, error);
-        if (request.onEnd && !this.closed && !live.endedElsewhere) this.deps.store.tx(() => request.onEnd!({ handle: live.handle, status: "error", charged: 0, result: null }));
-        return answer;
-      });
+    done.settle(
+      started
+        .then((result) => this.finish(live, (now) => this.toolEnding(live, result, now)))
+        .catch((error: unknown) => {
+          const answer = this.broken(live, error);
+          if (request.onEnd && !this.closed && !live.endedElsewhere) this.deps.store.tx(() => request.onEnd!({ handle: live.handle, status: "error", charged: 0, result: null }));
+          return answer;
+        }),
+    );
     const background = request.background === true || plan.quote.mode === "background";
     return this.answerOf(live, background ? 0 : this.deps.config.waitMs, background);
   }
@@ -216,7 +284,8 @@ export class Runs {
 
   /** The run outlives its request: its row and durable hold (committed before the 202), and the 202. */
   private goOn(live: LiveRun): HttpAnswer {
-    const { ctx, id: runId, plan, quote } = live;
+    const { ctx, id: runId, quote } = live;
+    const { operation, shape, waves } = described(live);
     const handle = newHandle();
     // The run outlives its request: its row (with its owner, whose lease this renews) and its durable hold, in one
     // transaction committed before the 202.
@@ -224,25 +293,17 @@ export class Runs {
     this.deps.ledger.persist(runId, () => {
       owners.register();
       this.deps.store.run(
-        "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, started_at, owner, waves) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
-        runId,
-        handle,
-        ctx.key.id,
-        ctx.account.id,
-        ctx.key.workspace_id,
-        plan.operation,
-        ctx.requestId,
-        plan.shape,
-        quote,
-        isoSeconds(live.startedAt),
-        owners.id,
-        live.tool ? live.tool.quote.waves_planned : 1,
+        "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, " +
+          "started_at, owner, waves) VALUES (:id, :handle, :keyId, :accountId, :workspaceId, :operation, :requestId, :shape, " +
+          "'running', :quote, :startedAt, :owner, :waves)",
+        { id: runId, handle, keyId: ctx.key.id, accountId: ctx.account.id, workspaceId: ctx.key.workspace_id, operation, shape,
+          requestId: ctx.requestId, quote, startedAt: isoSeconds(live.startedAt), owner: owners.id, waves },
       );
       if (ctx.idemKey) this.deps.idempotency.persist(ctx.key.id, ctx.idemKey, runId);
     });
     live.handle = handle;
     this.liveByHandle.set(handle, live);
-    live.tool?.request.onHandle?.(handle);
+    if (live.kind === "tool") live.request.onHandle?.(handle);
     return this.runningAnswer(live, ctx.requestId);
   }
 
@@ -269,77 +330,63 @@ export class Runs {
     }
   }
 
-  /** Ends a run normally: capture once, store the answer, complete the idempotency record. One transaction. */
-  private finish(live: LiveRun): HttpAnswer {
+  /**
+   * Ends a run normally, in one transaction: `ending` settles its hold (capture once) and makes its answer, kind by
+   * kind (`dataEnding`, `toolEnding`); then its row keeps the answer, its idempotency record completes, and a
+   * failure counts against the key.
+   */
+  private finish(live: LiveRun, ending: (now: number) => Ending): HttpAnswer {
     if (this.closed) return this.internalError(live.ctx.requestId, live.handle);
-    const { store, ledger, idempotency, limits, config } = this.deps;
-    const ended = live.ended as EndedCall[];
-    const cost = ended.reduce((s, e) => s + e.cost, 0);
-    const chargedCalls = ended.filter((e) => e.cost > 0).length;
+    const { store, idempotency, limits, config } = this.deps;
     const now = this.deps.now();
     const answer = store.tx(() => {
       this.stillRunning(live);
-      const { charged, balance } = ledger.settle(live.id, cost, chargedCalls, live.ctx.key.daily_limit !== null);
-      const { body, status } = finishedAnswer(live.plan, ended, live.ctx.requestId, isoSeconds(now), charged, balance);
-      const headers: Record<string, string> = { "content-type": JSON_TYPE };
-      if (status === "timeout") headers["x-should-retry"] = "false";
-      const text = serializeAnswer(body);
+      const { charged, sent, kept, failed } = ending(now);
       if (live.handle) {
         store.run(
-          "UPDATE runs SET state = 'finished', charged = ?, http_status = 200, headers = ?, answer = CAST(? AS TEXT), ended_at = ?, expires_at = ? WHERE id = ? AND state = 'running'",
-          charged,
-          JSON.stringify(headers),
-          text,
-          isoSeconds(now),
-          isoSeconds(now + config.retentionMs),
-          live.id,
+          "UPDATE runs SET state = 'finished', charged = :charged, http_status = 200, headers = :headers, " +
+            "answer = CAST(:answer AS TEXT), ended_at = :endedAt, expires_at = :expiresAt WHERE id = :id AND state = 'running'",
+          { charged, headers: JSON.stringify(kept.headers), answer: kept.answer, endedAt: isoSeconds(now),
+            expiresAt: isoSeconds(now + config.retentionMs), id: live.id },
         );
       }
-      if (live.ctx.idemKey) idempotency.complete(live.ctx.key.id, live.ctx.idemKey, 200, headers, text);
-      if (status === "error" || status === "not_supported" || status === "timeout") limits.recordFailure(live.ctx.keyHash);
-      return { status: 200, headers, body: text };
-    });
-    this.end(live, answer);
-    this.untilWritten(live, () => this.finish(live));
-    return answer;
-  }
-
-  /** Ends a tool run normally: capture `creditsFor(calls_charged)` once, store the answer, complete the idempotency record. */
-  private finishTool(live: LiveRun, request: ToolRunRequest, result: RunResult): HttpAnswer {
-    if (this.closed) return this.internalError(live.ctx.requestId, live.handle);
-    const { store, ledger, idempotency, limits, config } = this.deps;
-    const now = this.deps.now();
-    const failed = result.status === "error" || result.status === "not_supported" || result.status === "timeout";
-    const due = failed ? 0 : Math.min(creditsFor(result.calls_charged), live.quote);
-    const answer = store.tx(() => {
-      this.stillRunning(live);
-      // The caller's own writes first (a schedule's last run, follower readings), then the capture and the answer.
-      request.onEnd?.({ handle: live.handle, status: result.status, charged: due, result });
-      const { charged } = ledger.settle(live.id, due, failed ? 0 : result.calls_charged, live.ctx.key.daily_limit !== null);
-      const view = ledger.view(live.ctx.account.id, live.ctx.key);
-      const body = toolAnswer({ requestId: live.ctx.requestId, fetchedAt: isoSeconds(now), plan: request.plan, result, charged, view, warnings: request.warnings ?? [] });
-      const headers: Record<string, string> = { "content-type": JSON_TYPE };
-      if (result.status === "timeout") headers["x-should-retry"] = "false";
-      const json = JSON.stringify(body);
-      if (live.handle) {
-        store.run(
-          "UPDATE runs SET state = 'finished', charged = ?, http_status = 200, headers = ?, answer = ?, ended_at = ?, expires_at = ? WHERE id = ? AND state = 'running'",
-          charged,
-          JSON.stringify(headers),
-          json,
-          isoSeconds(now),
-          isoSeconds(now + config.retentionMs),
-          live.id,
-        );
-      }
-      const sent = fileAnswer(body, json, headers, request.format ?? "json");
-      if (live.ctx.idemKey) idempotency.complete(live.ctx.key.id, live.ctx.idemKey, 200, sent.headers, sent.body);
+      if (live.ctx.idemKey) idempotency.complete({ keyId: live.ctx.key.id, idemKey: live.ctx.idemKey, answer: sent });
       if (failed) limits.recordFailure(live.ctx.keyHash);
       return sent;
     });
     this.end(live, answer);
-    this.untilWritten(live, () => this.finishTool(live, request, result));
+    this.untilWritten(live, () => this.finish(live, ending));
     return answer;
+  }
+
+  /** The end of a data run: capture what its calls cost, and the finished answer of its cells. */
+  private dataEnding(live: DataRun, now: number): Ending {
+    const ended = live.ended as EndedCall[];
+    const cost = ended.reduce((s, e) => s + e.cost, 0);
+    const chargedCalls = ended.filter((e) => e.cost > 0).length;
+    const { charged, balance } = this.deps.ledger.settle(live.id, cost, chargedCalls, live.ctx.key.daily_limit !== null);
+    const { body, status } = finishedAnswer(live.plan, ended, live.ctx.requestId, isoSeconds(now), charged, balance);
+    const headers: Record<string, string> = { "content-type": JSON_TYPE };
+    if (status === "timeout") headers["x-should-retry"] = "false";
+    const text = serializeAnswer(body);
+    return { charged, sent: { status: 200, headers, body: text }, kept: { headers, answer: text }, failed: failedStatus(status) };
+  }
+
+  /** The end of a tool run: capture `creditsFor(calls_charged)` (at most the quote), and the tool answer. */
+  private toolEnding(live: ToolRun, result: RunResult, now: number): Ending {
+    const { ledger } = this.deps;
+    const { request } = live;
+    const failed = failedStatus(result.status);
+    const due = failed ? 0 : Math.min(creditsFor(result.calls_charged), live.quote);
+    // The caller's own writes first (a schedule's last run, follower readings), then the capture and the answer.
+    request.onEnd?.({ handle: live.handle, status: result.status, charged: due, result });
+    const { charged } = ledger.settle(live.id, due, failed ? 0 : result.calls_charged, live.ctx.key.daily_limit !== null);
+    const view = ledger.view(live.ctx.account.id, live.ctx.key);
+    const body = toolAnswer({ requestId: live.ctx.requestId, fetchedAt: isoSeconds(now), plan: request.plan, result, charged, view, warnings: request.warnings ?? [] });
+    const headers: Record<string, string> = { "content-type": JSON_TYPE };
+    if (result.status === "timeout") headers["x-should-retry"] = "false";
+    const json = JSON.stringify(body);
+    return { charged, sent: fileAnswer(body, json, headers, request.format ?? "json"), kept: { headers, answer: json }, failed };
   }
 
   /**
@@ -497,13 +544,16 @@ export class Runs {
   /** The 202 answer of a run that goes on. */
   private runningAnswer(live: LiveRun, requestId: string): HttpAnswer {
     const view = this.deps.ledger.view(live.ctx.account.id, live.ctx.key);
-    const endedNow = live.ended.filter((e): e is EndedCall => e !== undefined);
     const seconds = this.deps.config.pollAfterSeconds;
     const body: Record<string, unknown> = { request_id: requestId, schema_version: "v1", status: "running", handle: live.handle, retry_after_seconds: seconds };
-    if (live.tool) body["steps"] = live.tool.steps;
-    else if (live.plan.shape !== "single") body["cells"] = endedNow.map((e) => cellOf(live.plan, e));
+    if (live.kind === "tool") body["steps"] = live.steps;
+    else if (live.plan.shape !== "single") {
+      const endedNow = live.ended.filter((e): e is EndedCall => e !== undefined);
+      body["cells"] = endedNow.map((e) => cellOf(live.plan, e));
+    }
     body["billing"] = creditBilling(view, 0, live.quote);
-    body["waves"] = live.tool ? { planned: live.tool.quote.waves_planned, done: live.tool.steps.filter((s) => s.status === "done" || s.status === "failed").length } : { planned: 1, done: 0 };
+    const wavesDone = live.kind === "tool" ? live.steps.filter((s) => s.status === "done" || s.status === "failed").length : 0;
+    body["waves"] = { planned: described(live).waves, done: wavesDone };
     body["charge"] = { quote_credits: live.quote, charged_credits: 0 };
     return { status: 202, headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) }, body: JSON.stringify(body) };
   }
@@ -532,7 +582,15 @@ export class Runs {
    * `GET /v1/results/{handle}`: 202 while running, the finished answer (json, csv or ndjson), 410, 500 or 404. A handle
    * is read by the key that started its call, or by a key of `alsoOf` (a console session's other console keys, D105).
    */
-  read(handle: string, key: KeyRecord, asked: "json" | "csv" | "ndjson" | undefined, requestId: string, alsoOf?: ReadonlySet<string>): HttpAnswer {
+  read(r: HandleRead): HttpAnswer;
+  /** @deprecated The positional form, until `GET /v1/results/{handle}` (http/) passes a `HandleRead`. */
+  read(handle: string, key: KeyRecord, asked: HandleRead["format"], requestId: string, alsoOf?: ReadonlySet<string>): HttpAnswer;
+  read(...args: [HandleRead] | [string, KeyRecord, HandleRead["format"], string, ReadonlySet<string>?]): HttpAnswer {
+    const r = args.length === 1 ? args[0] : { handle: args[0], key: args[1], format: args[2], requestId: args[3], alsoOf: args[4] };
+    return this.readHandle(r);
+  }
+
+  private readHandle({ handle, key, format: asked, requestId, alsoOf }: HandleRead): HttpAnswer {
     const row = this.deps.store.get<{ id: string; key_id: string; account_id: string; state: string; headers: string | null; answer: string | null; expires_at: string | null; request_id: string; shape: string; quote: number; owner: string | null; waves: number | null }>(
       "SELECT id, key_id, account_id, state, headers, answer, expires_at, request_id, shape, quote, owner, waves FROM runs WHERE handle = ?",
       handle,
@@ -572,24 +630,22 @@ export class Runs {
    * for `retentionMs` (the MCP server does this for an answer over its size bound, so that `more` can read on).
    * Nothing is charged: the call that made the answer was.
    */
-  keep(key: KeyRecord, requestId: string, operation: string, headers: Record<string, string>, answer: string): string {
+  keep(kept: KeptAnswer): string;
+  /** @deprecated The positional form, until the MCP server (mcp/server.ts) passes a `KeptAnswer`. */
+  keep(key: KeyRecord, requestId: string, operation: string, headers: Record<string, string>, answer: string): string;
+  keep(...args: [KeptAnswer] | [KeyRecord, string, string, Record<string, string>, string]): string {
+    const kept = args.length === 1 ? args[0] : { key: args[0], requestId: args[1], operation: args[2], headers: args[3], answer: args[4] };
+    const { key, requestId, operation, headers, answer } = kept;
     const handle = newHandle();
     const now = this.deps.now();
     this.deps.store.tx(() =>
       this.deps.store.run(
-        "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, charged, http_status, headers, answer, started_at, ended_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'kept', 'finished', 0, 0, 200, ?, ?, ?, ?, ?)",
-        `kept_${handle}`,
-        handle,
-        key.id,
-        key.account_id,
-        key.workspace_id,
-        operation,
-        requestId,
-        JSON.stringify(headers),
-        answer,
-        isoSeconds(now),
-        isoSeconds(now),
-        isoSeconds(now + this.deps.config.retentionMs),
+        "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, charged, " +
+          "http_status, headers, answer, started_at, ended_at, expires_at) VALUES (:id, :handle, :keyId, :accountId, " +
+          ":workspaceId, :operation, :requestId, 'kept', 'finished', 0, 0, 200, :headers, :answer, :startedAt, :endedAt, :expiresAt)",
+        { id: `kept_${handle}`, handle, keyId: key.id, accountId: key.account_id, workspaceId: key.workspace_id, operation,
+          requestId, headers: JSON.stringify(headers), answer, startedAt: isoSeconds(now), endedAt: isoSeconds(now),
+          expiresAt: isoSeconds(now + this.deps.config.retentionMs) },
       ),
     );
     return handle;

@@ -51,6 +51,17 @@ export interface ScheduleRecord {
   last_run_id: string | null;
 }
 
+/** A scheduled run that started (see `Schedules.started`). */
+export interface ScheduledStart {
+  /** The schedule's id. */
+  id: string;
+  runId: string;
+  handle: string;
+  /** The schedule's period and the `next_run_at` it had (the next one moves past now by whole periods). */
+  every: Schedule["every"];
+  nextRunAt: string;
+}
+
 /** Dependencies of the schedules system. */
 export interface SchedulesDeps {
   /** The database (the schedules and follower readings tables are created in it). */
@@ -113,7 +124,12 @@ export class Schedules {
   }
 
   /** A run started: `last_run` shows it running, `next_run_at` moves past now by whole periods, the schedule is active. */
-  started(id: string, runId: string, handle: string, every: Schedule["every"], nextRunAt: string): void {
+  started(start: ScheduledStart): void;
+  /** @deprecated The positional form, until the scheduler (scheduler.ts) passes a `ScheduledStart`. */
+  started(id: string, runId: string, handle: string, every: Schedule["every"], nextRunAt: string): void;
+  started(...args: [ScheduledStart] | [string, string, string, Schedule["every"], string]): void {
+    const start = args.length === 1 ? args[0] : { id: args[0], runId: args[1], handle: args[2], every: args[3], nextRunAt: args[4] };
+    const { id, runId, handle, every, nextRunAt } = start;
     const now = this.deps.now();
     let next = Date.parse(nextRunAt);
     while (next <= now) next += EVERY_MS[every];

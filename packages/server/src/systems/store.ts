@@ -36,9 +36,22 @@ import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { Worker } from "node:worker_threads";
 import { AnswerLog, type AnswerLogOptions } from "./answer-log.ts";
+import { CHECKPOINTER_SOURCE, type CheckpointerData, type CheckpointerReport } from "./checkpointer.ts";
+
+/** Values of named parameters (`:name` in the SQL), keyed by the name without its prefix. */
+export type Named = Record<string, SQLInputValue>;
+
+/** A statement's parameters: the values of its `?` in order, or one object of the values of its `:name`s. */
+export type Params = SQLInputValue[] | [named: Named];
+
+/** Whether `params` is one object of named parameters (a typed array is a value, a BLOB). */
+function isNamed(params: Params): params is [Named] {
+  const first = params[0];
+  return params.length === 1 && typeof first === "object" && first !== null && !ArrayBuffer.isView(first);
+}
 
 /** A blind write queued for the end of the turn: the statement and its parameters. */
-type Op = [text: string, params: SQLInputValue[]];
+type Op = [text: string, params: Params];
 
 /** Deferred writes of this turn not yet run, and who waits for them. */
 interface Deferred {
@@ -170,32 +183,6 @@ const CHECKPOINT_EVERY_MS = 20;
 /** WAL frames (pages) past which this connection checkpoints after a commit (16 384 pages: 64 MiB at 4 KiB). */
 const WAL_LIMIT_FRAMES = 16_384;
 
-/**
- * The checkpointer thread (CommonJS run with `eval`, so the sources and the build share it): its own connection,
- * a passive checkpoint every `everyMs` (it never waits for the server's transactions), and a message to the
- * server when the WAL stays longer than `limit` frames. Stops on "close".
- */
-const CHECKPOINTER = `
-const { DatabaseSync } = require("node:sqlite");
-const { parentPort, workerData } = require("node:worker_threads");
-const db = new DatabaseSync(workerData.path);
-db.exec("PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0");
-const checkpoint = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
-const timer = setInterval(() => {
-  try {
-    const r = checkpoint.get();
-    if (r.log > workerData.limit) parentPort.postMessage("wal");
-  } catch {
-    // busy or closing: the next round
-  }
-}, workerData.everyMs);
-parentPort.on("message", () => {
-  clearInterval(timer);
-  db.close();
-  parentPort.close();
-});
-`;
-
 /** A row as SQLite gives it. */
 export type Row = Record<string, SQLInputValue>;
 
@@ -266,7 +253,7 @@ export class Store {
   /**
    * Checkpoints off the event loop. A checkpoint copies the WAL's pages into the database file and syncs both
    * (synchronous = NORMAL); run by SQLite after a commit once the WAL passed 1000 pages, it stopped every request
-   * for that time. Here a worker thread with its own connection runs a passive checkpoint every
+   * for that time. Here a worker thread (checkpointer.ts) with its own connection runs a passive checkpoint every
    * `CHECKPOINT_EVERY_MS` (SQLite's own advice for busy writers), and this connection never checkpoints by itself
    * (`wal_autocheckpoint = 0`), except as a backstop: when the worker reports a WAL past `WAL_LIMIT_FRAMES` (it can
    * restart only when a checkpoint ends between two transactions of this connection), the next commit here
@@ -274,9 +261,10 @@ export class Store {
    */
   private startCheckpointer(): void {
     try {
-      const worker = new Worker(CHECKPOINTER, { eval: true, workerData: { path: this.path, everyMs: CHECKPOINT_EVERY_MS, limit: WAL_LIMIT_FRAMES } });
+      const workerData: CheckpointerData = { path: this.path, everyMs: CHECKPOINT_EVERY_MS, limit: WAL_LIMIT_FRAMES };
+      const worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData });
       worker.unref();
-      worker.on("message", () => {
+      worker.on("message", (_report: CheckpointerReport) => {
         // A report older than the last catch-up (the WAL starts over with this connection's next write) is stale.
         if (performance.now() - this.caughtUpAt > CHECKPOINT_EVERY_MS * 5) this.walTooLong = true;
       });
@@ -324,15 +312,29 @@ export class Store {
   }
 
   /** The first row of a read (`undefined` when there is none), after every write made so far. */
-  get<T = Row>(text: string, ...params: SQLInputValue[]): T | undefined {
+  get<T = Row>(text: string, ...params: Params): T | undefined {
     this.beforeRead();
-    return this.prepared(text).get(...params) as T | undefined;
+    const s = this.prepared(text);
+    return (isNamed(params) ? s.get(params[0]) : s.get(...params)) as T | undefined;
   }
 
   /** Every row of a read, after every write made so far. */
-  all<T = Row>(text: string, ...params: SQLInputValue[]): T[] {
+  all<T = Row>(text: string, ...params: Params): T[] {
     this.beforeRead();
-    return this.prepared(text).all(...params) as T[];
+    const s = this.prepared(text);
+    return (isNamed(params) ? s.all(params[0]) : s.all(...params)) as T[];
+  }
+
+  /**
+   * The one row a write with `RETURNING` gives back (run as `run`), typed as the caller's record of that table;
+   * throws when the write matched no row.
+   */
+  returning<T extends object>(text: string, ...params: Params): T {
+    this.open();
+    const s = this.prepared(text);
+    const row = isNamed(params) ? s.get(params[0]) : s.get(...params);
+    if (row === undefined) throw new Error(`no row returned by: ${text}`);
+    return row as T;
   }
 
   /**
@@ -360,16 +362,16 @@ export class Store {
   }
 
   /** Runs a write now, inside the turn's transaction (opening it if needed); returns how many rows it changed. */
-  run(text: string, ...params: SQLInputValue[]): number {
+  run(text: string, ...params: Params): number {
     this.open();
-    return Number(this.prepared(text).run(...params).changes);
+    return runWith(this.prepared(text), params);
   }
 
   /**
    * A blind write (its result is not needed): inside a `tx` it is deferred to the end of the turn (see the top of
    * this file); anywhere else, or once its `tx` moved onto the connection, it runs now, as `run`.
    */
-  write(text: string, ...params: SQLInputValue[]): void {
+  write(text: string, ...params: Params): void {
     const u = this.unit;
     if (u && !u.onMain) u.ops.push([text, params]);
     else this.run(text, ...params);
@@ -455,7 +457,7 @@ export class Store {
     try {
       this.prepared("SAVEPOINT deferred").run();
       try {
-        for (const [text, params] of d.ops) this.prepared(text).run(...params);
+        for (const [text, params] of d.ops) runWith(this.prepared(text), params);
       } catch (e) {
         this.db.exec("ROLLBACK TO deferred");
         throw e;
@@ -483,7 +485,7 @@ export class Store {
     if (u && !u.onMain) {
       u.onMain = true;
       this.prepared("SAVEPOINT sp0").run();
-      for (const [text, params] of u.ops) this.prepared(text).run(...params);
+      for (const [text, params] of u.ops) runWith(this.prepared(text), params);
       u.ops = [];
     }
   }
@@ -599,6 +601,11 @@ export class Store {
     worker.postMessage("close");
     return exited;
   }
+}
+
+/** Runs a statement with its parameters bound (by name or in order); returns how many rows it changed. */
+function runWith(s: StatementSync, params: Params): number {
+  return Number((isNamed(params) ? s.run(params[0]) : s.run(...params)).changes);
 }
 
 /** Timestamps as the contract writes them: RFC 3339, UTC, whole seconds. */
