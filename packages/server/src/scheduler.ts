@@ -98,10 +98,14 @@ export class Scheduler {
       schedules.pause(row.id, reason);
       return reason;
     }
-    await startToolRun(gw, runId, ctx, body, planned.plan, {
+    await startToolRun(gw, {
+      runId,
+      ctx,
+      body,
+      plan: planned.plan,
       background: true,
       warnings: [`Scheduled run of schedule ${row.id} (every ${row.every}).`],
-      onHandle: (handle) => schedules.started(row.id, runId, handle, row.every, row.next_run_at),
+      onHandle: (handle) => schedules.started({ id: row.id, runId, handle, every: row.every, nextRunAt: row.next_run_at }),
       onEnd: (end) => schedules.ended(row.id, runId, end.status as NonNullable<Schedule["last_run"]>["status"], end.charged),
     });
     return null;

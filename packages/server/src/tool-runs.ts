@@ -63,17 +63,7 @@ export interface ToolRunStart extends StartToolRun {
  * Starts a planned tool run whose hold is taken (`gw.runs.begin`): the finished answer, or 202 with a handle
  * (background quote, `background`, or a run past `waitMs`). `batch_stats`' `format` sets the answer's media type.
  */
-export function startToolRun(gw: Gateway, start: ToolRunStart): Promise<HttpAnswer>;
-/** @deprecated The positional form, until its callers (http/, scheduler.ts) pass a `ToolRunStart`. */
-export function startToolRun(
-  gw: Gateway,
-  ...positional: [runId: string, ctx: RunContext, body: Record<string, unknown>, plan: ToolPlan, options?: StartToolRun]
-): Promise<HttpAnswer>;
-export function startToolRun(
-  gw: Gateway,
-  ...args: [ToolRunStart] | [string, RunContext, Record<string, unknown>, ToolPlan, StartToolRun?]
-): Promise<HttpAnswer> {
-  const start: ToolRunStart = args.length === 1 ? args[0] : { ...args[4], runId: args[0], ctx: args[1], body: args[2], plan: args[3] };
+export function startToolRun(gw: Gateway, start: ToolRunStart): Promise<HttpAnswer> {
   const { runId, ctx, body, plan } = start;
   const module = TOOLS[plan.tool] as { run(request: ToolRequest<ToolName>, ctx: ToolContext, onStep: (steps: never[]) => void): Promise<RunResult> };
   const format = plan.tool === "batch_stats" ? ((body["format"] as "json" | "csv" | "ndjson" | undefined) ?? "json") : "json";

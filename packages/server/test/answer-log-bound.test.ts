@@ -85,7 +85,7 @@ describe("the quota", () => {
       let i = 0;
       while (!idem.full()) {
         expect(idem.claim("key", `k${i}`, "print", `run_${i}`).kind).toBe("claimed");
-        store.tx(() => idem.complete("key", `k${i}`, 200, {}, Buffer.from(`{"n":${i},"pad":"${"x".repeat(300)}"}`)));
+        store.tx(() => idem.complete({ keyId: "key", idemKey: `k${i}`, answer: { status: 200, headers: {}, body: Buffer.from(`{"n":${i},"pad":"${"x".repeat(300)}"}`) } }));
         await store.durable();
         i++;
         expect(i).toBeLessThan(100);

@@ -164,7 +164,7 @@ describe("idempotency records on a database file", () => {
     const s = fileStore(path);
     const i = idem(s);
     i.claim("key_1", "k1", "print", "run_1");
-    s.tx(() => i.complete("key_1", "k1", 200, headers, answer));
+    s.tx(() => i.complete({ keyId: "key_1", idemKey: "k1", answer: { status: 200, headers: headers, body: answer } }));
     await s.durable();
     return { path, s, i };
   }
@@ -190,7 +190,7 @@ describe("idempotency records on a database file", () => {
     i.claim("key_1", "k2", "print", "run_2");
     s.tx(() => {
       s.write("INSERT INTO meta (name, value) VALUES ('same turn', 'x')");
-      i.complete("key_1", "k2", 200, {}, answer);
+      i.complete({ keyId: "key_1", idemKey: "k2", answer: { status: 200, headers: {}, body: answer } });
     });
     failWrites(s.answers!);
     await expect(s.durable()).rejects.toThrow();
@@ -206,13 +206,13 @@ describe("idempotency records on a database file", () => {
     const first = fileStore(path);
     const i1 = idem(first, () => now);
     i1.claim("key_1", "old", "print", "run_1");
-    first.tx(() => i1.complete("key_1", "old", 200, {}, answer));
+    first.tx(() => i1.complete({ keyId: "key_1", idemKey: "old", answer: { status: 200, headers: {}, body: answer } }));
     await first.close();
     now = T0 + DAY / 2;
     const second = fileStore(path);
     const i2 = idem(second, () => now);
     i2.claim("key_1", "new", "print", "run_2");
-    second.tx(() => i2.complete("key_1", "new", 200, {}, answer));
+    second.tx(() => i2.complete({ keyId: "key_1", idemKey: "new", answer: { status: 200, headers: {}, body: answer } }));
     await second.durable();
     expect(second.answers!.segments()).toEqual([1, 2]);
     expect(i2.sweep()).toBe(0);
@@ -237,7 +237,7 @@ describe("idempotency records on a database file", () => {
     const i = idem(s);
     expect(i.claim("key_1", "k", "print")).toEqual({ kind: "replay", status: 200, headers: {}, body: '{"old":true}' });
     i.claim("key_1", "k2", "print", "run_2");
-    s.tx(() => i.complete("key_1", "k2", 200, {}, answer));
+    s.tx(() => i.complete({ keyId: "key_1", idemKey: "k2", answer: { status: 200, headers: {}, body: answer } }));
     await s.durable();
     expect(i.claim("key_1", "k2", "print").kind).toBe("replay");
     expect(i.sweep()).toBe(0);
@@ -278,7 +278,7 @@ describe("the answer log under any sequence of calls, turns, restarts, sweeps an
               const key = `k${model.size}`;
               const body = `{"n":${model.size},"pad":"${"露".repeat(st.size)}"}`;
               i.claim("key_1", key, "print", `run_${model.size}`);
-              s.tx(() => i.complete("key_1", key, 200, {}, utf8(body)));
+              s.tx(() => i.complete({ keyId: "key_1", idemKey: key, answer: { status: 200, headers: {}, body: utf8(body) } }));
               model.set(key, { body, expiresAt: now + DAY });
             } else if (st.op === "turn") await s.durable();
             else if (st.op === "restart") {

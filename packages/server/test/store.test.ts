@@ -137,7 +137,7 @@ describe("idempotency records while their write is deferred", () => {
     const idem = new Idempotency({ store: s, now: () => Date.parse("2026-11-21T00:00:00Z"), ttlMs: 86_400_000 });
     expect(idem.claim("key_1", "k", "print-a", "run_1").kind).toBe("claimed");
     expect(idem.peek("key_1", "k", "print-a").kind).toBe("in_progress");
-    s.tx(() => idem.complete("key_1", "k", 200, { "content-type": "application/json" }, body));
+    s.tx(() => idem.complete({ keyId: "key_1", idemKey: "k", answer: { status: 200, headers: { "content-type": "application/json" }, body: body } }));
     expect(count(s)).toBe(0);
     expect(s.readNow("SELECT * FROM idempotency")).toBeUndefined(); // not written yet
     const early = idem.peek("key_1", "k", "print-a");
@@ -152,7 +152,7 @@ describe("idempotency records while their write is deferred", () => {
     const s = store();
     const idem = new Idempotency({ store: s, now: () => Date.parse("2026-11-21T00:00:00Z"), ttlMs: 86_400_000 });
     idem.claim("key_1", "k", "print-a", "run_1");
-    s.tx(() => idem.complete("key_1", "k", 200, {}, body));
+    s.tx(() => idem.complete({ keyId: "key_1", idemKey: "k", answer: { status: 200, headers: {}, body: body } }));
     s.tx(() => s.write("INSERT INTO t (v) VALUES (-1)")); // fails the turn's deferred writes
     await expect(s.durable()).rejects.toThrow();
     expect(idem.peek("key_1", "k", "print-a").kind).toBe("claimed");
@@ -171,7 +171,7 @@ describe("claims of keys never stored (D100: the filter of records)", () => {
   }
   const stored = async (s: Store, idem: Idempotency, key: string, print = "p") => {
     expect(idem.claim("key_1", key, print, null).kind).toBe("claimed");
-    s.tx(() => idem.complete("key_1", key, 200, {}, body));
+    s.tx(() => idem.complete({ keyId: "key_1", idemKey: key, answer: { status: 200, headers: {}, body: body } }));
     await s.durable();
   };
 

@@ -229,7 +229,7 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     const key = callerKey();
     if (!key) return null;
     try {
-      return gateway!.runs.keep(key, String(json["request_id"] ?? newRequestId()), tool, { "content-type": "application/json; charset=utf-8" }, JSON.stringify(json));
+      return gateway!.runs.keep({ key, requestId: String(json["request_id"] ?? newRequestId()), operation: tool, headers: { "content-type": "application/json; charset=utf-8" }, answer: JSON.stringify(json) });
     } catch (error) {
       // Not kept: the answer is then given whole (fitAnswer without a handle) rather than losing rows.
       gateway!.log(`mcp: could not keep the answer of ${tool}`, error);

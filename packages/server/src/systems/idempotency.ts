@@ -255,12 +255,7 @@ export class Idempotency {
    * Stores the first answer of an ended call (text, or its UTF-8 bytes); later claims with the same parameters replay
    * it. On a database file the answer goes to the store's answer log and the record holds where it is.
    */
-  complete(done: Completion): void;
-  /** @deprecated The positional form, until its callers outside systems/ (http/, tests) pass a `Completion`. */
-  complete(keyId: string, idemKey: string, status: number, headers: Record<string, string>, body: string | Uint8Array): void;
-  complete(...args: [Completion] | [string, string, number, Record<string, string>, string | Uint8Array]): void {
-    const done =
-      args.length === 1 ? args[0] : { keyId: args[0], idemKey: args[1], answer: { status: args[2], headers: args[3], body: args[4] } };
+  complete(done: Completion): void {
     const { keyId, idemKey } = done;
     const { status, headers, body } = done.answer;
     const id = `${keyId}\n${idemKey}`;

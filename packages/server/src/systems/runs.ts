@@ -582,15 +582,7 @@ export class Runs {
    * `GET /v1/results/{handle}`: 202 while running, the finished answer (json, csv or ndjson), 410, 500 or 404. A handle
    * is read by the key that started its call, or by a key of `alsoOf` (a console session's other console keys, D105).
    */
-  read(r: HandleRead): HttpAnswer;
-  /** @deprecated The positional form, until `GET /v1/results/{handle}` (http/) passes a `HandleRead`. */
-  read(handle: string, key: KeyRecord, asked: HandleRead["format"], requestId: string, alsoOf?: ReadonlySet<string>): HttpAnswer;
-  read(...args: [HandleRead] | [string, KeyRecord, HandleRead["format"], string, ReadonlySet<string>?]): HttpAnswer {
-    const r = args.length === 1 ? args[0] : { handle: args[0], key: args[1], format: args[2], requestId: args[3], alsoOf: args[4] };
-    return this.readHandle(r);
-  }
-
-  private readHandle({ handle, key, format: asked, requestId, alsoOf }: HandleRead): HttpAnswer {
+  read({ handle, key, format: asked, requestId, alsoOf }: HandleRead): HttpAnswer {
     const row = this.deps.store.get<{ id: string; key_id: string; account_id: string; state: string; headers: string | null; answer: string | null; expires_at: string | null; request_id: string; shape: string; quote: number; owner: string | null; waves: number | null }>(
       "SELECT id, key_id, account_id, state, headers, answer, expires_at, request_id, shape, quote, owner, waves FROM runs WHERE handle = ?",
       handle,
@@ -630,12 +622,7 @@ export class Runs {
    * for `retentionMs` (the MCP server does this for an answer over its size bound, so that `more` can read on).
    * Nothing is charged: the call that made the answer was.
    */
-  keep(kept: KeptAnswer): string;
-  /** @deprecated The positional form, until the MCP server (mcp/server.ts) passes a `KeptAnswer`. */
-  keep(key: KeyRecord, requestId: string, operation: string, headers: Record<string, string>, answer: string): string;
-  keep(...args: [KeptAnswer] | [KeyRecord, string, string, Record<string, string>, string]): string {
-    const kept = args.length === 1 ? args[0] : { key: args[0], requestId: args[1], operation: args[2], headers: args[3], answer: args[4] };
-    const { key, requestId, operation, headers, answer } = kept;
+  keep({ key, requestId, operation, headers, answer }: KeptAnswer): string {
     const handle = newHandle();
     const now = this.deps.now();
     this.deps.store.tx(() =>

@@ -124,12 +124,7 @@ export class Schedules {
   }
 
   /** A run started: `last_run` shows it running, `next_run_at` moves past now by whole periods, the schedule is active. */
-  started(start: ScheduledStart): void;
-  /** @deprecated The positional form, until the scheduler (scheduler.ts) passes a `ScheduledStart`. */
-  started(id: string, runId: string, handle: string, every: Schedule["every"], nextRunAt: string): void;
-  started(...args: [ScheduledStart] | [string, string, string, Schedule["every"], string]): void {
-    const start = args.length === 1 ? args[0] : { id: args[0], runId: args[1], handle: args[2], every: args[3], nextRunAt: args[4] };
-    const { id, runId, handle, every, nextRunAt } = start;
+  started({ id, runId, handle, every, nextRunAt }: ScheduledStart): void {
     const now = this.deps.now();
     let next = Date.parse(nextRunAt);
     while (next <= now) next += EVERY_MS[every];

@@ -11,7 +11,7 @@ export function registerResultRoutes(app: FastifyInstance, deps: RouteDeps): voi
       const { query } = admit(deps, req, requestId, { operationId: "getResult", path: { handle } });
       const caller = await freeCaller(deps, req, requestId);
       const format = query["format"] as "json" | "csv" | "ndjson" | undefined;
-      return deps.gw.runs.read(handle, caller.key, format, requestId, caller.readsResultsOf);
+      return deps.gw.runs.read({ handle, key: caller.key, format, requestId, alsoOf: caller.readsResultsOf });
     }),
   );
 }

@@ -224,7 +224,7 @@ function runTool(deps: RouteDeps, o: ToolCall): Promise<HttpAnswer> {
         });
         warnings.push(MESSAGES.scheduleCreated(created));
       }
-      return startToolRun(gw, runId, ctx, body, plan, { warnings });
+      return startToolRun(gw, { runId, ctx, body, plan, warnings });
     },
   });
 }
