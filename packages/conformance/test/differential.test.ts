@@ -39,8 +39,14 @@ interface Case {
 
 const BAD_VALUES: unknown[] = ["", -1, 0, 1.5, 10 ** 9, "x".repeat(600), null, true, [], {}, "all", ["x", "x"]];
 
-/** Samples the test can send as they are (the result handle is one the two sides never made). */
-const BASES = SAMPLES.map((s) => (s.op === "getResult" ? { ...s, req: { ...s.req, path: "/v1/results/h_neverissued1" } } : s));
+/** Samples the test can send as they are (a result handle and a schedule id that neither side ever made). */
+const BASES = SAMPLES.map((s) =>
+  s.op === "getResult"
+    ? { ...s, req: { ...s.req, path: "/v1/results/h_neverissued1" } }
+    : s.op === "deleteSchedule"
+      ? { ...s, req: { ...s.req, path: "/v1/schedules/sch_neverissued1" } }
+      : s,
+);
 
 function mutated(base: (typeof BASES)[number], kind: number, pick: number, value: unknown): Case {
   const req: Req = structuredClone(base.req);
