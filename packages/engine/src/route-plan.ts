@@ -1,0 +1,73 @@
+/**
+ * Planning by route: which planner a validated request of a data route goes to, as the reference server's routes
+ * choose (`GET /v1/search` with the search table's codes, the POST routes with D13's, the four target routes), and
+ * `POST /v1/call/{op}`: an op the catalog lacks is `no_such_capability` (D42), a typed op takes its route's
+ * parameters and rules (no `platform`: the op names it, D23), any other op its own list (`planExtra`). Pure.
+ */
+import type { Platform } from "@sdgw/types";
+import { requestValidators, type InvalidParams } from "@sdgw/validators";
+import { OPERATIONS } from "@sdgw/validators";
+import { ROUTES, isRouteOperation, type Catalog } from "./catalog.ts";
+import { planExtra, planPlatforms, planTargets, type PlanResult } from "./plan.ts";
+
+/** The operationIds of the data routes (`callOperation` is `POST /v1/call/{op}`). */
+export type DataRouteId = "search" | "searchPost" | "trending" | "detail" | "comments" | "userProfile" | "userPosts" | "callOperation";
+
+const TARGET_OPS = { detail: "detail", comments: "comments", userProfile: "user_profile", userPosts: "user_posts" } as const;
+
+/**
+ * Plans a validated request of a data route: `input` is the query of `GET /v1/search`, else the JSON body; `op` is
+ * the `{op}` of `POST /v1/call/{op}`.
+ */
+export function planRoute(catalog: Catalog, operationId: DataRouteId, input: Readonly<Record<string, unknown>>, op = ""): PlanResult {
+  switch (operationId) {
+    case "search":
+      return planPlatforms(catalog, "search", input, "search");
+    case "searchPost":
+      return planPlatforms(catalog, "search", input, "data");
+    case "trending":
+      return planPlatforms(catalog, "trending", input, "data");
+    case "callOperation":
+      return planOperation(catalog, op, input);
+    default:
+      return planTargets(catalog, TARGET_OPS[operationId], input["platform"] as Platform, input);
+  }
+}
+
+/** Plans `POST /v1/call/{op}` (D23, D41, D42). */
+export function planOperation(catalog: Catalog, op: string, body: Readonly<Record<string, unknown>>): PlanResult {
+  const dot = op.indexOf(".");
+  const [platform, name] = [op.slice(0, dot), op.slice(dot + 1)] as [Platform, string];
+  const found = catalog.lookup(op);
+  if (!found) {
+    const allowed = catalog.platformsOffering(name);
+    const does = `${allowed.join(", ")} ${allowed.length === 1 ? "does" : "do"}`;
+    return {
+      ok: false,
+      refusal: {
+        code: "not_supported",
+        message: allowed.length
+          ? `The catalog has no op ${op}: ${platform} does not offer ${name}; ${does}. Nothing ran and nothing was charged.`
+          : `The catalog has no op ${op}. Nothing ran and nothing was charged.`,
+        allowed,
+        note: allowed.length
+          ? `${allowed.map((p) => `${p}.${name}`).join(", ")} ${allowed.length > 1 ? "are" : "is"} in the catalog; GET /v1/capabilities lists every op.`
+          : "GET /v1/capabilities lists every op.",
+      },
+    };
+  }
+  if (!isRouteOperation(name)) return planExtra(found.provider, found.spec, op, body);
+  const routeOp = ROUTES[name].operationId;
+  const allowed = Object.keys(OPERATIONS[routeOp].body?.params ?? {}).filter((p) => p !== "platform" && p !== "platforms");
+  for (const k of Object.keys(body)) {
+    if (!allowed.includes(k)) {
+      return { ok: false, refusal: { code: "invalid_params", invalid: { param: k, message: `\`${k}\` is not a parameter of this call.`, allowed } } };
+    }
+  }
+  const full = { ...body, platform };
+  const check = (requestValidators[routeOp] as unknown as { body: (v: unknown) => { ok: boolean; invalid?: InvalidParams } }).body;
+  const v = check(full);
+  if (!v.ok) return { ok: false, refusal: { code: "invalid_params", invalid: v.invalid! } };
+  if (name === "search" || name === "trending") return planPlatforms(catalog, name, full, "data", { op });
+  return planTargets(catalog, name, platform, full, { op });
+}
