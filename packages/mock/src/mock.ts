@@ -4,12 +4,45 @@
  * idempotency, paging; and any status or error code on demand (scenarios).
  */
 import {
+  Catalog,
+  Finder,
+  Simulator,
+  TOOLS,
+  cellOf,
+  creditBilling,
+  creditsFor,
+  entryOf,
+  finishedAnswer,
+  fromBase64url,
+  notSupportedEntry,
+  planRoute,
+  quoteOf,
+  toolAnswer,
+  toolQuoteAnswer,
+  type CallPlan,
+  type CreditView,
+  type DataRouteId,
+  type EndedCall,
+  type PlanRefusal,
+  type PlannedCall,
+  type PlatformProvider,
+  type ProviderOutcome,
+  type RunResult,
+  type ToolContext,
+  type ToolPlan,
+  type ToolRefusal,
+} from "@sdgw/engine";
+import {
   ERROR_CATALOGUE,
   TOOL_NAMES,
   type AccountAnswer,
+  type EnvelopeError,
   type ErrorCode,
   type OperationId,
+  type Platform,
   type Schedule,
+  type Step,
+  type ToolName,
 } from "@sdgw/types";
 import {
   DEFAULT_URLS,
@@ -36,16 +69,12 @@ import {
   type ServiceUrls,
 } from "@sdgw/validators";
 import { http, HttpResponse, type HttpHandler } from "msw";
-import { CATALOG, catalogEntry, expandAll, isTypedName, platformsOffering, typedBody, typedNameOf } from "./catalog.ts";
 import { OPENAPI_DOCUMENT } from "./generated/openapi.ts";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
-import { planCall, type Plan } from "./plan.ts";
-import { costOf, creditBilling, renderFinished, renderQuote, renderRunning, type Outcome, type RenderContext } from "./render.ts";
 import type { MockRoute } from "./route-types.ts";
 import { parseScenarioHeader, SCENARIO_HEADER, SKIPPED_HEADER, STATUS_SCENARIOS, type Scenario } from "./scenarios.ts";
-import { Store, type MockState, type Run } from "./state.ts";
-import { isToolName, largeScaleRefusal, planTool, refusedBeforeKey, type ToolRefusal } from "./tools.ts";
-import { base64url, clone, isObject, newHandle, newRequestId, stableJson, timestamp } from "./util.ts";
+import { Store, type Charged, type Done, type MockState, type Outcome, type Run } from "./state.ts";
+import { clone, isObject, newHandle, newRequestId, stableJson, timestamp } from "./util.ts";
 
 /** A key the mock accepts, and what it may do. */
 export interface MockKey {
@@ -113,6 +142,11 @@ export interface MockOptions {
    * when `baseUrl` is given, off for `*` (where it would catch other APIs' calls).
    */
   unknownRoutes?: boolean;
+  /**
+   * A fixed moment the simulated platforms stand at (an RFC 3339 text or milliseconds), so that tests can compare
+   * exact dates: every date in an answer is before it. Default: the start of the UTC day of `now`.
+   */
+  anchor?: string | number;
   /** The console, billing, sign-in and status addresses the errors point to. Default @sdgw/validators' `DEFAULT_URLS`. */
   urls?: ServiceUrls;
 }
@@ -217,6 +251,9 @@ export function createMock(options: MockOptions = {}): Mock {
   if (!(Number.isInteger(polls) && polls >= 0)) throw new TypeError(`@sdgw/mock: polls must be a whole number, 0 or more (got ${polls})`);
 
   const store = new Store(options.balance ?? 100);
+  const simulator = new Simulator({ now: clock, ...(options.anchor !== undefined ? { anchor: options.anchor } : {}) });
+  const catalog = new Catalog(simulator.providers);
+  const finder = new Finder(catalog);
   let active: Active[] = [];
 
   // ---------------------------------------------------------------------------------------------- scenarios
@@ -383,24 +420,117 @@ export function createMock(options: MockOptions = {}): Mock {
     }
   }
 
-  // ---------------------------------------------------------------------------------------------- rendering helpers
+  // ---------------------------------------------------------------------------------------------- the engine's calls
 
-  function context(requestId: string): RenderContext {
-    return {
-      requestId,
-      now: clock(),
-      balance: store.balance,
-      spentToday: store.spentToday,
-      pages,
-      retryAfter,
-      urls,
-      issueCursor(op, platform, page) {
-        const family = op === "searchPost" ? "search" : op;
-        const cursor = base64url(JSON.stringify({ v: 1, op: family, platform, page }));
-        store.cursors.set(cursor, { family, platform, page });
-        return cursor;
-      },
-    };
+  /** The credits as answers show them (D7): the mock's keys have no daily limit. */
+  const view = (): CreditView => ({ balance: store.balance, todaySpend: store.spentToday, dailyLimit: null, dailyRemaining: null, held: 0 });
+  const toolContext = (providers: ToolContext["providers"]): ToolContext => ({ providers, accountPlan: "paid", now: clock(), urls });
+
+  /** What the platforms never answer themselves: the error objects of `invalid_params` and `insufficient_balance`. */
+  function ownError(code: ErrorCode, platform: string): EnvelopeError {
+    if (code === "insufficient_balance") {
+      return { code, message: `The balance does not cover this ${platform} call; nothing ran and nothing was charged.`, retryable: false, action_url: urls.billing } as EnvelopeError;
+    }
+    return { code: "invalid_params", message: `${platform} refused the parameters; nothing was charged.`, retryable: false };
+  }
+
+  /** A forced outcome as a platform would answer it; undefined for `ok` and for the codes no platform answers. */
+  function forcedOutcome(o: Outcome, platform: string, params: Readonly<Record<string, unknown>>): ProviderOutcome | undefined {
+    const p = platform;
+    switch (o.status === "error" ? (o.code ?? "upstream_error") : o.status) {
+      case "empty":
+        return { status: "empty", items: [] };
+      case "not_supported":
+        return { status: "not_supported", message: `${p} does not offer this action; nothing was charged.` };
+      case "timeout":
+        return { status: "timeout", message: `${p} gave no result in time and it is unknown whether it ran. Nothing was charged; it is not retried automatically.` };
+      case "upstream_error":
+        return { status: "error", failure: { code: "upstream_error", message: `${p} answered HTTP 502; nothing was charged. A retry in a few minutes usually works.`, retryable: true } };
+      case "rate_limited":
+        return { status: "error", failure: { code: "rate_limited", message: `${p} is limiting how fast the gateway may read; nothing was charged.`, retryAfter } };
+      case "not_found":
+        return { status: "error", failure: { code: "not_found", message: `This ${p} object is missing, private or deleted; nothing was charged.` } };
+      case "invalid_target": {
+        const param = "url" in params ? "url" : "id";
+        return { status: "error", failure: { code: "invalid_target", param, message: `This ${param} does not point at a valid ${p} target; nothing was charged.` } };
+      }
+      case "temporarily_unavailable":
+        return { status: "error", failure: { code: "temporarily_unavailable", message: `Reads of ${p} are paused; nothing was charged.` } };
+      default:
+        return undefined;
+    }
+  }
+
+  /** One planned call on its provider, or the outcome a scenario forces instead. */
+  async function callOne(call: PlannedCall, scope: "search" | "data", forced: Outcome | undefined): Promise<EndedCall> {
+    if (call.unsupported) return notSupportedEntry(call, call.unsupported, urls);
+    if (forced && forced.status !== "ok") {
+      const outcome = forcedOutcome(forced, call.platform, call.params);
+      if (outcome) return entryOf(call, outcome, scope, urls);
+      const error = ownError(forced.code!, call.platform);
+      return { call, entry: { status: "error", applied_params: call.applied, warnings: [...call.warnings], items: [], error }, cost: 0 };
+    }
+    const request = { platform: call.platform, operation: call.operation, params: call.params, signal: new AbortController().signal };
+    return entryOf(call, await simulator.providers[call.platform].call(request), scope, urls);
+  }
+
+  /** Runs a planned call: a data call's calls at once, a tool through `TOOLS[tool].run` (its steps after each wave). */
+  async function execute(c: Charged, forced: Outcome | undefined): Promise<Done> {
+    if (c.kind === "data") return { kind: "data", ended: await Promise.all(c.plan.calls.map((call) => callOne(call, c.plan.errorScope, forced))) };
+    let providers = simulator.providers;
+    if (forced && forced.status !== "ok") {
+      // A forced outcome replaces every provider call's; the codes no platform answers fail as upstream_error first.
+      const fail: Outcome = { status: "error", code: "upstream_error" };
+      const wrap = (p: PlatformProvider): PlatformProvider => ({ ...p, call: async (r) => forcedOutcome(forced, r.platform, r.params) ?? forcedOutcome(fail, r.platform, r.params)! });
+      providers = Object.fromEntries(Object.entries(providers).map(([k, p]) => [k, wrap(p)])) as typeof providers;
+    }
+    const waves: Step[][] = [];
+    const module = TOOLS[c.plan.tool] as unknown as { run(r: unknown, ctx: ToolContext, onStep: (s: Step[]) => void): Promise<RunResult> };
+    let result = await module.run(c.body, toolContext(providers), (steps) => waves.push(steps));
+    const own = forced?.status === "error" && !forcedOutcome(forced, "", {});
+    if (own && result.status === "error") result = { ...result, error: ownError(forced.code!, c.plan.tool) };
+    return { kind: "tool", result, waves };
+  }
+
+  const failed = (status: string) => status === "error" || status === "not_supported" || status === "timeout";
+
+  /** Credits a run costs: the price of each `ok` or `empty` call; a tool's `creditsFor(calls_charged)`, at most its quote. */
+  function costOf(c: Charged, done: Done): number {
+    if (done.kind === "data") return done.ended.reduce((s, e) => s + e.cost, 0);
+    return failed(done.result.status) ? 0 : Math.min(creditsFor(done.result.calls_charged), c.quote);
+  }
+
+  /** The same run when the balance no longer covers it: every call `insufficient_balance`, nothing charged. */
+  function unpaid(done: Done): Done {
+    if (done.kind === "tool") {
+      return { ...done, result: { ...done.result, status: "error", items: [], error: ownError("insufficient_balance", "tool") } };
+    }
+    const error = (e: EndedCall) => ownError("insufficient_balance", e.call.platform);
+    return { kind: "data", ended: done.ended.map((e) => ({ call: e.call, entry: { ...e.entry, status: "error", items: [], error: error(e) }, cost: 0 })) };
+  }
+
+  /** `options.pages`: the page of this many pages answers `has_more: false` (the simulator's cursor holds the offset). */
+  function capPages(e: EndedCall): EndedCall {
+    const cursor = e.entry.page?.has_more ? e.entry.page.cursor : undefined;
+    const size = Number(e.call.params["limit"] ?? e.call.params["count"] ?? 20);
+    const offset = cursor ? (JSON.parse(fromBase64url(cursor) ?? "{}") as { o?: number }).o : undefined;
+    if (offset === undefined || Math.round(offset / size) < pages) return e;
+    return { ...e, entry: { ...e.entry, page: { has_more: false } } };
+  }
+
+  /** Charges a run (a balance that no longer covers it fails it, `insufficient_balance`) and answers it. */
+  function settle(c: Charged, done: Done, requestId: string, schedule?: string): { body: Record<string, unknown>; charged: number } {
+    let cost = costOf(c, done);
+    if (cost > store.balance) [done, cost] = [unpaid(done), 0];
+    store.charge(cost, clock());
+    const fetchedAt = timestamp(clock());
+    if (done.kind === "data") {
+      const { body } = finishedAnswer((c as { plan: CallPlan }).plan, done.ended.map(capPages), requestId, fetchedAt, cost, store.balance);
+      return { body, charged: cost };
+    }
+    const tool = c as Extract<Charged, { kind: "tool" }>;
+    const warnings = schedule ? [schedule, ...tool.warnings] : tool.warnings;
+    return { body: toolAnswer({ requestId, fetchedAt, plan: tool.plan, result: done.result, charged: cost, view: view(), warnings }) as never, charged: cost };
   }
 
   function finishedReply(body: Record<string, unknown>, extraHeaders: Record<string, string> = {}): Reply {
@@ -409,18 +539,11 @@ export function createMock(options: MockOptions = {}): Mock {
     return reply(200, body, headers);
   }
 
-  /** Ends a run: charges it once (1 credit per ok or empty unit; a balance that no longer covers it fails it with `insufficient_balance`). */
+  /** Ends a run: charged once, its answer under the original call's `request_id` (D47). */
   function finish(run: Run): void {
-    let outcomes = run.outcomes;
-    let cost = costOf(run.plan, outcomes);
-    if (cost > store.balance) {
-      outcomes = outcomes.map(() => ({ status: "error", code: "insufficient_balance" }));
-      cost = 0;
-    }
-    store.charge(cost, clock());
-    run.charged = cost;
-    run.outcomes = outcomes;
-    run.finished = renderFinished(run.plan, outcomes, context(run.requestId)); // D47: the original call's request_id
+    const { body, charged } = settle(run.call, run.done, run.requestId);
+    run.charged = charged;
+    run.finished = body;
     run.status = "finished";
     run.endedAt = clock();
   }
@@ -430,153 +553,115 @@ export function createMock(options: MockOptions = {}): Mock {
     const body = clone(run.finished!);
     const billing = body["billing"] as Record<string, unknown>;
     if ("balance" in billing) billing["balance"] = store.balance;
-    else Object.assign(billing, creditBilling(Number(billing["cost_credits"]), store.balance, store.spentToday));
+    else body["billing"] = creditBilling(view(), Number(billing["cost_credits"]));
     return body;
   }
 
-  /** The 202 answer of a run still going: the call's own, and every read of it, under the call's `request_id` (D47). */
+  /**
+   * The 202 answer of a run still going, the call's own and every read of it, under the call's `request_id` (D47):
+   * after `reads` of `polls + 1`, that share of a fanout's or targets' cells ended (D5), of a tool's waves done (D6).
+   */
   function running(run: Run): Reply {
-    return reply(202, renderRunning(run.plan, run.outcomes, run.handle, run.reads, polls + 1, context(run.requestId)), { "Retry-After": String(retryAfter) });
+    const of = polls + 1;
+    const body: Record<string, unknown> = { request_id: run.requestId, schema_version: "v1", status: "running", handle: run.handle, retry_after_seconds: retryAfter };
+    let waves = { planned: 1, done: 0 };
+    if (run.call.kind === "tool" && run.done.kind === "tool") {
+      const planned = run.call.plan.quote.waves_planned;
+      const done = Math.min(planned - 1, Math.floor((planned * run.reads) / of));
+      const steps = done === 0 ? run.call.plan.quote.plan : (run.done.waves[done - 1] ?? run.call.plan.quote.plan);
+      body["steps"] = steps;
+      waves = { planned, done: steps.filter((s) => s.status === "done" || s.status === "failed").length };
+    } else if (run.call.kind === "data" && run.done.kind === "data" && run.call.plan.shape !== "single") {
+      const plan = run.call.plan;
+      body["cells"] = run.done.ended.slice(0, Math.floor((run.done.ended.length * run.reads) / of)).map((e) => cellOf(plan, e));
+    }
+    body["billing"] = creditBilling(view(), 0, run.call.quote);
+    body["waves"] = waves;
+    body["charge"] = { quote_credits: run.call.quote, charged_credits: 0 };
+    return reply(202, body, { "Retry-After": String(retryAfter) });
   }
 
   // ---------------------------------------------------------------------------------------------- operations
 
-  /** The catalog (./catalog.ts): what every capability gap the mock answers is read from. */
-  function capabilities(requestId: string) {
-    return { ...(clone(FIXTURES[ROUTES.listCapabilities.defaultFixture!]) as Record<string, unknown>), request_id: requestId, operations: clone(CATALOG) };
-  }
-
   function account(apiKey: string, requestId: string): AccountAnswer {
     const fixture = clone(FIXTURES[ROUTES.getAccount.defaultFixture!]) as AccountAnswer;
     const permissions = [...(keys[apiKey]?.permissions ?? [])];
+    const id = `key_${apiKey.replace(/[^A-Za-z0-9]/g, "").slice(-8) || "mock"}`;
     return {
       ...fixture,
       request_id: requestId,
       workspace: { ...fixture.workspace, schedules_count: store.scheduleList.length },
-      key: { ...fixture.key, id: `key_${apiKey.replace(/[^A-Za-z0-9]/g, "").slice(-8) || "mock"}`, prefix: apiKey.slice(0, 9), name: "mock key", permissions, daily_limit_credits: null, expires_at: null },
-      billing: creditBilling(0, store.balance, store.spentToday) as AccountAnswer["billing"],
+      key: { ...fixture.key, id, prefix: apiKey.slice(0, 9), name: "mock key", permissions, daily_limit_credits: null, expires_at: null },
+      billing: creditBilling(view(), 0) as AccountAnswer["billing"],
     };
   }
 
   function find(body: Record<string, unknown>, requestId: string) {
-    const fixture = clone(FIXTURES[ROUTES.findOperation.defaultFixture!]) as { matches: Array<{ platform: string | null }> };
-    const matches = fixture.matches.filter((m) => body["platform"] === undefined || m.platform === body["platform"] || m.platform === null);
-    return { ...fixture, request_id: requestId, query: body["query"], matches: matches.slice(0, typeof body["limit"] === "number" ? body["limit"] : 20) };
+    const platform = typeof body["platform"] === "string" ? { platform: body["platform"] as Platform } : {};
+    const matches = finder.find(String(body["query"]), { ...platform, limit: typeof body["limit"] === "number" ? body["limit"] : 20 });
+    return { request_id: requestId, schema_version: "v1", query: body["query"], matches };
   }
 
-  /** `400 not_supported`, reason `no_such_capability`: `fix.allowed` the platforms that offer `name` (D36, D41, D42). */
-  function noSuchCapability(message: string, name: string, requestId: string, param?: string): Refusal {
-    const allowed = platformsOffering(name);
-    return refuse("not_supported", requestId, {
-      reason: "no_such_capability",
-      message,
-      fix: {
-        ...(param ? { param } : {}),
-        allowed,
-        note: allowed.length ? `${allowed.map((p) => `${p}.${name}`).join(", ")} ${allowed.length === 1 ? "is" : "are"} in the catalog; GET /v1/capabilities lists every op.` : "GET /v1/capabilities lists every op.",
-        example_call: { method: "GET", path: "/v1/capabilities" },
-      },
-    });
+  /** A data call's refusal (D41, D42) in the server's words: `invalid_params`, or `400 not_supported` with `fix.allowed`. */
+  function planRefusal(r: PlanRefusal, requestId: string): Refusal {
+    if (r.code === "invalid_params") return invalid(requestId, r.invalid);
+    const fix = { allowed: r.allowed, note: r.note, example_call: { method: "GET", path: "/v1/capabilities" } };
+    return refuse("not_supported", requestId, { reason: "no_such_capability", message: r.message, fix });
   }
 
-  /** A tool's refusal (D24, D41) in the server's words: `invalid_params`, or `400 not_supported` with `fix.param` and `fix.allowed`. */
+  /** A tool's refusal (D24, D41) in the server's words. */
   function toolRefusal(r: ToolRefusal, requestId: string): Refusal {
     if (r.code === "invalid_params") return invalid(requestId, { param: r.param, message: r.message, ...(r.allowed ? { allowed: r.allowed } : {}) });
-    return refuse("not_supported", requestId, {
-      reason: r.reason,
-      message: `${r.message} Nothing ran and nothing was charged.`,
-      fix: {
-        param: r.param,
-        ...(r.allowed ? { allowed: r.allowed } : {}),
-        note:
-          r.reason !== "not_available_yet"
-            ? "GET /v1/capabilities lists the platforms of each operation."
-            : r.param === "confirm"
-              ? "Send confirm: false to see the plan and price of scale=large, or scale small or standard to run now."
-              : "Send scale small or standard to run now, or confirm: false to see the plan and price of scale=large.",
-        example_call: { method: "GET", path: "/v1/capabilities" },
-      },
-    });
+    const message = `${r.message} Nothing ran and nothing was charged.`;
+    if (r.code === "plan_limit") {
+      return refuse("plan_limit", requestId, { reason: r.reason, message, fix: { param: r.param, action_url: urls.billing, note: "Buy credits to open it, or send a smaller scale." } });
+    }
+    const note =
+      r.reason !== "not_available_yet"
+        ? "GET /v1/capabilities lists the platforms of each operation."
+        : r.param === "confirm"
+          ? "Send confirm: false to see the plan and price of scale=large, or scale small or standard to run now."
+          : "Send scale small or standard to run now, or confirm: false to see the plan and price of scale=large.";
+    const fix = { param: r.param, ...(r.allowed ? { allowed: r.allowed } : {}), note, example_call: { method: "GET", path: "/v1/capabilities" } };
+    return refuse("not_supported", requestId, { reason: r.reason, message, fix });
   }
 
   /**
-   * The capability refusals of a charging call, decided from the request alone like validation (before the key,
-   * D50): a platform without the operation (D41) or an op the catalog lacks (D42) is `400 not_supported`, as is
-   * `platforms=all` when no platform can answer; `POST /v1/call/{op}` takes the op's own parameters (D23), a typed
-   * op its route's. A platform with the operation but not a parameter value is answered later, inside HTTP 200.
+   * A charging call planned by the engine, as the server plans it: a data route's calls (`planRoute`) or a tool's
+   * quote (`TOOLS[tool].plan`), or its refusal and whether it is decided before the key (D50: everything the
+   * request alone decides; a tool's `scale=large` depends on the account).
    */
-  function checkCapabilities(route: MockRoute, params: Record<string, unknown>, pathParams: Record<string, string>, requestId: string): void {
-    const op = route.operationId;
-    if (op === "callOperation") {
-      const opName = pathParams["op"] ?? "";
-      const [platform, name] = [opName.slice(0, opName.indexOf(".")), opName.slice(opName.indexOf(".") + 1)];
-      const entry = catalogEntry(opName);
-      if (!entry) {
-        const allowed = platformsOffering(name);
-        throw noSuchCapability(
-          allowed.length
-            ? `The catalog has no op ${opName}: ${platform} does not offer ${name}; ${allowed.join(", ")} ${allowed.length === 1 ? "does" : "do"}. Nothing ran and nothing was charged.`
-            : `The catalog has no op ${opName}. Nothing ran and nothing was charged.`,
-          name,
-          requestId,
-        );
+  function plan(route: MockRoute, params: Record<string, unknown>, pathParams: Record<string, string>, requestId: string): { call?: Charged; refusal?: Refusal; beforeKey?: boolean } {
+    if (route.tool) {
+      const planned = TOOLS[route.tool as ToolName].plan(params as never, toolContext(simulator.providers));
+      if (!planned.ok) {
+        const r = planned.refusal;
+        return { refusal: toolRefusal(r, requestId), beforeKey: r.code === "invalid_params" || (r.code === "not_supported" && r.reason === "no_such_capability") };
       }
-      if (isTypedName(name)) {
-        // A typed op by name: its route's parameters and rules (no `platform`: the op names it).
-        const body = typedBody(name);
-        const allowed = Object.keys(OPERATIONS[body].body?.params ?? {}).filter((p) => p !== "platform" && p !== "platforms");
-        const unknown = Object.keys(params).find((k) => !allowed.includes(k));
-        if (unknown) throw invalid(requestId, { param: unknown, message: `\`${unknown}\` is not a parameter of ${opName}.`, allowed });
-        const validators = requestValidators[body as keyof typeof requestValidators] as Record<string, (v: unknown) => RequestValidation<unknown>>;
-        check(route, validators["body"]!({ ...params, platform }), requestId);
-        return;
-      }
-      const unknown = Object.keys(params).find((k) => !entry.params.includes(k));
-      if (unknown) throw invalid(requestId, { param: unknown, message: `\`${unknown}\` is not a parameter of ${opName}.`, allowed: entry.params });
-      return;
+      const p = planned.plan;
+      return { call: { kind: "tool", plan: p, body: params, quote: p.quote.quote_credits, warnings: [...p.warnings] } };
     }
-    if (route.tool && isToolName(route.tool)) {
-      // D41, D50, D51: a wrong link or include, and a platform or target without the operation the tool reads.
-      const planned = planTool(route.tool, params);
-      if (!planned.ok && refusedBeforeKey(planned.refusal)) throw toolRefusal(planned.refusal, requestId);
-      return;
-    }
-    const name = typedNameOf(op);
-    if (!name) return;
-    const platform = params["platform"];
-    if (typeof platform === "string" && !catalogEntry(`${platform}.${name}`)) {
-      const allowed = platformsOffering(name);
-      throw noSuchCapability(`${platform} does not offer ${name}; ${allowed.join(", ")} ${allowed.length === 1 ? "does" : "do"}. Nothing ran and nothing was charged.`, name, requestId, "platform");
-    }
-    if (params["platforms"] === "all") {
-      const rest = { ...params };
-      delete rest["platforms"];
-      if (expandAll(name, rest).platforms.length === 0) throw noSuchCapability(`No platform offers ${name} with these parameters. Nothing ran and nothing was charged.`, name, requestId, "platforms");
-    }
+    const planned = planRoute(catalog, route.operationId as DataRouteId, params, pathParams["op"]);
+    if (!planned.ok) return { refusal: planRefusal(planned.refusal, requestId), beforeKey: true };
+    return { call: { kind: "data", plan: planned.plan, quote: quoteOf(planned.plan).credits } };
   }
 
-  /** A data or tool call, from validated parameters to its answer. */
-  function charging(route: MockRoute, forced: Forced | undefined, consume: () => void, skipped: string[], apiKey: string, params: Record<string, unknown>, pathParams: Record<string, string>, headers: Record<string, string>, requestId: string): Reply {
+  /** Why an outcome cannot be answered in this call's shape (D13: `search` answers and fanout entries take fewer codes). */
+  function unanswerable(op: OperationId, c: Charged, outcome: Outcome): string | undefined {
+    if (outcome.status !== "error" || !outcome.code) return undefined;
+    const where = ERROR_CATALOGUE[outcome.code].envelope;
+    if (where === "all" || (where === "data" && (c.kind === "tool" || c.plan.errorScope === "data"))) return undefined;
+    if (c.kind === "data" && c.plan.shape === "fanout") return `a fanout answer's entries take no ${outcome.code} (D13)`;
+    return `${op} answers no ${outcome.code} inside an HTTP 200 answer`;
+  }
+
+  /** A data or tool call, from its plan to its answer. */
+  async function charging(route: MockRoute, c: Charged, forced: Forced | undefined, consume: () => void, skipped: string[], apiKey: string, params: Record<string, unknown>, pathParams: Record<string, string>, headers: Record<string, string>, requestId: string): Promise<Reply> {
     const op = route.operationId;
-    // paging: a cursor must be one the mock gave out, for this route family and platform (D19)
-    let page = 1;
-    if (typeof params["cursor"] === "string") {
-      const pos = store.cursors.get(params["cursor"]);
-      const family = op === "searchPost" ? "search" : op;
-      if (!pos || pos.family !== family || pos.platform !== params["platform"]) {
-        throw invalid(requestId, { param: "cursor", message: "`cursor` is invalid or expired; restart without `cursor`." });
-      }
-      page = pos.page;
-    }
-    if (op === "brandBuzz" && params["scale"] === "large" && params["confirm"] !== false) {
-      // D73: a confirmed scale=large is not available yet; its quote (confirm: false) is planned below.
-      const fixture = params["confirm"] === true ? undefined : route.fixtures.find((f) => f.code === "not_supported" && f.http === 400);
-      throw fixture ? new Refusal(forcedRefusal(route, "not_supported", 400, requestId)) : toolRefusal(largeScaleRefusal(params["confirm"] === true), requestId);
-    }
-    if (op === "accountWatch" && isObject(params["schedule"]) && params["confirm"] !== false && store.scheduleList.length >= 20) {
+    const confirmed = params["confirm"] !== false;
+    if (op === "accountWatch" && isObject(params["schedule"]) && confirmed && store.scheduleList.length >= 20) {
       throw invalid(requestId, { param: "schedule", message: "A workspace has at most 20 schedules.", note: "DELETE /v1/schedules/{schedule_id} removes one; GET /v1/schedules lists them." });
     }
-    const plan = planCall(op, params, pathParams, page);
 
     // idempotency (seed: 409 while running, the first answer again after, 422 with other parameters)
     const idemKey = headers["idempotency-key"];
@@ -609,78 +694,72 @@ export function createMock(options: MockOptions = {}): Mock {
       if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, answer: { status: r.status, headers: { ...r.headers }, body: clone(r.json) } });
       return r;
     };
-    // A call none of whose units can run (D41) has nothing to wait for: it answers at once.
-    // A tool quoted `background` (over 10 calls, D51) answers 202 at once; any call may pass the wait (`slow`).
-    const background = forced?.kind === "running" || plan.toolQuote?.mode === "background" || (plan.units.some((u) => !u.unsupported) && isSlow({ operationId: op, params, headers }));
 
-    if (plan.quoteOnly) {
+    if (c.kind === "tool" && !confirmed) {
       if (forced?.kind === "running" || forced?.kind === "outcome") skipped.push(`${op} with confirm: false answers the quote only`);
-      return remember(reply(200, renderQuote(plan, context(requestId))));
+      return remember(reply(200, toolQuoteAnswer(requestId, c.plan, view())));
     }
 
     // budget: nothing runs over max_cost_credits or over the balance
-    if (plan.maxCost !== undefined && plan.maxCost < plan.quote) {
+    const maxCost = params["max_cost_credits"];
+    if (typeof maxCost === "number" && maxCost < c.quote) {
+      const note = c.kind === "tool" ? " Send confirm: false to see the plan." : "";
       throw refuse("max_cost_exceeded", requestId, {
-        message: `This call's quote of ${plan.quote} credits is over max_cost_credits ${plan.maxCost}; nothing ran.`,
-        quote_credits: plan.quote,
-        fix: { param: "max_cost_credits", note: `Send max_cost_credits of at least ${plan.quote}, or leave it out.` },
+        message: `This call's quote is ${c.quote} credits, over max_cost_credits ${maxCost}; nothing ran.${note}`,
+        quote_credits: c.quote,
+        fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." },
       });
     }
-    if (store.balance < plan.quote) {
+    if (store.balance < c.quote) {
       throw refuse("insufficient_balance", requestId, {
-        message: `This call costs up to ${plan.quote} credits and the balance is ${store.balance}; nothing ran.`,
-        quote_credits: plan.quote,
+        message: `This call costs ${c.quote} credits and ${store.balance} are available; nothing ran.`,
+        quote_credits: c.quote,
         fix: { action_url: urls.billing, note: "Buy credits and send the same request again." },
       });
     }
 
-    let outcomes: Outcome[] = plan.units.map((u) => (u.unsupported ? { status: "not_supported", message: u.unsupported } : { status: "ok" }));
+    let outcome: Outcome | undefined;
     if (forced?.kind === "outcome") {
-      const reason = unanswerable(plan, forced.outcome);
+      const reason = unanswerable(op, c, forced.outcome);
       if (reason) skipped.push(reason);
       else {
-        outcomes = plan.units.map(() => ({ ...forced.outcome }));
+        outcome = forced.outcome;
         consume();
       }
     }
     if (forced?.kind === "running") consume();
 
-    if (plan.tool === "account_watch" && isObject(params["schedule"])) {
+    if (c.kind === "tool" && op === "accountWatch" && isObject(params["schedule"])) {
       // D52: the call that creates a schedule is its first run, and its answer says so.
-      const created = addSchedule(plan);
-      plan.warnings.unshift(
+      const created = addSchedule(c.plan);
+      c.warnings.unshift(
         `Schedule ${created.id} created: this account_watch call runs again every ${created.every} under this key, charged like this call (next at ${created.next_run_at}); GET /v1/schedules lists it, DELETE /v1/schedules/${created.id} stops it.`,
       );
     }
 
+    // A call none of whose calls can run (D41) has nothing to wait for: it answers at once.
+    // A tool quoted `background` (over 10 calls, D51) answers 202 at once; any call may pass the wait (`slow`).
+    const runs = c.kind === "tool" || c.plan.calls.some((x) => !x.unsupported);
+    const background = forced?.kind === "running" || (c.kind === "tool" && c.plan.quote.mode === "background") || (runs && isSlow({ operationId: op, params, headers }));
+    const done = await execute(c, outcome);
     if (background) {
-      const run: Run = { handle: newHandle(), requestId, op, key: apiKey, plan, outcomes, reads: 0, status: "running", due: false, charged: 0 };
+      const run: Run = { handle: newHandle(), requestId, op, key: apiKey, call: c, done, reads: 0, status: "running", due: false, charged: 0 };
+      if (outcome) run.forced = outcome;
       store.runMap.set(run.handle, run);
       if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, handle: run.handle });
       return running(run);
     }
-    const cost = costOf(plan, outcomes);
-    store.charge(cost, clock());
-    return remember(finishedReply(renderFinished(plan, outcomes, context(requestId))));
-  }
-
-  /** Why an outcome cannot be answered in this call's shape (fanout entries take the search table's codes only). */
-  function unanswerable(plan: Plan, outcome: Outcome): string | undefined {
-    if (outcome.status === "error" && outcome.code && !envelopeAllows(outcome.code, plan.op)) return `${plan.op} answers no ${outcome.code} inside an HTTP 200 answer`;
-    if (plan.shape === "fanout" && outcome.status === "error" && outcome.code && ERROR_CATALOGUE[outcome.code].envelope !== "all") {
-      return `a fanout answer's entries take no ${outcome.code} (D13)`;
-    }
-    return undefined;
+    return remember(finishedReply(settle(c, done, requestId).body));
   }
 
   /**
    * Adds the schedule of a confirmed `account_watch` with `schedule` (D11, D52): its `params` are the call's applied
    * parameters without `schedule.every`, `confirm` and `max_cost_credits`; its next run is one period from now.
    */
-  function addSchedule(plan: Plan): Schedule {
-    const every = String(plan.applied["schedule.every"]) as Schedule["every"];
+  function addSchedule(plan: ToolPlan): Schedule {
+    const every = String(plan.applied_params["schedule.every"]) as Schedule["every"];
     const hours = every === "1h" ? 1 : every === "6h" ? 6 : 24;
-    const params = Object.fromEntries(Object.entries(plan.applied).filter(([k]) => k !== "schedule.every" && k !== "confirm" && k !== "max_cost_credits"));
+    const params = Object.fromEntries(Object.entries(plan.applied_params).filter(([k]) => k !== "schedule.every" && k !== "confirm" && k !== "max_cost_credits"));
     const schedule: Schedule = {
       id: `sch_${newHandle().slice(2, 10)}`,
       tool: "account_watch",
@@ -696,7 +775,7 @@ export function createMock(options: MockOptions = {}): Mock {
   }
 
   /** `GET /v1/results/{handle}`: 202 `polls` times, then the finished answer (charged once), then the same for free. */
-  function result(forced: Forced | undefined, consume: () => void, skipped: string[], apiKey: string, handle: string, format: string | undefined, requestId: string): Reply {
+  async function result(forced: Forced | undefined, consume: () => void, skipped: string[], apiKey: string, handle: string, format: string | undefined, requestId: string): Promise<Reply> {
     const run = store.runMap.get(handle);
     if (!run || run.key !== apiKey) {
       throw refuse("not_found", requestId, {
@@ -724,11 +803,12 @@ export function createMock(options: MockOptions = {}): Mock {
         return running(run);
       }
       if (forced?.kind === "outcome") {
-        const reason = unanswerable(run.plan, forced.outcome);
+        const reason = unanswerable(run.op, run.call, forced.outcome);
         if (reason) skipped.push(reason);
         else {
           consume();
-          run.outcomes = run.plan.units.map(() => ({ ...forced.outcome }));
+          run.forced = forced.outcome;
+          run.done = await execute(run.call, forced.outcome);
           run.due = true;
         }
       }
@@ -746,7 +826,6 @@ export function createMock(options: MockOptions = {}): Mock {
     if (format === "ndjson") return { status: 200, headers: fileHeaders, text: toNdjson(body), contentType: "application/x-ndjson" };
     return finishedReply(body);
   }
-
   // ---------------------------------------------------------------------------------------------- the pipeline
 
   async function answer(route: MockRoute, request: Request, rawPathParams: Record<string, unknown>): Promise<Reply> {
@@ -796,12 +875,16 @@ export function createMock(options: MockOptions = {}): Mock {
         check(route, validators["body"](read.value), requestId);
         body = read.value as Record<string, unknown>;
       }
-      if (route.charging) checkCapabilities(route, route.method === "GET" ? query : body, pathParams, requestId);
+      const params = route.method === "GET" ? query : body;
+      // D41, D50: what the request alone decides is refused before the key; the rest after it.
+      const planned = route.charging ? plan(route, params, pathParams, requestId) : {};
+      if (planned.refusal && planned.beforeKey) throw planned.refusal;
       const apiKey = route.keyless ? "" : authenticate(route, headers, requestId);
+      if (planned.refusal) throw planned.refusal;
 
       switch (op) {
         case "listCapabilities":
-          return done(reply(200, capabilities(requestId)));
+          return done(reply(200, { request_id: requestId, schema_version: "v1", operations: catalog.operations, tools: catalog.tools }));
         case "getOpenApiDocument":
           return done(reply(200, OPENAPI_DOCUMENT));
         case "findOperation":
@@ -820,9 +903,9 @@ export function createMock(options: MockOptions = {}): Mock {
           return done(reply(200, { request_id: requestId, schema_version: "v1", deleted: true, schedule_id: id }));
         }
         case "getResult":
-          return done(result(forced, consume, skipped, apiKey, pathParams["handle"] ?? "", query["format"] as string | undefined, requestId));
+          return done(await result(forced, consume, skipped, apiKey, pathParams["handle"] ?? "", query["format"] as string | undefined, requestId));
         default:
-          return done(charging(route, forced, consume, skipped, apiKey, route.method === "GET" ? query : body, pathParams, headers, requestId));
+          return done(await charging(route, planned.call!, forced, consume, skipped, apiKey, params, pathParams, headers, requestId));
       }
     } catch (e) {
       if (e instanceof Refusal) return done(e.reply);

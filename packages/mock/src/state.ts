@@ -1,9 +1,22 @@
 /** The mock's memory between requests: credits, runs, idempotency keys, cursors, schedules. Cleared by `reset()`. */
-import type { OperationId, Schedule } from "@sdgw/types";
+import type { CallPlan, EndedCall, RunResult, ToolPlan } from "@sdgw/engine";
+import type { AnswerStatus, ErrorCode, OperationId, Schedule, Step } from "@sdgw/types";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
-import type { Plan } from "./plan.ts";
-import type { Outcome } from "./render.ts";
 import { clone } from "./util.ts";
+
+/** @internal An outcome a scenario forces on every call of a run: a status and, for `error`, its code. */
+export interface Outcome {
+  status: AnswerStatus;
+  code?: ErrorCode;
+}
+
+/** @internal A charging call as the engine planned it: a data call's calls, or a tool's plan and request. */
+export type Charged =
+  | { kind: "data"; plan: CallPlan; quote: number }
+  | { kind: "tool"; plan: ToolPlan; body: Record<string, unknown>; quote: number; warnings: string[] };
+
+/** @internal What a run produced: a data call's ended calls, or a tool's result and its steps after each wave. */
+export type Done = { kind: "data"; ended: EndedCall[] } | { kind: "tool"; result: RunResult; waves: Step[][] };
 
 /** Where a run started with a 202 stands. */
 export type RunStatus = "running" | "finished" | "broken" | "expired";
@@ -33,8 +46,11 @@ export interface Run {
   requestId: string;
   op: OperationId;
   key: string;
-  plan: Plan;
-  outcomes: Outcome[];
+  call: Charged;
+  /** The outcome a scenario forced on its calls, if any. */
+  forced?: Outcome;
+  /** What its calls answered (run when it started, again when a scenario forces another outcome). */
+  done: Done;
   reads: number;
   status: RunStatus;
   /** Finish at the next read, whatever `polls` says. */
@@ -179,5 +195,5 @@ export class Store implements MockState {
 }
 
 function info(r: Run): RunInfo {
-  return { handle: r.handle, operationId: r.op, key: r.key, status: r.status, reads: r.reads, quoteCredits: r.plan.quote, chargedCredits: r.charged };
+  return { handle: r.handle, operationId: r.op, key: r.key, status: r.status, reads: r.reads, quoteCredits: r.call.quote, chargedCredits: r.charged };
 }
