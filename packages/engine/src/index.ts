@@ -8,7 +8,7 @@ export { Catalog, ROUTES, TOOL_DESCRIPTIONS, isRouteOperation, paramsOf } from "
 export { planExtra, planPlatforms, planTargets, quoteOf } from "./plan.ts";
 export type { CallPlan, PlanRefusal, PlanResult, PlannedCall } from "./plan.ts";
 export { planOperation, planRoute } from "./route-plan.ts";
-export type { DataRouteId } from "./route-plan.ts";
+export type { DataRouteId, RouteBodyCheck } from "./route-plan.ts";
 export { Finder, words } from "./find.ts";
 export type { FindMatch } from "./find.ts";
 export {

@@ -5,8 +5,7 @@
  * parameters and rules (no `platform`: the op names it, D23), any other op its own list (`planExtra`). Pure.
  */
 import type { Platform } from "@sdgw/types";
-import { requestValidators, type InvalidParams } from "@sdgw/validators";
-import { OPERATIONS } from "@sdgw/validators";
+import { OPERATIONS, type InvalidParams } from "@sdgw/validators";
 import { ROUTES, isRouteOperation, type Catalog } from "./catalog.ts";
 import { planExtra, planPlatforms, planTargets, type PlanResult } from "./plan.ts";
 
@@ -16,10 +15,16 @@ export type DataRouteId = "search" | "searchPost" | "trending" | "detail" | "com
 const TARGET_OPS = { detail: "detail", comments: "comments", userProfile: "user_profile", userPosts: "user_posts" } as const;
 
 /**
- * Plans a validated request of a data route: `input` is the query of `GET /v1/search`, else the JSON body; `op` is
- * the `{op}` of `POST /v1/call/{op}`.
+ * Checks the body of a typed op called by name against its route's validator (`requestValidators[routeOp].body`
+ * of @sdgw/validators; passed in, so that the engine bundles no validator it does not need): null when valid.
  */
-export function planRoute(catalog: Catalog, operationId: DataRouteId, input: Readonly<Record<string, unknown>>, op = ""): PlanResult {
+export type RouteBodyCheck = (routeOp: keyof typeof OPERATIONS, body: Readonly<Record<string, unknown>>) => InvalidParams | null;
+
+/**
+ * Plans a validated request of a data route: `input` is the query of `GET /v1/search`, else the JSON body; `op` is
+ * the `{op}` of `POST /v1/call/{op}`, whose typed ops `check` validates.
+ */
+export function planRoute(catalog: Catalog, operationId: DataRouteId, input: Readonly<Record<string, unknown>>, op: string, check: RouteBodyCheck): PlanResult {
   switch (operationId) {
     case "search":
       return planPlatforms(catalog, "search", input, "search");
@@ -28,14 +33,14 @@ export function planRoute(catalog: Catalog, operationId: DataRouteId, input: Rea
     case "trending":
       return planPlatforms(catalog, "trending", input, "data");
     case "callOperation":
-      return planOperation(catalog, op, input);
+      return planOperation(catalog, op, input, check);
     default:
       return planTargets(catalog, TARGET_OPS[operationId], input["platform"] as Platform, input);
   }
 }
 
 /** Plans `POST /v1/call/{op}` (D23, D41, D42). */
-export function planOperation(catalog: Catalog, op: string, body: Readonly<Record<string, unknown>>): PlanResult {
+export function planOperation(catalog: Catalog, op: string, body: Readonly<Record<string, unknown>>, check: RouteBodyCheck): PlanResult {
   const dot = op.indexOf(".");
   const [platform, name] = [op.slice(0, dot), op.slice(dot + 1)] as [Platform, string];
   const found = catalog.lookup(op);
@@ -65,9 +70,8 @@ export function planOperation(catalog: Catalog, op: string, body: Readonly<Recor
     }
   }
   const full = { ...body, platform };
-  const check = (requestValidators[routeOp] as unknown as { body: (v: unknown) => { ok: boolean; invalid?: InvalidParams } }).body;
-  const v = check(full);
-  if (!v.ok) return { ok: false, refusal: { code: "invalid_params", invalid: v.invalid! } };
+  const invalid = check(routeOp, full);
+  if (invalid) return { ok: false, refusal: { code: "invalid_params", invalid } };
   if (name === "search" || name === "trending") return planPlatforms(catalog, name, full, "data", { op });
   return planTargets(catalog, name, platform, full, { op });
 }

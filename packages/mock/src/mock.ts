@@ -189,6 +189,9 @@ type Forced =
   | { kind: "noop" }
   | { kind: "skip"; reason: string };
 
+/** The generated validators of one operation, by part. */
+type Validators = Record<string, (v: unknown) => RequestValidation<unknown>>;
+
 const RETENTION_MS = 24 * 60 * 60 * 1000;
 const isProduction = () => (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["NODE_ENV"] === "production";
 
@@ -641,7 +644,10 @@ export function createMock(options: MockOptions = {}): Mock {
       const p = planned.plan;
       return { call: { kind: "tool", plan: p, body: params, quote: p.quote.quote_credits, warnings: [...p.warnings] } };
     }
-    const planned = planRoute(catalog, route.operationId as DataRouteId, params, pathParams["op"]);
+    const planned = planRoute(catalog, route.operationId as DataRouteId, params, pathParams["op"] ?? "", (routeOp, full) => {
+      const v = (requestValidators[routeOp as keyof typeof requestValidators] as Validators)["body"]!(full);
+      return v.ok ? null : v.invalid;
+    });
     if (!planned.ok) return { refusal: planRefusal(planned.refusal, requestId), beforeKey: true };
     return { call: { kind: "data", plan: planned.plan, quote: quoteOf(planned.plan).credits } };
   }
@@ -859,7 +865,7 @@ export function createMock(options: MockOptions = {}): Mock {
       }
       // D50: a key in the URL first (above), then the request is validated, then the key is authenticated.
       const info = OPERATIONS[op as keyof typeof OPERATIONS];
-      const validators = requestValidators[op as keyof typeof requestValidators] as Record<string, (v: unknown) => RequestValidation<unknown>>;
+      const validators = requestValidators[op as keyof typeof requestValidators] as Validators;
       if (validators["path"]) check(route, validators["path"](pathParams), requestId);
       const notText = queryTextProblem(url.search);
       if (notText) throw invalid(requestId, notText);
