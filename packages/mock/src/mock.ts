@@ -160,7 +160,7 @@ export interface Mock {
    * ones already on (the newest call wins; within one call, the first given wins).
    */
   use(...scenarios: Scenario[]): void;
-  /** Turns every scenario off and clears the state: credits back to the start, no runs, idempotency keys or cursors. */
+  /** Turns every scenario off and clears the state: credits back to the start, no runs or idempotency keys. */
   reset(): void;
   /** What the mock remembers, and the knobs to steer it (balance, runs: expire, break, finish). */
   readonly state: MockState;
@@ -955,37 +955,28 @@ export function createMock(options: MockOptions = {}): Mock {
     });
   });
 
+  /** 404 `not_found` of a path the contract has no route for (after D25's key check), checked like every answer. */
+  function notFound(request: Request, reason: "no_such_tool" | "no_such_route", message: string, allowed: string[]): Response {
+    const requestId = newRequestId();
+    const exposed = keyInUrl(new URL(request.url), requestId);
+    if (exposed) return toResponse(exposed, contractPath(request));
+    const fix = { allowed, example_call: { method: "GET" as const, path: "/v1/capabilities" } };
+    const a = errorAnswer("not_found", requestId, { reason, message, fix }, { urls });
+    const r = reply(a.status, a.body, a.headers);
+    conform(undefined, r);
+    return toResponse(r, contractPath(request));
+  }
+
   // An unknown tool (D14 no_such_tool), and with a base address any other path under it (no_such_route).
   handlers.push(
-    http.post(`${base}/v1/tools/:tool`, ({ params, request }) => {
-      const requestId = newRequestId();
-      const exposed = keyInUrl(new URL(request.url), requestId);
-      if (exposed) return toResponse(exposed, contractPath(request));
-      const a = errorAnswer("not_found", requestId, {
-        reason: "no_such_tool",
-        message: `There is no tool ${String(params["tool"])}.`,
-        fix: { allowed: [...TOOL_NAMES], example_call: { method: "GET", path: "/v1/capabilities" } },
-      }, { urls });
-      const r = reply(a.status, a.body, a.headers);
-      conform(undefined, r);
-      return toResponse(r, contractPath(request));
-    }),
+    http.post(`${base}/v1/tools/:tool`, ({ params, request }) =>
+      notFound(request, "no_such_tool", `There is no tool ${String(params["tool"])}.`, [...TOOL_NAMES]),
+    ),
   );
   if (options.unknownRoutes ?? base !== "*") {
     const routes = (Object.values(ROUTES) as MockRoute[]).map((r) => `${r.method} ${r.path}`);
-    const noSuchRoute = ({ request }: { request: Request }) => {
-      const requestId = newRequestId();
-      const exposed = keyInUrl(new URL(request.url), requestId);
-      if (exposed) return toResponse(exposed, contractPath(request));
-      const a = errorAnswer("not_found", requestId, {
-        reason: "no_such_route",
-        message: `There is no route ${request.method} ${new URL(request.url).pathname.slice(0, 200)}.`,
-        fix: { allowed: routes, example_call: { method: "GET", path: "/v1/capabilities" } },
-      }, { urls });
-      const r = reply(a.status, a.body, a.headers);
-      conform(undefined, r);
-      return toResponse(r, contractPath(request));
-    };
+    const noSuchRoute = ({ request }: { request: Request }) =>
+      notFound(request, "no_such_route", `There is no route ${request.method} ${new URL(request.url).pathname.slice(0, 200)}.`, routes);
     // Every path under the base address (its whole origin when it has no path of its own), never other origins.
     if (base === "*") handlers.push(http.all("*/v1/*", noSuchRoute));
     else {

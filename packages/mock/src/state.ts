@@ -1,4 +1,4 @@
-/** The mock's memory between requests: credits, runs, idempotency keys, cursors, schedules. Cleared by `reset()`. */
+/** The mock's memory between requests: credits, runs, idempotency keys, schedules. Cleared by `reset()`. */
 import type { CallPlan, EndedCall, RunResult, ToolPlan } from "@sdgw/engine";
 import type { AnswerStatus, ErrorCode, OperationId, Schedule, Step } from "@sdgw/types";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
@@ -71,13 +71,6 @@ export interface IdempotencyRecord {
   answer?: { status: number; headers: Record<string, string>; body: unknown };
 }
 
-/** @internal A position the mock handed out as a `page.cursor`. */
-export interface CursorPosition {
-  family: string;
-  platform: string;
-  page: number;
-}
-
 /** What the mock remembers; read it and steer it through `mock.state`. */
 export interface MockState {
   /** Credits left now. */
@@ -109,7 +102,6 @@ export class Store implements MockState {
   spentDay = "";
   runMap = new Map<string, Run>();
   idempotency = new Map<string, IdempotencyRecord>();
-  cursors = new Map<string, CursorPosition>();
   exposed = new Set<string>();
   scheduleList: Schedule[];
   private readonly startingBalance: number;
@@ -125,14 +117,13 @@ export class Store implements MockState {
     return clone(body?.schedules ?? []);
   }
 
-  /** Forgets everything: credits back to the start, no runs, keys, cursors; the fixture's schedules. */
+  /** Forgets everything: credits back to the start, no runs or keys; the fixture's schedules. */
   clear(): void {
     this.balance = this.startingBalance;
     this.spentToday = 0;
     this.spentDay = "";
     this.runMap.clear();
     this.idempotency.clear();
-    this.cursors.clear();
     this.exposed.clear();
     this.scheduleList = Store.initialSchedules();
   }
