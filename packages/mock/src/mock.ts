@@ -3,78 +3,25 @@
  * keys and their permission, request validation through @sdgw/validators, credits, 202 runs read by handle,
  * idempotency, paging; and any status or error code on demand (scenarios).
  */
-import {
-  Catalog,
-  Finder,
-  Simulator,
-  TOOLS,
-  cellOf,
-  creditBilling,
-  creditsFor,
-  entryOf,
-  finishedAnswer,
-  fromBase64url,
-  notSupportedEntry,
-  planRoute,
-  quoteOf,
-  toolAnswer,
-  toolQuoteAnswer,
-  type CallPlan,
-  type CreditView,
-  type DataRouteId,
-  type EndedCall,
-  type PlanRefusal,
-  type PlannedCall,
-  type PlatformProvider,
-  type ProviderOutcome,
-  type RunResult,
-  type ToolContext,
-  type ToolPlan,
-  type ToolRefusal,
-} from "@sdgw/engine";
-import {
-  ERROR_CATALOGUE,
-  TOOL_NAMES,
-  type AccountAnswer,
-  type EnvelopeError,
-  type ErrorCode,
-  type OperationId,
-  type Platform,
-  type Schedule,
-  type Step,
-  type ToolName,
-} from "@sdgw/types";
-import {
-  DEFAULT_URLS,
-  errorAnswer,
-  invalidBody,
-  invalidParamsAnswer,
-  nextUtcMidnight,
-  normalizeHeaders,
-  OPERATIONS,
-  parseQuery,
-  queryTextProblem,
-  requestValidators,
-  responseValidators,
-  answerHeaders,
-  bodyTextProblem,
-  keyInQueryRefusal,
-  keysInQuery,
-  toCsv,
-  toNdjson,
-  validateErrorStructure,
-  type HttpErrorCode,
-  type InvalidParams,
-  type RequestValidation,
-  type ServiceUrls,
-} from "@sdgw/validators";
+import { Catalog, Finder, Simulator, TOOLS, cellOf, creditBilling, creditsFor, entryOf, finishedAnswer } from "@sdgw/engine";
+import { fromBase64url, notSupportedEntry, seedText, planRoute, quoteOf, refusalAnswer, toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
+import type { CallPlan, CreditView, DataRouteId, EndedCall, PlanRefusal, PlannedCall } from "@sdgw/engine";
+import type { PlatformProvider, ProviderOutcome, RunResult, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
+import { ERROR_CATALOGUE, TOOL_NAMES } from "@sdgw/types";
+import type { AccountAnswer, EnvelopeError, ErrorCode, OperationId, Platform, Schedule, Step, ToolName } from "@sdgw/types";
+import { DEFAULT_URLS, OPERATIONS, answerHeaders, bodyTextProblem, errorAnswer, invalidBody } from "@sdgw/validators";
+import { invalidParamsAnswer, keyInQueryRefusal, keysInQuery, nextUtcMidnight, normalizeHeaders } from "@sdgw/validators";
+import { parseQuery, queryTextProblem, requestValidators, responseValidators, toCsv, toNdjson } from "@sdgw/validators";
+import { validateErrorStructure } from "@sdgw/validators";
+import type { HttpErrorCode, InvalidParams, RequestValidation, ServiceUrls } from "@sdgw/validators";
 import { http, HttpResponse, type HttpHandler } from "msw";
 import { OPENAPI_DOCUMENT } from "./generated/openapi.ts";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
 import type { MockRoute } from "./route-types.ts";
-import { parseScenarioHeader, SCENARIO_HEADER, SKIPPED_HEADER, STATUS_SCENARIOS, type Scenario } from "./scenarios.ts";
+import { forcedOutcome, ownError, parseScenarioHeader, SCENARIO_HEADER, SKIPPED_HEADER, STATUS_SCENARIOS } from "./scenarios.ts";
+import type { Scenario } from "./scenarios.ts";
 import { Store, type Charged, type Done, type MockState, type Outcome, type Run } from "./state.ts";
-import { clone, isObject, newHandle, newRequestId, stableJson, timestamp } from "./util.ts";
+import { clone, isObject, newHandle, newRequestId, timestamp } from "./util.ts";
 
 /** A key the mock accepts, and what it may do. */
 export interface MockKey {
@@ -189,6 +136,18 @@ type Forced =
   | { kind: "noop" }
   | { kind: "skip"; reason: string };
 
+/** A charging or result request on its way: its route, id, parameters and headers, and the scenario forced on it. */
+interface Pending {
+  route: MockRoute;
+  requestId: string;
+  forced: Forced | undefined;
+  consume(): void;
+  /** Why a forced scenario was not applied (the `x-sdgw-scenario-skipped` header). */
+  skipped: string[];
+  params: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
 /** The generated validators of one operation, by part. */
 type Validators = Record<string, (v: unknown) => RequestValidation<unknown>>;
 
@@ -208,16 +167,6 @@ class Refusal {
   constructor(reply: Reply) {
     this.reply = reply;
   }
-}
-
-/** The outcome a status scenario forces on every unit. */
-function statusOutcome(name: string): Outcome {
-  return name === "error" ? { status: "error", code: "upstream_error" } : { status: name as Outcome["status"] };
-}
-
-/** The outcome of an error code answered inside an HTTP 200 answer. */
-function codeOutcome(code: ErrorCode): Outcome {
-  return code === "timeout" || code === "not_supported" ? { status: code } : { status: "error", code };
 }
 
 /** Whether a code can stand inside the `error` of an answer of `op` (D13: not_found, invalid_target, temporarily_unavailable not on GET /v1/search). */
@@ -285,7 +234,7 @@ export function createMock(options: MockOptions = {}): Mock {
     if (asStatus) {
       if (!runs) return name === "ok" ? { kind: "noop" } : { kind: "skip", reason: `${op} answers no ${name} status` };
       if (name === "running") return { kind: "running" };
-      return { kind: "outcome", outcome: statusOutcome(name) };
+      return { kind: "outcome", outcome: name === "error" ? "upstream_error" : name };
     }
     const code = name as ErrorCode;
     const row = ERROR_CATALOGUE[code];
@@ -293,7 +242,7 @@ export function createMock(options: MockOptions = {}): Mock {
     const dataRoute = route.charging && op !== "search";
     const wanted = s.http ?? (non200 === undefined || ((code === "not_found" || code === "temporarily_unavailable") && dataRoute) ? 200 : non200);
     if (wanted === 200) {
-      if (runs && (op === "getResult" || envelopeAllows(code, op))) return { kind: "outcome", outcome: codeOutcome(code) };
+      if (runs && (op === "getResult" || envelopeAllows(code, op))) return { kind: "outcome", outcome: code };
       return { kind: "skip", reason: `${op} answers no ${code} inside an HTTP 200 answer` };
     }
     if ((row.http as readonly number[]).includes(wanted) && route.responses.includes(wanted)) return { kind: "refusal", code: code as HttpErrorCode, http: wanted };
@@ -428,91 +377,61 @@ export function createMock(options: MockOptions = {}): Mock {
   /** The credits as answers show them (D7): the mock's keys have no daily limit. */
   const view = (): CreditView => ({ balance: store.balance, todaySpend: store.spentToday, dailyLimit: null, dailyRemaining: null, held: 0 });
   const toolContext = (providers: ToolContext["providers"]): ToolContext => ({ providers, accountPlan: "paid", now: clock(), urls });
-
-  /** What the platforms never answer themselves: the error objects of `invalid_params` and `insufficient_balance`. */
-  function ownError(code: ErrorCode, platform: string): EnvelopeError {
-    if (code === "insufficient_balance") {
-      return { code, message: `The balance does not cover this ${platform} call; nothing ran and nothing was charged.`, retryable: false, action_url: urls.billing } as EnvelopeError;
-    }
-    return { code: "invalid_params", message: `${platform} refused the parameters; nothing was charged.`, retryable: false };
-  }
-
-  /** A forced outcome as a platform would answer it; undefined for `ok` and for the codes no platform answers. */
-  function forcedOutcome(o: Outcome, platform: string, params: Readonly<Record<string, unknown>>): ProviderOutcome | undefined {
-    const p = platform;
-    switch (o.status === "error" ? (o.code ?? "upstream_error") : o.status) {
-      case "empty":
-        return { status: "empty", items: [] };
-      case "not_supported":
-        return { status: "not_supported", message: `${p} does not offer this action; nothing was charged.` };
-      case "timeout":
-        return { status: "timeout", message: `${p} gave no result in time and it is unknown whether it ran. Nothing was charged; it is not retried automatically.` };
-      case "upstream_error":
-        return { status: "error", failure: { code: "upstream_error", message: `${p} answered HTTP 502; nothing was charged. A retry in a few minutes usually works.`, retryable: true } };
-      case "rate_limited":
-        return { status: "error", failure: { code: "rate_limited", message: `${p} is limiting how fast the gateway may read; nothing was charged.`, retryAfter } };
-      case "not_found":
-        return { status: "error", failure: { code: "not_found", message: `This ${p} object is missing, private or deleted; nothing was charged.` } };
-      case "invalid_target": {
-        const param = "url" in params ? "url" : "id";
-        return { status: "error", failure: { code: "invalid_target", param, message: `This ${param} does not point at a valid ${p} target; nothing was charged.` } };
-      }
-      case "temporarily_unavailable":
-        return { status: "error", failure: { code: "temporarily_unavailable", message: `Reads of ${p} are paused; nothing was charged.` } };
-      default:
-        return undefined;
-    }
-  }
+  const failure = (o: Outcome, platform: string, params: Readonly<Record<string, unknown>> = {}) => forcedOutcome(o, platform, params, retryAfter);
 
   /** One planned call on its provider, or the outcome a scenario forces instead. */
   async function callOne(call: PlannedCall, scope: "search" | "data", forced: Outcome | undefined): Promise<EndedCall> {
     if (call.unsupported) return notSupportedEntry(call, call.unsupported, urls);
-    if (forced && forced.status !== "ok") {
-      const outcome = forcedOutcome(forced, call.platform, call.params);
+    if (forced && forced !== "ok") {
+      const outcome = failure(forced, call.platform, call.params);
       if (outcome) return entryOf(call, outcome, scope, urls);
-      const error = ownError(forced.code!, call.platform);
-      return { call, entry: { status: "error", applied_params: call.applied, warnings: [...call.warnings], items: [], error }, cost: 0 };
+      const entry = { status: "error" as const, applied_params: call.applied, warnings: [...call.warnings], items: [] };
+      return { call, entry: { ...entry, error: ownError(forced, call.platform, urls) }, cost: 0 };
     }
-    const request = { platform: call.platform, operation: call.operation, params: call.params, signal: new AbortController().signal };
-    return entryOf(call, await simulator.providers[call.platform].call(request), scope, urls);
+    const signal = new AbortController().signal;
+    const outcome = await simulator.providers[call.platform].call({ platform: call.platform, operation: call.operation, params: call.params, signal });
+    return entryOf(call, outcome, scope, urls);
   }
 
   /** Runs a planned call: a data call's calls at once, a tool through `TOOLS[tool].run` (its steps after each wave). */
   async function execute(c: Charged, forced: Outcome | undefined): Promise<Done> {
-    if (c.kind === "data") return { kind: "data", ended: await Promise.all(c.plan.calls.map((call) => callOne(call, c.plan.errorScope, forced))) };
+    if (c.kind === "data") {
+      return { kind: "data", ended: await Promise.all(c.plan.calls.map((call) => callOne(call, c.plan.errorScope, forced))) };
+    }
     let providers = simulator.providers;
-    if (forced && forced.status !== "ok") {
+    if (forced && forced !== "ok") {
       // A forced outcome replaces every provider call's; the codes no platform answers fail as upstream_error first.
-      const fail: Outcome = { status: "error", code: "upstream_error" };
-      const wrap = (p: PlatformProvider): PlatformProvider => ({ ...p, call: async (r) => forcedOutcome(forced, r.platform, r.params) ?? forcedOutcome(fail, r.platform, r.params)! });
+      const wrap = (p: PlatformProvider): PlatformProvider => ({
+        ...p,
+        call: async (r) => failure(forced, r.platform, r.params) ?? failure("upstream_error", r.platform)!,
+      });
       providers = Object.fromEntries(Object.entries(providers).map(([k, p]) => [k, wrap(p)])) as typeof providers;
     }
     const waves: Step[][] = [];
-    const module = TOOLS[c.plan.tool] as unknown as { run(r: unknown, ctx: ToolContext, onStep: (s: Step[]) => void): Promise<RunResult> };
-    let result = await module.run(c.body, toolContext(providers), (steps) => waves.push(steps));
-    const own = forced?.status === "error" && !forcedOutcome(forced, "", {});
-    if (own && result.status === "error") result = { ...result, error: ownError(forced.code!, c.plan.tool) };
+    const tool = TOOLS[c.plan.tool] as unknown as { run(r: unknown, ctx: ToolContext, onStep: (s: Step[]) => void): Promise<RunResult> };
+    let result = await tool.run(c.body, toolContext(providers), (steps) => waves.push(steps));
+    if (forced && forced !== "ok" && !failure(forced, "") && result.status === "error") {
+      result = { ...result, error: ownError(forced, c.plan.tool, urls) };
+    }
     return { kind: "tool", result, waves };
   }
 
-  const failed = (status: string) => status === "error" || status === "not_supported" || status === "timeout";
-
-  /** Credits a run costs: the price of each `ok` or `empty` call; a tool's `creditsFor(calls_charged)`, at most its quote. */
+  /** Credits a run costs: each `ok` or `empty` call's price; a tool `creditsFor(calls_charged)`, at most its quote. */
   function costOf(c: Charged, done: Done): number {
     if (done.kind === "data") return done.ended.reduce((s, e) => s + e.cost, 0);
-    return failed(done.result.status) ? 0 : Math.min(creditsFor(done.result.calls_charged), c.quote);
+    const failed = ["error", "not_supported", "timeout"].includes(done.result.status);
+    return failed ? 0 : Math.min(creditsFor(done.result.calls_charged), c.quote);
   }
 
   /** The same run when the balance no longer covers it: every call `insufficient_balance`, nothing charged. */
   function unpaid(done: Done): Done {
-    if (done.kind === "tool") {
-      return { ...done, result: { ...done.result, status: "error", items: [], error: ownError("insufficient_balance", "tool") } };
-    }
-    const error = (e: EndedCall) => ownError("insufficient_balance", e.call.platform);
-    return { kind: "data", ended: done.ended.map((e) => ({ call: e.call, entry: { ...e.entry, status: "error", items: [], error: error(e) }, cost: 0 })) };
+    const error = (platform: string) => ownError("insufficient_balance", platform, urls);
+    if (done.kind === "tool") return { ...done, result: { ...done.result, status: "error", items: [], error: error("tool") } };
+    const entry = (e: EndedCall) => ({ ...e.entry, status: "error" as const, items: [], error: error(e.call.platform) });
+    return { kind: "data", ended: done.ended.map((e) => ({ call: e.call, entry: entry(e), cost: 0 })) };
   }
 
-  /** `options.pages`: the page of this many pages answers `has_more: false` (the simulator's cursor holds the offset). */
+  /** `options.pages`: that page answers `has_more: false` (a simulator's cursor holds the offset of the next). */
   function capPages(e: EndedCall): EndedCall {
     const cursor = e.entry.page?.has_more ? e.entry.page.cursor : undefined;
     const size = Number(e.call.params["limit"] ?? e.call.params["count"] ?? 20);
@@ -521,19 +440,18 @@ export function createMock(options: MockOptions = {}): Mock {
     return { ...e, entry: { ...e.entry, page: { has_more: false } } };
   }
 
-  /** Charges a run (a balance that no longer covers it fails it, `insufficient_balance`) and answers it. */
-  function settle(c: Charged, done: Done, requestId: string, schedule?: string): { body: Record<string, unknown>; charged: number } {
-    let cost = costOf(c, done);
-    if (cost > store.balance) [done, cost] = [unpaid(done), 0];
-    store.charge(cost, clock());
+  /** Charges a run once (a balance that no longer covers it fails it, `insufficient_balance`) and answers it. */
+  function settle(c: Charged, done: Done, requestId: string): { body: Record<string, unknown>; charged: number } {
+    let charged = costOf(c, done);
+    if (charged > store.balance) [done, charged] = [unpaid(done), 0];
+    store.charge(charged, clock());
     const fetchedAt = timestamp(clock());
-    if (done.kind === "data") {
-      const { body } = finishedAnswer((c as { plan: CallPlan }).plan, done.ended.map(capPages), requestId, fetchedAt, cost, store.balance);
-      return { body, charged: cost };
+    if (c.kind === "data" && done.kind === "data") {
+      return { body: finishedAnswer(c.plan, done.ended.map(capPages), requestId, fetchedAt, charged, store.balance).body, charged };
     }
-    const tool = c as Extract<Charged, { kind: "tool" }>;
-    const warnings = schedule ? [schedule, ...tool.warnings] : tool.warnings;
-    return { body: toolAnswer({ requestId, fetchedAt, plan: tool.plan, result: done.result, charged: cost, view: view(), warnings }) as never, charged: cost };
+    const { plan, warnings } = c as Extract<Charged, { kind: "tool" }>;
+    const result = (done as Extract<Done, { kind: "tool" }>).result;
+    return { body: toolAnswer({ requestId, fetchedAt, plan, result, charged, view: view(), warnings }) as never, charged };
   }
 
   function finishedReply(body: Record<string, unknown>, extraHeaders: Record<string, string> = {}): Reply {
@@ -545,10 +463,7 @@ export function createMock(options: MockOptions = {}): Mock {
   /** Ends a run: charged once, its answer under the original call's `request_id` (D47). */
   function finish(run: Run): void {
     const { body, charged } = settle(run.call, run.done, run.requestId);
-    run.charged = charged;
-    run.finished = body;
-    run.status = "finished";
-    run.endedAt = clock();
+    Object.assign(run, { charged, finished: body, status: "finished", endedAt: clock() });
   }
 
   /** A finished result as read now: the same answer, its balance as of the read (D7). */
@@ -565,22 +480,22 @@ export function createMock(options: MockOptions = {}): Mock {
    * after `reads` of `polls + 1`, that share of a fanout's or targets' cells ended (D5), of a tool's waves done (D6).
    */
   function running(run: Run): Reply {
-    const of = polls + 1;
-    const body: Record<string, unknown> = { request_id: run.requestId, schema_version: "v1", status: "running", handle: run.handle, retry_after_seconds: retryAfter };
+    const { call: c, done } = run;
+    const share = (n: number) => Math.floor((n * run.reads) / (polls + 1));
+    const body: Record<string, unknown> = { request_id: run.requestId, schema_version: "v1", status: "running", handle: run.handle };
+    body["retry_after_seconds"] = retryAfter;
     let waves = { planned: 1, done: 0 };
-    if (run.call.kind === "tool" && run.done.kind === "tool") {
-      const planned = run.call.plan.quote.waves_planned;
-      const done = Math.min(planned - 1, Math.floor((planned * run.reads) / of));
-      const steps = done === 0 ? run.call.plan.quote.plan : (run.done.waves[done - 1] ?? run.call.plan.quote.plan);
+    if (c.kind === "tool" && done.kind === "tool") {
+      const planned = c.plan.quote.waves_planned;
+      const ended = Math.min(planned - 1, share(planned));
+      const steps = (ended > 0 && done.waves[ended - 1]) || c.plan.quote.plan;
       body["steps"] = steps;
       waves = { planned, done: steps.filter((s) => s.status === "done" || s.status === "failed").length };
-    } else if (run.call.kind === "data" && run.done.kind === "data" && run.call.plan.shape !== "single") {
-      const plan = run.call.plan;
-      body["cells"] = run.done.ended.slice(0, Math.floor((run.done.ended.length * run.reads) / of)).map((e) => cellOf(plan, e));
+    } else if (c.kind === "data" && done.kind === "data" && c.plan.shape !== "single") {
+      body["cells"] = done.ended.slice(0, share(done.ended.length)).map((e) => cellOf(c.plan, e));
     }
-    body["billing"] = creditBilling(view(), 0, run.call.quote);
-    body["waves"] = waves;
-    body["charge"] = { quote_credits: run.call.quote, charged_credits: 0 };
+    body["billing"] = creditBilling(view(), 0, c.quote);
+    Object.assign(body, { waves, charge: { quote_credits: c.quote, charged_credits: 0 } });
     return reply(202, body, { "Retry-After": String(retryAfter) });
   }
 
@@ -605,28 +520,10 @@ export function createMock(options: MockOptions = {}): Mock {
     return { request_id: requestId, schema_version: "v1", query: body["query"], matches };
   }
 
-  /** A data call's refusal (D41, D42) in the server's words: `invalid_params`, or `400 not_supported` with `fix.allowed`. */
-  function planRefusal(r: PlanRefusal, requestId: string): Refusal {
-    if (r.code === "invalid_params") return invalid(requestId, r.invalid);
-    const fix = { allowed: r.allowed, note: r.note, example_call: { method: "GET", path: "/v1/capabilities" } };
-    return refuse("not_supported", requestId, { reason: "no_such_capability", message: r.message, fix });
-  }
-
-  /** A tool's refusal (D24, D41) in the server's words. */
-  function toolRefusal(r: ToolRefusal, requestId: string): Refusal {
-    if (r.code === "invalid_params") return invalid(requestId, { param: r.param, message: r.message, ...(r.allowed ? { allowed: r.allowed } : {}) });
-    const message = `${r.message} Nothing ran and nothing was charged.`;
-    if (r.code === "plan_limit") {
-      return refuse("plan_limit", requestId, { reason: r.reason, message, fix: { param: r.param, action_url: urls.billing, note: "Buy credits to open it, or send a smaller scale." } });
-    }
-    const note =
-      r.reason !== "not_available_yet"
-        ? "GET /v1/capabilities lists the platforms of each operation."
-        : r.param === "confirm"
-          ? "Send confirm: false to see the plan and price of scale=large, or scale small or standard to run now."
-          : "Send scale small or standard to run now, or confirm: false to see the plan and price of scale=large.";
-    const fix = { param: r.param, ...(r.allowed ? { allowed: r.allowed } : {}), note, example_call: { method: "GET", path: "/v1/capabilities" } };
-    return refuse("not_supported", requestId, { reason: r.reason, message, fix });
+  /** A data call's or a tool's refusal (D24, D41, D42) in the server's words (the engine's `refusalAnswer`). */
+  function planRefusal(r: PlanRefusal | ToolRefusal, requestId: string): Refusal {
+    const answer = refusalAnswer(r, urls);
+    return answer.code === "invalid_params" ? invalid(requestId, answer.invalid) : refuse(answer.code, requestId, answer.extra);
   }
 
   /**
@@ -639,7 +536,7 @@ export function createMock(options: MockOptions = {}): Mock {
       const planned = TOOLS[route.tool as ToolName].plan(params as never, toolContext(simulator.providers));
       if (!planned.ok) {
         const r = planned.refusal;
-        return { refusal: toolRefusal(r, requestId), beforeKey: r.code === "invalid_params" || (r.code === "not_supported" && r.reason === "no_such_capability") };
+        return { refusal: planRefusal(r, requestId), beforeKey: r.code === "invalid_params" || (r.code === "not_supported" && r.reason === "no_such_capability") };
       }
       const p = planned.plan;
       return { call: { kind: "tool", plan: p, body: params, quote: p.quote.quote_credits, warnings: [...p.warnings] } };
@@ -654,15 +551,15 @@ export function createMock(options: MockOptions = {}): Mock {
 
   /** Why an outcome cannot be answered in this call's shape (D13: `search` answers and fanout entries take fewer codes). */
   function unanswerable(op: OperationId, c: Charged, outcome: Outcome): string | undefined {
-    if (outcome.status !== "error" || !outcome.code) return undefined;
-    const where = ERROR_CATALOGUE[outcome.code].envelope;
-    if (where === "all" || (where === "data" && (c.kind === "tool" || c.plan.errorScope === "data"))) return undefined;
-    if (c.kind === "data" && c.plan.shape === "fanout") return `a fanout answer's entries take no ${outcome.code} (D13)`;
-    return `${op} answers no ${outcome.code} inside an HTTP 200 answer`;
+    const where = (ERROR_CATALOGUE as Record<string, { envelope: string } | undefined>)[outcome]?.envelope;
+    if (!where || where === "all" || (where === "data" && (c.kind === "tool" || c.plan.errorScope === "data"))) return undefined;
+    if (c.kind === "data" && c.plan.shape === "fanout") return `a fanout answer's entries take no ${outcome} (D13)`;
+    return `${op} answers no ${outcome} inside an HTTP 200 answer`;
   }
 
   /** A data or tool call, from its plan to its answer. */
-  async function charging(route: MockRoute, c: Charged, forced: Forced | undefined, consume: () => void, skipped: string[], apiKey: string, params: Record<string, unknown>, pathParams: Record<string, string>, headers: Record<string, string>, requestId: string): Promise<Reply> {
+  async function charging(req: Pending, c: Charged, apiKey: string, pathParams: Record<string, string>): Promise<Reply> {
+    const { route, forced, consume, skipped, requestId, params, headers } = req;
     const op = route.operationId;
     const confirmed = params["confirm"] !== false;
     if (op === "accountWatch" && isObject(params["schedule"]) && confirmed && store.scheduleList.length >= 20) {
@@ -672,7 +569,7 @@ export function createMock(options: MockOptions = {}): Mock {
     // idempotency (seed: 409 while running, the first answer again after, 422 with other parameters)
     const idemKey = headers["idempotency-key"];
     const slot = idemKey === undefined ? undefined : `${apiKey}\n${idemKey}`;
-    const fingerprint = stableJson({ op, path: pathParams, params });
+    const fingerprint = seedText({ op, path: pathParams, params });
     const record = slot === undefined ? undefined : store.idempotency.get(slot);
     if (record && record.params !== fingerprint) {
       throw refuse("idempotency_conflict", requestId, {
@@ -781,7 +678,8 @@ export function createMock(options: MockOptions = {}): Mock {
   }
 
   /** `GET /v1/results/{handle}`: 202 `polls` times, then the finished answer (charged once), then the same for free. */
-  async function result(forced: Forced | undefined, consume: () => void, skipped: string[], apiKey: string, handle: string, format: string | undefined, requestId: string): Promise<Reply> {
+  async function result(req: Pending, apiKey: string, handle: string, format: string | undefined): Promise<Reply> {
+    const { forced, consume, skipped, requestId } = req;
     const run = store.runMap.get(handle);
     if (!run || run.key !== apiKey) {
       throw refuse("not_found", requestId, {
@@ -882,6 +780,7 @@ export function createMock(options: MockOptions = {}): Mock {
         body = read.value as Record<string, unknown>;
       }
       const params = route.method === "GET" ? query : body;
+      const pending: Pending = { route, requestId, forced, consume, skipped, params, headers };
       // D41, D50: what the request alone decides is refused before the key; the rest after it.
       const planned = route.charging ? plan(route, params, pathParams, requestId) : {};
       if (planned.refusal && planned.beforeKey) throw planned.refusal;
@@ -909,9 +808,9 @@ export function createMock(options: MockOptions = {}): Mock {
           return done(reply(200, { request_id: requestId, schema_version: "v1", deleted: true, schedule_id: id }));
         }
         case "getResult":
-          return done(await result(forced, consume, skipped, apiKey, pathParams["handle"] ?? "", query["format"] as string | undefined, requestId));
+          return done(await result(pending, apiKey, pathParams["handle"] ?? "", query["format"] as string | undefined));
         default:
-          return done(await charging(route, planned.call!, forced, consume, skipped, apiKey, params, pathParams, headers, requestId));
+          return done(await charging(pending, planned.call!, apiKey, pathParams));
       }
     } catch (e) {
       if (e instanceof Refusal) return done(e.reply);

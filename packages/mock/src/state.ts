@@ -1,14 +1,11 @@
 /** The mock's memory between requests: credits, runs, idempotency keys, schedules. Cleared by `reset()`. */
 import type { CallPlan, EndedCall, RunResult, ToolPlan } from "@sdgw/engine";
-import type { AnswerStatus, ErrorCode, OperationId, Schedule, Step } from "@sdgw/types";
+import type { ErrorCode, OperationId, Schedule, Step } from "@sdgw/types";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
 import { clone } from "./util.ts";
 
-/** @internal An outcome a scenario forces on every call of a run: a status and, for `error`, its code. */
-export interface Outcome {
-  status: AnswerStatus;
-  code?: ErrorCode;
-}
+/** @internal An outcome a scenario forces on every call of a run: `ok`, `empty`, or the code of its failure. */
+export type Outcome = "ok" | "empty" | ErrorCode;
 
 /** @internal A charging call as the engine planned it: a data call's calls, or a tool's plan and request. */
 export type Charged =

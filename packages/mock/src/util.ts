@@ -1,4 +1,4 @@
-/** Small helpers: ids, timestamps, stable JSON. Browser-safe (Web Crypto only). */
+/** Small helpers: ids, timestamps, copies. Browser-safe (Web Crypto only). */
 
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"; // Crockford base32, as in the fixtures' request ids
 const HANDLE_ALPHABET = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
@@ -24,19 +24,6 @@ export function newHandle(): string {
 /** An RFC 3339 timestamp without milliseconds, as the fixtures write them. */
 export function timestamp(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
-/** JSON with object keys sorted, so that two equal values give one text (used to compare parameters). */
-export function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    return `{${Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(value);
 }
 
 /** A deep copy of JSON data. */
