@@ -30,13 +30,15 @@ export function refusalAnswer(r: PlanRefusal | ToolRefusal, urls: ServiceUrls): 
     return { code: "not_supported", extra: { reason: "no_such_capability", message: r.message, fix } };
   }
   if (r.code === "invalid_params") {
-    return { code: "invalid_params", invalid: { param: r.param, message: r.message, ...(r.allowed ? { allowed: r.allowed } : {}) } };
+    const allowed = r.allowed ? { allowed: r.allowed } : {};
+    return { code: "invalid_params", invalid: { param: r.param, message: r.message, ...allowed } };
   }
   const message = `${r.message} Nothing ran and nothing was charged.`;
   if (r.code === "plan_limit") {
     const fix = { param: r.param, action_url: urls.billing, note: "Buy credits to open it, or send a smaller scale." };
     return { code: "plan_limit", extra: { reason: r.reason, message, fix } };
   }
-  const fix = { param: r.param, ...(r.allowed ? { allowed: r.allowed } : {}), note: toolNote(r), example_call: CAPABILITIES };
+  const allowed = r.allowed ? { allowed: r.allowed } : {};
+  const fix = { param: r.param, ...allowed, note: toolNote(r), example_call: CAPABILITIES };
   return { code: "not_supported", extra: { reason: r.reason, message, fix } };
 }

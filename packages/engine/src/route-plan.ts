@@ -10,21 +10,32 @@ import { ROUTES, isRouteOperation, type Catalog } from "./catalog.ts";
 import { planExtra, planPlatforms, planTargets, type PlanResult } from "./plan.ts";
 
 /** The operationIds of the data routes (`callOperation` is `POST /v1/call/{op}`). */
-export type DataRouteId = "search" | "searchPost" | "trending" | "detail" | "comments" | "userProfile" | "userPosts" | "callOperation";
+export type DataRouteId =
+  | "search"
+  | "searchPost"
+  | "trending"
+  | "detail"
+  | "comments"
+  | "userProfile"
+  | "userPosts"
+  | "callOperation";
 
+const EVERY_OP = "GET /v1/capabilities lists every op.";
 const TARGET_OPS = { detail: "detail", comments: "comments", userProfile: "user_profile", userPosts: "user_posts" } as const;
 
 /**
  * Checks the body of a typed op called by name against its route's validator (`requestValidators[routeOp].body`
  * of @sdgw/validators; passed in, so that the engine bundles no validator it does not need): null when valid.
  */
-export type RouteBodyCheck = (routeOp: keyof typeof OPERATIONS, body: Readonly<Record<string, unknown>>) => InvalidParams | null;
+export type RouteBodyCheck = (routeOp: keyof typeof OPERATIONS, body: Body) => InvalidParams | null;
+
+type Body = Readonly<Record<string, unknown>>;
 
 /**
  * Plans a validated request of a data route: `input` is the query of `GET /v1/search`, else the JSON body; `op` is
  * the `{op}` of `POST /v1/call/{op}`, whose typed ops `check` validates.
  */
-export function planRoute(catalog: Catalog, operationId: DataRouteId, input: Readonly<Record<string, unknown>>, op: string, check: RouteBodyCheck): PlanResult {
+export function planRoute(catalog: Catalog, operationId: DataRouteId, input: Body, op: string, check: RouteBodyCheck): PlanResult {
   switch (operationId) {
     case "search":
       return planPlatforms(catalog, "search", input, "search");
@@ -40,7 +51,7 @@ export function planRoute(catalog: Catalog, operationId: DataRouteId, input: Rea
 }
 
 /** Plans `POST /v1/call/{op}` (D23, D41, D42). */
-export function planOperation(catalog: Catalog, op: string, body: Readonly<Record<string, unknown>>, check: RouteBodyCheck): PlanResult {
+export function planOperation(catalog: Catalog, op: string, body: Body, check: RouteBodyCheck): PlanResult {
   const dot = op.indexOf(".");
   const [platform, name] = [op.slice(0, dot), op.slice(dot + 1)] as [Platform, string];
   const found = catalog.lookup(op);
@@ -56,18 +67,18 @@ export function planOperation(catalog: Catalog, op: string, body: Readonly<Recor
           : `The catalog has no op ${op}. Nothing ran and nothing was charged.`,
         allowed,
         note: allowed.length
-          ? `${allowed.map((p) => `${p}.${name}`).join(", ")} ${allowed.length > 1 ? "are" : "is"} in the catalog; GET /v1/capabilities lists every op.`
-          : "GET /v1/capabilities lists every op.",
+          ? `${allowed.map((p) => `${p}.${name}`).join(", ")} ${allowed.length > 1 ? "are" : "is"} in the catalog; ${EVERY_OP}`
+          : EVERY_OP,
       },
     };
   }
   if (!isRouteOperation(name)) return planExtra(found.provider, found.spec, op, body);
   const routeOp = ROUTES[name].operationId;
   const allowed = Object.keys(OPERATIONS[routeOp].body?.params ?? {}).filter((p) => p !== "platform" && p !== "platforms");
-  for (const k of Object.keys(body)) {
-    if (!allowed.includes(k)) {
-      return { ok: false, refusal: { code: "invalid_params", invalid: { param: k, message: `\`${k}\` is not a parameter of this call.`, allowed } } };
-    }
+  const unknown = Object.keys(body).find((k) => !allowed.includes(k));
+  if (unknown !== undefined) {
+    const invalid = { param: unknown, message: `\`${unknown}\` is not a parameter of this call.`, allowed };
+    return { ok: false, refusal: { code: "invalid_params", invalid } };
   }
   const full = { ...body, platform };
   const invalid = check(routeOp, full);

@@ -3,12 +3,14 @@
  * keys and their permission, request validation through @sdgw/validators, credits, 202 runs read by handle,
  * idempotency, paging; and any status or error code on demand (scenarios).
  */
-import { Catalog, Finder, Simulator, TOOLS, cellOf, creditBilling, creditsFor, entryOf, finishedAnswer } from "@sdgw/engine";
-import { fromBase64url, notSupportedEntry, seedText, planRoute, quoteOf, refusalAnswer, toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
+import { Catalog, Finder, Simulator, TOOLS, cellOf, creditBilling, creditsFor, entryOf } from "@sdgw/engine";
+import { finishedAnswer, fromBase64url, notSupportedEntry, planRoute, quoteOf, refusalAnswer, seedText } from "@sdgw/engine";
+import { toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
 import type { CallPlan, CreditView, DataRouteId, EndedCall, PlanRefusal, PlannedCall } from "@sdgw/engine";
-import type { PlatformProvider, ProviderOutcome, RunResult, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
+import type { PlatformProvider, RunResult, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
+import type { OnStep } from "@sdgw/engine/tools";
 import { ERROR_CATALOGUE, TOOL_NAMES } from "@sdgw/types";
-import type { AccountAnswer, EnvelopeError, ErrorCode, OperationId, Platform, Schedule, Step, ToolName } from "@sdgw/types";
+import type { AccountAnswer, ErrorCode, OperationId, Platform, Schedule, Step, ToolName } from "@sdgw/types";
 import { DEFAULT_URLS, OPERATIONS, answerHeaders, bodyTextProblem, errorAnswer, invalidBody } from "@sdgw/validators";
 import { invalidParamsAnswer, keyInQueryRefusal, keysInQuery, nextUtcMidnight, normalizeHeaders } from "@sdgw/validators";
 import { parseQuery, queryTextProblem, requestValidators, responseValidators, toCsv, toNdjson } from "@sdgw/validators";
@@ -18,7 +20,8 @@ import { http, HttpResponse, type HttpHandler } from "msw";
 import { OPENAPI_DOCUMENT } from "./generated/openapi.ts";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
 import type { MockRoute } from "./route-types.ts";
-import { forcedOutcome, ownError, parseScenarioHeader, SCENARIO_HEADER, SKIPPED_HEADER, STATUS_SCENARIOS } from "./scenarios.ts";
+import { forcedOutcome, ownError, parseScenarioHeader, SCENARIO_HEADER, SKIPPED_HEADER } from "./scenarios.ts";
+import { STATUS_SCENARIOS } from "./scenarios.ts";
 import type { Scenario } from "./scenarios.ts";
 import { Store, type Charged, type Done, type MockState, type Outcome, type Run } from "./state.ts";
 import { clone, isObject, newHandle, newRequestId, timestamp } from "./util.ts";
@@ -147,6 +150,12 @@ interface Pending {
   params: Record<string, unknown>;
   headers: Record<string, string>;
 }
+
+/** A request's parameters: the query of `GET /v1/search`, the JSON body of the others. */
+type Params = Record<string, unknown>;
+
+/** A charging call's plan, or its refusal and whether that is decided before the key (D50). */
+type Planned = { call?: Charged; refusal?: Refusal; beforeKey?: boolean };
 
 /** The generated validators of one operation, by part. */
 type Validators = Record<string, (v: unknown) => RequestValidation<unknown>>;
@@ -375,9 +384,11 @@ export function createMock(options: MockOptions = {}): Mock {
   // ---------------------------------------------------------------------------------------------- the engine's calls
 
   /** The credits as answers show them (D7): the mock's keys have no daily limit. */
-  const view = (): CreditView => ({ balance: store.balance, todaySpend: store.spentToday, dailyLimit: null, dailyRemaining: null, held: 0 });
+  const view = (): CreditView => {
+    return { balance: store.balance, todaySpend: store.spentToday, dailyLimit: null, dailyRemaining: null, held: 0 };
+  };
   const toolContext = (providers: ToolContext["providers"]): ToolContext => ({ providers, accountPlan: "paid", now: clock(), urls });
-  const failure = (o: Outcome, platform: string, params: Readonly<Record<string, unknown>> = {}) => forcedOutcome(o, platform, params, retryAfter);
+  const failure = (o: Outcome, platform: string, params: object = {}) => forcedOutcome(o, platform, params, retryAfter);
 
   /** One planned call on its provider, or the outcome a scenario forces instead. */
   async function callOne(call: PlannedCall, scope: "search" | "data", forced: Outcome | undefined): Promise<EndedCall> {
@@ -388,15 +399,16 @@ export function createMock(options: MockOptions = {}): Mock {
       const entry = { status: "error" as const, applied_params: call.applied, warnings: [...call.warnings], items: [] };
       return { call, entry: { ...entry, error: ownError(forced, call.platform, urls) }, cost: 0 };
     }
-    const signal = new AbortController().signal;
-    const outcome = await simulator.providers[call.platform].call({ platform: call.platform, operation: call.operation, params: call.params, signal });
+    const { platform, operation, params } = call;
+    const outcome = await simulator.providers[platform].call({ platform, operation, params, signal: new AbortController().signal });
     return entryOf(call, outcome, scope, urls);
   }
 
   /** Runs a planned call: a data call's calls at once, a tool through `TOOLS[tool].run` (its steps after each wave). */
   async function execute(c: Charged, forced: Outcome | undefined): Promise<Done> {
     if (c.kind === "data") {
-      return { kind: "data", ended: await Promise.all(c.plan.calls.map((call) => callOne(call, c.plan.errorScope, forced))) };
+      const ended = await Promise.all(c.plan.calls.map((call) => callOne(call, c.plan.errorScope, forced)));
+      return { kind: "data", ended };
     }
     let providers = simulator.providers;
     if (forced && forced !== "ok") {
@@ -408,7 +420,7 @@ export function createMock(options: MockOptions = {}): Mock {
       providers = Object.fromEntries(Object.entries(providers).map(([k, p]) => [k, wrap(p)])) as typeof providers;
     }
     const waves: Step[][] = [];
-    const tool = TOOLS[c.plan.tool] as unknown as { run(r: unknown, ctx: ToolContext, onStep: (s: Step[]) => void): Promise<RunResult> };
+    const tool = TOOLS[c.plan.tool] as unknown as { run(r: unknown, ctx: ToolContext, onStep: OnStep): Promise<RunResult> };
     let result = await tool.run(c.body, toolContext(providers), (steps) => waves.push(steps));
     if (forced && forced !== "ok" && !failure(forced, "") && result.status === "error") {
       result = { ...result, error: ownError(forced, c.plan.tool, urls) };
@@ -426,7 +438,7 @@ export function createMock(options: MockOptions = {}): Mock {
   /** The same run when the balance no longer covers it: every call `insufficient_balance`, nothing charged. */
   function unpaid(done: Done): Done {
     const error = (platform: string) => ownError("insufficient_balance", platform, urls);
-    if (done.kind === "tool") return { ...done, result: { ...done.result, status: "error", items: [], error: error("tool") } };
+    if (done.kind === "tool") return { ...done, result: { ...done.result, status: "error", items: [], error: error("") } };
     const entry = (e: EndedCall) => ({ ...e.entry, status: "error" as const, items: [], error: error(e.call.platform) });
     return { kind: "data", ended: done.ended.map((e) => ({ call: e.call, entry: entry(e), cost: 0 })) };
   }
@@ -447,7 +459,8 @@ export function createMock(options: MockOptions = {}): Mock {
     store.charge(charged, clock());
     const fetchedAt = timestamp(clock());
     if (c.kind === "data" && done.kind === "data") {
-      return { body: finishedAnswer(c.plan, done.ended.map(capPages), requestId, fetchedAt, charged, store.balance).body, charged };
+      const { body } = finishedAnswer(c.plan, done.ended.map(capPages), requestId, fetchedAt, charged, store.balance);
+      return { body, charged };
     }
     const { plan, warnings } = c as Extract<Charged, { kind: "tool" }>;
     const result = (done as Extract<Done, { kind: "tool" }>).result;
@@ -482,8 +495,8 @@ export function createMock(options: MockOptions = {}): Mock {
   function running(run: Run): Reply {
     const { call: c, done } = run;
     const share = (n: number) => Math.floor((n * run.reads) / (polls + 1));
-    const body: Record<string, unknown> = { request_id: run.requestId, schema_version: "v1", status: "running", handle: run.handle };
-    body["retry_after_seconds"] = retryAfter;
+    const body: Record<string, unknown> = { request_id: run.requestId, schema_version: "v1", status: "running" };
+    Object.assign(body, { handle: run.handle, retry_after_seconds: retryAfter });
     let waves = { planned: 1, done: 0 };
     if (c.kind === "tool" && done.kind === "tool") {
       const planned = c.plan.quote.waves_planned;
@@ -516,14 +529,16 @@ export function createMock(options: MockOptions = {}): Mock {
 
   function find(body: Record<string, unknown>, requestId: string) {
     const platform = typeof body["platform"] === "string" ? { platform: body["platform"] as Platform } : {};
-    const matches = finder.find(String(body["query"]), { ...platform, limit: typeof body["limit"] === "number" ? body["limit"] : 20 });
+    const limit = typeof body["limit"] === "number" ? body["limit"] : 20;
+    const matches = finder.find(String(body["query"]), { ...platform, limit });
     return { request_id: requestId, schema_version: "v1", query: body["query"], matches };
   }
 
   /** A data call's or a tool's refusal (D24, D41, D42) in the server's words (the engine's `refusalAnswer`). */
   function planRefusal(r: PlanRefusal | ToolRefusal, requestId: string): Refusal {
     const answer = refusalAnswer(r, urls);
-    return answer.code === "invalid_params" ? invalid(requestId, answer.invalid) : refuse(answer.code, requestId, answer.extra);
+    if (answer.code === "invalid_params") return invalid(requestId, answer.invalid);
+    return refuse(answer.code, requestId, answer.extra);
   }
 
   /**
@@ -531,17 +546,19 @@ export function createMock(options: MockOptions = {}): Mock {
    * quote (`TOOLS[tool].plan`), or its refusal and whether it is decided before the key (D50: everything the
    * request alone decides; a tool's `scale=large` depends on the account).
    */
-  function plan(route: MockRoute, params: Record<string, unknown>, pathParams: Record<string, string>, requestId: string): { call?: Charged; refusal?: Refusal; beforeKey?: boolean } {
+  function plan(route: MockRoute, params: Params, pathParams: Record<string, string>, requestId: string): Planned {
     if (route.tool) {
       const planned = TOOLS[route.tool as ToolName].plan(params as never, toolContext(simulator.providers));
       if (!planned.ok) {
         const r = planned.refusal;
-        return { refusal: planRefusal(r, requestId), beforeKey: r.code === "invalid_params" || (r.code === "not_supported" && r.reason === "no_such_capability") };
+        const beforeKey = r.code === "invalid_params" || (r.code === "not_supported" && r.reason === "no_such_capability");
+        return { refusal: planRefusal(r, requestId), beforeKey };
       }
       const p = planned.plan;
       return { call: { kind: "tool", plan: p, body: params, quote: p.quote.quote_credits, warnings: [...p.warnings] } };
     }
-    const planned = planRoute(catalog, route.operationId as DataRouteId, params, pathParams["op"] ?? "", (routeOp, full) => {
+    const op = pathParams["op"] ?? "";
+    const planned = planRoute(catalog, route.operationId as DataRouteId, params, op, (routeOp, full) => {
       const v = (requestValidators[routeOp as keyof typeof requestValidators] as Validators)["body"]!(full);
       return v.ok ? null : v.invalid;
     });
@@ -552,7 +569,8 @@ export function createMock(options: MockOptions = {}): Mock {
   /** Why an outcome cannot be answered in this call's shape (D13: `search` answers and fanout entries take fewer codes). */
   function unanswerable(op: OperationId, c: Charged, outcome: Outcome): string | undefined {
     const where = (ERROR_CATALOGUE as Record<string, { envelope: string } | undefined>)[outcome]?.envelope;
-    if (!where || where === "all" || (where === "data" && (c.kind === "tool" || c.plan.errorScope === "data"))) return undefined;
+    const scope = c.kind === "tool" ? "data" : c.plan.errorScope;
+    if (!where || where === "all" || (where === "data" && scope === "data")) return undefined;
     if (c.kind === "data" && c.plan.shape === "fanout") return `a fanout answer's entries take no ${outcome} (D13)`;
     return `${op} answers no ${outcome} inside an HTTP 200 answer`;
   }
@@ -643,10 +661,12 @@ export function createMock(options: MockOptions = {}): Mock {
     // A call none of whose calls can run (D41) has nothing to wait for: it answers at once.
     // A tool quoted `background` (over 10 calls, D51) answers 202 at once; any call may pass the wait (`slow`).
     const runs = c.kind === "tool" || c.plan.calls.some((x) => !x.unsupported);
-    const background = forced?.kind === "running" || (c.kind === "tool" && c.plan.quote.mode === "background") || (runs && isSlow({ operationId: op, params, headers }));
+    const background =
+      forced?.kind === "running" || (c.kind === "tool" && c.plan.quote.mode === "background") || (runs && isSlow({ operationId: op, params, headers }));
     const done = await execute(c, outcome);
     if (background) {
-      const run: Run = { handle: newHandle(), requestId, op, key: apiKey, call: c, done, reads: 0, status: "running", due: false, charged: 0 };
+      const fresh = { reads: 0, status: "running" as const, due: false, charged: 0 };
+      const run: Run = { handle: newHandle(), requestId, op, key: apiKey, call: c, done, ...fresh };
       if (outcome) run.forced = outcome;
       store.runMap.set(run.handle, run);
       if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, handle: run.handle });
@@ -855,12 +875,12 @@ export function createMock(options: MockOptions = {}): Mock {
   });
 
   /** 404 `not_found` of a path the contract has no route for (after D25's key check), checked like every answer. */
-  function notFound(request: Request, reason: "no_such_tool" | "no_such_route", message: string, allowed: string[]): Response {
+  function notFound(request: Request, reason: "no_such_tool" | "no_such_route", why: string, allowed: string[]): Response {
     const requestId = newRequestId();
     const exposed = keyInUrl(new URL(request.url), requestId);
     if (exposed) return toResponse(exposed, contractPath(request));
     const fix = { allowed, example_call: { method: "GET" as const, path: "/v1/capabilities" } };
-    const a = errorAnswer("not_found", requestId, { reason, message, fix }, { urls });
+    const a = errorAnswer("not_found", requestId, { reason, message: why, fix }, { urls });
     const r = reply(a.status, a.body, a.headers);
     conform(undefined, r);
     return toResponse(r, contractPath(request));
@@ -874,8 +894,10 @@ export function createMock(options: MockOptions = {}): Mock {
   );
   if (options.unknownRoutes ?? base !== "*") {
     const routes = (Object.values(ROUTES) as MockRoute[]).map((r) => `${r.method} ${r.path}`);
-    const noSuchRoute = ({ request }: { request: Request }) =>
-      notFound(request, "no_such_route", `There is no route ${request.method} ${new URL(request.url).pathname.slice(0, 200)}.`, routes);
+    const noSuchRoute = ({ request }: { request: Request }) => {
+      const path = new URL(request.url).pathname.slice(0, 200);
+      return notFound(request, "no_such_route", `There is no route ${request.method} ${path}.`, routes);
+    };
     // Every path under the base address (its whole origin when it has no path of its own), never other origins.
     if (base === "*") handlers.push(http.all("*/v1/*", noSuchRoute));
     else {

@@ -1,5 +1,5 @@
 /** Scenarios: what a test or a frontend team forces the mock to answer, by name. */
-import type { ProviderOutcome } from "@sdgw/engine";
+import type { ProviderFailure, ProviderOutcome } from "@sdgw/engine";
 import { ERROR_CODES, type EnvelopeError, type ErrorCode, type OperationId } from "@sdgw/types";
 import type { ServiceUrls } from "@sdgw/validators";
 import { ROUTES } from "./generated/routes.ts";
@@ -102,8 +102,8 @@ export function parseScenarioHeader(value: string | undefined): Scenario | undef
  * @internal A forced outcome as a platform answers it, in place of the simulated platform's answer; undefined for
  * `ok` and for the codes no platform answers (`invalid_params`, `insufficient_balance`: see {@link ownError}).
  */
-export function forcedOutcome(o: Outcome, p: string, params: Readonly<Record<string, unknown>>, retryAfter: number): ProviderOutcome | undefined {
-  const failed = (failure: Extract<ProviderOutcome, { status: "error" }>["failure"]): ProviderOutcome => ({ status: "error", failure });
+export function forcedOutcome(o: Outcome, p: string, params: object, retryAfter: number): ProviderOutcome | undefined {
+  const failed = (failure: ProviderFailure): ProviderOutcome => ({ status: "error", failure });
   const param = "url" in params ? "url" : "id";
   const ended = "nothing was charged";
   switch (o) {
@@ -112,9 +112,9 @@ export function forcedOutcome(o: Outcome, p: string, params: Readonly<Record<str
     case "not_supported":
       return { status: "not_supported", message: `${p} does not offer this action; ${ended}.` };
     case "timeout":
-      return { status: "timeout", message: `${p} gave no result in time and it is unknown whether it ran. Nothing was charged.` };
+      return { status: "timeout", message: `${p} gave no result in time; it is unknown whether it ran. Nothing was charged.` };
     case "upstream_error":
-      return failed({ code: o, message: `${p} answered HTTP 502; ${ended}. A retry in a few minutes usually works.`, retryable: true });
+      return failed({ code: o, message: `${p} answered HTTP 502; ${ended}. A retry later usually works.`, retryable: true });
     case "rate_limited":
       return failed({ code: o, message: `${p} is limiting how fast the gateway may read; ${ended}.`, retryAfter });
     case "not_found":
@@ -130,7 +130,9 @@ export function forcedOutcome(o: Outcome, p: string, params: Readonly<Record<str
 
 /** @internal The error objects no platform answers: `insufficient_balance`, else `invalid_params`. */
 export function ownError(code: Outcome, platform: string, urls: ServiceUrls): EnvelopeError {
-  if (code !== "insufficient_balance") return { code: "invalid_params", message: `${platform} refused the parameters; nothing was charged.`, retryable: false };
+  if (code !== "insufficient_balance") {
+    return { code: "invalid_params", message: `${platform} refused the parameters; nothing was charged.`, retryable: false };
+  }
   const message = `The balance does not cover this ${platform} call; nothing ran and nothing was charged.`;
   return { code, message, retryable: false, action_url: urls.billing } as EnvelopeError;
 }
