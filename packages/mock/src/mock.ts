@@ -5,7 +5,7 @@
  */
 import { Catalog, Finder, Simulator, TOOLS, cellOf, creditBilling, creditsFor, entryOf } from "@sdgw/engine";
 import { finishedAnswer, fromBase64url, notSupportedEntry, planRoute, quoteOf, refusalAnswer, seedText } from "@sdgw/engine";
-import { toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
+import { presentedKey, toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
 import type { CallPlan, CreditView, DataRouteId, EndedCall, PlanRefusal, PlannedCall } from "@sdgw/engine";
 import type { PlatformProvider, RunResult, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
 import type { OnStep } from "@sdgw/engine/tools";
@@ -331,30 +331,19 @@ export function createMock(options: MockOptions = {}): Mock {
   }
 
   function authenticate(route: MockRoute, headers: Record<string, string>, requestId: string): string {
-    const xKey = headers["x-api-key"];
-    const authorization = headers["authorization"];
-    let bearer: string | undefined;
-    if (authorization !== undefined) {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-      if (!m) {
-        throw refuse("unauthorized", requestId, { reason: "invalid", message: "The Authorization header is not `Bearer <key>`.", fix: { action_url: urls.console, note: "Send Authorization: Bearer <key>, or the key in X-API-Key." } });
-      }
-      bearer = m[1];
-    }
-    if (xKey !== undefined && bearer !== undefined && xKey !== bearer) {
-      throw refuse("unauthorized", requestId, { reason: "invalid", message: "X-API-Key and Authorization carry two different keys.", fix: { action_url: urls.console, note: "Send one key: in X-API-Key or as Authorization: Bearer, not two different ones." } });
-    }
-    const apiKey = xKey ?? bearer;
-    if (!apiKey) throw refuse("unauthorized", requestId, { reason: "missing", message: "No key was sent.", fix: { action_url: urls.console, note: "Send your key in the X-API-Key header or as Authorization: Bearer <key>." } });
-    const key = keys[apiKey];
-    if (!key) throw refuse("unauthorized", requestId, { reason: "invalid", message: "This key is not valid.", fix: { action_url: urls.console, note: "Check the key, or create one in the console." } });
+    const presented = presentedKey(headers);
+    const unauthorized = (reason: string, message: string, note: string) =>
+      refuse("unauthorized", requestId, { reason, message, fix: { action_url: urls.console, note } });
+    if (!presented.ok) throw unauthorized(presented.reason, presented.message, presented.note);
+    const key = keys[presented.key];
+    if (!key) throw unauthorized("invalid", "This key is not valid.", "Check the key, or create one in the console.");
     if (route.charging && !(key.permissions ?? []).includes("read_data")) {
       throw refuse("key_scope_denied", requestId, {
-        message: "This key lacks the permission read_data, which data calls need.",
-        fix: { allowed: ["read_data"], action_url: urls.console, note: "Give the key read_data in the console; the change holds from the next call." },
+        message: "This key lacks the permission read_data.",
+        fix: { allowed: ["read_data"], action_url: urls.console, note: "Give the key read_data in the console; it holds from the next call." },
       });
     }
-    return apiKey;
+    return presented.key;
   }
 
   // ---------------------------------------------------------------------------------------------- validation
@@ -667,7 +656,6 @@ export function createMock(options: MockOptions = {}): Mock {
     if (background) {
       const fresh = { reads: 0, status: "running" as const, due: false, charged: 0 };
       const run: Run = { handle: newHandle(), requestId, op, key: apiKey, call: c, done, ...fresh };
-      if (outcome) run.forced = outcome;
       store.runMap.set(run.handle, run);
       if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, handle: run.handle });
       return running(run);
@@ -731,7 +719,6 @@ export function createMock(options: MockOptions = {}): Mock {
         if (reason) skipped.push(reason);
         else {
           consume();
-          run.forced = forced.outcome;
           run.done = await execute(run.call, forced.outcome);
           run.due = true;
         }

@@ -44,8 +44,6 @@ export interface Run {
   op: OperationId;
   key: string;
   call: Charged;
-  /** The outcome a scenario forced on its calls, if any. */
-  forced?: Outcome;
   /** What its calls answered (run when it started, again when a scenario forces another outcome). */
   done: Done;
   reads: number;
