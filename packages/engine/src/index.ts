@@ -9,7 +9,7 @@ export { planExtra, planPlatforms, planTargets, quoteOf } from "./plan.ts";
 export type { CallPlan, PlanRefusal, PlanResult, PlannedCall } from "./plan.ts";
 export { planOperation, planRoute } from "./route-plan.ts";
 export type { DataRouteId, RouteBodyCheck } from "./route-plan.ts";
-export { refusalAnswer } from "./refusals.ts";
+export { purchaseRefusal, refusalAnswer } from "./refusals.ts";
 export { presentedKey } from "./keys.ts";
 export type { PresentedKey } from "./keys.ts";
 export type { RefusalAnswer } from "./refusals.ts";

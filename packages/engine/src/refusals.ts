@@ -42,3 +42,20 @@ export function refusalAnswer(r: PlanRefusal | ToolRefusal, urls: ServiceUrls): 
   const fix = { param: r.param, ...allowed, note: toolNote(r), example_call: CAPABILITIES };
   return { code: "not_supported", extra: { reason: r.reason, message, fix } };
 }
+
+/**
+ * The `403 plan_limit` a free account gets for what opens after the first purchase: a confirmed `account_watch`
+ * with `schedule` (D11, D51: `schedules_need_purchase`) or a confirmed `batch_stats` (D58: `batches_need_purchase`).
+ */
+export function purchaseRefusal(tool: "account_watch" | "batch_stats", urls: ServiceUrls): RefusalAnswer & { code: "plan_limit" } {
+  const nothing = "Nothing ran and nothing was charged.";
+  if (tool === "account_watch") {
+    const message = `Schedules open after the first purchase; this call without \`schedule\` runs now. ${nothing}`;
+    const fix = { param: "schedule", action_url: urls.billing, note: "Buy credits to open schedules." };
+    return { code: "plan_limit" as const, extra: { reason: "schedules_need_purchase", message, fix } };
+  }
+  const note = "Buy credits to open batches; confirm: false shows the plan and price now.";
+  const fix = { param: "targets", action_url: urls.billing, note };
+  const message = `Batches open after the first purchase (D58). ${nothing}`;
+  return { code: "plan_limit" as const, extra: { reason: "batches_need_purchase", message, fix } };
+}

@@ -5,7 +5,7 @@
  */
 import { Catalog, Finder, Simulator, TOOLS, cellOf, creditBilling, creditsFor, entryOf } from "@sdgw/engine";
 import { finishedAnswer, fromBase64url, notSupportedEntry, planRoute, quoteOf, refusalAnswer, seedText } from "@sdgw/engine";
-import { presentedKey, toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
+import { presentedKey, purchaseRefusal, toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
 import type { CallPlan, CreditView, DataRouteId, EndedCall, PlanRefusal, PlannedCall } from "@sdgw/engine";
 import type { PlatformProvider, RunResult, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
 import type { OnStep } from "@sdgw/engine/tools";
@@ -282,22 +282,10 @@ export function createMock(options: MockOptions = {}): Mock {
         if (!["request_id", "schema_version", "code", "retryable"].includes(k)) extra[k] = clone(v);
       }
     }
-    if (!fixture && code === "plan_limit" && route.operationId === "accountWatch") {
-      // D11, D51: what a free account gets for a schedule (the mock's keys are paid ones; the scenario shows it).
-      Object.assign(extra, {
-        reason: "schedules_need_purchase",
-        message: "Schedules open after the first purchase; this call without `schedule` runs now. Nothing ran and nothing was charged.",
-        fix: { param: "schedule", action_url: urls.billing, note: "Buy credits to open schedules." },
-      });
-    }
-    if (!fixture && code === "plan_limit" && route.operationId === "batchStats") {
-      // D58: what a free account gets for a confirmed batch_stats (the mock's keys are paid ones; the scenario shows it).
-      Object.assign(extra, {
-        reason: "batches_need_purchase",
-        message: "Batches open after the first purchase (D58). Nothing ran and nothing was charged.",
-        fix: { param: "targets", action_url: urls.billing, note: "Buy credits to open batches; confirm: false shows the plan and price now." },
-      });
-    }
+    const tool = { accountWatch: "account_watch", batchStats: "batch_stats" } as const;
+    const op = route.operationId as keyof typeof tool;
+    // D11, D51, D58: what a free account gets (the mock's keys are paid ones; the scenario shows it).
+    if (!fixture && code === "plan_limit" && tool[op]) Object.assign(extra, purchaseRefusal(tool[op], urls).extra);
     const now = new Date(clock());
     if ("resets_at" in extra) extra["resets_at"] = nextUtcMidnight(now);
     if ("retry_at" in extra) extra["retry_at"] = timestamp(now.getTime() + 300_000);
