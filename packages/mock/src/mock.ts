@@ -6,7 +6,7 @@
 import { Catalog, Finder, Simulator, TOOLS, cellOf, creditBilling, creditsFor, entryOf } from "@sdgw/engine";
 import { finishedAnswer, fromBase64url, notSupportedEntry, planRoute, quoteOf, refusalAnswer, seedText } from "@sdgw/engine";
 import { presentedKey, purchaseRefusal, toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
-import type { CallPlan, CreditView, DataRouteId, EndedCall, PlanRefusal, PlannedCall } from "@sdgw/engine";
+import type { CreditView, DataRouteId, EndedCall, PlanRefusal, PlannedCall } from "@sdgw/engine";
 import type { PlatformProvider, RunResult, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
 import type { OnStep } from "@sdgw/engine/tools";
 import { ERROR_CATALOGUE, TOOL_NAMES } from "@sdgw/types";
@@ -450,6 +450,17 @@ export function createMock(options: MockOptions = {}): Mock {
     return reply(200, body, headers);
   }
 
+  /** `batch_stats`' `format`: the media type of its answer, and the default of a read of its handle (D31). */
+  const formatOf = (c: Charged): unknown => (c.kind === "tool" && c.plan.tool === "batch_stats" ? c.body["format"] : undefined);
+
+  /** A finished answer in the media type asked for (D31): csv or ndjson rows of its items, else its JSON. */
+  function fileReply(body: Record<string, unknown>, format: unknown, extraHeaders: Record<string, string> = {}): Reply {
+    const r = finishedReply(body, extraHeaders);
+    if (format === "csv") return { status: r.status, headers: r.headers, text: toCsv(body), contentType: "text/csv; charset=utf-8" };
+    if (format === "ndjson") return { status: r.status, headers: r.headers, text: toNdjson(body), contentType: "application/x-ndjson" };
+    return r;
+  }
+
   /** Ends a run: charged once, its answer under the original call's `request_id` (D47). */
   function finish(run: Run): void {
     const { body, charged } = settle(run.call, run.done, run.requestId);
@@ -572,7 +583,7 @@ export function createMock(options: MockOptions = {}): Mock {
         fix: { param: "Idempotency-Key", note: "Use a new key for a new call, or send the same parameters again." },
       });
     }
-    if (record?.answer) return reply(record.answer.status, clone(record.answer.body), { ...record.answer.headers, "Idempotent-Replayed": "true" });
+    if (record?.answer) return { ...clone(record.answer), headers: { ...record.answer.headers, "Idempotent-Replayed": "true" } };
     if (record?.handle) {
       const run = store.runMap.get(record.handle)!;
       if (run.status === "running" && (run.reads < polls && !run.due)) {
@@ -584,12 +595,12 @@ export function createMock(options: MockOptions = {}): Mock {
         });
       }
       if (run.status === "running") finish(run);
-      if (run.status === "finished") return finishedReply(clone(run.finished!), { "Idempotent-Replayed": "true" });
+      if (run.status === "finished") return fileReply(clone(run.finished!), formatOf(run.call), { "Idempotent-Replayed": "true" });
       store.idempotency.delete(slot!); // broken or expired: the key starts a new call
     }
 
     const remember = (r: Reply): Reply => {
-      if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, answer: { status: r.status, headers: { ...r.headers }, body: clone(r.json) } });
+      if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, answer: clone(r) });
       return r;
     };
 
@@ -648,7 +659,7 @@ export function createMock(options: MockOptions = {}): Mock {
       if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, handle: run.handle });
       return running(run);
     }
-    return remember(finishedReply(settle(c, done, requestId).body));
+    return remember(fileReply(settle(c, done, requestId).body, formatOf(c)));
   }
 
   /**
@@ -720,11 +731,9 @@ export function createMock(options: MockOptions = {}): Mock {
       skipped.push(`${handle} has already finished`);
     }
     const body = asRead(run);
-    const fileHeaders: Record<string, string> = body["status"] === "timeout" ? { "X-Should-Retry": "false" } : {};
-    if (format === "csv") return { status: 200, headers: fileHeaders, text: toCsv(body), contentType: "text/csv; charset=utf-8" };
-    if (format === "ndjson") return { status: 200, headers: fileHeaders, text: toNdjson(body), contentType: "application/x-ndjson" };
-    return finishedReply(body);
+    return fileReply(body, format ?? formatOf(run.call));
   }
+
   // ---------------------------------------------------------------------------------------------- the pipeline
 
   async function answer(route: MockRoute, request: Request, rawPathParams: Record<string, unknown>): Promise<Reply> {

@@ -62,8 +62,8 @@ export interface IdempotencyRecord {
   params: string;
   /** The run of a call that answered 202. */
   handle?: string;
-  /** The answer of a call that answered at once. */
-  answer?: { status: number; headers: Record<string, string>; body: unknown };
+  /** The answer of a call that answered at once: JSON, or the text of a csv or ndjson answer. */
+  answer?: { status: number; headers: Record<string, string>; json?: unknown; text?: string; contentType?: string };
 }
 
 /** What the mock remembers; read it and steer it through `mock.state`. */

@@ -42,4 +42,15 @@ describe("answers from the engine", () => {
     const catalog = new Catalog(simulator.providers);
     expect([got.body.operations, got.body.tools]).toEqual([catalog.operations, catalog.tools]);
   });
+
+  it("batch_stats answers in its format, as the server: csv rows inline, the same text again under its Idempotency-Key", async () => {
+    const body = { targets: ["https://www.douyin.com/video/7301234567890123456"], format: "csv" };
+    const headers = { "Idempotency-Key": idem() };
+    const got = await send({ method: "POST", path: "/v1/tools/batch_stats", body, headers });
+    expect([got.status, got.headers.get("content-type")]).toEqual([200, "text/csv; charset=utf-8"]);
+    expect(got.text.split("\n")[0]).toMatch(/kind/);
+    const again = await send({ method: "POST", path: "/v1/tools/batch_stats", body, headers });
+    expect([again.status, again.text, again.headers.get("idempotent-replayed")]).toEqual([200, got.text, "true"]);
+    expect(mock.state.spentToday).toBeGreaterThan(0);
+  });
 });
