@@ -7,6 +7,12 @@
 export { Catalog, ROUTES, TOOL_DESCRIPTIONS, isRouteOperation, paramsOf } from "./catalog.ts";
 export { planExtra, planPlatforms, planTargets, quoteOf } from "./plan.ts";
 export type { CallPlan, PlanRefusal, PlanResult, PlannedCall } from "./plan.ts";
+export { planOperation, planRoute } from "./route-plan.ts";
+export type { DataRouteId, RouteBodyCheck } from "./route-plan.ts";
+export { purchaseRefusal, refusalAnswer } from "./refusals.ts";
+export { presentedKey } from "./keys.ts";
+export type { PresentedKey } from "./keys.ts";
+export type { RefusalAnswer } from "./refusals.ts";
 export { Finder, words } from "./find.ts";
 export type { FindMatch } from "./find.ts";
 export {

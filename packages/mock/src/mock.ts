@@ -3,49 +3,28 @@
  * keys and their permission, request validation through @sdgw/validators, credits, 202 runs read by handle,
  * idempotency, paging; and any status or error code on demand (scenarios).
  */
-import {
-  ERROR_CATALOGUE,
-  TOOL_NAMES,
-  type AccountAnswer,
-  type ErrorCode,
-  type OperationId,
-  type Schedule,
-} from "@sdgw/types";
-import {
-  DEFAULT_URLS,
-  errorAnswer,
-  invalidBody,
-  invalidParamsAnswer,
-  nextUtcMidnight,
-  normalizeHeaders,
-  OPERATIONS,
-  parseQuery,
-  queryTextProblem,
-  requestValidators,
-  responseValidators,
-  answerHeaders,
-  bodyTextProblem,
-  keyInQueryRefusal,
-  keysInQuery,
-  toCsv,
-  toNdjson,
-  validateErrorStructure,
-  type HttpErrorCode,
-  type InvalidParams,
-  type RequestValidation,
-  type ServiceUrls,
-} from "@sdgw/validators";
+import { Catalog, Finder, Simulator, TOOLS, cellOf, creditBilling, creditsFor, entryOf } from "@sdgw/engine";
+import { finishedAnswer, fromBase64url, notSupportedEntry, planRoute, quoteOf, refusalAnswer, seedText } from "@sdgw/engine";
+import { presentedKey, purchaseRefusal, toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
+import type { CreditView, DataRouteId, EndedCall, PlanRefusal, PlannedCall } from "@sdgw/engine";
+import type { PlatformProvider, RunResult, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
+import type { OnStep } from "@sdgw/engine/tools";
+import { ERROR_CATALOGUE, TOOL_NAMES } from "@sdgw/types";
+import type { AccountAnswer, ErrorCode, OperationId, Platform, Schedule, Step, ToolName } from "@sdgw/types";
+import { DEFAULT_URLS, OPERATIONS, answerHeaders, bodyTextProblem, errorAnswer, invalidBody } from "@sdgw/validators";
+import { invalidParamsAnswer, keyInQueryRefusal, keysInQuery, nextUtcMidnight, normalizeHeaders } from "@sdgw/validators";
+import { parseQuery, queryTextProblem, requestValidators, responseValidators, toCsv, toNdjson } from "@sdgw/validators";
+import { validateErrorStructure } from "@sdgw/validators";
+import type { HttpErrorCode, InvalidParams, RequestValidation, ServiceUrls } from "@sdgw/validators";
 import { http, HttpResponse, type HttpHandler } from "msw";
-import { CATALOG, catalogEntry, expandAll, isTypedName, platformsOffering, typedBody, typedNameOf } from "./catalog.ts";
 import { OPENAPI_DOCUMENT } from "./generated/openapi.ts";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
-import { planCall, type Plan } from "./plan.ts";
-import { costOf, creditBilling, renderFinished, renderQuote, renderRunning, type Outcome, type RenderContext } from "./render.ts";
 import type { MockRoute } from "./route-types.ts";
-import { parseScenarioHeader, SCENARIO_HEADER, SKIPPED_HEADER, STATUS_SCENARIOS, type Scenario } from "./scenarios.ts";
-import { Store, type MockState, type Run } from "./state.ts";
-import { isToolName, largeScaleRefusal, planTool, refusedBeforeKey, type ToolRefusal } from "./tools.ts";
-import { base64url, clone, isObject, newHandle, newRequestId, stableJson, timestamp } from "./util.ts";
+import { forcedOutcome, ownError, parseScenarioHeader, SCENARIO_HEADER, SKIPPED_HEADER } from "./scenarios.ts";
+import { STATUS_SCENARIOS } from "./scenarios.ts";
+import type { Scenario } from "./scenarios.ts";
+import { Store, type Charged, type Done, type MockState, type Outcome, type Run } from "./state.ts";
+import { clone, isObject, newHandle, newRequestId, timestamp } from "./util.ts";
 
 /** A key the mock accepts, and what it may do. */
 export interface MockKey {
@@ -113,6 +92,11 @@ export interface MockOptions {
    * when `baseUrl` is given, off for `*` (where it would catch other APIs' calls).
    */
   unknownRoutes?: boolean;
+  /**
+   * A fixed moment the simulated platforms stand at (an RFC 3339 text or milliseconds), so that tests can compare
+   * exact dates: every date in an answer is before it. Default: the start of the UTC day of `now`.
+   */
+  anchor?: string | number;
   /** The console, billing, sign-in and status addresses the errors point to. Default @sdgw/validators' `DEFAULT_URLS`. */
   urls?: ServiceUrls;
 }
@@ -126,7 +110,7 @@ export interface Mock {
    * ones already on (the newest call wins; within one call, the first given wins).
    */
   use(...scenarios: Scenario[]): void;
-  /** Turns every scenario off and clears the state: credits back to the start, no runs, idempotency keys or cursors. */
+  /** Turns every scenario off and clears the state: credits back to the start, no runs or idempotency keys. */
   reset(): void;
   /** What the mock remembers, and the knobs to steer it (balance, runs: expire, break, finish). */
   readonly state: MockState;
@@ -155,6 +139,27 @@ type Forced =
   | { kind: "noop" }
   | { kind: "skip"; reason: string };
 
+/** A charging or result request on its way: its route, id, parameters and headers, and the scenario forced on it. */
+interface Pending {
+  route: MockRoute;
+  requestId: string;
+  forced: Forced | undefined;
+  consume(): void;
+  /** Why a forced scenario was not applied (the `x-sdgw-scenario-skipped` header). */
+  skipped: string[];
+  params: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** A request's parameters: the query of `GET /v1/search`, the JSON body of the others. */
+type Params = Record<string, unknown>;
+
+/** A charging call's plan, or its refusal and whether that is decided before the key (D50). */
+type Planned = { call?: Charged; refusal?: Refusal; beforeKey?: boolean };
+
+/** The generated validators of one operation, by part. */
+type Validators = Record<string, (v: unknown) => RequestValidation<unknown>>;
+
 const RETENTION_MS = 24 * 60 * 60 * 1000;
 const isProduction = () => (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["NODE_ENV"] === "production";
 
@@ -171,16 +176,6 @@ class Refusal {
   constructor(reply: Reply) {
     this.reply = reply;
   }
-}
-
-/** The outcome a status scenario forces on every unit. */
-function statusOutcome(name: string): Outcome {
-  return name === "error" ? { status: "error", code: "upstream_error" } : { status: name as Outcome["status"] };
-}
-
-/** The outcome of an error code answered inside an HTTP 200 answer. */
-function codeOutcome(code: ErrorCode): Outcome {
-  return code === "timeout" || code === "not_supported" ? { status: code } : { status: "error", code };
 }
 
 /** Whether a code can stand inside the `error` of an answer of `op` (D13: not_found, invalid_target, temporarily_unavailable not on GET /v1/search). */
@@ -217,6 +212,9 @@ export function createMock(options: MockOptions = {}): Mock {
   if (!(Number.isInteger(polls) && polls >= 0)) throw new TypeError(`@sdgw/mock: polls must be a whole number, 0 or more (got ${polls})`);
 
   const store = new Store(options.balance ?? 100);
+  const simulator = new Simulator({ now: clock, ...(options.anchor !== undefined ? { anchor: options.anchor } : {}) });
+  const catalog = new Catalog(simulator.providers);
+  const finder = new Finder(catalog);
   let active: Active[] = [];
 
   // ---------------------------------------------------------------------------------------------- scenarios
@@ -245,7 +243,7 @@ export function createMock(options: MockOptions = {}): Mock {
     if (asStatus) {
       if (!runs) return name === "ok" ? { kind: "noop" } : { kind: "skip", reason: `${op} answers no ${name} status` };
       if (name === "running") return { kind: "running" };
-      return { kind: "outcome", outcome: statusOutcome(name) };
+      return { kind: "outcome", outcome: name === "error" ? "upstream_error" : name };
     }
     const code = name as ErrorCode;
     const row = ERROR_CATALOGUE[code];
@@ -253,7 +251,7 @@ export function createMock(options: MockOptions = {}): Mock {
     const dataRoute = route.charging && op !== "search";
     const wanted = s.http ?? (non200 === undefined || ((code === "not_found" || code === "temporarily_unavailable") && dataRoute) ? 200 : non200);
     if (wanted === 200) {
-      if (runs && (op === "getResult" || envelopeAllows(code, op))) return { kind: "outcome", outcome: codeOutcome(code) };
+      if (runs && (op === "getResult" || envelopeAllows(code, op))) return { kind: "outcome", outcome: code };
       return { kind: "skip", reason: `${op} answers no ${code} inside an HTTP 200 answer` };
     }
     if ((row.http as readonly number[]).includes(wanted) && route.responses.includes(wanted)) return { kind: "refusal", code: code as HttpErrorCode, http: wanted };
@@ -284,22 +282,10 @@ export function createMock(options: MockOptions = {}): Mock {
         if (!["request_id", "schema_version", "code", "retryable"].includes(k)) extra[k] = clone(v);
       }
     }
-    if (!fixture && code === "plan_limit" && route.operationId === "accountWatch") {
-      // D11, D51: what a free account gets for a schedule (the mock's keys are paid ones; the scenario shows it).
-      Object.assign(extra, {
-        reason: "schedules_need_purchase",
-        message: "Schedules open after the first purchase; this call without `schedule` runs now. Nothing ran and nothing was charged.",
-        fix: { param: "schedule", action_url: urls.billing, note: "Buy credits to open schedules." },
-      });
-    }
-    if (!fixture && code === "plan_limit" && route.operationId === "batchStats") {
-      // D58: what a free account gets for a confirmed batch_stats (the mock's keys are paid ones; the scenario shows it).
-      Object.assign(extra, {
-        reason: "batches_need_purchase",
-        message: "Batches open after the first purchase (D58). Nothing ran and nothing was charged.",
-        fix: { param: "targets", action_url: urls.billing, note: "Buy credits to open batches; confirm: false shows the plan and price now." },
-      });
-    }
+    const tool = { accountWatch: "account_watch", batchStats: "batch_stats" } as const;
+    const op = route.operationId as keyof typeof tool;
+    // D11, D51, D58: what a free account gets (the mock's keys are paid ones; the scenario shows it).
+    if (!fixture && code === "plan_limit" && tool[op]) Object.assign(extra, purchaseRefusal(tool[op], urls).extra);
     const now = new Date(clock());
     if ("resets_at" in extra) extra["resets_at"] = nextUtcMidnight(now);
     if ("retry_at" in extra) extra["retry_at"] = timestamp(now.getTime() + 300_000);
@@ -333,30 +319,19 @@ export function createMock(options: MockOptions = {}): Mock {
   }
 
   function authenticate(route: MockRoute, headers: Record<string, string>, requestId: string): string {
-    const xKey = headers["x-api-key"];
-    const authorization = headers["authorization"];
-    let bearer: string | undefined;
-    if (authorization !== undefined) {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-      if (!m) {
-        throw refuse("unauthorized", requestId, { reason: "invalid", message: "The Authorization header is not `Bearer <key>`.", fix: { action_url: urls.console, note: "Send Authorization: Bearer <key>, or the key in X-API-Key." } });
-      }
-      bearer = m[1];
-    }
-    if (xKey !== undefined && bearer !== undefined && xKey !== bearer) {
-      throw refuse("unauthorized", requestId, { reason: "invalid", message: "X-API-Key and Authorization carry two different keys.", fix: { action_url: urls.console, note: "Send one key: in X-API-Key or as Authorization: Bearer, not two different ones." } });
-    }
-    const apiKey = xKey ?? bearer;
-    if (!apiKey) throw refuse("unauthorized", requestId, { reason: "missing", message: "No key was sent.", fix: { action_url: urls.console, note: "Send your key in the X-API-Key header or as Authorization: Bearer <key>." } });
-    const key = keys[apiKey];
-    if (!key) throw refuse("unauthorized", requestId, { reason: "invalid", message: "This key is not valid.", fix: { action_url: urls.console, note: "Check the key, or create one in the console." } });
+    const presented = presentedKey(headers);
+    const unauthorized = (reason: string, message: string, note: string) =>
+      refuse("unauthorized", requestId, { reason, message, fix: { action_url: urls.console, note } });
+    if (!presented.ok) throw unauthorized(presented.reason, presented.message, presented.note);
+    const key = keys[presented.key];
+    if (!key) throw unauthorized("invalid", "This key is not valid.", "Check the key, or create one in the console.");
     if (route.charging && !(key.permissions ?? []).includes("read_data")) {
       throw refuse("key_scope_denied", requestId, {
-        message: "This key lacks the permission read_data, which data calls need.",
-        fix: { allowed: ["read_data"], action_url: urls.console, note: "Give the key read_data in the console; the change holds from the next call." },
+        message: "This key lacks the permission read_data.",
+        fix: { allowed: ["read_data"], action_url: urls.console, note: "Give the key read_data in the console; it holds from the next call." },
       });
     }
-    return apiKey;
+    return presented.key;
   }
 
   // ---------------------------------------------------------------------------------------------- validation
@@ -383,24 +358,90 @@ export function createMock(options: MockOptions = {}): Mock {
     }
   }
 
-  // ---------------------------------------------------------------------------------------------- rendering helpers
+  // ---------------------------------------------------------------------------------------------- the engine's calls
 
-  function context(requestId: string): RenderContext {
-    return {
-      requestId,
-      now: clock(),
-      balance: store.balance,
-      spentToday: store.spentToday,
-      pages,
-      retryAfter,
-      urls,
-      issueCursor(op, platform, page) {
-        const family = op === "searchPost" ? "search" : op;
-        const cursor = base64url(JSON.stringify({ v: 1, op: family, platform, page }));
-        store.cursors.set(cursor, { family, platform, page });
-        return cursor;
-      },
-    };
+  /** The credits as answers show them (D7): the mock's keys have no daily limit. */
+  const view = (): CreditView => {
+    return { balance: store.balance, todaySpend: store.spentToday, dailyLimit: null, dailyRemaining: null, held: 0 };
+  };
+  const toolContext = (providers: ToolContext["providers"]): ToolContext => ({ providers, accountPlan: "paid", now: clock(), urls });
+  const failure = (o: Outcome, platform: string, params: object = {}) => forcedOutcome(o, platform, params, retryAfter);
+
+  /** One planned call on its provider, or the outcome a scenario forces instead. */
+  async function callOne(call: PlannedCall, scope: "search" | "data", forced: Outcome | undefined): Promise<EndedCall> {
+    if (call.unsupported) return notSupportedEntry(call, call.unsupported, urls);
+    if (forced && forced !== "ok") {
+      const outcome = failure(forced, call.platform, call.params);
+      if (outcome) return entryOf(call, outcome, scope, urls);
+      const entry = { status: "error" as const, applied_params: call.applied, warnings: [...call.warnings], items: [] };
+      return { call, entry: { ...entry, error: ownError(forced, call.platform, urls) }, cost: 0 };
+    }
+    const { platform, operation, params } = call;
+    const outcome = await simulator.providers[platform].call({ platform, operation, params, signal: new AbortController().signal });
+    return entryOf(call, outcome, scope, urls);
+  }
+
+  /** Runs a planned call: a data call's calls at once, a tool through `TOOLS[tool].run` (its steps after each wave). */
+  async function execute(c: Charged, forced: Outcome | undefined): Promise<Done> {
+    if (c.kind === "data") {
+      const ended = await Promise.all(c.plan.calls.map((call) => callOne(call, c.plan.errorScope, forced)));
+      return { kind: "data", ended };
+    }
+    let providers = simulator.providers;
+    if (forced && forced !== "ok") {
+      // A forced outcome replaces every provider call's; the codes no platform answers fail as upstream_error first.
+      const wrap = (p: PlatformProvider): PlatformProvider => ({
+        ...p,
+        call: async (r) => failure(forced, r.platform, r.params) ?? failure("upstream_error", r.platform)!,
+      });
+      providers = Object.fromEntries(Object.entries(providers).map(([k, p]) => [k, wrap(p)])) as typeof providers;
+    }
+    const waves: Step[][] = [];
+    const tool = TOOLS[c.plan.tool] as unknown as { run(r: unknown, ctx: ToolContext, onStep: OnStep): Promise<RunResult> };
+    let result = await tool.run(c.body, toolContext(providers), (steps) => waves.push(steps));
+    if (forced && forced !== "ok" && !failure(forced, "") && result.status === "error") {
+      result = { ...result, error: ownError(forced, c.plan.tool, urls) };
+    }
+    return { kind: "tool", result, waves };
+  }
+
+  /** Credits a run costs: each `ok` or `empty` call's price; a tool `creditsFor(calls_charged)`, at most its quote. */
+  function costOf(c: Charged, done: Done): number {
+    if (done.kind === "data") return done.ended.reduce((s, e) => s + e.cost, 0);
+    const failed = ["error", "not_supported", "timeout"].includes(done.result.status);
+    return failed ? 0 : Math.min(creditsFor(done.result.calls_charged), c.quote);
+  }
+
+  /** The same run when the balance no longer covers it: every call `insufficient_balance`, nothing charged. */
+  function unpaid(done: Done): Done {
+    const error = (platform: string) => ownError("insufficient_balance", platform, urls);
+    if (done.kind === "tool") return { ...done, result: { ...done.result, status: "error", items: [], error: error("") } };
+    const entry = (e: EndedCall) => ({ ...e.entry, status: "error" as const, items: [], error: error(e.call.platform) });
+    return { kind: "data", ended: done.ended.map((e) => ({ call: e.call, entry: entry(e), cost: 0 })) };
+  }
+
+  /** `options.pages`: that page answers `has_more: false` (a simulator's cursor holds the offset of the next). */
+  function capPages(e: EndedCall): EndedCall {
+    const cursor = e.entry.page?.has_more ? e.entry.page.cursor : undefined;
+    const size = Number(e.call.params["limit"] ?? e.call.params["count"] ?? 20);
+    const offset = cursor ? (JSON.parse(fromBase64url(cursor) ?? "{}") as { o?: number }).o : undefined;
+    if (offset === undefined || Math.round(offset / size) < pages) return e;
+    return { ...e, entry: { ...e.entry, page: { has_more: false } } };
+  }
+
+  /** Charges a run once (a balance that no longer covers it fails it, `insufficient_balance`) and answers it. */
+  function settle(c: Charged, done: Done, requestId: string): { body: Record<string, unknown>; charged: number } {
+    let charged = costOf(c, done);
+    if (charged > store.balance) [done, charged] = [unpaid(done), 0];
+    store.charge(charged, clock());
+    const fetchedAt = timestamp(clock());
+    if (c.kind === "data" && done.kind === "data") {
+      const { body } = finishedAnswer(c.plan, done.ended.map(capPages), requestId, fetchedAt, charged, store.balance);
+      return { body, charged };
+    }
+    const { plan, warnings } = c as Extract<Charged, { kind: "tool" }>;
+    const result = (done as Extract<Done, { kind: "tool" }>).result;
+    return { body: toolAnswer({ requestId, fetchedAt, plan, result, charged, view: view(), warnings }) as never, charged };
   }
 
   function finishedReply(body: Record<string, unknown>, extraHeaders: Record<string, string> = {}): Reply {
@@ -409,20 +450,21 @@ export function createMock(options: MockOptions = {}): Mock {
     return reply(200, body, headers);
   }
 
-  /** Ends a run: charges it once (1 credit per ok or empty unit; a balance that no longer covers it fails it with `insufficient_balance`). */
+  /** `batch_stats`' `format`: the media type of its answer, and the default of a read of its handle (D31). */
+  const formatOf = (c: Charged): unknown => (c.kind === "tool" && c.plan.tool === "batch_stats" ? c.body["format"] : undefined);
+
+  /** A finished answer in the media type asked for (D31): csv or ndjson rows of its items, else its JSON. */
+  function fileReply(body: Record<string, unknown>, format: unknown, extraHeaders: Record<string, string> = {}): Reply {
+    const r = finishedReply(body, extraHeaders);
+    if (format === "csv") return { status: r.status, headers: r.headers, text: toCsv(body), contentType: "text/csv; charset=utf-8" };
+    if (format === "ndjson") return { status: r.status, headers: r.headers, text: toNdjson(body), contentType: "application/x-ndjson" };
+    return r;
+  }
+
+  /** Ends a run: charged once, its answer under the original call's `request_id` (D47). */
   function finish(run: Run): void {
-    let outcomes = run.outcomes;
-    let cost = costOf(run.plan, outcomes);
-    if (cost > store.balance) {
-      outcomes = outcomes.map(() => ({ status: "error", code: "insufficient_balance" }));
-      cost = 0;
-    }
-    store.charge(cost, clock());
-    run.charged = cost;
-    run.outcomes = outcomes;
-    run.finished = renderFinished(run.plan, outcomes, context(run.requestId)); // D47: the original call's request_id
-    run.status = "finished";
-    run.endedAt = clock();
+    const { body, charged } = settle(run.call, run.done, run.requestId);
+    Object.assign(run, { charged, finished: body, status: "finished", endedAt: clock() });
   }
 
   /** A finished result as read now: the same answer, its balance as of the read (D7). */
@@ -430,158 +472,110 @@ export function createMock(options: MockOptions = {}): Mock {
     const body = clone(run.finished!);
     const billing = body["billing"] as Record<string, unknown>;
     if ("balance" in billing) billing["balance"] = store.balance;
-    else Object.assign(billing, creditBilling(Number(billing["cost_credits"]), store.balance, store.spentToday));
+    else body["billing"] = creditBilling(view(), Number(billing["cost_credits"]));
     return body;
   }
 
-  /** The 202 answer of a run still going: the call's own, and every read of it, under the call's `request_id` (D47). */
+  /**
+   * The 202 answer of a run still going, the call's own and every read of it, under the call's `request_id` (D47):
+   * after `reads` of `polls + 1`, that share of a fanout's or targets' cells ended (D5), of a tool's waves done (D6).
+   */
   function running(run: Run): Reply {
-    return reply(202, renderRunning(run.plan, run.outcomes, run.handle, run.reads, polls + 1, context(run.requestId)), { "Retry-After": String(retryAfter) });
+    const { call: c, done } = run;
+    const share = (n: number) => Math.floor((n * run.reads) / (polls + 1));
+    const body: Record<string, unknown> = { request_id: run.requestId, schema_version: "v1", status: "running" };
+    Object.assign(body, { handle: run.handle, retry_after_seconds: retryAfter });
+    let waves = { planned: 1, done: 0 };
+    if (c.kind === "tool" && done.kind === "tool") {
+      const planned = c.plan.quote.waves_planned;
+      const ended = Math.min(planned - 1, share(planned));
+      const steps = (ended > 0 && done.waves[ended - 1]) || c.plan.quote.plan;
+      body["steps"] = steps;
+      waves = { planned, done: steps.filter((s) => s.status === "done" || s.status === "failed").length };
+    } else if (c.kind === "data" && done.kind === "data" && c.plan.shape !== "single") {
+      body["cells"] = done.ended.slice(0, share(done.ended.length)).map((e) => cellOf(c.plan, e));
+    }
+    body["billing"] = creditBilling(view(), 0, c.quote);
+    Object.assign(body, { waves, charge: { quote_credits: c.quote, charged_credits: 0 } });
+    return reply(202, body, { "Retry-After": String(retryAfter) });
   }
 
   // ---------------------------------------------------------------------------------------------- operations
 
-  /** The catalog (./catalog.ts): what every capability gap the mock answers is read from. */
-  function capabilities(requestId: string) {
-    return { ...(clone(FIXTURES[ROUTES.listCapabilities.defaultFixture!]) as Record<string, unknown>), request_id: requestId, operations: clone(CATALOG) };
-  }
-
   function account(apiKey: string, requestId: string): AccountAnswer {
     const fixture = clone(FIXTURES[ROUTES.getAccount.defaultFixture!]) as AccountAnswer;
     const permissions = [...(keys[apiKey]?.permissions ?? [])];
+    const id = `key_${apiKey.replace(/[^A-Za-z0-9]/g, "").slice(-8) || "mock"}`;
     return {
       ...fixture,
       request_id: requestId,
       workspace: { ...fixture.workspace, schedules_count: store.scheduleList.length },
-      key: { ...fixture.key, id: `key_${apiKey.replace(/[^A-Za-z0-9]/g, "").slice(-8) || "mock"}`, prefix: apiKey.slice(0, 9), name: "mock key", permissions, daily_limit_credits: null, expires_at: null },
-      billing: creditBilling(0, store.balance, store.spentToday) as AccountAnswer["billing"],
+      key: { ...fixture.key, id, prefix: apiKey.slice(0, 9), name: "mock key", permissions, daily_limit_credits: null, expires_at: null },
+      billing: creditBilling(view(), 0) as AccountAnswer["billing"],
     };
   }
 
   function find(body: Record<string, unknown>, requestId: string) {
-    const fixture = clone(FIXTURES[ROUTES.findOperation.defaultFixture!]) as { matches: Array<{ platform: string | null }> };
-    const matches = fixture.matches.filter((m) => body["platform"] === undefined || m.platform === body["platform"] || m.platform === null);
-    return { ...fixture, request_id: requestId, query: body["query"], matches: matches.slice(0, typeof body["limit"] === "number" ? body["limit"] : 20) };
+    const platform = typeof body["platform"] === "string" ? { platform: body["platform"] as Platform } : {};
+    const limit = typeof body["limit"] === "number" ? body["limit"] : 20;
+    const matches = finder.find(String(body["query"]), { ...platform, limit });
+    return { request_id: requestId, schema_version: "v1", query: body["query"], matches };
   }
 
-  /** `400 not_supported`, reason `no_such_capability`: `fix.allowed` the platforms that offer `name` (D36, D41, D42). */
-  function noSuchCapability(message: string, name: string, requestId: string, param?: string): Refusal {
-    const allowed = platformsOffering(name);
-    return refuse("not_supported", requestId, {
-      reason: "no_such_capability",
-      message,
-      fix: {
-        ...(param ? { param } : {}),
-        allowed,
-        note: allowed.length ? `${allowed.map((p) => `${p}.${name}`).join(", ")} ${allowed.length === 1 ? "is" : "are"} in the catalog; GET /v1/capabilities lists every op.` : "GET /v1/capabilities lists every op.",
-        example_call: { method: "GET", path: "/v1/capabilities" },
-      },
-    });
-  }
-
-  /** A tool's refusal (D24, D41) in the server's words: `invalid_params`, or `400 not_supported` with `fix.param` and `fix.allowed`. */
-  function toolRefusal(r: ToolRefusal, requestId: string): Refusal {
-    if (r.code === "invalid_params") return invalid(requestId, { param: r.param, message: r.message, ...(r.allowed ? { allowed: r.allowed } : {}) });
-    return refuse("not_supported", requestId, {
-      reason: r.reason,
-      message: `${r.message} Nothing ran and nothing was charged.`,
-      fix: {
-        param: r.param,
-        ...(r.allowed ? { allowed: r.allowed } : {}),
-        note:
-          r.reason !== "not_available_yet"
-            ? "GET /v1/capabilities lists the platforms of each operation."
-            : r.param === "confirm"
-              ? "Send confirm: false to see the plan and price of scale=large, or scale small or standard to run now."
-              : "Send scale small or standard to run now, or confirm: false to see the plan and price of scale=large.",
-        example_call: { method: "GET", path: "/v1/capabilities" },
-      },
-    });
+  /** A data call's or a tool's refusal (D24, D41, D42) in the server's words (the engine's `refusalAnswer`). */
+  function planRefusal(r: PlanRefusal | ToolRefusal, requestId: string): Refusal {
+    const answer = refusalAnswer(r, urls);
+    if (answer.code === "invalid_params") return invalid(requestId, answer.invalid);
+    return refuse(answer.code, requestId, answer.extra);
   }
 
   /**
-   * The capability refusals of a charging call, decided from the request alone like validation (before the key,
-   * D50): a platform without the operation (D41) or an op the catalog lacks (D42) is `400 not_supported`, as is
-   * `platforms=all` when no platform can answer; `POST /v1/call/{op}` takes the op's own parameters (D23), a typed
-   * op its route's. A platform with the operation but not a parameter value is answered later, inside HTTP 200.
+   * A charging call planned by the engine, as the server plans it: a data route's calls (`planRoute`) or a tool's
+   * quote (`TOOLS[tool].plan`), or its refusal and whether it is decided before the key (D50: everything the
+   * request alone decides; a tool's `scale=large` depends on the account).
    */
-  function checkCapabilities(route: MockRoute, params: Record<string, unknown>, pathParams: Record<string, string>, requestId: string): void {
-    const op = route.operationId;
-    if (op === "callOperation") {
-      const opName = pathParams["op"] ?? "";
-      const [platform, name] = [opName.slice(0, opName.indexOf(".")), opName.slice(opName.indexOf(".") + 1)];
-      const entry = catalogEntry(opName);
-      if (!entry) {
-        const allowed = platformsOffering(name);
-        throw noSuchCapability(
-          allowed.length
-            ? `The catalog has no op ${opName}: ${platform} does not offer ${name}; ${allowed.join(", ")} ${allowed.length === 1 ? "does" : "do"}. Nothing ran and nothing was charged.`
-            : `The catalog has no op ${opName}. Nothing ran and nothing was charged.`,
-          name,
-          requestId,
-        );
+  function plan(route: MockRoute, params: Params, pathParams: Record<string, string>, requestId: string): Planned {
+    if (route.tool) {
+      const planned = TOOLS[route.tool as ToolName].plan(params as never, toolContext(simulator.providers));
+      if (!planned.ok) {
+        const r = planned.refusal;
+        const beforeKey = r.code === "invalid_params" || (r.code === "not_supported" && r.reason === "no_such_capability");
+        return { refusal: planRefusal(r, requestId), beforeKey };
       }
-      if (isTypedName(name)) {
-        // A typed op by name: its route's parameters and rules (no `platform`: the op names it).
-        const body = typedBody(name);
-        const allowed = Object.keys(OPERATIONS[body].body?.params ?? {}).filter((p) => p !== "platform" && p !== "platforms");
-        const unknown = Object.keys(params).find((k) => !allowed.includes(k));
-        if (unknown) throw invalid(requestId, { param: unknown, message: `\`${unknown}\` is not a parameter of ${opName}.`, allowed });
-        const validators = requestValidators[body as keyof typeof requestValidators] as Record<string, (v: unknown) => RequestValidation<unknown>>;
-        check(route, validators["body"]!({ ...params, platform }), requestId);
-        return;
-      }
-      const unknown = Object.keys(params).find((k) => !entry.params.includes(k));
-      if (unknown) throw invalid(requestId, { param: unknown, message: `\`${unknown}\` is not a parameter of ${opName}.`, allowed: entry.params });
-      return;
+      const p = planned.plan;
+      return { call: { kind: "tool", plan: p, body: params, quote: p.quote.quote_credits, warnings: [...p.warnings] } };
     }
-    if (route.tool && isToolName(route.tool)) {
-      // D41, D50, D51: a wrong link or include, and a platform or target without the operation the tool reads.
-      const planned = planTool(route.tool, params);
-      if (!planned.ok && refusedBeforeKey(planned.refusal)) throw toolRefusal(planned.refusal, requestId);
-      return;
-    }
-    const name = typedNameOf(op);
-    if (!name) return;
-    const platform = params["platform"];
-    if (typeof platform === "string" && !catalogEntry(`${platform}.${name}`)) {
-      const allowed = platformsOffering(name);
-      throw noSuchCapability(`${platform} does not offer ${name}; ${allowed.join(", ")} ${allowed.length === 1 ? "does" : "do"}. Nothing ran and nothing was charged.`, name, requestId, "platform");
-    }
-    if (params["platforms"] === "all") {
-      const rest = { ...params };
-      delete rest["platforms"];
-      if (expandAll(name, rest).platforms.length === 0) throw noSuchCapability(`No platform offers ${name} with these parameters. Nothing ran and nothing was charged.`, name, requestId, "platforms");
-    }
+    const op = pathParams["op"] ?? "";
+    const planned = planRoute(catalog, route.operationId as DataRouteId, params, op, (routeOp, full) => {
+      const v = (requestValidators[routeOp as keyof typeof requestValidators] as Validators)["body"]!(full);
+      return v.ok ? null : v.invalid;
+    });
+    if (!planned.ok) return { refusal: planRefusal(planned.refusal, requestId), beforeKey: true };
+    return { call: { kind: "data", plan: planned.plan, quote: quoteOf(planned.plan).credits } };
   }
 
-  /** A data or tool call, from validated parameters to its answer. */
-  function charging(route: MockRoute, forced: Forced | undefined, consume: () => void, skipped: string[], apiKey: string, params: Record<string, unknown>, pathParams: Record<string, string>, headers: Record<string, string>, requestId: string): Reply {
+  /** Why an outcome cannot be answered in this call's shape (D13: `search` answers and fanout entries take fewer codes). */
+  function unanswerable(op: OperationId, c: Charged, outcome: Outcome): string | undefined {
+    const where = (ERROR_CATALOGUE as Record<string, { envelope: string } | undefined>)[outcome]?.envelope;
+    const scope = c.kind === "tool" ? "data" : c.plan.errorScope;
+    if (!where || where === "all" || (where === "data" && scope === "data")) return undefined;
+    if (c.kind === "data" && c.plan.shape === "fanout") return `a fanout answer's entries take no ${outcome} (D13)`;
+    return `${op} answers no ${outcome} inside an HTTP 200 answer`;
+  }
+
+  /** A data or tool call, from its plan to its answer. */
+  async function charging(req: Pending, c: Charged, apiKey: string, pathParams: Record<string, string>): Promise<Reply> {
+    const { route, forced, consume, skipped, requestId, params, headers } = req;
     const op = route.operationId;
-    // paging: a cursor must be one the mock gave out, for this route family and platform (D19)
-    let page = 1;
-    if (typeof params["cursor"] === "string") {
-      const pos = store.cursors.get(params["cursor"]);
-      const family = op === "searchPost" ? "search" : op;
-      if (!pos || pos.family !== family || pos.platform !== params["platform"]) {
-        throw invalid(requestId, { param: "cursor", message: "`cursor` is invalid or expired; restart without `cursor`." });
-      }
-      page = pos.page;
-    }
-    if (op === "brandBuzz" && params["scale"] === "large" && params["confirm"] !== false) {
-      // D73: a confirmed scale=large is not available yet; its quote (confirm: false) is planned below.
-      const fixture = params["confirm"] === true ? undefined : route.fixtures.find((f) => f.code === "not_supported" && f.http === 400);
-      throw fixture ? new Refusal(forcedRefusal(route, "not_supported", 400, requestId)) : toolRefusal(largeScaleRefusal(params["confirm"] === true), requestId);
-    }
-    if (op === "accountWatch" && isObject(params["schedule"]) && params["confirm"] !== false && store.scheduleList.length >= 20) {
+    const confirmed = params["confirm"] !== false;
+    if (op === "accountWatch" && isObject(params["schedule"]) && confirmed && store.scheduleList.length >= 20) {
       throw invalid(requestId, { param: "schedule", message: "A workspace has at most 20 schedules.", note: "DELETE /v1/schedules/{schedule_id} removes one; GET /v1/schedules lists them." });
     }
-    const plan = planCall(op, params, pathParams, page);
 
     // idempotency (seed: 409 while running, the first answer again after, 422 with other parameters)
     const idemKey = headers["idempotency-key"];
     const slot = idemKey === undefined ? undefined : `${apiKey}\n${idemKey}`;
-    const fingerprint = stableJson({ op, path: pathParams, params });
+    const fingerprint = seedText({ op, path: pathParams, params });
     const record = slot === undefined ? undefined : store.idempotency.get(slot);
     if (record && record.params !== fingerprint) {
       throw refuse("idempotency_conflict", requestId, {
@@ -589,7 +583,7 @@ export function createMock(options: MockOptions = {}): Mock {
         fix: { param: "Idempotency-Key", note: "Use a new key for a new call, or send the same parameters again." },
       });
     }
-    if (record?.answer) return reply(record.answer.status, clone(record.answer.body), { ...record.answer.headers, "Idempotent-Replayed": "true" });
+    if (record?.answer) return { ...clone(record.answer), headers: { ...record.answer.headers, "Idempotent-Replayed": "true" } };
     if (record?.handle) {
       const run = store.runMap.get(record.handle)!;
       if (run.status === "running" && (run.reads < polls && !run.due)) {
@@ -601,86 +595,81 @@ export function createMock(options: MockOptions = {}): Mock {
         });
       }
       if (run.status === "running") finish(run);
-      if (run.status === "finished") return finishedReply(clone(run.finished!), { "Idempotent-Replayed": "true" });
+      if (run.status === "finished") return fileReply(clone(run.finished!), formatOf(run.call), { "Idempotent-Replayed": "true" });
       store.idempotency.delete(slot!); // broken or expired: the key starts a new call
     }
 
     const remember = (r: Reply): Reply => {
-      if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, answer: { status: r.status, headers: { ...r.headers }, body: clone(r.json) } });
+      if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, answer: clone(r) });
       return r;
     };
-    // A call none of whose units can run (D41) has nothing to wait for: it answers at once.
-    // A tool quoted `background` (over 10 calls, D51) answers 202 at once; any call may pass the wait (`slow`).
-    const background = forced?.kind === "running" || plan.toolQuote?.mode === "background" || (plan.units.some((u) => !u.unsupported) && isSlow({ operationId: op, params, headers }));
 
-    if (plan.quoteOnly) {
+    if (c.kind === "tool" && !confirmed) {
       if (forced?.kind === "running" || forced?.kind === "outcome") skipped.push(`${op} with confirm: false answers the quote only`);
-      return remember(reply(200, renderQuote(plan, context(requestId))));
+      return remember(reply(200, toolQuoteAnswer(requestId, c.plan, view())));
     }
 
     // budget: nothing runs over max_cost_credits or over the balance
-    if (plan.maxCost !== undefined && plan.maxCost < plan.quote) {
+    const maxCost = params["max_cost_credits"];
+    if (typeof maxCost === "number" && maxCost < c.quote) {
+      const note = c.kind === "tool" ? " Send confirm: false to see the plan." : "";
       throw refuse("max_cost_exceeded", requestId, {
-        message: `This call's quote of ${plan.quote} credits is over max_cost_credits ${plan.maxCost}; nothing ran.`,
-        quote_credits: plan.quote,
-        fix: { param: "max_cost_credits", note: `Send max_cost_credits of at least ${plan.quote}, or leave it out.` },
+        message: `This call's quote is ${c.quote} credits, over max_cost_credits ${maxCost}; nothing ran.${note}`,
+        quote_credits: c.quote,
+        fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." },
       });
     }
-    if (store.balance < plan.quote) {
+    if (store.balance < c.quote) {
       throw refuse("insufficient_balance", requestId, {
-        message: `This call costs up to ${plan.quote} credits and the balance is ${store.balance}; nothing ran.`,
-        quote_credits: plan.quote,
+        message: `This call costs ${c.quote} credits and ${store.balance} are available; nothing ran.`,
+        quote_credits: c.quote,
         fix: { action_url: urls.billing, note: "Buy credits and send the same request again." },
       });
     }
 
-    let outcomes: Outcome[] = plan.units.map((u) => (u.unsupported ? { status: "not_supported", message: u.unsupported } : { status: "ok" }));
+    let outcome: Outcome | undefined;
     if (forced?.kind === "outcome") {
-      const reason = unanswerable(plan, forced.outcome);
+      const reason = unanswerable(op, c, forced.outcome);
       if (reason) skipped.push(reason);
       else {
-        outcomes = plan.units.map(() => ({ ...forced.outcome }));
+        outcome = forced.outcome;
         consume();
       }
     }
     if (forced?.kind === "running") consume();
 
-    if (plan.tool === "account_watch" && isObject(params["schedule"])) {
+    if (c.kind === "tool" && op === "accountWatch" && isObject(params["schedule"])) {
       // D52: the call that creates a schedule is its first run, and its answer says so.
-      const created = addSchedule(plan);
-      plan.warnings.unshift(
+      const created = addSchedule(c.plan);
+      c.warnings.unshift(
         `Schedule ${created.id} created: this account_watch call runs again every ${created.every} under this key, charged like this call (next at ${created.next_run_at}); GET /v1/schedules lists it, DELETE /v1/schedules/${created.id} stops it.`,
       );
     }
 
+    // A call none of whose calls can run (D41) has nothing to wait for: it answers at once.
+    // A tool quoted `background` (over 10 calls, D51) answers 202 at once; any call may pass the wait (`slow`).
+    const runs = c.kind === "tool" || c.plan.calls.some((x) => !x.unsupported);
+    const background =
+      forced?.kind === "running" || (c.kind === "tool" && c.plan.quote.mode === "background") || (runs && isSlow({ operationId: op, params, headers }));
+    const done = await execute(c, outcome);
     if (background) {
-      const run: Run = { handle: newHandle(), requestId, op, key: apiKey, plan, outcomes, reads: 0, status: "running", due: false, charged: 0 };
+      const fresh = { reads: 0, status: "running" as const, due: false, charged: 0 };
+      const run: Run = { handle: newHandle(), requestId, op, key: apiKey, call: c, done, ...fresh };
       store.runMap.set(run.handle, run);
       if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, handle: run.handle });
       return running(run);
     }
-    const cost = costOf(plan, outcomes);
-    store.charge(cost, clock());
-    return remember(finishedReply(renderFinished(plan, outcomes, context(requestId))));
-  }
-
-  /** Why an outcome cannot be answered in this call's shape (fanout entries take the search table's codes only). */
-  function unanswerable(plan: Plan, outcome: Outcome): string | undefined {
-    if (outcome.status === "error" && outcome.code && !envelopeAllows(outcome.code, plan.op)) return `${plan.op} answers no ${outcome.code} inside an HTTP 200 answer`;
-    if (plan.shape === "fanout" && outcome.status === "error" && outcome.code && ERROR_CATALOGUE[outcome.code].envelope !== "all") {
-      return `a fanout answer's entries take no ${outcome.code} (D13)`;
-    }
-    return undefined;
+    return remember(fileReply(settle(c, done, requestId).body, formatOf(c)));
   }
 
   /**
    * Adds the schedule of a confirmed `account_watch` with `schedule` (D11, D52): its `params` are the call's applied
    * parameters without `schedule.every`, `confirm` and `max_cost_credits`; its next run is one period from now.
    */
-  function addSchedule(plan: Plan): Schedule {
-    const every = String(plan.applied["schedule.every"]) as Schedule["every"];
+  function addSchedule(plan: ToolPlan): Schedule {
+    const every = String(plan.applied_params["schedule.every"]) as Schedule["every"];
     const hours = every === "1h" ? 1 : every === "6h" ? 6 : 24;
-    const params = Object.fromEntries(Object.entries(plan.applied).filter(([k]) => k !== "schedule.every" && k !== "confirm" && k !== "max_cost_credits"));
+    const params = Object.fromEntries(Object.entries(plan.applied_params).filter(([k]) => k !== "schedule.every" && k !== "confirm" && k !== "max_cost_credits"));
     const schedule: Schedule = {
       id: `sch_${newHandle().slice(2, 10)}`,
       tool: "account_watch",
@@ -696,7 +685,8 @@ export function createMock(options: MockOptions = {}): Mock {
   }
 
   /** `GET /v1/results/{handle}`: 202 `polls` times, then the finished answer (charged once), then the same for free. */
-  function result(forced: Forced | undefined, consume: () => void, skipped: string[], apiKey: string, handle: string, format: string | undefined, requestId: string): Reply {
+  async function result(req: Pending, apiKey: string, handle: string, format: string | undefined): Promise<Reply> {
+    const { forced, consume, skipped, requestId } = req;
     const run = store.runMap.get(handle);
     if (!run || run.key !== apiKey) {
       throw refuse("not_found", requestId, {
@@ -724,11 +714,11 @@ export function createMock(options: MockOptions = {}): Mock {
         return running(run);
       }
       if (forced?.kind === "outcome") {
-        const reason = unanswerable(run.plan, forced.outcome);
+        const reason = unanswerable(run.op, run.call, forced.outcome);
         if (reason) skipped.push(reason);
         else {
           consume();
-          run.outcomes = run.plan.units.map(() => ({ ...forced.outcome }));
+          run.done = await execute(run.call, forced.outcome);
           run.due = true;
         }
       }
@@ -741,10 +731,7 @@ export function createMock(options: MockOptions = {}): Mock {
       skipped.push(`${handle} has already finished`);
     }
     const body = asRead(run);
-    const fileHeaders: Record<string, string> = body["status"] === "timeout" ? { "X-Should-Retry": "false" } : {};
-    if (format === "csv") return { status: 200, headers: fileHeaders, text: toCsv(body), contentType: "text/csv; charset=utf-8" };
-    if (format === "ndjson") return { status: 200, headers: fileHeaders, text: toNdjson(body), contentType: "application/x-ndjson" };
-    return finishedReply(body);
+    return fileReply(body, format ?? formatOf(run.call));
   }
 
   // ---------------------------------------------------------------------------------------------- the pipeline
@@ -780,7 +767,7 @@ export function createMock(options: MockOptions = {}): Mock {
       }
       // D50: a key in the URL first (above), then the request is validated, then the key is authenticated.
       const info = OPERATIONS[op as keyof typeof OPERATIONS];
-      const validators = requestValidators[op as keyof typeof requestValidators] as Record<string, (v: unknown) => RequestValidation<unknown>>;
+      const validators = requestValidators[op as keyof typeof requestValidators] as Validators;
       if (validators["path"]) check(route, validators["path"](pathParams), requestId);
       const notText = queryTextProblem(url.search);
       if (notText) throw invalid(requestId, notText);
@@ -796,12 +783,17 @@ export function createMock(options: MockOptions = {}): Mock {
         check(route, validators["body"](read.value), requestId);
         body = read.value as Record<string, unknown>;
       }
-      if (route.charging) checkCapabilities(route, route.method === "GET" ? query : body, pathParams, requestId);
+      const params = route.method === "GET" ? query : body;
+      const pending: Pending = { route, requestId, forced, consume, skipped, params, headers };
+      // D41, D50: what the request alone decides is refused before the key; the rest after it.
+      const planned = route.charging ? plan(route, params, pathParams, requestId) : {};
+      if (planned.refusal && planned.beforeKey) throw planned.refusal;
       const apiKey = route.keyless ? "" : authenticate(route, headers, requestId);
+      if (planned.refusal) throw planned.refusal;
 
       switch (op) {
         case "listCapabilities":
-          return done(reply(200, capabilities(requestId)));
+          return done(reply(200, { request_id: requestId, schema_version: "v1", operations: catalog.operations, tools: catalog.tools }));
         case "getOpenApiDocument":
           return done(reply(200, OPENAPI_DOCUMENT));
         case "findOperation":
@@ -820,9 +812,9 @@ export function createMock(options: MockOptions = {}): Mock {
           return done(reply(200, { request_id: requestId, schema_version: "v1", deleted: true, schedule_id: id }));
         }
         case "getResult":
-          return done(result(forced, consume, skipped, apiKey, pathParams["handle"] ?? "", query["format"] as string | undefined, requestId));
+          return done(await result(pending, apiKey, pathParams["handle"] ?? "", query["format"] as string | undefined));
         default:
-          return done(charging(route, forced, consume, skipped, apiKey, route.method === "GET" ? query : body, pathParams, headers, requestId));
+          return done(await charging(pending, planned.call!, apiKey, pathParams));
       }
     } catch (e) {
       if (e instanceof Refusal) return done(e.reply);
@@ -866,36 +858,29 @@ export function createMock(options: MockOptions = {}): Mock {
     });
   });
 
+  /** 404 `not_found` of a path the contract has no route for (after D25's key check), checked like every answer. */
+  function notFound(request: Request, reason: "no_such_tool" | "no_such_route", why: string, allowed: string[]): Response {
+    const requestId = newRequestId();
+    const exposed = keyInUrl(new URL(request.url), requestId);
+    if (exposed) return toResponse(exposed, contractPath(request));
+    const fix = { allowed, example_call: { method: "GET" as const, path: "/v1/capabilities" } };
+    const a = errorAnswer("not_found", requestId, { reason, message: why, fix }, { urls });
+    const r = reply(a.status, a.body, a.headers);
+    conform(undefined, r);
+    return toResponse(r, contractPath(request));
+  }
+
   // An unknown tool (D14 no_such_tool), and with a base address any other path under it (no_such_route).
   handlers.push(
-    http.post(`${base}/v1/tools/:tool`, ({ params, request }) => {
-      const requestId = newRequestId();
-      const exposed = keyInUrl(new URL(request.url), requestId);
-      if (exposed) return toResponse(exposed, contractPath(request));
-      const a = errorAnswer("not_found", requestId, {
-        reason: "no_such_tool",
-        message: `There is no tool ${String(params["tool"])}.`,
-        fix: { allowed: [...TOOL_NAMES], example_call: { method: "GET", path: "/v1/capabilities" } },
-      }, { urls });
-      const r = reply(a.status, a.body, a.headers);
-      conform(undefined, r);
-      return toResponse(r, contractPath(request));
-    }),
+    http.post(`${base}/v1/tools/:tool`, ({ params, request }) =>
+      notFound(request, "no_such_tool", `There is no tool ${String(params["tool"])}.`, [...TOOL_NAMES]),
+    ),
   );
   if (options.unknownRoutes ?? base !== "*") {
     const routes = (Object.values(ROUTES) as MockRoute[]).map((r) => `${r.method} ${r.path}`);
     const noSuchRoute = ({ request }: { request: Request }) => {
-      const requestId = newRequestId();
-      const exposed = keyInUrl(new URL(request.url), requestId);
-      if (exposed) return toResponse(exposed, contractPath(request));
-      const a = errorAnswer("not_found", requestId, {
-        reason: "no_such_route",
-        message: `There is no route ${request.method} ${new URL(request.url).pathname.slice(0, 200)}.`,
-        fix: { allowed: routes, example_call: { method: "GET", path: "/v1/capabilities" } },
-      }, { urls });
-      const r = reply(a.status, a.body, a.headers);
-      conform(undefined, r);
-      return toResponse(r, contractPath(request));
+      const path = new URL(request.url).pathname.slice(0, 200);
+      return notFound(request, "no_such_route", `There is no route ${request.method} ${path}.`, routes);
     };
     // Every path under the base address (its whole origin when it has no path of its own), never other origins.
     if (base === "*") handlers.push(http.all("*/v1/*", noSuchRoute));

@@ -1,6 +1,9 @@
 /** Scenarios: what a test or a frontend team forces the mock to answer, by name. */
-import { ERROR_CODES, type ErrorCode, type OperationId } from "@sdgw/types";
+import type { ProviderFailure, ProviderOutcome } from "@sdgw/engine";
+import { ERROR_CODES, type EnvelopeError, type ErrorCode, type OperationId } from "@sdgw/types";
+import type { ServiceUrls } from "@sdgw/validators";
 import { ROUTES } from "./generated/routes.ts";
+import type { Outcome } from "./state.ts";
 
 /** The statuses an answer can have: the five of a finished envelope, and `running` (HTTP 202). */
 export const STATUS_SCENARIOS = ["ok", "empty", "error", "not_supported", "timeout", "running"] as const;
@@ -93,4 +96,43 @@ export function parseScenarioHeader(value: string | undefined): Scenario | undef
   const m = /^\s*([a-z_]+)(?:@(\d{3}))?\s*$/.exec(value);
   if (!m || !isScenarioName(m[1]!)) return undefined;
   return scenario(m[1], m[2] ? { http: Number(m[2]) } : {});
+}
+
+/**
+ * @internal A forced outcome as a platform answers it, in place of the simulated platform's answer; undefined for
+ * `ok` and for the codes no platform answers (`invalid_params`, `insufficient_balance`: see {@link ownError}).
+ */
+export function forcedOutcome(o: Outcome, p: string, params: object, retryAfter: number): ProviderOutcome | undefined {
+  const failed = (failure: ProviderFailure): ProviderOutcome => ({ status: "error", failure });
+  const param = "url" in params ? "url" : "id";
+  const ended = "nothing was charged";
+  switch (o) {
+    case "empty":
+      return { status: "empty", items: [] };
+    case "not_supported":
+      return { status: "not_supported", message: `${p} does not offer this action; ${ended}.` };
+    case "timeout":
+      return { status: "timeout", message: `${p} gave no result in time; it is unknown whether it ran. Nothing was charged.` };
+    case "upstream_error":
+      return failed({ code: o, message: `${p} answered HTTP 502; ${ended}. A retry later usually works.`, retryable: true });
+    case "rate_limited":
+      return failed({ code: o, message: `${p} is limiting how fast the gateway may read; ${ended}.`, retryAfter });
+    case "not_found":
+      return failed({ code: o, message: `This ${p} object is missing, private or deleted; ${ended}.` });
+    case "invalid_target":
+      return failed({ code: o, param, message: `This ${param} does not point at a valid ${p} target; ${ended}.` });
+    case "temporarily_unavailable":
+      return failed({ code: o, message: `Reads of ${p} are paused; ${ended}.` });
+    default:
+      return undefined;
+  }
+}
+
+/** @internal The error objects no platform answers: `insufficient_balance`, else `invalid_params`. */
+export function ownError(code: Outcome, platform: string, urls: ServiceUrls): EnvelopeError {
+  if (code !== "insufficient_balance") {
+    return { code: "invalid_params", message: `${platform} refused the parameters; nothing was charged.`, retryable: false };
+  }
+  const message = `The balance does not cover this ${platform} call; nothing ran and nothing was charged.`;
+  return { code, message, retryable: false, action_url: urls.billing } as EnvelopeError;
 }

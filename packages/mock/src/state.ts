@@ -1,9 +1,19 @@
-/** The mock's memory between requests: credits, runs, idempotency keys, cursors, schedules. Cleared by `reset()`. */
-import type { OperationId, Schedule } from "@sdgw/types";
+/** The mock's memory between requests: credits, runs, idempotency keys, schedules. Cleared by `reset()`. */
+import type { CallPlan, EndedCall, RunResult, ToolPlan } from "@sdgw/engine";
+import type { ErrorCode, OperationId, Schedule, Step } from "@sdgw/types";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
-import type { Plan } from "./plan.ts";
-import type { Outcome } from "./render.ts";
 import { clone } from "./util.ts";
+
+/** @internal An outcome a scenario forces on every call of a run: `ok`, `empty`, or the code of its failure. */
+export type Outcome = "ok" | "empty" | ErrorCode;
+
+/** @internal A charging call as the engine planned it: a data call's calls, or a tool's plan and request. */
+export type Charged =
+  | { kind: "data"; plan: CallPlan; quote: number }
+  | { kind: "tool"; plan: ToolPlan; body: Record<string, unknown>; quote: number; warnings: string[] };
+
+/** @internal What a run produced: a data call's ended calls, or a tool's result and its steps after each wave. */
+export type Done = { kind: "data"; ended: EndedCall[] } | { kind: "tool"; result: RunResult; waves: Step[][] };
 
 /** Where a run started with a 202 stands. */
 export type RunStatus = "running" | "finished" | "broken" | "expired";
@@ -33,8 +43,9 @@ export interface Run {
   requestId: string;
   op: OperationId;
   key: string;
-  plan: Plan;
-  outcomes: Outcome[];
+  call: Charged;
+  /** What its calls answered (run when it started, again when a scenario forces another outcome). */
+  done: Done;
   reads: number;
   status: RunStatus;
   /** Finish at the next read, whatever `polls` says. */
@@ -51,15 +62,8 @@ export interface IdempotencyRecord {
   params: string;
   /** The run of a call that answered 202. */
   handle?: string;
-  /** The answer of a call that answered at once. */
-  answer?: { status: number; headers: Record<string, string>; body: unknown };
-}
-
-/** @internal A position the mock handed out as a `page.cursor`. */
-export interface CursorPosition {
-  family: string;
-  platform: string;
-  page: number;
+  /** The answer of a call that answered at once: JSON, or the text of a csv or ndjson answer. */
+  answer?: { status: number; headers: Record<string, string>; json?: unknown; text?: string; contentType?: string };
 }
 
 /** What the mock remembers; read it and steer it through `mock.state`. */
@@ -93,7 +97,6 @@ export class Store implements MockState {
   spentDay = "";
   runMap = new Map<string, Run>();
   idempotency = new Map<string, IdempotencyRecord>();
-  cursors = new Map<string, CursorPosition>();
   exposed = new Set<string>();
   scheduleList: Schedule[];
   private readonly startingBalance: number;
@@ -109,14 +112,13 @@ export class Store implements MockState {
     return clone(body?.schedules ?? []);
   }
 
-  /** Forgets everything: credits back to the start, no runs, keys, cursors; the fixture's schedules. */
+  /** Forgets everything: credits back to the start, no runs or keys; the fixture's schedules. */
   clear(): void {
     this.balance = this.startingBalance;
     this.spentToday = 0;
     this.spentDay = "";
     this.runMap.clear();
     this.idempotency.clear();
-    this.cursors.clear();
     this.exposed.clear();
     this.scheduleList = Store.initialSchedules();
   }
@@ -179,5 +181,5 @@ export class Store implements MockState {
 }
 
 function info(r: Run): RunInfo {
-  return { handle: r.handle, operationId: r.op, key: r.key, status: r.status, reads: r.reads, quoteCredits: r.plan.quote, chargedCredits: r.charged };
+  return { handle: r.handle, operationId: r.op, key: r.key, status: r.status, reads: r.reads, quoteCredits: r.call.quote, chargedCredits: r.charged };
 }

@@ -1,4 +1,4 @@
-/** Small helpers: ids, timestamps, stable JSON. Browser-safe (Web Crypto only). */
+/** Small helpers: ids, timestamps, copies. Browser-safe (Web Crypto only). */
 
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"; // Crockford base32, as in the fixtures' request ids
 const HANDLE_ALPHABET = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
@@ -26,40 +26,9 @@ export function timestamp(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-/** JSON with object keys sorted, so that two equal values give one text (used to compare parameters). */
-export function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    return `{${Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
-
 /** A deep copy of JSON data. */
 export function clone<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
-}
-
-/** base64url of UTF-8 text (no padding). */
-export function base64url(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-/** The text of a base64url string, or undefined when it is not one. */
-export function fromBase64url(value: string): string | undefined {
-  try {
-    const bin = atob(value.replace(/-/g, "+").replace(/_/g, "/"));
-    return new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
-  } catch {
-    return undefined;
-  }
 }
 
 /** True for a plain JSON object (not an array, not null). */

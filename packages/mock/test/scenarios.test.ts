@@ -154,7 +154,8 @@ describe("scenario options", () => {
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
 
     const header = await send({ method: "POST", path: "/v1/detail", body: { platform: "weibo", id: "5236417809123457" }, headers: { "x-sdgw-scenario": "not_found@200" } });
-    expect([header.status, header.body.status, header.body.error.code, header.body.error.fix.param]).toEqual([200, "error", "not_found", "id"]);
+    expect([header.status, header.body.status, header.body.error.code, header.body.error.retryable]).toEqual([200, "error", "not_found", false]);
+    expect(header.body.error.fix.note).toMatch(/Check the id or link/); // the server's not_found object (engine)
   });
 
   it("the newest use wins, a used-up scenario stops, and an unknown header name is reported", async () => {
