@@ -8,7 +8,16 @@ import { OptionDefaults } from "typedoc";
  */
 export default {
   name: "Social Data Gateway toolkit",
-  entryPoints: ["packages/types/src/index.ts", "packages/validators/src/index.ts", "packages/engine/src/index.ts", "packages/client/src/index.ts", "packages/mock/src/index.ts", "packages/server/src/index.ts", "packages/conformance/src/index.ts", "packages/conformance/src/vitest.ts"],
+  entryPoints: [
+    "packages/types/src/index.ts",
+    "packages/validators/src/index.ts",
+    "packages/engine/src/index.ts",
+    "packages/client/src/index.ts",
+    "packages/mock/src/index.ts",
+    "packages/server/src/index.ts",
+    "packages/conformance/src/index.ts",
+    "packages/conformance/src/vitest.ts",
+  ],
   entryPointStrategy: "resolve",
   tsconfig: "tsconfig.docs.json",
   out: "docs/reference",
@@ -21,7 +30,15 @@ export default {
   blockTags: [...OptionDefaults.blockTags, "@description", "@constant"],
   validation: { notExported: true, invalidLink: true, notDocumented: true },
   requiredToBeDocumented: ["Function", "Class", "Interface", "TypeAlias", "Variable", "Enum"],
-  packagesRequiringDocumentation: ["@sdgw/types", "@sdgw/validators", "@sdgw/engine", "@sdgw/client", "@sdgw/mock", "@sdgw/server", "@sdgw/conformance"],
+  packagesRequiringDocumentation: [
+    "@sdgw/types",
+    "@sdgw/validators",
+    "@sdgw/engine",
+    "@sdgw/client",
+    "@sdgw/mock",
+    "@sdgw/server",
+    "@sdgw/conformance",
+  ],
   sort: ["source-order"],
   // Types TypeDoc infers (the generated validators carry no annotations) are spelled out to this depth, then `...`.
   maxTypeConversionDepth: 4,

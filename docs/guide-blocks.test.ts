@@ -15,15 +15,18 @@ const guides = readdirSync(GUIDES)
   .map((f) => parseGuide(`docs/guides/${f}`, readFileSync(join(GUIDES, f), "utf8")));
 
 describe("the guides", () => {
-  it.each(guides.map((g) => [g.name, g] as const))("%s: every code block runs, and the guide has some", (_name, guide) => {
-    expect(guide.unrun, "blocks without a <!-- run: … --> comment before them").toEqual([]);
-    expect(guide.blocks.length).toBeGreaterThan(0);
-    for (const block of guide.blocks) {
-      if (block.run === "node" || block.run === "vitest") expect(block.lang, block.where).toBe("ts");
-      if (block.run === "sh") expect(block.lang, block.where).toBe("sh");
-      if (block.run === "mcp-config") expect(block.lang, block.where).toBe("json");
-    }
-  });
+  it.each(guides.map((g) => [g.name, g] as const))(
+    "%s: every code block runs, and the guide has some",
+    (_name, guide) => {
+      expect(guide.unrun, "blocks without a <!-- run: … --> comment before them").toEqual([]);
+      expect(guide.blocks.length).toBeGreaterThan(0);
+      for (const block of guide.blocks) {
+        if (block.run === "node" || block.run === "vitest") expect(block.lang, block.where).toBe("ts");
+        if (block.run === "sh") expect(block.lang, block.where).toBe("sh");
+        if (block.run === "mcp-config") expect(block.lang, block.where).toBe("json");
+      }
+    },
+  );
 
   it("each program a guide saves has one name within that guide", () => {
     for (const guide of guides) {
@@ -59,12 +62,16 @@ describe("parseGuide", () => {
   it("reads directives, the server's settings, and blocks that nothing runs", () => {
     const guide = parseGuide("g.md", md);
     expect(guide.serverEnv).toEqual({ SDGW_WAIT_MS: "50", SDGW_LATENCY_MS: "400" });
-    expect(guide.blocks).toEqual([{ where: "g.md:4", lang: "ts", code: "console.log(1);\n", run: "node", file: "a.ts", prints: "1\n" }]);
+    expect(guide.blocks).toEqual([
+      { where: "g.md:4", lang: "ts", code: "console.log(1);\n", run: "node", file: "a.ts", prints: "1\n" },
+    ]);
     expect(guide.unrun).toEqual(["g.md:12"]);
   });
 
   it("refuses what it cannot run, and output that follows no run", () => {
-    expect(() => parseGuide("g.md", "<!-- run: python a.py -->\n```py\n```\n")).toThrow(/g\.md:2: unknown run directive/);
+    expect(() => parseGuide("g.md", "<!-- run: python a.py -->\n```py\n```\n")).toThrow(
+      /g\.md:2: unknown run directive/,
+    );
     expect(() => parseGuide("g.md", "<!-- prints -->\n```text\nx\n```\n")).toThrow(/prints --> follows no run/);
     expect(() => parseGuide("g.md", "<!-- run: sh -->\n```sh\necho\n")).toThrow(/never closed/);
     expect(() => parseGuide("g.md", "<!-- server: SDGW_WAIT_MS -->\n")).toThrow(/NAME=value/);
@@ -89,7 +96,9 @@ describe("comparePrinted", () => {
   });
 
   it("any output matches itself, and a changed line is noticed", () => {
-    const line = fc.string({ unit: fc.constantFrom("a", "b", " ", "1", ".", "(", "*", "\\", "$") }).filter((l) => !l.includes("…"));
+    const line = fc
+      .string({ unit: fc.constantFrom("a", "b", " ", "1", ".", "(", "*", "\\", "$") })
+      .filter((l) => !l.includes("…"));
     fc.assert(
       fc.property(fc.array(line, { minLength: 1, maxLength: 8 }), fc.nat(), (lines, k) => {
         const text = lines.join("\n");

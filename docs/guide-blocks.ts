@@ -94,7 +94,9 @@ function parseRun(where: string, value: string): { run: RunKind; file?: string }
   if (words[0] === "vitest" && words[1] === "run" && words.length === 3) return { run: "vitest", file: words[2]! };
   if (words[0] === "sh" && words.length === 1) return { run: "sh" };
   if (words[0] === "mcp-config" && words.length === 1) return { run: "mcp-config" };
-  throw new Error(`${where}: unknown run directive ${JSON.stringify(value)} (node FILE, vitest run FILE, sh, mcp-config)`);
+  throw new Error(
+    `${where}: unknown run directive ${JSON.stringify(value)} (node FILE, vitest run FILE, sh, mcp-config)`,
+  );
 }
 
 const ELLIPSIS = "…";
@@ -110,8 +112,14 @@ function lineMatches(expected: string, actual: string): boolean {
  * that shows the first line that does not.
  */
 export function comparePrinted(expected: string, actual: string): string | null {
-  const want = expected.replace(/\s+$/, "").split("\n").map((l) => l.trim());
-  const got = actual.replace(/\s+$/, "").split("\n").map((l) => l.trim());
+  const want = expected
+    .replace(/\s+$/, "")
+    .split("\n")
+    .map((l) => l.trim());
+  const got = actual
+    .replace(/\s+$/, "")
+    .split("\n")
+    .map((l) => l.trim());
   // Backtracking over `…` lines; guides are short, so the simple recursion is enough.
   const match = (w: number, g: number): boolean => {
     if (w === want.length) return g === got.length;
@@ -127,7 +135,8 @@ export function comparePrinted(expected: string, actual: string): string | null 
   for (const [w, line] of want.entries()) {
     if (line === ELLIPSIS) continue;
     const found = got.findIndex((l, k) => k >= g && lineMatches(line, l));
-    if (found < 0) return `expected line ${w + 1} ${JSON.stringify(line)} is not printed (in order); the run printed:\n${actual}`;
+    if (found < 0)
+      return `expected line ${w + 1} ${JSON.stringify(line)} is not printed (in order); the run printed:\n${actual}`;
     g = found + 1;
   }
   return `the run printed other lines than the guide shows (extra or missing lines around a line without …); it printed:\n${actual}`;

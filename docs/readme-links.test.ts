@@ -24,7 +24,10 @@ interface Pkg {
   peerDependencies?: Record<string, string>;
   peerDependenciesMeta?: Record<string, { optional?: boolean }>;
 }
-const packages: Pkg[] = readdirSync(join(ROOT, "packages")).map((dir) => ({ dir, ...(JSON.parse(readFileSync(join(ROOT, "packages", dir, "package.json"), "utf8")) as Omit<Pkg, "dir">) }));
+const packages: Pkg[] = readdirSync(join(ROOT, "packages")).map((dir) => ({
+  dir,
+  ...(JSON.parse(readFileSync(join(ROOT, "packages", dir, "package.json"), "utf8")) as Omit<Pkg, "dir">),
+}));
 const published = packages.filter((p) => !p.private);
 
 /** The Markdown with fenced blocks and inline code blanked out (links in code are not links). */
@@ -35,7 +38,11 @@ function links(markdown: string): Array<{ text: string; href: string }> {
   return [...prose(markdown).matchAll(/\[([^\]]*)\]\(([^)\s]+)\)/g)].map((m) => ({ text: m[1]!, href: m[2]! }));
 }
 function fences(markdown: string): Array<{ lang: string; lines: string[]; at: number }> {
-  return [...markdown.matchAll(/^```(\w*)\n([\s\S]*?)^```\s*$/gm)].map((m) => ({ lang: m[1]!, lines: m[2]!.replace(/\n$/, "").split("\n"), at: m.index }));
+  return [...markdown.matchAll(/^```(\w*)\n([\s\S]*?)^```\s*$/gm)].map((m) => ({
+    lang: m[1]!,
+    lines: m[2]!.replace(/\n$/, "").split("\n"),
+    at: m.index,
+  }));
 }
 /** A link's target as a path in this repository (with its anchor), or null for a link outside it. */
 function target(file: string, href: string): { path: string; anchor: string } | null {
@@ -73,7 +80,10 @@ describe.each(published.map((p) => [p.name, p] as const))("%s README", (_name, p
     const line = install!.lines.find((l) => l.startsWith("npm install"))!;
     expect(line).toMatch(new RegExp(`^npm install (-D )?${pkg.name.replace("/", "\\/")}(\\s|$)`));
     for (const [peer, range] of Object.entries(pkg.peerDependencies ?? {})) {
-      if (!pkg.peerDependenciesMeta?.[peer]?.optional) expect(line, `${file}: the install line names the peer ${peer}`).toContain(`${peer}@${range.replace(/\.\d+\.\d+$/, "")}`);
+      if (!pkg.peerDependenciesMeta?.[peer]?.optional)
+        expect(line, `${file}: the install line names the peer ${peer}`).toContain(
+          `${peer}@${range.replace(/\.\d+\.\d+$/, "")}`,
+        );
     }
     const example = blocks.find((b) => b.lang === "ts");
     expect(example, `${file}: no TypeScript example`).toBeDefined();
@@ -100,10 +110,16 @@ describe.each(published.map((p) => [p.name, p] as const))("%s README", (_name, p
 
 describe("Dn mentions", () => {
   const decisions = readFileSync(join(ROOT, "spec", "DECISIONS.md"), "utf8");
-  const anchors = new Set([...decisions.matchAll(/^<a id="(d\d+)"><\/a>\n\n### D(\d+)\./gm)].filter((m) => m[1] === `d${m[2]}`).map((m) => m[1]!));
+  const anchors = new Set(
+    [...decisions.matchAll(/^<a id="(d\d+)"><\/a>\n\n### D(\d+)\./gm)]
+      .filter((m) => m[1] === `d${m[2]}`)
+      .map((m) => m[1]!),
+  );
   const readers = [
     "README.md",
-    ...readdirSync(join(ROOT, "docs", "guides")).filter((f) => f.endsWith(".md")).map((f) => `docs/guides/${f}`),
+    ...readdirSync(join(ROOT, "docs", "guides"))
+      .filter((f) => f.endsWith(".md"))
+      .map((f) => `docs/guides/${f}`),
     ...published.map((p) => `packages/${p.dir}/README.md`),
     "packages/console/README.md", // private: read in the repository, so its links may be relative
   ];

@@ -22,7 +22,12 @@ import { Comment, Converter, ReflectionKind, ReflectionType } from "typedoc";
  * @param {string} summary its summary, when it has none
  */
 function asInterface(member, summary) {
-  if (!(member.type instanceof ReflectionType) || !member.type.declaration.children?.length || member.type.declaration.signatures?.length) return false;
+  if (
+    !(member.type instanceof ReflectionType) ||
+    !member.type.declaration.children?.length ||
+    member.type.declaration.signatures?.length
+  )
+    return false;
   const literal = member.type.declaration;
   member.kind = ReflectionKind.Interface;
   member.children = literal.children;
@@ -39,7 +44,10 @@ export function load(app) {
     for (const alias of context.project.getReflectionsByKind(ReflectionKind.TypeAlias)) {
       if (alias.name !== "components" || alias.parent?.name !== "@sdgw/types") continue;
       for (const part of alias.children ?? []) {
-        if (!asInterface(part, `The contract's \`components.${part.name}\`, one member per entry of spec/openapi.yaml.`)) continue;
+        if (
+          !asInterface(part, `The contract's \`components.${part.name}\`, one member per entry of spec/openapi.yaml.`)
+        )
+          continue;
         for (const entry of part.children ?? []) asInterface(entry, `The contract's \`${part.name}.${entry.name}\`.`);
       }
     }
@@ -48,7 +56,15 @@ export function load(app) {
     if (!reflection.kindOf(ReflectionKind.Property | ReflectionKind.Variable)) return;
     const symbol = context.getSymbolFromReflection(reflection);
     const declaration = symbol?.getDeclarations()?.[0];
-    if (!declaration || !(ts.isPropertySignature(declaration) || ts.isPropertyDeclaration(declaration) || ts.isVariableDeclaration(declaration))) return;
+    if (
+      !declaration ||
+      !(
+        ts.isPropertySignature(declaration) ||
+        ts.isPropertyDeclaration(declaration) ||
+        ts.isVariableDeclaration(declaration)
+      )
+    )
+      return;
     if (!declaration.type) return;
     reflection.type = context.converter.convertType(context.withScope(reflection), declaration.type);
   });
@@ -56,7 +72,12 @@ export function load(app) {
     if (!declaration || !("parameters" in declaration)) return;
     const scoped = context.withScope(signature);
     const returns = /** @type {ts.TypeNode | undefined} */ (declaration.type);
-    if (returns && !ts.isTypePredicateNode(returns) && returns.kind !== ts.SyntaxKind.ThisType && !ts.isJSDocReturnTag(/** @type {ts.Node} */ (returns))) {
+    if (
+      returns &&
+      !ts.isTypePredicateNode(returns) &&
+      returns.kind !== ts.SyntaxKind.ThisType &&
+      !ts.isJSDocReturnTag(/** @type {ts.Node} */ (returns))
+    ) {
       signature.type = context.converter.convertType(scoped, returns);
     }
     const params = /** @type {ts.NodeArray<ts.ParameterDeclaration>} */ (declaration.parameters);

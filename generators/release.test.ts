@@ -11,7 +11,9 @@ import { describe, expect, it } from "vitest";
 import { ROOT } from "./src/generate.ts";
 import { ensureBuilt } from "./src/testing/dist.ts";
 
-const packages = readdirSync(join(ROOT, "packages")).filter((p) => existsSync(join(ROOT, "packages", p, "tsup.config.ts")));
+const packages = readdirSync(join(ROOT, "packages")).filter((p) =>
+  existsSync(join(ROOT, "packages", p, "tsup.config.ts")),
+);
 const require = createRequire(import.meta.url);
 const attwBin = join(require.resolve("@arethetypeswrong/cli/package.json"), "..", "dist", "index.js");
 
@@ -26,7 +28,10 @@ describe.each(packages)("@sdgw/%s", (name) => {
 
   it("passes @arethetypeswrong/cli", () => {
     ensureBuilt(dir);
-    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name: string; exports?: Record<string, unknown> };
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+      name: string;
+      exports?: Record<string, unknown>;
+    };
     // A package whose exports offer no `require` condition ships ESM only (@sdgw/mock: msw 3 is ESM-only); attw's
     // esm-only profile checks it for node16 ESM and bundlers and skips the CommonJS resolutions it does not offer.
     const esmOnly = !JSON.stringify(pkg.exports?.["."] ?? {}).includes('"require"');

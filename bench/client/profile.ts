@@ -53,15 +53,21 @@ export function categoryOf(frame: CallFrame): Category {
   if (url.startsWith("node:internal/deps/undici")) return "undici (fetch, Request, Headers)";
   if (url.startsWith("node:")) return "node internals";
   if (url === "") {
-    if (functionName === "(garbage collector)" || functionName === "(program)" || functionName === "(idle)") return functionName;
+    if (functionName === "(garbage collector)" || functionName === "(program)" || functionName === "(idle)")
+      return functionName;
     if (functionName === "(root)") return "other";
     return "native (JSON.parse, socket write, …)";
   }
   return "other";
 }
 
-const shortUrl = (url: string) => url.replace(/^.*\/node_modules\//, "").replace(/^.*\/(packages|bench)\//, "$1/").replace(/^node:internal\/deps\//, "");
-export const frameName = (f: CallFrame) => `${f.functionName || "(anonymous)"} ${f.url ? `${shortUrl(f.url)}:${f.lineNumber + 1}` : "(native)"}`;
+const shortUrl = (url: string) =>
+  url
+    .replace(/^.*\/node_modules\//, "")
+    .replace(/^.*\/(packages|bench)\//, "$1/")
+    .replace(/^node:internal\/deps\//, "");
+export const frameName = (f: CallFrame) =>
+  `${f.functionName || "(anonymous)"} ${f.url ? `${shortUrl(f.url)}:${f.lineNumber + 1}` : "(native)"}`;
 
 export interface ProfileSummary {
   calls: number;
@@ -78,14 +84,18 @@ export interface ProfileSummary {
 }
 
 /** Summarizes the samples inside the windows (hrtime µs) in µs per call (the windows' calls). */
-export function summarizeProfile(path: string, windows: Array<{ fromUs: number; toUs: number; calls: number }>): ProfileSummary {
+export function summarizeProfile(
+  path: string,
+  windows: Array<{ fromUs: number; toUs: number; calls: number }>,
+): ProfileSummary {
   const calls = windows.reduce((n, w) => n + w.calls, 0);
   const p = JSON.parse(readFileSync(path, "utf8")) as CpuProfile;
   const byId = new Map<number, ProfileNode>(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   // Windows outside the profile (a different clock after all) would keep no sample: refuse rather than mislead.
-  if (!windows.every((w) => w.fromUs >= p.startTime && w.toUs <= p.endTime + 1000)) throw new Error(`${path}: the windows are not within the profile's time`);
+  if (!windows.every((w) => w.fromUs >= p.startTime && w.toUs <= p.endTime + 1000))
+    throw new Error(`${path}: the windows are not within the profile's time`);
   const ws = [...windows].sort((x, y) => x.fromUs - y.fromUs);
   let wi = 0;
   const self = new Map<number, number>();
@@ -164,7 +174,9 @@ export function profileLines(raw: ProfileSummary, sdk: ProfileSummary): string[]
   const pad = (s: string, w: number) => s + " ".repeat(Math.max(0, w - [...s].length));
   const lpad = (s: string, w: number) => " ".repeat(Math.max(0, w - [...s].length)) + s;
   const busy = (s: ProfileSummary) => s.totalUs - (s.byCategory.get("(idle)") ?? 0);
-  out(`  CPU busy per call (all but idle): raw ${f(busy(raw))} µs, SDK ${f(busy(sdk))} µs, +${f(busy(sdk) - busy(raw))} µs (${raw.calls} and ${sdk.calls} calls, ${raw.samples} and ${sdk.samples} samples)`);
+  out(
+    `  CPU busy per call (all but idle): raw ${f(busy(raw))} µs, SDK ${f(busy(sdk))} µs, +${f(busy(sdk) - busy(raw))} µs (${raw.calls} and ${sdk.calls} calls, ${raw.samples} and ${sdk.samples} samples)`,
+  );
   out(`  self time by code, µs per call          ${lpad("raw", 8)} ${lpad("SDK", 8)} ${lpad("SDK-raw", 8)}`);
   for (const c of CATEGORIES) {
     const a = raw.byCategory.get(c) ?? 0;
@@ -172,18 +184,29 @@ export function profileLines(raw: ProfileSummary, sdk: ProfileSummary): string[]
     if (a < 0.05 && b < 0.05) continue;
     out(`    ${pad(c, 37)} ${lpad(f(a), 8)} ${lpad(f(b), 8)} ${lpad((b - a >= 0 ? "+" : "") + f(b - a), 8)}`);
   }
-  out(`  synchronous time below the caller's code (raw: the bench's call; SDK: @sdgw/client + openapi-fetch), µs per call:`);
-  out(`    raw ${f(raw.callerUs)}, SDK ${f(sdk.callerUs)}; the largest parts (own code = self time of the caller's frames):`);
+  out(
+    `  synchronous time below the caller's code (raw: the bench's call; SDK: @sdgw/client + openapi-fetch), µs per call:`,
+  );
+  out(
+    `    raw ${f(raw.callerUs)}, SDK ${f(sdk.callerUs)}; the largest parts (own code = self time of the caller's frames):`,
+  );
   const ownOf = (s: ProfileSummary) =>
     CALLER.map((c) => [`${c} (own code)`, s.byCategory.get(c) ?? 0] as const).filter(([, us]) => us >= 0.05);
-  for (const [label, s] of [["raw", raw], ["SDK", sdk]] as const) {
+  for (const [label, s] of [
+    ["raw", raw],
+    ["SDK", sdk],
+  ] as const) {
     const parts = [...s.callOuts, ...ownOf(s)].sort((x, y) => y[1] - x[1]).slice(0, label === "raw" ? 5 : 9);
     for (const [k, us] of parts) out(`    ${pad(label, 4)} ${lpad(f(us), 6)}  ${k}`);
   }
   out(`  functions whose self time grew the most (µs per call, SDK - raw):`);
   const names = new Set([...raw.byFunction.keys(), ...sdk.byFunction.keys()]);
   const grew = [...names]
-    .map((n) => ({ n, d: (sdk.byFunction.get(n)?.us ?? 0) - (raw.byFunction.get(n)?.us ?? 0), c: (sdk.byFunction.get(n) ?? raw.byFunction.get(n))!.category }))
+    .map((n) => ({
+      n,
+      d: (sdk.byFunction.get(n)?.us ?? 0) - (raw.byFunction.get(n)?.us ?? 0),
+      c: (sdk.byFunction.get(n) ?? raw.byFunction.get(n))!.category,
+    }))
     .filter((x) => x.c !== "(idle)")
     .sort((x, y) => y.d - x.d)
     .slice(0, 12);

@@ -57,12 +57,22 @@ const log = (msg: string) => process.stderr.write(`[bench ${((Date.now() - start
 
 const srcDir = join(CLIENT, "src");
 const newestSrc = Math.max(...readdirSync(srcDir).map((f) => statSync(join(srcDir, f)).mtimeMs));
-const why = args.has("--build") ? "--build" : !existsSync(DIST) ? "dist/index.js is missing" : statSync(DIST).mtimeMs < newestSrc ? "dist/index.js is older than src/" : null;
+const why = args.has("--build")
+  ? "--build"
+  : !existsSync(DIST)
+    ? "dist/index.js is missing"
+    : statSync(DIST).mtimeMs < newestSrc
+      ? "dist/index.js is older than src/"
+      : null;
 let buildNote = "dist/index.js as built (not older than src/)";
 if (why) {
   const t0 = Date.now();
   log(`building @sdgw/client (${why})`);
-  const r = spawnSync("npx", ["-y", "-p", "node@24", "-p", "pnpm@12", "--", "pnpm", "--filter", "@sdgw/client", "build"], { cwd: ROOT, encoding: "utf8" });
+  const r = spawnSync(
+    "npx",
+    ["-y", "-p", "node@24", "-p", "pnpm@12", "--", "pnpm", "--filter", "@sdgw/client", "build"],
+    { cwd: ROOT, encoding: "utf8" },
+  );
   if (r.status !== 0) throw new Error(`client build failed:\n${r.stdout}\n${r.stderr}`);
   buildNote = `built with tsup in ${((Date.now() - t0) / 1000).toFixed(1)} s (${why})`;
   log(buildNote);
@@ -107,10 +117,16 @@ log(`bundles sized with esbuild ${esbuild.version}`);
 // ---------------------------------------------------------------------------------------------------------- server
 
 /** The next IPC message of `type` from `child`; rejects when it exits first or after `ms`. */
-function nextMessage<M extends { type: string }, T extends M["type"]>(child: ChildProcess, type: T, ms: number, what: string): Promise<Extract<M, { type: T }>> {
+function nextMessage<M extends { type: string }, T extends M["type"]>(
+  child: ChildProcess,
+  type: T,
+  ms: number,
+  what: string,
+): Promise<Extract<M, { type: T }>> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => done(new Error(`${what}: no ${type} message in ${ms / 1000} s`)), ms);
-    const onExit = (code: number | null, signal: string | null) => done(new Error(`${what} exited (${code ?? signal}) before its ${type} message`));
+    const onExit = (code: number | null, signal: string | null) =>
+      done(new Error(`${what} exited (${code ?? signal}) before its ${type} message`));
     const onMessage = (m: M) => {
       if (m.type === type) done(null, m as Extract<M, { type: T }>);
     };
@@ -148,7 +164,9 @@ process.on("exit", () => {
 type ServerMsg =
   | { type: "listening"; port: number; bytes: number }
   | { type: "stats"; requests: number; refused: number; shapes: Array<{ shape: string; n: number }> };
-const server = spawn(process.execPath, [fileURLToPath(new URL("./server.ts", import.meta.url))], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+const server = spawn(process.execPath, [fileURLToPath(new URL("./server.ts", import.meta.url))], {
+  stdio: ["ignore", "inherit", "inherit", "ipc"],
+});
 children.add(server);
 const { port, bytes } = await nextMessage<ServerMsg, "listening">(server, "listening", 10_000, "bench server");
 const baseUrl = `http://127.0.0.1:${port}`;
@@ -175,19 +193,27 @@ interface Worker {
 async function startWorker(mode: Mode, execArgv: string[] = [], stub = false, wrapper: string[] = []): Promise<Worker> {
   const input: WorkerInput = { mode, sdkFrom: SDK_FROM, baseUrl, apiKey: API_KEY, stub };
   const argv = [process.execPath, ...execArgv, workerScript, JSON.stringify(input)];
-  const child = spawn(wrapper[0] ?? argv[0]!, [...wrapper.slice(1), ...argv.slice(wrapper.length ? 0 : 1)], { stdio: ["ignore", "inherit", "pipe", "ipc"] });
+  const child = spawn(wrapper[0] ?? argv[0]!, [...wrapper.slice(1), ...argv.slice(wrapper.length ? 0 : 1)], {
+    stdio: ["ignore", "inherit", "pipe", "ipc"],
+  });
   children.add(child);
   let err = "";
   child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
   const w = { mode, stub, child, stderr: () => err };
-  await nextMessage<WorkerReply, "ready">(child, "ready", wrapper.length ? 300_000 : 30_000, `worker ${mode}`).catch((e: Error) => {
-    throw new Error(`${e.message}\n${err}`);
-  });
+  await nextMessage<WorkerReply, "ready">(child, "ready", wrapper.length ? 300_000 : 30_000, `worker ${mode}`).catch(
+    (e: Error) => {
+      throw new Error(`${e.message}\n${err}`);
+    },
+  );
   await serverStats(); // its correctness call: not counted
   return w;
 }
 /** One sample of `w` (the other worker is idle meanwhile); checks the server saw its requests, and no refusals. */
-async function sample(w: Worker, concurrency: number, ms: number): Promise<{ sample: Sample; fromUs: number; toUs: number }> {
+async function sample(
+  w: Worker,
+  concurrency: number,
+  ms: number,
+): Promise<{ sample: Sample; fromUs: number; toUs: number }> {
   const reply = nextMessage<WorkerReply, "sample">(w.child, "sample", ms + 30_000, `worker ${w.mode}`);
   w.child.send({ type: "run", concurrency, ms } satisfies WorkerCommand);
   const got = await reply.catch((e: Error) => {
@@ -195,8 +221,12 @@ async function sample(w: Worker, concurrency: number, ms: number): Promise<{ sam
   });
   if (w.stub) return got;
   const s = await serverStats();
-  if (s.refused) throw new Error(`worker ${w.mode}: the server refused ${s.refused} of its requests:\n${s.shapes.map((x) => x.shape).join("\n")}`);
-  if (s.requests < got.sample.calls) throw new Error(`worker ${w.mode}: ${got.sample.calls} calls counted but the server saw ${s.requests} requests`);
+  if (s.refused)
+    throw new Error(
+      `worker ${w.mode}: the server refused ${s.refused} of its requests:\n${s.shapes.map((x) => x.shape).join("\n")}`,
+    );
+  if (s.requests < got.sample.calls)
+    throw new Error(`worker ${w.mode}: ${got.sample.calls} calls counted but the server saw ${s.requests} requests`);
   if (!shapes[w.mode].length) shapes[w.mode] = s.shapes.map((x) => x.shape);
   return got;
 }
@@ -213,7 +243,8 @@ try {
     for (let r = 0; r < ROUNDS; r++) {
       // Alternate which concurrency, and which contender, goes first.
       for (const c of r % 2 ? [...CONCURRENCIES].reverse() : CONCURRENCIES) {
-        for (const mode of order(p + r)) samples[mode].push({ ...(await sample(workers[mode], c, SAMPLE_MS)).sample, pair: p, round: r });
+        for (const mode of order(p + r))
+          samples[mode].push({ ...(await sample(workers[mode], c, SAMPLE_MS)).sample, pair: p, round: r });
       }
     }
     await Promise.all(MODES.map((m) => stopWorker(workers[m])));
@@ -223,7 +254,8 @@ try {
   const workers = { raw: await startWorker("raw", [], true), sdk: await startWorker("sdk", [], true) };
   for (const mode of MODES) await sample(workers[mode], 1, WARMUP_MS);
   for (let r = 0; r < STUB_ROUNDS; r++) {
-    for (const mode of r % 2 ? [...MODES].reverse() : MODES) stubSamples[mode].push({ ...(await sample(workers[mode], 1, SAMPLE_MS)).sample, pair: 0, round: r });
+    for (const mode of r % 2 ? [...MODES].reverse() : MODES)
+      stubSamples[mode].push({ ...(await sample(workers[mode], 1, SAMPLE_MS)).sample, pair: 0, round: r });
   }
   await Promise.all(MODES.map((m) => stopWorker(workers[m])));
   log("stub fetch measured");
@@ -332,7 +364,8 @@ const stubAddedUs = stub.sdkUs - stub.rawUs;
 const INSTR = { few: 300, many: 1300 };
 let instructions: Record<Mode, number> | null = null;
 if (args.has("--instructions")) {
-  if (spawnSync("valgrind", ["--version"]).status !== 0) throw new Error("--instructions needs valgrind (Debian: apt-get install -y valgrind)");
+  if (spawnSync("valgrind", ["--version"]).status !== 0)
+    throw new Error("--instructions needs valgrind (Debian: apt-get install -y valgrind)");
   const perCall = { raw: 0, sdk: 0 };
   for (const mode of MODES) {
     const totals: number[] = [];
@@ -397,10 +430,18 @@ const us = (x: number) => x.toFixed(1);
 const sign = (x: number) => (x >= 0 ? "+" : "") + us(x);
 const kb = (b: number) => `${(b / 1024).toFixed(2)} KiB`;
 
-out(`Client benchmark: node ${process.version} (undici ${process.versions.undici}), ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? "?"}), ${new Date().toISOString()}`);
-out(`Server: node:http on ${baseUrl} in its own process, GET /v1/search answers fixtures/search/ok-xiaohongshu.json (${bytes} bytes, 200, application/json)`);
-out(`  raw: fetch(url + "?" + new URLSearchParams(query), { headers: { "X-API-Key", "Idempotency-Key": crypto.randomUUID() } }), res.ok, await res.json()`);
-out(`  SDK: client.search({ platform: "xiaohongshu", query: "露营装备", count: 10 }) of @sdgw/client from ${SDK_FROM === "dist" ? "packages/client/dist/index.js" : "packages/client/src/index.ts"} (${SDK_FROM === "dist" ? buildNote : "from source"})`);
+out(
+  `Client benchmark: node ${process.version} (undici ${process.versions.undici}), ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? "?"}), ${new Date().toISOString()}`,
+);
+out(
+  `Server: node:http on ${baseUrl} in its own process, GET /v1/search answers fixtures/search/ok-xiaohongshu.json (${bytes} bytes, 200, application/json)`,
+);
+out(
+  `  raw: fetch(url + "?" + new URLSearchParams(query), { headers: { "X-API-Key", "Idempotency-Key": crypto.randomUUID() } }), res.ok, await res.json()`,
+);
+out(
+  `  SDK: client.search({ platform: "xiaohongshu", query: "露营装备", count: 10 }) of @sdgw/client from ${SDK_FROM === "dist" ? "packages/client/dist/index.js" : "packages/client/src/index.ts"} (${SDK_FROM === "dist" ? buildNote : "from source"})`,
+);
 out(`  both: Node's global fetch, its default keep-alive agent; the server saw, per contender:`);
 for (const mode of MODES) {
   for (const s of shapes[mode]) {
@@ -410,12 +451,24 @@ for (const mode of MODES) {
   }
 }
 out("");
-out(`Per call: ${PAIRS} pair(s) of fresh processes (one raw, one SDK) taking turns: ${WARMUP_MS} ms warm-up per concurrency, then ${ROUNDS} turns per`);
-out(`  concurrency of ${SAMPLE_MS} ms each (the first to go alternating); medians over the ${PAIRS * ROUNDS} samples. time/call = 1e6 / calls/s (at`);
-out(`  concurrency 1 about the mean latency, at 16 the client's throughput cost); latency = from before the call to the parsed body;`);
-out(`  cpu = the client process's CPU time per call, gc = its GC pauses per call; best = the fastest sample; ± = widest sample off the median calls/s;`);
-out(`  per turn = SDK/raw time per call of the two samples taken back to back: median, quartiles, 95% CI of the median.`);
-out(`  ${pad("conc", 5)} ${pad("contender", 10)} ${lpad("calls/s", 8)} ${lpad("best", 7)} ${lpad("±", 5)} ${lpad("time/call µs", 13)} ${lpad("mean µs", 9)} ${lpad("p50 µs", 9)} ${lpad("p99 µs", 9)} ${lpad("cpu µs", 8)} ${lpad("gc µs", 7)} ${lpad("calls", 7)}`);
+out(
+  `Per call: ${PAIRS} pair(s) of fresh processes (one raw, one SDK) taking turns: ${WARMUP_MS} ms warm-up per concurrency, then ${ROUNDS} turns per`,
+);
+out(
+  `  concurrency of ${SAMPLE_MS} ms each (the first to go alternating); medians over the ${PAIRS * ROUNDS} samples. time/call = 1e6 / calls/s (at`,
+);
+out(
+  `  concurrency 1 about the mean latency, at 16 the client's throughput cost); latency = from before the call to the parsed body;`,
+);
+out(
+  `  cpu = the client process's CPU time per call, gc = its GC pauses per call; best = the fastest sample; ± = widest sample off the median calls/s;`,
+);
+out(
+  `  per turn = SDK/raw time per call of the two samples taken back to back: median, quartiles, 95% CI of the median.`,
+);
+out(
+  `  ${pad("conc", 5)} ${pad("contender", 10)} ${lpad("calls/s", 8)} ${lpad("best", 7)} ${lpad("±", 5)} ${lpad("time/call µs", 13)} ${lpad("mean µs", 9)} ${lpad("p50 µs", 9)} ${lpad("p99 µs", 9)} ${lpad("cpu µs", 8)} ${lpad("gc µs", 7)} ${lpad("calls", 7)}`,
+);
 for (const row of table) {
   for (const mode of MODES) {
     const s = row[mode];
@@ -429,8 +482,12 @@ for (const row of table) {
   );
 }
 out("");
-out(`Without the network: a fresh pair of processes, fetch replaced by a stub that builds new Request(input, init) as Node's fetch does first`);
-out(`  and answers the fixture as a Response (the SDK gets it through its fetch option); ${STUB_ROUNDS} turns of ${SAMPLE_MS} ms, concurrency 1:`);
+out(
+  `Without the network: a fresh pair of processes, fetch replaced by a stub that builds new Request(input, init) as Node's fetch does first`,
+);
+out(
+  `  and answers the fixture as a Response (the SDK gets it through its fetch option); ${STUB_ROUNDS} turns of ${SAMPLE_MS} ms, concurrency 1:`,
+);
 out(
   `  raw ${us(stub.rawUs)} µs per call, SDK ${us(stub.sdkUs)} µs (${(stub.sdkUs / stub.rawUs).toFixed(2)}x; per turn ${median(stub.turnRatios).toFixed(2)}x): the SDK adds ${us(stubAddedUs)} µs ` +
     `per call on the client (CPU: ${sign(stub.sdkCpuUs - stub.rawCpuUs)} µs)`,
@@ -441,14 +498,23 @@ out(
 );
 out("");
 out(`Bundle: esbuild ${esbuild.version}, bundle + minify, ESM, platform browser, es2022; gzip -9`);
-for (const s of sizes) out(`  ${pad(s.label, 34)} min ${lpad(String(s.min), 6)} B   gzip ${lpad(String(s.gzip), 5)} B (${kb(s.gzip)})`);
+for (const s of sizes)
+  out(`  ${pad(s.label, 34)} min ${lpad(String(s.min), 6)} B   gzip ${lpad(String(s.gzip), 5)} B (${kb(s.gzip)})`);
 const [a, b] = sizes as [Size, Size, Size];
-out(`  our own code for createClient, (a) - (b): min ${a.min - b.min} B, gzip ${a.gzip - b.gzip} B (${kb(a.gzip - b.gzip)})`);
+out(
+  `  our own code for createClient, (a) - (b): min ${a.min - b.min} B, gzip ${a.gzip - b.gzip} B (${kb(a.gzip - b.gzip)})`,
+);
 out("");
 if (profile) {
-  out(`Profile (node --cpu-prof, 100 µs interval): a fresh pair of processes against the server, taking ${PROFILE_TURNS} turns of ${PROFILE_MS} ms at`);
-  out(`  concurrency 1 after the warm-up; the profile samples of those windows only, in µs per call. The profiler slows everything and`);
-  out(`  one run's columns differ by a few µs from noise alone: read the SDK-only rows (openapi-fetch, @sdgw/client) and large gaps.`);
+  out(
+    `Profile (node --cpu-prof, 100 µs interval): a fresh pair of processes against the server, taking ${PROFILE_TURNS} turns of ${PROFILE_MS} ms at`,
+  );
+  out(
+    `  concurrency 1 after the warm-up; the profile samples of those windows only, in µs per call. The profiler slows everything and`,
+  );
+  out(
+    `  one run's columns differ by a few µs from noise alone: read the SDK-only rows (openapi-fetch, @sdgw/client) and large gaps.`,
+  );
   for (const l of profileLines(profile.raw, profile.sdk)) out(l);
   out("");
 }
@@ -487,7 +553,14 @@ writeFileSync(
       date: new Date().toISOString(),
       sdkFrom: SDK_FROM,
       build: buildNote,
-      settings: { pairs: PAIRS, rounds: ROUNDS, sampleMs: SAMPLE_MS, warmupMs: WARMUP_MS, profileMs: PROFILE_MS, concurrencies: CONCURRENCIES },
+      settings: {
+        pairs: PAIRS,
+        rounds: ROUNDS,
+        sampleMs: SAMPLE_MS,
+        warmupMs: WARMUP_MS,
+        profileMs: PROFILE_MS,
+        concurrencies: CONCURRENCIES,
+      },
       requestShapes: shapes,
       perCall: table,
       stub: { ...stub, addedUs: stubAddedUs, samples: stubSamples },
@@ -495,8 +568,18 @@ writeFileSync(
       instructions: instructions && { ...instructions, ratio: instructions.sdk / instructions.raw, calls: INSTR },
       bundle: { esbuild: esbuild.version, sizes, ownCode: { min: a.min - b.min, gzip: a.gzip - b.gzip } },
       profile: profile && {
-        raw: { ...profile.raw, byCategory: Object.fromEntries(profile.raw.byCategory), byFunction: undefined, callOuts: Object.fromEntries(profile.raw.callOuts) },
-        sdk: { ...profile.sdk, byCategory: Object.fromEntries(profile.sdk.byCategory), byFunction: undefined, callOuts: Object.fromEntries(profile.sdk.callOuts) },
+        raw: {
+          ...profile.raw,
+          byCategory: Object.fromEntries(profile.raw.byCategory),
+          byFunction: undefined,
+          callOuts: Object.fromEntries(profile.raw.callOuts),
+        },
+        sdk: {
+          ...profile.sdk,
+          byCategory: Object.fromEntries(profile.sdk.byCategory),
+          byFunction: undefined,
+          callOuts: Object.fromEntries(profile.sdk.callOuts),
+        },
       },
       samples,
     },

@@ -35,12 +35,16 @@ const server = createServer((req, res) => {
   }
   if (req.method !== "GET" || !req.url?.startsWith("/v1/search?")) {
     refused++;
-    res.writeHead(404, { "content-type": "application/json" }).end('{"code":"not_found","message":"bench server: GET /v1/search only"}');
+    res
+      .writeHead(404, { "content-type": "application/json" })
+      .end('{"code":"not_found","message":"bench server: GET /v1/search only"}');
     return;
   }
   if (!req.headers["x-api-key"] || !req.headers["idempotency-key"]) {
     refused++;
-    res.writeHead(400, { "content-type": "application/json" }).end('{"code":"invalid_request","message":"bench server: X-API-Key and Idempotency-Key required"}');
+    res
+      .writeHead(400, { "content-type": "application/json" })
+      .end('{"code":"invalid_request","message":"bench server: X-API-Key and Idempotency-Key required"}');
     return;
   }
   res.writeHead(200, { "content-type": "application/json", "content-length": body.length });

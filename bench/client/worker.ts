@@ -45,11 +45,19 @@ export interface Sample {
   gcUs: number;
 }
 
-export type WorkerCommand = { type: "run"; concurrency: number; ms: number; /** Stop after this many calls (instructions mode). */ calls?: number } | { type: "exit" };
+export type WorkerCommand =
+  | {
+      type: "run";
+      concurrency: number;
+      ms: number /** Stop after this many calls (instructions mode). */;
+      calls?: number;
+    }
+  | { type: "exit" };
 export type WorkerReply = { type: "ready" } | { type: "sample"; sample: Sample; fromUs: number; toUs: number };
 
 const input = JSON.parse(process.argv[2] ?? "null") as WorkerInput;
-if (!input || !process.send) throw new Error("usage: worker.ts '<json input>', spawned with an IPC channel (by run.ts)");
+if (!input || !process.send)
+  throw new Error("usage: worker.ts '<json input>', spawned with an IPC channel (by run.ts)");
 const send = (reply: WorkerReply) => process.send!(reply);
 
 const PARAMS = { platform: "xiaohongshu", query: "露营装备", count: 10 } as const;
@@ -57,8 +65,12 @@ const PARAMS = { platform: "xiaohongshu", query: "露营装备", count: 10 } as 
 const fixtureBytes = readFileSync(new URL("../../fixtures/search/ok-xiaohongshu.json", import.meta.url));
 const stubFetch: typeof fetch = async (input, init) => {
   const request = new Request(input, init);
-  if (!request.headers.get("x-api-key") || !request.headers.get("idempotency-key")) throw new Error("stub: a header is missing");
-  return new Response(fixtureBytes, { status: 200, headers: { "content-type": "application/json", "content-length": String(fixtureBytes.length) } });
+  if (!request.headers.get("x-api-key") || !request.headers.get("idempotency-key"))
+    throw new Error("stub: a header is missing");
+  return new Response(fixtureBytes, {
+    status: 200,
+    headers: { "content-type": "application/json", "content-length": String(fixtureBytes.length) },
+  });
 };
 const fetchFn = input.stub ? stubFetch : fetch;
 
@@ -68,23 +80,35 @@ if (input.mode === "raw") {
   const { baseUrl, apiKey } = input;
   call = async () => {
     const qs = new URLSearchParams({ platform: PARAMS.platform, query: PARAMS.query, count: String(PARAMS.count) });
-    const res = await fetchFn(`${baseUrl}/v1/search?${qs}`, { headers: { "X-API-Key": apiKey, "Idempotency-Key": crypto.randomUUID() } });
+    const res = await fetchFn(`${baseUrl}/v1/search?${qs}`, {
+      headers: { "X-API-Key": apiKey, "Idempotency-Key": crypto.randomUUID() },
+    });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     return await res.json();
   };
 } else {
-  const href = new URL(input.sdkFrom === "src" ? "../../packages/client/src/index.ts" : "../../packages/client/dist/index.js", import.meta.url).href;
+  const href = new URL(
+    input.sdkFrom === "src" ? "../../packages/client/src/index.ts" : "../../packages/client/dist/index.js",
+    import.meta.url,
+  ).href;
   const { createClient } = (await import(href)) as typeof import("../../packages/client/src/index.ts");
   // BENCH_CLIENT_TIMEOUT=Infinity measures the client without its per-attempt timer and signal (D106).
   const timeout = process.env["BENCH_CLIENT_TIMEOUT"] ? Number(process.env["BENCH_CLIENT_TIMEOUT"]) : undefined;
-  const client = createClient({ baseUrl: input.baseUrl, apiKey: input.apiKey, ...(timeout ? { timeout } : {}), ...(input.stub ? { fetch: stubFetch } : {}) });
+  const client = createClient({
+    baseUrl: input.baseUrl,
+    apiKey: input.apiKey,
+    ...(timeout ? { timeout } : {}),
+    ...(input.stub ? { fetch: stubFetch } : {}),
+  });
   call = () => client.search({ ...PARAMS });
 }
 
 // Correctness: the answer must be the fixture, parsed.
 const fixture = JSON.parse(fixtureBytes.toString("utf8")) as { request_id: string; items: unknown[] };
 const first = (await call()) as { status?: string; request_id?: string; items?: unknown[] };
-if (!(first?.status === "ok" && first.request_id === fixture.request_id && first.items?.length === fixture.items.length)) {
+if (
+  !(first?.status === "ok" && first.request_id === fixture.request_id && first.items?.length === fixture.items.length)
+) {
   throw new Error(`${input.mode}: unexpected answer ${JSON.stringify(first).slice(0, 200)}`);
 }
 
@@ -122,7 +146,16 @@ async function run(concurrency: number, ms: number, calls = MAX_CALLS): Promise<
   let sum = 0;
   for (let i = 0; i < n; i++) sum += lat[i]!;
   const at = (q: number) => lat[Math.min(n - 1, Math.floor(q * n))]! * 1000;
-  return { concurrency, calls: n, elapsedMs, meanUs: (sum / n) * 1000, p50Us: at(0.5), p99Us: at(0.99), cpuUs: (cpu.user + cpu.system) / n, gcUs };
+  return {
+    concurrency,
+    calls: n,
+    elapsedMs,
+    meanUs: (sum / n) * 1000,
+    p50Us: at(0.5),
+    p99Us: at(0.99),
+    cpuUs: (cpu.user + cpu.system) / n,
+    gcUs,
+  };
 }
 
 const hrUs = () => Number(process.hrtime.bigint() / 1000n);

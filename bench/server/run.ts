@@ -75,7 +75,10 @@ interface Server {
 }
 
 function start(mode: "sdgw" | "object" | "bytes" | "data", arg: string, from = here): Promise<Server> {
-  const child = fork(join(from, "servers.ts"), [mode, arg], { execArgv: ["--conditions=source", "--no-warnings"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(join(from, "servers.ts"), [mode, arg], {
+    execArgv: ["--conditions=source", "--no-warnings"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   return new Promise((resolve, reject) => {
     child.once("message", (m: { port: number; key?: string }) => resolve({ child, ...m }));
     child.once("exit", (code) => reject(new Error(`${mode} server exited ${code}`)));
@@ -106,7 +109,9 @@ function cpuOf(pid: number | undefined): number | null {
 /** The resident set size of a process in MiB (/proc/<pid>/status), null off Linux. */
 function rssOf(pid: number | undefined): number | null {
   try {
-    const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+    const line = readFileSync(`/proc/${pid}/status`, "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("VmRSS:"));
     return line ? Math.round(Number(line.replace(/\D+/g, "")) / 1024) : null;
   } catch {
     return null;
@@ -122,7 +127,10 @@ function nextRequest(count: number): { path: string; idem: string } {
   const n = ++sent;
   const id = replays > 0 ? n % replays : n;
   const query = fixed ? QUERY_OF_FIXED : `bench+${process.pid}+${id}`;
-  return { path: `/v1/search?platform=xiaohongshu&query=${query}&count=${count}`, idem: replays > 0 ? `bench-replay-${id}` : `bench-${process.pid}-${id}` };
+  return {
+    path: `/v1/search?platform=xiaohongshu&query=${query}&count=${count}`,
+    idem: replays > 0 ? `bench-replay-${id}` : `bench-${process.pid}-${id}`,
+  };
 }
 
 async function load(s: Server, count: number): Promise<Round> {
@@ -137,15 +145,31 @@ async function load(s: Server, count: number): Promise<Round> {
         method: "GET",
         setupRequest: (req: { path?: string; headers?: Record<string, string> }) => {
           const next = nextRequest(count);
-          return { ...req, path: next.path, headers: { ...req.headers, "x-api-key": s.key ?? "bare", "idempotency-key": next.idem } };
+          return {
+            ...req,
+            path: next.path,
+            headers: { ...req.headers, "x-api-key": s.key ?? "bare", "idempotency-key": next.idem },
+          };
         },
       },
     ],
   } as never);
-  const r = result as unknown as { requests: { average: number; total: number }; latency: { p99: number; p50: number }; non2xx: number };
+  const r = result as unknown as {
+    requests: { average: number; total: number };
+    latency: { p99: number; p50: number };
+    non2xx: number;
+  };
   const cpuAfter = cpuOf(pid);
-  const cpuUs = cpuBefore !== null && cpuAfter !== null && r.requests.total > 0 ? (cpuAfter - cpuBefore) / r.requests.total : null;
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, cpuUs, total: r.requests.total };
+  const cpuUs =
+    cpuBefore !== null && cpuAfter !== null && r.requests.total > 0 ? (cpuAfter - cpuBefore) / r.requests.total : null;
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    cpuUs,
+    total: r.requests.total,
+  };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-bench-"));
@@ -155,9 +179,13 @@ const answersDir = join(dir, "answers");
 mkdirSync(answersDir);
 const bytesOf: Record<number, number> = {};
 for (const count of counts) {
-  const sample = await fetch(`http://127.0.0.1:${ours.port}/v1/search?platform=xiaohongshu&query=${fixed ? QUERY_OF_FIXED : "bench+sample"}&count=${count}`, { headers: { "x-api-key": ours.key!, "idempotency-key": `bench-sample-${count}` } });
+  const sample = await fetch(
+    `http://127.0.0.1:${ours.port}/v1/search?platform=xiaohongshu&query=${fixed ? QUERY_OF_FIXED : "bench+sample"}&count=${count}`,
+    { headers: { "x-api-key": ours.key!, "idempotency-key": `bench-sample-${count}` } },
+  );
   const body = Buffer.from(await sample.arrayBuffer());
-  if (sample.status !== 200) throw new Error(`the reference server answered ${sample.status}: ${body.toString("utf8")}`);
+  if (sample.status !== 200)
+    throw new Error(`the reference server answered ${sample.status}: ${body.toString("utf8")}`);
   writeFileSync(join(answersDir, `answer-${count}.json`), body);
   bytesOf[count] = body.length;
 }
@@ -180,7 +208,10 @@ for (const count of counts) {
   for (const [who, s] of servers) {
     const warm = await load(s, count);
     answered[who] += warm.total;
-    if (replays > 0 && warm.total < replays) throw new Error(`--replays ${replays}: the warm-up sent only ${warm.total} requests; use fewer keys or longer rounds`);
+    if (replays > 0 && warm.total < replays)
+      throw new Error(
+        `--replays ${replays}: the warm-up sent only ${warm.total} requests; use fewer keys or longer rounds`,
+      );
   }
 }
 for (const [who, s] of servers) rss[who]!.warm = rssOf(s.child.pid);
@@ -214,7 +245,8 @@ function diskOf(folder: string): { db: number; log: number } {
   const db = size(join(folder, "bench.sqlite")) + size(join(folder, "bench.sqlite-wal"));
   let log = 0;
   try {
-    for (const f of readdirSync(join(folder, "bench.sqlite-answers"))) log += size(join(folder, "bench.sqlite-answers", f));
+    for (const f of readdirSync(join(folder, "bench.sqlite-answers")))
+      log += size(join(folder, "bench.sqlite-answers", f));
   } catch {
     // no log (BENCH_DB=memory)
   }
@@ -238,11 +270,13 @@ function spread(xs: Array<number | null>): Spread | null {
 }
 const fmt = (s: Spread | null, digits = 0, unit = "") => {
   if (!s) return "n/a";
-  const f = (x: number) => x.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }).replace(/,/g, " ");
+  const f = (x: number) =>
+    x.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }).replace(/,/g, " ");
   return `${f(s.median)}${unit} (${f(s.min)}–${f(s.max)})`;
 };
 /** Per round, a's figure over b's (same round, same count): the ratio that a shared machine moves least. */
-const perRound = (a: Round[], b: Round[], m: "cpuUs" | "p99" | "rps") => a.map((r, i) => (r[m] !== null && b[i]?.[m] ? (r[m] as number) / (b[i]![m] as number) : null));
+const perRound = (a: Round[], b: Round[], m: "cpuUs" | "p99" | "rps") =>
+  a.map((r, i) => (r[m] !== null && b[i]?.[m] ? (r[m] as number) / (b[i]![m] as number) : null));
 
 const lines = [
   `bench/server: GET /v1/search (xiaohongshu), ${replays > 0 ? `replays of ${replays} Idempotency-Keys` : fixed ? "one fixed query (the simulator's memo answers), a new Idempotency-Key each" : "varied charged calls (a new query and Idempotency-Key each)"}, ${connections} connections, ${rounds} rounds of ${seconds} s; median (min–max) over rounds`,
@@ -254,10 +288,27 @@ for (const count of counts) {
   const summary = Object.fromEntries(
     servers.map(([who]) => {
       const r = rs[who]!;
-      return [who, { rps: spread(r.map((x) => x.rps)), p50: spread(r.map((x) => x.p50)), p99: spread(r.map((x) => x.p99)), cpuUs: spread(r.map((x) => x.cpuUs)), non2xx: r.reduce((a, x) => a + x.non2xx, 0) }];
+      return [
+        who,
+        {
+          rps: spread(r.map((x) => x.rps)),
+          p50: spread(r.map((x) => x.p50)),
+          p99: spread(r.map((x) => x.p99)),
+          cpuUs: spread(r.map((x) => x.cpuUs)),
+          non2xx: r.reduce((a, x) => a + x.non2xx, 0),
+        },
+      ];
     }),
-  ) as Partial<Record<Who, { rps: Spread | null; p50: Spread | null; p99: Spread | null; cpuUs: Spread | null; non2xx: number }>>;
-  lines.push("", `count=${count} (${bytesOf[count]} bytes)`, "", "| server | requests/s | p99 ms | CPU µs/request | non-2xx |", "| --- | ---: | ---: | ---: | ---: |");
+  ) as Partial<
+    Record<Who, { rps: Spread | null; p50: Spread | null; p99: Spread | null; cpuUs: Spread | null; non2xx: number }>
+  >;
+  lines.push(
+    "",
+    `count=${count} (${bytesOf[count]} bytes)`,
+    "",
+    "| server | requests/s | p99 ms | CPU µs/request | non-2xx |",
+    "| --- | ---: | ---: | ---: | ---: |",
+  );
   for (const [who] of servers) {
     const s = summary[who]!;
     lines.push(`| ${LABEL[who]} | ${fmt(s.rps)} | ${fmt(s.p99)} | ${fmt(s.cpuUs)} | ${s.non2xx} |`);
@@ -275,20 +326,28 @@ for (const count of counts) {
       const met = (s: Spread | null, target: number) => (s ? (s.median <= target ? "met" : "MISSED") : "n/a");
       // `data` produces the answer's data as the gateway does: a comparison, not the issue's target (same answer).
       const targets = bare === "data" ? "" : ` (target ≤ 1.6×: ${met(cpu, 1.6)})`;
-      lines.push(`${who === "sdgw" ? "ours" : "base"} / ${bare}: CPU per request ${fmt(cpu, 2, "×")}${targets}, p99 ${fmt(p99, 2, "×")}${bare === "data" ? "" : ` (target ≤ 2×: ${met(p99, 2)})`}`);
+      lines.push(
+        `${who === "sdgw" ? "ours" : "base"} / ${bare}: CPU per request ${fmt(cpu, 2, "×")}${targets}, p99 ${fmt(p99, 2, "×")}${bare === "data" ? "" : ` (target ≤ 2×: ${met(p99, 2)})`}`,
+      );
     }
   }
   if (rs.base) {
     const cpu = spread(perRound(rs.sdgw!, rs.base, "cpuUs"));
     ratios["sdgw/base.cpuUs"] = cpu;
-    lines.push(`ours / base: CPU per request ${fmt(cpu, 2, "×")}, requests/s ${fmt(spread(perRound(rs.sdgw!, rs.base, "rps")), 2, "×")}`);
+    lines.push(
+      `ours / base: CPU per request ${fmt(cpu, 2, "×")}, requests/s ${fmt(spread(perRound(rs.sdgw!, rs.base, "rps")), 2, "×")}`,
+    );
   }
   report[count] = { bytes: bytesOf[count], summary, ratios, rounds: rs };
 }
-lines.push("", `RSS (MiB) at start → after warm-up → at the end: ${servers.map(([who]) => `${who} ${rss[who]!.start} → ${rss[who]!.warm} → ${rss[who]!.end}`).join("; ")} (the 2-minute growth bound is pnpm test:soak's)`);
+lines.push(
+  "",
+  `RSS (MiB) at start → after warm-up → at the end: ${servers.map(([who]) => `${who} ${rss[who]!.start} → ${rss[who]!.warm} → ${rss[who]!.end}`).join("; ")} (the 2-minute growth bound is pnpm test:soak's)`,
+);
 // Disk per charged call: only meaningful when every request was one (no --replays).
 if (replays === 0) {
-  const per = (d: { db: number; log: number }, calls: number) => `${Math.round(d.log / calls)} B in the answer log + ${Math.round(d.db / calls)} B of database (WAL included) = ${Math.round((d.log + d.db) / calls)} B`;
+  const per = (d: { db: number; log: number }, calls: number) =>
+    `${Math.round(d.log / calls)} B in the answer log + ${Math.round(d.db / calls)} B of database (WAL included) = ${Math.round((d.log + d.db) / calls)} B`;
   lines.push(`disk per charged call: ours ${per(disk.sdgw, answered.sdgw)} (${answered.sdgw} calls)`);
   if (disk.base) lines.push(`disk per charged call: base ${per(disk.base, answered.base)} (${answered.base} calls)`);
 }
@@ -296,6 +355,22 @@ console.log(lines.join("\n"));
 mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
 writeFileSync(
   new URL("../results/server.json", import.meta.url),
-  JSON.stringify({ workload: replays > 0 ? "replays" : fixed ? "fixed" : "varied", replays, connections, rounds, seconds, counts, ...(baseAt ? { baseAt } : {}), byCount: report, rss, disk, answered }, null, 2),
+  JSON.stringify(
+    {
+      workload: replays > 0 ? "replays" : fixed ? "fixed" : "varied",
+      replays,
+      connections,
+      rounds,
+      seconds,
+      counts,
+      ...(baseAt ? { baseAt } : {}),
+      byCount: report,
+      rss,
+      disk,
+      answered,
+    },
+    null,
+    2,
+  ),
 );
 if (failed) process.exitCode = 1;

@@ -31,7 +31,12 @@ if (mode === "sdgw") {
   // The server's own settings from the environment (e.g. SDGW_ANSWER_LOG_CHUNKS=1), then the bench's: its database,
   // and limits out of the way.
   const env = configFromEnv();
-  const server = createServer({ ...env, dbPath: process.env["BENCH_DB"] === "memory" ? ":memory:" : join(arg!, "bench.sqlite"), log: () => undefined, limits: { ...env.limits, keyQps: 1e9, workspaceConcurrency: 1e6, failureThreshold: 1e9 } });
+  const server = createServer({
+    ...env,
+    dbPath: process.env["BENCH_DB"] === "memory" ? ":memory:" : join(arg!, "bench.sqlite"),
+    log: () => undefined,
+    limits: { ...env.limits, keyQps: 1e9, workspaceConcurrency: 1e6, failureThreshold: 1e9 },
+  });
   const { account } = server.gateway.accounts.createAccount({ name: "Bench" });
   server.gateway.accounts.grant(account.id, 1_000_000_000);
   const key = server.gateway.accounts.createKey({ accountId: account.id }).secret;
@@ -50,10 +55,23 @@ if (mode === "sdgw") {
   let n = 0;
   const app = Fastify({ logger: false });
   app.get("/v1/search", async (req) => {
-    const params = { query: req.query["query"], count: Number(req.query["count"] ?? 10), type: "content", sort: "relevance", time_range: "all" };
+    const params = {
+      query: req.query["query"],
+      count: Number(req.query["count"] ?? 10),
+      type: "content",
+      sort: "relevance",
+      time_range: "all",
+    };
     const out = await provider.call({ platform: "xiaohongshu", operation: "search", params, signal });
     if (out.status !== "ok" && out.status !== "empty") throw new Error(`simulator: ${out.status}`);
-    return { request_id: `req_${++n}`, schema_version: "v1", status: out.status, platform: "xiaohongshu", items: out.items, ...(out.page ? { page: out.page } : {}) };
+    return {
+      request_id: `req_${++n}`,
+      schema_version: "v1",
+      status: out.status,
+      platform: "xiaohongshu",
+      items: out.items,
+      ...(out.page ? { page: out.page } : {}),
+    };
   });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
@@ -79,7 +97,10 @@ if (mode === "sdgw") {
     answers.set(count, mode === "bytes" ? bytes : JSON.parse(bytes.toString("utf8")));
   }
   const app = Fastify({ logger: false });
-  if (mode === "bytes") app.get("/v1/search", (req, reply) => reply.header("content-type", "application/json; charset=utf-8").send(answers.get(req.query["count"]!)));
+  if (mode === "bytes")
+    app.get("/v1/search", (req, reply) =>
+      reply.header("content-type", "application/json; charset=utf-8").send(answers.get(req.query["count"]!)),
+    );
   else app.get("/v1/search", (req, reply) => reply.send(answers.get(req.query["count"]!)));
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();

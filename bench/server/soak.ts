@@ -16,26 +16,51 @@ import { parseArgs } from "node:util";
 import { admin, kill, startServer } from "../../packages/server/test/processes.ts";
 
 const require = createRequire(new URL("../../packages/server/package.json", import.meta.url));
-const autocannon = require("autocannon") as (options: unknown) => Promise<{ requests: { average: number; total: number }; non2xx: number; errors: number; "5xx"?: number; statusCodeStats?: Record<string, { count: number }> }>;
+const autocannon = require("autocannon") as (
+  options: unknown,
+) => Promise<{
+  requests: { average: number; total: number };
+  non2xx: number;
+  errors: number;
+  "5xx"?: number;
+  statusCodeStats?: Record<string, { count: number }>;
+}>;
 
-const { values } = parseArgs({ options: { warmup: { type: "string", default: "20" }, seconds: { type: "string", default: "120" }, bound: { type: "string", default: "64" } } });
+const { values } = parseArgs({
+  options: {
+    warmup: { type: "string", default: "20" },
+    seconds: { type: "string", default: "120" },
+    bound: { type: "string", default: "64" },
+  },
+});
 const warmup = Number(values.warmup);
 const seconds = Number(values.seconds);
 const boundMiB = Number(values.bound);
-for (const [name, v] of [["--warmup", warmup], ["--seconds", seconds], ["--bound", boundMiB]] as const) {
+for (const [name, v] of [
+  ["--warmup", warmup],
+  ["--seconds", seconds],
+  ["--bound", boundMiB],
+] as const) {
   if (!(Number.isFinite(v) && v > 0)) throw new Error(`${name} must be a positive number (got ${v})`);
 }
 
 /** The resident set size of a process, in MiB (Linux: /proc/<pid>/status). */
 function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
   if (!line) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(line.replace(/\D+/g, "")) / 1024;
 }
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-soak-"));
 const db = join(dir, "soak.sqlite");
-const server = await startServer(db, { SDGW_WAIT_MS: "40000", SDGW_WORKSPACE_CONCURRENCY: "10000", SDGW_KEY_QPS: "100000", SDGW_FAILURE_THRESHOLD: "1000000" });
+const server = await startServer(db, {
+  SDGW_WAIT_MS: "40000",
+  SDGW_WORKSPACE_CONCURRENCY: "10000",
+  SDGW_KEY_QPS: "100000",
+  SDGW_FAILURE_THRESHOLD: "1000000",
+});
 try {
   await admin(db, "grant", "--account", server.accountId, "--credits", "100000000");
   let n = 0;
@@ -73,10 +98,17 @@ try {
   const run = await load(seconds);
   const afterLoad = rssMiB(pid);
   const growth = afterLoad - afterWarmup;
-  const fivexx = (r: typeof run) => Object.entries(r.statusCodeStats ?? {}).filter(([s]) => s.startsWith("5")).reduce((a, [, v]) => a + v.count, 0);
-  console.log(`RSS of the server: ${start.toFixed(0)} MiB at start, ${afterWarmup.toFixed(0)} MiB after a ${warmup} s warm-up (${warm.requests.total} requests), ${afterLoad.toFixed(0)} MiB after ${seconds} s more (${run.requests.total} requests, ${run.requests.average.toFixed(0)}/s)`);
+  const fivexx = (r: typeof run) =>
+    Object.entries(r.statusCodeStats ?? {})
+      .filter(([s]) => s.startsWith("5"))
+      .reduce((a, [, v]) => a + v.count, 0);
+  console.log(
+    `RSS of the server: ${start.toFixed(0)} MiB at start, ${afterWarmup.toFixed(0)} MiB after a ${warmup} s warm-up (${warm.requests.total} requests), ${afterLoad.toFixed(0)} MiB after ${seconds} s more (${run.requests.total} requests, ${run.requests.average.toFixed(0)}/s)`,
+  );
   const non2xx = warm.non2xx + run.non2xx;
-  console.log(`growth after the warm-up: ${growth.toFixed(1)} MiB (bound ${boundMiB} MiB); 5xx: ${fivexx(warm) + fivexx(run)}; other non-2xx: ${non2xx}; transport errors: ${warm.errors + run.errors}`);
+  console.log(
+    `growth after the warm-up: ${growth.toFixed(1)} MiB (bound ${boundMiB} MiB); 5xx: ${fivexx(warm) + fivexx(run)}; other non-2xx: ${non2xx}; transport errors: ${warm.errors + run.errors}`,
+  );
   // Every call here is valid and funded: anything but a 2xx means the load measured something else than calls.
   if (growth > boundMiB || fivexx(warm) + fivexx(run) > 0 || non2xx > 0) {
     console.error("soak: FAILED");

@@ -26,7 +26,13 @@ let ok: boolean;
 if (mode === "ajv") {
   const { Ajv2020 } = await import("ajv/dist/2020.js");
   const addFormats = await import("ajv-formats");
-  const ajv = new Ajv2020({ allErrors: false, strict: true, strictTypes: false, strictRequired: false, discriminator: true });
+  const ajv = new Ajv2020({
+    allErrors: false,
+    strict: true,
+    strictTypes: false,
+    strictRequired: false,
+    discriminator: true,
+  });
   addFormats.default.default(ajv, { mode: "full", keywords: false });
   ajv.addSchema(JSON.parse(readFileSync(docPath, "utf8")) as object);
   const validate = ajv.getSchema(`${SCHEMA_ID}#/$defs/SearchEnvelope`)!;

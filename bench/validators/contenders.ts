@@ -33,7 +33,8 @@ async function ours(): Promise<Contender> {
   return {
     key: "a",
     label: "(a) @sdgw/validators",
-    route: "ajv standalone code generated at build time (src/generated/standalone.js), imported from source; validateX(v).ok",
+    route:
+      "ajv standalone code generated at build time (src/generated/standalone.js), imported from source; validateX(v).ok",
     build(name) {
       if (name === "ScheduleDeleted") return (v) => api.responseValidators.deleteSchedule(200, v).ok;
       const validate = named[`validate${name}`];
@@ -50,7 +51,13 @@ async function ours(): Promise<Contender> {
 async function ajv(doc: SchemaDoc, mode: "full" | "fast"): Promise<Contender> {
   const { Ajv2020 } = await import("ajv/dist/2020.js");
   const addFormats = await import("ajv-formats");
-  const instance = new Ajv2020({ allErrors: false, strict: true, strictTypes: false, strictRequired: false, discriminator: true });
+  const instance = new Ajv2020({
+    allErrors: false,
+    strict: true,
+    strictTypes: false,
+    strictRequired: false,
+    discriminator: true,
+  });
   addFormats.default.default(instance, { mode, keywords: false });
   instance.addSchema(structuredClone(doc));
   return {
@@ -73,7 +80,9 @@ async function typebox(doc: SchemaDoc): Promise<Contender> {
     label: "(c) TypeBox 1.4",
     route: "typebox/schema Compile() of the same JSON Schema 2020-12 document (no translation); Check(v)",
     build(name) {
-      const validator = Schema.Compile({ ...structuredClone(doc), $ref: `#/$defs/${name}` } as unknown as Parameters<typeof Schema.Compile>[0]);
+      const validator = Schema.Compile({ ...structuredClone(doc), $ref: `#/$defs/${name}` } as unknown as Parameters<
+        typeof Schema.Compile
+      >[0]);
       if (!validator.IsAccelerated()) throw new Error("TypeBox fell back to its dynamic (non-JIT) checker");
       return (v) => validator.Check(v);
     },
@@ -88,7 +97,9 @@ async function zodFromJsonSchema(doc: SchemaDoc): Promise<Contender> {
     label: "(d1) zod 4.6 fromJSONSchema",
     route: "z.fromJSONSchema() of the same document; safeParse(v).success",
     build(name) {
-      const schema = z.fromJSONSchema({ ...structuredClone(doc), $ref: `#/$defs/${name}` } as Parameters<typeof z.fromJSONSchema>[0]);
+      const schema = z.fromJSONSchema({ ...structuredClone(doc), $ref: `#/$defs/${name}` } as Parameters<
+        typeof z.fromJSONSchema
+      >[0]);
       return (v) => schema.safeParse(v).success;
     },
   };

@@ -33,9 +33,18 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 // for their dist/, which a fresh clone does not have. Restart with it.
 const NODE_ARGS = ["--conditions=source"];
 const flags = [...process.execArgv, ...(process.env["NODE_OPTIONS"] ?? "").split(/\s+/)];
-const hasSource = flags.some((f, i) => f === "--conditions=source" || f === "-C=source" || ((f === "--conditions" || f === "-C") && flags[i + 1] === "source"));
+const hasSource = flags.some(
+  (f, i) =>
+    f === "--conditions=source" ||
+    f === "-C=source" ||
+    ((f === "--conditions" || f === "-C") && flags[i + 1] === "source"),
+);
 if (!hasSource) {
-  const r = spawnSync(process.execPath, [...NODE_ARGS, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit" });
+  const r = spawnSync(
+    process.execPath,
+    [...NODE_ARGS, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    { stdio: "inherit" },
+  );
   process.exit(r.status ?? 1);
 }
 
@@ -72,7 +81,8 @@ const corpus: Fixture[] = loadCorpus(spec, (name, body) => oursChecks(name)(body
 const { responseValidators: oursResponses } = await import("../../packages/validators/src/index.ts");
 const responseValidators = oursResponses as unknown as Record<string, (http: number, body: unknown) => { ok: boolean }>;
 for (const f of corpus) {
-  if (!responseValidators[f.operationId]!(f.http, f.body).ok) throw new Error(`ours refuses ${f.file} as an answer of ${f.operationId} ${f.http}`);
+  if (!responseValidators[f.operationId]!(f.http, f.body).ok)
+    throw new Error(`ours refuses ${f.file} as an answer of ${f.operationId} ${f.http}`);
 }
 const large = largeAnswer();
 const broken = brokenCopies(large);
@@ -113,13 +123,22 @@ function prepare(c: Contender): Entry {
   }
   if (unbuildable.size) {
     const [first] = unbuildable;
-    corpusW = { run: null, verdict: `cannot build ${unbuildable.size}/${schemaCount} schemas (${[...unbuildable.keys()].join(", ")}): ${first![1]}` };
+    corpusW = {
+      run: null,
+      verdict: `cannot build ${unbuildable.size}/${schemaCount} schemas (${[...unbuildable.keys()].join(", ")}): ${first![1]}`,
+    };
   } else {
     const checks = corpus.map((f) => get(f.schema));
     const bodies = corpus.map((f) => f.body);
     const refused = corpus.filter((f, i) => !checks[i]!(bodies[i]));
     corpusW = refused.length
-      ? { run: null, verdict: `refuses ${refused.length}/${corpus.length} valid fixtures: ${refused.slice(0, 4).map((f) => f.file).join(", ")}` }
+      ? {
+          run: null,
+          verdict: `refuses ${refused.length}/${corpus.length} valid fixtures: ${refused
+            .slice(0, 4)
+            .map((f) => f.file)
+            .join(", ")}`,
+        }
       : {
           run: () => {
             let n = 0;
@@ -134,7 +153,9 @@ function prepare(c: Contender): Entry {
   const rejects: Record<string, boolean | null> = {};
   try {
     const check = get("SearchEnvelope");
-    largeW = check(large) ? { run: () => (check(large) ? 1 : 0), verdict: "accepts" } : { run: null, verdict: "REFUSES the valid large answer" };
+    largeW = check(large)
+      ? { run: () => (check(large) ? 1 : 0), verdict: "accepts" }
+      : { run: null, verdict: "REFUSES the valid large answer" };
     for (const b of broken) rejects[b.name] = !check(b.value);
   } catch (e) {
     largeW = { run: null, verdict: `cannot build SearchEnvelope: ${short(e)}` };
@@ -152,7 +173,10 @@ function prepare(c: Contender): Entry {
     const verdict = check(m.value);
     if (verdict !== oursOnMutated[i]) {
       disagreements.count++;
-      if (disagreements.examples.length < 3) disagreements.examples.push(`${m.what} (${verdict ? "accepts" : "refuses"}; ours ${verdict ? "refuses" : "accepts"})`);
+      if (disagreements.examples.length < 3)
+        disagreements.examples.push(
+          `${m.what} (${verdict ? "accepts" : "refuses"}; ours ${verdict ? "refuses" : "accepts"})`,
+        );
     }
   });
   return { contender: c, corpus: corpusW, large: largeW, rejects, disagreements };
@@ -186,7 +210,9 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 const throughputScript = fileURLToPath(new URL("./throughput.ts", import.meta.url));
-const samples = new Map<Entry, Record<"corpus" | "large", number[]>>(entries.map((e) => [e, { corpus: [], large: [] }]));
+const samples = new Map<Entry, Record<"corpus" | "large", number[]>>(
+  entries.map((e) => [e, { corpus: [], large: [] }]),
+);
 for (let p = 0; p < PROCESSES; p++) {
   for (let k = 0; k < entries.length; k++) {
     // Rotate the order of the contenders from one pass to the next.
@@ -204,9 +230,14 @@ for (let p = 0; p < PROCESSES; p++) {
     };
     const inputPath = join(tmp, `throughput-${entry.contender.key}.json`);
     writeFileSync(inputPath, JSON.stringify(input));
-    const r = spawnSync(process.execPath, [...NODE_ARGS, throughputScript, entry.contender.key, inputPath], { encoding: "utf8" });
+    const r = spawnSync(process.execPath, [...NODE_ARGS, throughputScript, entry.contender.key, inputPath], {
+      encoding: "utf8",
+    });
     if (r.status !== 0) throw new Error(`throughput of ${entry.contender.label} failed:\n${r.stderr}`);
-    const got = JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, Partial<Record<"corpus" | "large", number[]>>>;
+    const got = JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<
+      string,
+      Partial<Record<"corpus" | "large", number[]>>
+    >;
     for (const w of workloads) samples.get(entry)![w].push(...(got[entry.contender.key]![w] ?? []));
   }
   log(`throughput pass ${p + 1}/${PROCESSES} done`);
@@ -215,7 +246,11 @@ for (let p = 0; p < PROCESSES; p++) {
 // Head-to-head (issue 18's targets): ours, runtime ajv with fast formats and with full formats, in one process,
 // their samples interleaved round by round; each round gives one ratio per pair.
 const H2H_KEYS = ["a", "bf", "b"] as const;
-const h2h: Record<(typeof H2H_KEYS)[number], Record<"corpus" | "large", number[]>> = { a: { corpus: [], large: [] }, bf: { corpus: [], large: [] }, b: { corpus: [], large: [] } };
+const h2h: Record<(typeof H2H_KEYS)[number], Record<"corpus" | "large", number[]>> = {
+  a: { corpus: [], large: [] },
+  bf: { corpus: [], large: [] },
+  b: { corpus: [], large: [] },
+};
 for (let p = 0; p < PROCESSES; p++) {
   const input: ThroughputInput = {
     doc,
@@ -228,7 +263,9 @@ for (let p = 0; p < PROCESSES; p++) {
   };
   const inputPath = join(tmp, "throughput-h2h.json");
   writeFileSync(inputPath, JSON.stringify(input));
-  const r = spawnSync(process.execPath, [...NODE_ARGS, throughputScript, H2H_KEYS.join(","), inputPath], { encoding: "utf8" });
+  const r = spawnSync(process.execPath, [...NODE_ARGS, throughputScript, H2H_KEYS.join(","), inputPath], {
+    encoding: "utf8",
+  });
   if (r.status !== 0) throw new Error(`head-to-head throughput failed:\n${r.stderr}`);
   const got = JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, Record<"corpus" | "large", number[]>>;
   for (const k of H2H_KEYS) for (const w of ["corpus", "large"] as const) h2h[k][w].push(...got[k]![w]);
@@ -257,7 +294,9 @@ writeFileSync(largePath, JSON.stringify(large));
 writeFileSync(docPath, JSON.stringify(doc));
 const coldScript = fileURLToPath(new URL("./cold.ts", import.meta.url));
 const modes = ["ours-src", ...(bundle ? ["ours-dist"] : []), "ajv"];
-const cold: Record<string, { inner: number[]; wall: number[] }> = Object.fromEntries(modes.map((m) => [m, { inner: [], wall: [] }]));
+const cold: Record<string, { inner: number[]; wall: number[] }> = Object.fromEntries(
+  modes.map((m) => [m, { inner: [], wall: [] }]),
+);
 for (let i = 0; i < COLD_RUNS; i++) {
   for (const mode of modes) {
     const t0 = process.hrtime.bigint();
@@ -271,13 +310,16 @@ for (let i = 0; i < COLD_RUNS; i++) {
   }
 }
 rmSync(tmp, { recursive: true, force: true });
-const coldMedian = (mode: string) => (cold[mode] ? { inner: median(cold[mode].inner), wall: median(cold[mode].wall) } : null);
+const coldMedian = (mode: string) =>
+  cold[mode] ? { inner: median(cold[mode].inner), wall: median(cold[mode].wall) } : null;
 log("cold starts measured");
 
 // --------------------------------------------------------------------------------------------------------- report
 
-const fmtOps = (x: number | null) => (x === null ? "-" : x >= 1e6 ? `${(x / 1e6).toFixed(2)}M` : x >= 1e3 ? `${(x / 1e3).toFixed(1)}k` : x.toFixed(0));
-const fmtRatio = (x: number | null, base: number | null) => (x === null || base === null ? "-" : `${(x / base).toFixed(2)}x`);
+const fmtOps = (x: number | null) =>
+  x === null ? "-" : x >= 1e6 ? `${(x / 1e6).toFixed(2)}M` : x >= 1e3 ? `${(x / 1e3).toFixed(1)}k` : x.toFixed(0);
+const fmtRatio = (x: number | null, base: number | null) =>
+  x === null || base === null ? "-" : `${(x / base).toFixed(2)}x`;
 const pad = (s: string, w: number) => s + " ".repeat(Math.max(0, w - [...s].length));
 const lpad = (s: string, w: number) => " ".repeat(Math.max(0, w - [...s].length)) + s;
 const yesNo = (b: boolean | null | undefined) => (b === null || b === undefined ? "n/a" : b ? "yes" : "NO");
@@ -289,59 +331,91 @@ const aCorpus = opsOf(aEntry, "corpus");
 const aLarge = opsOf(aEntry, "large");
 const W = 28;
 
-out(`Validator benchmark: node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? "?"}), ${new Date().toISOString()}`);
-out(`Workloads: corpus = ${corpus.length} JSON fixtures of fixtures/index.json over ${schemaCount} answer schemas, one op = one full pass;`);
-out(`           large  = SearchEnvelope status ok, 20 items of kind item with every optional field (${largeBytes} bytes of JSON).`);
+out(
+  `Validator benchmark: node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? "?"}), ${new Date().toISOString()}`,
+);
+out(
+  `Workloads: corpus = ${corpus.length} JSON fixtures of fixtures/index.json over ${schemaCount} answer schemas, one op = one full pass;`,
+);
+out(
+  `           large  = SearchEnvelope status ok, 20 items of kind item with every optional field (${largeBytes} bytes of JSON).`,
+);
 out("");
 out("Contenders");
 for (const e of entries) out(`  ${pad(e.contender.label, W)} ${e.contender.route}`);
 out("");
 out("Correctness (checked before timing; a contender is timed only on workloads it gets right)");
-out(`  ${pad("contender", W)} ${pad("corpus", 14)} ${pad("large", 8)} ${broken.map((b) => pad(`rejects ${b.name}`, 33)).join("")}agrees with (a) on mutated fixtures`);
+out(
+  `  ${pad("contender", W)} ${pad("corpus", 14)} ${pad("large", 8)} ${broken.map((b) => pad(`rejects ${b.name}`, 33)).join("")}agrees with (a) on mutated fixtures`,
+);
 for (const e of entries) {
   const corpusV = e.corpus.run ? e.corpus.verdict : "FAILS";
   const largeV = e.large.run ? e.large.verdict : "FAILS";
   const agree = `${e.disagreements.of - e.disagreements.count}/${e.disagreements.of}`;
-  out(`  ${pad(e.contender.label, W)} ${pad(corpusV, 14)} ${pad(largeV, 8)} ${broken.map((b) => pad(yesNo(e.rejects[b.name]), 33)).join("")}${agree}`);
+  out(
+    `  ${pad(e.contender.label, W)} ${pad(corpusV, 14)} ${pad(largeV, 8)} ${broken.map((b) => pad(yesNo(e.rejects[b.name]), 33)).join("")}${agree}`,
+  );
 }
 for (const e of entries) {
   if (!e.corpus.run) out(`  ${e.contender.label} corpus: ${e.corpus.verdict}`);
   if (!e.large.run) out(`  ${e.contender.label} large: ${e.large.verdict}`);
   for (const ex of e.disagreements.examples) out(`  ${e.contender.label} differs: ${ex}`);
 }
-out(`  (mutated fixtures: ${mutated.length} variants, ${oursOnMutated.filter((x) => !x).length} of them refused by ours: first key dropped, unknown key at the top and in the last object, last string emptied, last number -1)`);
+out(
+  `  (mutated fixtures: ${mutated.length} variants, ${oursOnMutated.filter((x) => !x).length} of them refused by ours: first key dropped, unknown key at the top and in the last object, last string emptied, last number -1)`,
+);
 out("");
-out(`Throughput: ops/s, median of ${PROCESSES * ROUNDS} samples of ${SAMPLE_MS} ms: ${PROCESSES} fresh node process(es) per contender (rotating order),`);
-out(`  ${ROUNDS} samples each, the two workloads interleaved in one process, after ${WARMUP_MS} ms warm-up each. vs (a) = median ops/s over`);
+out(
+  `Throughput: ops/s, median of ${PROCESSES * ROUNDS} samples of ${SAMPLE_MS} ms: ${PROCESSES} fresh node process(es) per contender (rotating order),`,
+);
+out(
+  `  ${ROUNDS} samples each, the two workloads interleaved in one process, after ${WARMUP_MS} ms warm-up each. vs (a) = median ops/s over`,
+);
 out(`  that of (a): above 1x is faster than ours. range = slowest–fastest sample; ±: widest sample off the median.`);
-out(`  ${pad("contender", W)} ${lpad("corpus ops/s", 13)} ${lpad("range", 13)} ${lpad("vs (a)", 7)} ${lpad("±", 5)}   ${lpad("large ops/s", 12)} ${lpad("range", 13)} ${lpad("vs (a)", 7)} ${lpad("±", 5)}`);
+out(
+  `  ${pad("contender", W)} ${lpad("corpus ops/s", 13)} ${lpad("range", 13)} ${lpad("vs (a)", 7)} ${lpad("±", 5)}   ${lpad("large ops/s", 12)} ${lpad("range", 13)} ${lpad("vs (a)", 7)} ${lpad("±", 5)}`,
+);
 for (const e of entries) {
   const cells = (w: "corpus" | "large", base: number | null) => {
     const ops = opsOf(e, w);
     const spread = spreadOf(e, w);
     const xs = samples.get(e)![w];
-    return [fmtOps(ops), xs.length ? `${fmtOps(Math.min(...xs))}–${fmtOps(Math.max(...xs))}` : "-", fmtRatio(ops, base), spread === null ? "-" : `${(spread * 100).toFixed(0)}%`];
+    return [
+      fmtOps(ops),
+      xs.length ? `${fmtOps(Math.min(...xs))}–${fmtOps(Math.max(...xs))}` : "-",
+      fmtRatio(ops, base),
+      spread === null ? "-" : `${(spread * 100).toFixed(0)}%`,
+    ];
   };
   const [c, cb, cr, cs] = cells("corpus", aCorpus);
   const [l, lb, lr, ls] = cells("large", aLarge);
-  out(`  ${pad(e.contender.label, W)} ${lpad(c!, 13)} ${lpad(cb!, 13)} ${lpad(cr!, 7)} ${lpad(cs!, 5)}   ${lpad(l!, 12)} ${lpad(lb!, 13)} ${lpad(lr!, 7)} ${lpad(ls!, 5)}`);
+  out(
+    `  ${pad(e.contender.label, W)} ${lpad(c!, 13)} ${lpad(cb!, 13)} ${lpad(cr!, 7)} ${lpad(cs!, 5)}   ${lpad(l!, 12)} ${lpad(lb!, 13)} ${lpad(lr!, 7)} ${lpad(ls!, 5)}`,
+  );
 }
 out("");
-out(`Head-to-head in one process: (a), (bf) and (b) loaded together, samples interleaved, ${PROCESSES} process(es) x ${ROUNDS} rounds; ratio = (a) / other`);
+out(
+  `Head-to-head in one process: (a), (bf) and (b) loaded together, samples interleaved, ${PROCESSES} process(es) x ${ROUNDS} rounds; ratio = (a) / other`,
+);
 out(`  per round (same moments of the machine): median (min–max over ${h2h.a.large.length} rounds)`);
-const fmtRange = (r: { median: number; min: number; max: number }, f: (x: number) => string) => `${f(r.median)} (${f(r.min)}–${f(r.max)})`;
+const fmtRange = (r: { median: number; min: number; max: number }, f: (x: number) => string) =>
+  `${f(r.median)} (${f(r.min)}–${f(r.max)})`;
 const x2 = (x: number) => `${x.toFixed(2)}x`;
 for (const w of ["large", "corpus"] as const) {
   out(
     `  ${pad(w, 7)} (a) ${fmtRange(range(h2h.a[w]), fmtOps)} ops/s   (bf) ${fmtRange(range(h2h.bf[w]), fmtOps)}   (b) ${fmtRange(range(h2h.b[w]), fmtOps)}`,
   );
-  out(`  ${pad("", 7)} (a)/(bf) ${fmtRange(range(h2hRatios("bf", w)), x2)}   (a)/(b) ${fmtRange(range(h2hRatios("b", w)), x2)}`);
+  out(
+    `  ${pad("", 7)} (a)/(bf) ${fmtRange(range(h2hRatios("bf", w)), x2)}   (a)/(b) ${fmtRange(range(h2hRatios("b", w)), x2)}`,
+  );
 }
 out("");
 const coldA = coldMedian("ours-src");
 const coldDist = coldMedian("ours-dist");
 const coldB = coldMedian("ajv");
-out(`Cold start: fresh node process each, import + first validation of the large answer, median of ${COLD_RUNS} (whole process wall time in brackets)`);
+out(
+  `Cold start: fresh node process each, import + first validation of the large answer, median of ${COLD_RUNS} (whole process wall time in brackets)`,
+);
 const coldLine = (label: string, m: { inner: number; wall: number } | null) =>
   m && out(`  ${pad(label, 50)} ${lpad(m.inner.toFixed(1), 7)} ms   (${m.wall.toFixed(0)} ms)`);
 coldLine("(a) @sdgw/validators, src (as the bench imports)", coldA);
@@ -349,10 +423,15 @@ coldLine("(a) @sdgw/validators, dist/index.js (shipped)", coldDist);
 coldLine("(b) ajv 8 runtime: import, read JSON, compile", coldB);
 const coldRatio = coldA && coldB ? coldB.inner / coldA.inner : null;
 const coldRatioDist = coldDist && coldB ? coldB.inner / coldDist.inner : null;
-out(`  ratio (b) / (a): ${coldRatio?.toFixed(1) ?? "-"}x from src${coldRatioDist === null ? "" : `, ${coldRatioDist.toFixed(1)}x from dist`}`);
+out(
+  `  ratio (b) / (a): ${coldRatio?.toFixed(1) ?? "-"}x from src${coldRatioDist === null ? "" : `, ${coldRatioDist.toFixed(1)}x from dist`}`,
+);
 out("");
 out(`Bundle: packages/validators/dist/index.js (${buildNote})`);
-if (size) out(`  raw ${size.raw} bytes (${(size.raw / 1024).toFixed(1)} KiB), gzip -9 ${size.gzip} bytes (${(size.gzip / 1024).toFixed(1)} KiB)`);
+if (size)
+  out(
+    `  raw ${size.raw} bytes (${(size.raw / 1024).toFixed(1)} KiB), gzip -9 ${size.gzip} bytes (${(size.gzip / 1024).toFixed(1)} KiB)`,
+  );
 else out("  no dist/index.js");
 out("");
 // The contenders that check what the contract says (both broken copies refused): (bf) lets 2025-02-30 through.
@@ -364,19 +443,31 @@ const others = entries
 const fastest = others.sort((x, y) => y.ops - x.ops)[0];
 const speedMet = aLarge !== null && fastest !== undefined && aLarge >= fastest.ops;
 const best = (e: Entry) => Math.max(...samples.get(e)!.large);
-const bestOther = others.length ? others.map((x) => ({ e: x.e, ops: best(x.e) })).sort((x, y) => y.ops - x.ops)[0]! : undefined;
+const bestOther = others.length
+  ? others.map((x) => ({ e: x.e, ops: best(x.e) })).sort((x, y) => y.ops - x.ops)[0]!
+  : undefined;
 const vsFast = range(h2hRatios("bf", "large"));
 const vsFullCorpus = range(h2hRatios("b", "corpus"));
 out("Targets");
-out(`  (a) >= 0.9x runtime ajv with fast formats on the large answer, one process: ${vsFast.median >= 0.9 ? "MET" : "NOT MET"} (${fmtRange(vsFast, x2)})`);
-out(`  (a) >= 3x runtime ajv with full formats on the fixture corpus, one process: ${vsFullCorpus.median >= 3 ? "MET" : "NOT MET"} (${fmtRange(vsFullCorpus, x2)})`);
+out(
+  `  (a) >= 0.9x runtime ajv with fast formats on the large answer, one process: ${vsFast.median >= 0.9 ? "MET" : "NOT MET"} (${fmtRange(vsFast, x2)})`,
+);
+out(
+  `  (a) >= 3x runtime ajv with full formats on the fixture corpus, one process: ${vsFullCorpus.median >= 3 ? "MET" : "NOT MET"} (${fmtRange(vsFullCorpus, x2)})`,
+);
 out(
   `  (a) at least as fast as the fastest of (b), (c), (d) on the large answer: ${speedMet ? "MET" : "NOT MET"}` +
-    (fastest && aLarge !== null ? ` (median: (a) ${fmtOps(aLarge)} ops/s, fastest other ${fastest.e.contender.label} ${fmtOps(fastest.ops)}, (a) at ${(aLarge / fastest.ops).toFixed(2)}x of it;` : "") +
-    (bestOther && aLarge !== null ? ` best samples: (a) ${fmtOps(best(aEntry))}, ${bestOther.e.contender.label} ${fmtOps(bestOther.ops)})` : ""),
+    (fastest && aLarge !== null
+      ? ` (median: (a) ${fmtOps(aLarge)} ops/s, fastest other ${fastest.e.contender.label} ${fmtOps(fastest.ops)}, (a) at ${(aLarge / fastest.ops).toFixed(2)}x of it;`
+      : "") +
+    (bestOther && aLarge !== null
+      ? ` best samples: (a) ${fmtOps(best(aEntry))}, ${bestOther.e.contender.label} ${fmtOps(bestOther.ops)})`
+      : ""),
 );
 const coldVerdict = (r: number | null) => (r === null ? "-" : `${r >= 5 ? "MET" : "NOT MET"} (${r.toFixed(1)}x)`);
-out(`  cold start of (a) at least 5x faster than (b), judged on the shipped bundle: ${coldVerdict(coldRatioDist)} (from src, where Node also strips the types of our .ts: ${coldRatio === null ? "-" : coldRatio.toFixed(1) + "x"})`);
+out(
+  `  cold start of (a) at least 5x faster than (b), judged on the shipped bundle: ${coldVerdict(coldRatioDist)} (from src, where Node also strips the types of our .ts: ${coldRatio === null ? "-" : coldRatio.toFixed(1) + "x"})`,
+);
 out(`  (run took ${((Date.now() - started) / 1000).toFixed(0)} s)`);
 
 process.stdout.write(lines.join("\n") + "\n");
@@ -389,14 +480,26 @@ writeFileSync(
       node: process.version,
       cores: availableParallelism(),
       date: new Date().toISOString(),
-      corpus: { fixtures: corpus.length, schemas: schemaCount, mapping: corpus.map((f) => ({ file: f.file, schema: f.schema })) },
+      corpus: {
+        fixtures: corpus.length,
+        schemas: schemaCount,
+        mapping: corpus.map((f) => ({ file: f.file, schema: f.schema })),
+      },
       largeAnswerBytes: largeBytes,
       contenders: entries.map((e) => ({
         key: e.contender.key,
         label: e.contender.label,
         route: e.contender.route,
-        corpus: { verdict: e.corpus.verdict, opsPerSec: opsOf(e, "corpus"), vsOurs: aCorpus && opsOf(e, "corpus") ? opsOf(e, "corpus")! / aCorpus : null },
-        large: { verdict: e.large.verdict, opsPerSec: opsOf(e, "large"), vsOurs: aLarge && opsOf(e, "large") ? opsOf(e, "large")! / aLarge : null },
+        corpus: {
+          verdict: e.corpus.verdict,
+          opsPerSec: opsOf(e, "corpus"),
+          vsOurs: aCorpus && opsOf(e, "corpus") ? opsOf(e, "corpus")! / aCorpus : null,
+        },
+        large: {
+          verdict: e.large.verdict,
+          opsPerSec: opsOf(e, "large"),
+          vsOurs: aLarge && opsOf(e, "large") ? opsOf(e, "large")! / aLarge : null,
+        },
         rejects: e.rejects,
         disagreements: e.disagreements,
         samples: samples.get(e),
@@ -406,7 +509,13 @@ writeFileSync(
         oursOverAjvFast: { large: range(h2hRatios("bf", "large")), corpus: range(h2hRatios("bf", "corpus")) },
         oursOverAjvFull: { large: range(h2hRatios("b", "large")), corpus: range(h2hRatios("b", "corpus")) },
       },
-      coldStartMs: { oursSrc: coldA, oursDist: coldDist, ajvRuntime: coldB, ratioSrc: coldRatio, ratioDist: coldRatioDist },
+      coldStartMs: {
+        oursSrc: coldA,
+        oursDist: coldDist,
+        ajvRuntime: coldB,
+        ratioSrc: coldRatio,
+        ratioDist: coldRatioDist,
+      },
       bundle: size,
       targets: {
         fastestOnLarge: speedMet,
@@ -414,7 +523,6 @@ writeFileSync(
         ajvFull3xOnCorpus: vsFullCorpus.median >= 3,
         coldStart5x: coldRatioDist !== null && coldRatioDist >= 5,
       },
-
     },
     null,
     2,

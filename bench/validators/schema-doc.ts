@@ -7,7 +7,6 @@ import { loadSpec, schemaDocument, type OpenApiDoc } from "../../generators/src/
 
 type Schema = Record<string, unknown>;
 
-
 export interface SchemaDoc {
   $id: string;
   $schema: string;

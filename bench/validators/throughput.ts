@@ -27,7 +27,8 @@ export interface ThroughputInput {
 
 const [keyList, inputPath] = process.argv.slice(2);
 const keys = (keyList ?? "").split(",");
-if (!inputPath || !keys.every((k) => (CONTENDER_KEYS as readonly string[]).includes(k))) throw new Error("usage: throughput.ts <a|b|bf|c|d1|d2>[,…] <input.json>");
+if (!inputPath || !keys.every((k) => (CONTENDER_KEYS as readonly string[]).includes(k)))
+  throw new Error("usage: throughput.ts <a|b|bf|c|d1|d2>[,…] <input.json>");
 const input = JSON.parse(readFileSync(inputPath, "utf8")) as ThroughputInput;
 
 let sink = 0;
@@ -81,7 +82,9 @@ for (const run of runs) {
   // Iterations per batch of about 5 ms, from the warmed-up rate.
   run.batch = Math.max(1, Math.round(sample(run.fn, 1, 50) * 0.005));
 }
-const samples: Record<string, Record<string, number[]>> = Object.fromEntries(keys.map((k) => [k, { corpus: [], large: [] }]));
+const samples: Record<string, Record<string, number[]>> = Object.fromEntries(
+  keys.map((k) => [k, { corpus: [], large: [] }]),
+);
 for (let r = 0; r < input.rounds; r++) {
   // Rotate the order within a round, so no run always follows the same other.
   for (let k = 0; k < runs.length; k++) {

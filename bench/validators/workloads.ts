@@ -16,8 +16,19 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
  * runs the same compiled function (a bare `$ref` is exported as its target).
  */
 export const ANSWER_SCHEMAS = [
-  "SearchEnvelope", "FanoutAnswer", "DataEnvelope", "TargetsAnswer", "HandleAnswer", "ToolAnswer", "ToolQuoteAnswer",
-  "ErrorStructure", "AccountAnswer", "ScheduleList", "CapabilitiesAnswer", "FindAnswer", "ScheduleDeleted",
+  "SearchEnvelope",
+  "FanoutAnswer",
+  "DataEnvelope",
+  "TargetsAnswer",
+  "HandleAnswer",
+  "ToolAnswer",
+  "ToolQuoteAnswer",
+  "ErrorStructure",
+  "AccountAnswer",
+  "ScheduleList",
+  "CapabilitiesAnswer",
+  "FindAnswer",
+  "ScheduleDeleted",
 ] as const;
 export type AnswerSchema = (typeof ANSWER_SCHEMAS)[number];
 
@@ -80,7 +91,8 @@ export function loadCorpus(doc: OpenApiDoc, accepts: (schema: AnswerSchema, body
     if (row.mediaType !== "application/json") continue;
     const body: unknown = JSON.parse(readFileSync(`${ROOT}fixtures/${row.file}`, "utf8"));
     const fits = candidates(doc, responseSchema(doc, row.operationId, row.http)).filter((name) => accepts(name, body));
-    if (fits.length !== 1) throw new Error(`fixture ${row.file}: ${fits.length} answer schemas fit (${fits.join(", ")})`);
+    if (fits.length !== 1)
+      throw new Error(`fixture ${row.file}: ${fits.length} answer schemas fit (${fits.join(", ")})`);
     out.push({ file: row.file, operationId: row.operationId, http: row.http, schema: fits[0]!, body });
   }
   return out;
@@ -114,7 +126,18 @@ const TEXTS = [
   "身高155，通勤要求舒服又不失精致。一件基础款白衬衫可以搭高腰直筒西裤，也能塞进半身裙；针织开衫当外套或者披在肩上都好看。鞋子选低跟乐福鞋，显高又不累脚。颜色控制在三种以内，整体会显得干净利落，早上出门不用纠结十分钟。",
 ];
 
-const NAMES = ["桂花拿铁不加糖", "小鹿爱化妆", "上海漫步指南", "早餐研究所", "带着爸妈去旅行", "出租屋改造日记", "考研英语阿杰", "成都吃货小分队", "橘猫胖胖的铲屎官", "155穿搭日记"];
+const NAMES = [
+  "桂花拿铁不加糖",
+  "小鹿爱化妆",
+  "上海漫步指南",
+  "早餐研究所",
+  "带着爸妈去旅行",
+  "出租屋改造日记",
+  "考研英语阿杰",
+  "成都吃货小分队",
+  "橘猫胖胖的铲屎官",
+  "155穿搭日记",
+];
 
 /** A `SearchEnvelope` with status `ok` and 20 `item`s, each with every optional field. */
 export function largeAnswer(): Record<string, unknown> {
@@ -132,7 +155,13 @@ export function largeAnswer(): Record<string, unknown> {
         followers: 12_345 + i * 1_021,
       },
       published_at: `2026-11-${String(1 + (i % 20)).padStart(2, "0")}T${String(8 + (i % 12)).padStart(2, "0")}:${String((i * 7) % 60).padStart(2, "0")}:00+08:00`,
-      metrics: { likes: 2_300 + i * 137, collects: 1_800 + i * 91, comments: 240 + i * 13, shares: 88 + i * 5, views: 150_000 + i * 9_973 },
+      metrics: {
+        likes: 2_300 + i * 137,
+        collects: 1_800 + i * 91,
+        comments: 240 + i * 13,
+        shares: 88 + i * 5,
+        views: 150_000 + i * 9_973,
+      },
       media: [
         { type: "image", url: `https://sns-webpic-qc.xhscdn.com/202611/1040g2sg31${i}a1/spectrum/1000g0k0${i}.jpg` },
         { type: "image", url: `https://sns-webpic-qc.xhscdn.com/202611/1040g2sg31${i}a2/spectrum/1000g0k0${i}b.jpg` },
@@ -156,7 +185,14 @@ export function largeAnswer(): Record<string, unknown> {
     schema_version: "v1",
     fetched_at: "2026-11-21T08:30:00Z",
     status: "ok",
-    applied_params: { platform: "xiaohongshu", query: "周末去哪儿 咖啡", type: "content", count: 20, sort: "most_liked", time_range: "7d" },
+    applied_params: {
+      platform: "xiaohongshu",
+      query: "周末去哪儿 咖啡",
+      type: "content",
+      count: 20,
+      sort: "most_liked",
+      time_range: "7d",
+    },
     warnings: ["xiaohongshu returned 20 of 20 requested items"],
     items,
     page: { has_more: true, cursor: "eyJwYWdlIjoyLCJzZWFyY2hfaWQiOiIyZjk4YTFiMiJ9" },
@@ -203,8 +239,13 @@ export function mutations(corpus: Fixture[]): Array<{ schema: AnswerSchema; valu
       }
     };
     walk(f.body, []);
-    const at = (root: unknown, path: Path) => path.reduce<unknown>((n, k) => (n as Record<string | number, unknown>)[k], root);
-    const variant = (what: string, path: Path, change: (holder: Record<string | number, unknown>, key: string | number) => void) => {
+    const at = (root: unknown, path: Path) =>
+      path.reduce<unknown>((n, k) => (n as Record<string | number, unknown>)[k], root);
+    const variant = (
+      what: string,
+      path: Path,
+      change: (holder: Record<string | number, unknown>, key: string | number) => void,
+    ) => {
       const v = structuredClone(f.body);
       change(at(v, path.slice(0, -1)) as Record<string | number, unknown>, path[path.length - 1]!);
       out.push({ schema: f.schema, value: v, what: `${f.file}: ${what} at /${path.join("/")}` });

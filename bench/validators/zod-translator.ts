@@ -24,8 +24,27 @@ import { z } from "zod";
 type Schema = Record<string, unknown>;
 type Zod = z.ZodType;
 
-const ANNOTATIONS = new Set(["description", "default", "discriminator", "$id", "$schema", "$comment", "title", "examples", "$defs", "readOnly", "writeOnly"]);
-const OBJECT_KEYS = ["properties", "required", "additionalProperties", "propertyNames", "minProperties", "maxProperties"];
+const ANNOTATIONS = new Set([
+  "description",
+  "default",
+  "discriminator",
+  "$id",
+  "$schema",
+  "$comment",
+  "title",
+  "examples",
+  "$defs",
+  "readOnly",
+  "writeOnly",
+]);
+const OBJECT_KEYS = [
+  "properties",
+  "required",
+  "additionalProperties",
+  "propertyNames",
+  "minProperties",
+  "maxProperties",
+];
 const ARRAY_KEYS = ["items", "minItems", "maxItems", "uniqueItems", "contains"];
 const STRING_KEYS = ["minLength", "maxLength", "pattern", "format"];
 const NUMBER_KEYS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
@@ -49,7 +68,11 @@ function refine<T extends Zod>(base: T, ok: (v: unknown) => boolean, message: st
 /** An injective text of a JSON value, for `uniqueItems`. */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  if (isObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(",")}}`;
+  if (isObject(v))
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
+      .join(",")}}`;
   return JSON.stringify(v);
 }
 
@@ -90,7 +113,8 @@ export class ZodTranslator {
     }
     const typed = this.typed(s);
     if (typed) parts.push(typed);
-    if (Array.isArray(s["oneOf"])) parts.push(this.oneOf(s["oneOf"] as Schema[], s["discriminator"] as { propertyName: string } | undefined));
+    if (Array.isArray(s["oneOf"]))
+      parts.push(this.oneOf(s["oneOf"] as Schema[], s["discriminator"] as { propertyName: string } | undefined));
     if (Array.isArray(s["anyOf"])) {
       const opts = (s["anyOf"] as Schema[]).map((b) => this.schema(b));
       parts.push(opts.length === 1 ? opts[0]! : z.union(opts as [Zod, Zod, ...Zod[]]));
@@ -107,18 +131,31 @@ export class ZodTranslator {
       const cond = this.schema(s["if"]);
       const then = s["then"] === undefined ? undefined : this.schema(s["then"]);
       const otherwise = s["else"] === undefined ? undefined : this.schema(s["else"]);
-      checks.push([(v) => (cond.safeParse(v).success ? (then?.safeParse(v).success ?? true) : (otherwise?.safeParse(v).success ?? true)), "if/then/else failed"]);
+      checks.push([
+        (v) =>
+          cond.safeParse(v).success ? (then?.safeParse(v).success ?? true) : (otherwise?.safeParse(v).success ?? true),
+        "if/then/else failed",
+      ]);
     }
     for (const key of Object.keys(s)) {
-      const known = ANNOTATIONS.has(key) || OBJECT_KEYS.includes(key) || ARRAY_KEYS.includes(key) || STRING_KEYS.includes(key) || NUMBER_KEYS.includes(key);
-      if (!known && !["$ref", "type", "const", "enum", "oneOf", "anyOf", "allOf", "not", "if", "then", "else"].includes(key)) {
+      const known =
+        ANNOTATIONS.has(key) ||
+        OBJECT_KEYS.includes(key) ||
+        ARRAY_KEYS.includes(key) ||
+        STRING_KEYS.includes(key) ||
+        NUMBER_KEYS.includes(key);
+      if (
+        !known &&
+        !["$ref", "type", "const", "enum", "oneOf", "anyOf", "allOf", "not", "if", "then", "else"].includes(key)
+      ) {
         throw new Error(`unsupported keyword ${key}`);
       }
     }
     // The first part keeps its zod class (an object stays an object, so it can be a discriminatedUnion option);
     // the others are checked on the value as refinements.
     let base: Zod = parts[0] ?? z.unknown();
-    for (const other of parts.slice(1)) checks.unshift([(v) => other.safeParse(v).success, "allOf / sibling schema failed"]);
+    for (const other of parts.slice(1))
+      checks.unshift([(v) => other.safeParse(v).success, "allOf / sibling schema failed"]);
     for (const [ok, message] of checks) base = refine(base, ok, message);
     return base;
   }
@@ -144,14 +181,21 @@ export class ZodTranslator {
     if (Array.isArray(s["enum"])) {
       const vals = s["enum"] as Array<string | number | boolean | null>;
       if (vals.every((v) => typeof v === "string")) return z.enum(vals as [string, ...string[]]);
-      return vals.length === 1 ? z.literal(vals[0]!) : z.union(vals.map((v) => z.literal(v)) as unknown as [Zod, Zod, ...Zod[]]);
+      return vals.length === 1
+        ? z.literal(vals[0]!)
+        : z.union(vals.map((v) => z.literal(v)) as unknown as [Zod, Zod, ...Zod[]]);
     }
     const type = s["type"];
     if (typeof type === "string") return this.ofKind(type as Kind, s);
     if (Array.isArray(type)) return z.union((type as Kind[]).map((t) => this.ofKind(t, s)) as [Zod, Zod, ...Zod[]]);
     // No `type`: each kind's keywords constrain only values of that kind.
     const guards: Zod[] = [];
-    for (const [kind, keys] of [["object", OBJECT_KEYS], ["array", ARRAY_KEYS], ["string", STRING_KEYS], ["number", NUMBER_KEYS]] as const) {
+    for (const [kind, keys] of [
+      ["object", OBJECT_KEYS],
+      ["array", ARRAY_KEYS],
+      ["string", STRING_KEYS],
+      ["number", NUMBER_KEYS],
+    ] as const) {
       if (!keys.some((k) => s[k] !== undefined)) continue;
       const inner = this.ofKind(kind, s);
       const is = isKind[kind];
@@ -180,7 +224,8 @@ export class ZodTranslator {
       case "string": {
         const format = s["format"];
         let str = format === "date-time" ? z.iso.datetime({ offset: true }) : format === "uri" ? z.url() : z.string();
-        if (format !== undefined && format !== "date-time" && format !== "uri") throw new Error(`unsupported format ${String(format)}`);
+        if (format !== undefined && format !== "date-time" && format !== "uri")
+          throw new Error(`unsupported format ${String(format)}`);
         if (typeof s["minLength"] === "number") str = str.min(s["minLength"]);
         if (typeof s["maxLength"] === "number") str = str.max(s["maxLength"]);
         if (typeof s["pattern"] === "string") str = str.regex(new RegExp(s["pattern"], "u"));
@@ -192,14 +237,22 @@ export class ZodTranslator {
         if (typeof s["maxItems"] === "number") arr = arr.max(s["maxItems"]);
         let out: Zod = arr;
         if (s["uniqueItems"] === true) {
-          out = refine(out, (v) => {
-            const seen = (v as unknown[]).map(canonical);
-            return new Set(seen).size === seen.length;
-          }, "items must be unique");
+          out = refine(
+            out,
+            (v) => {
+              const seen = (v as unknown[]).map(canonical);
+              return new Set(seen).size === seen.length;
+            },
+            "items must be unique",
+          );
         }
         if (s["contains"] !== undefined) {
           const c = this.schema(s["contains"]);
-          out = refine(out, (v) => (v as unknown[]).some((x) => c.safeParse(x).success), "must contain a matching item");
+          out = refine(
+            out,
+            (v) => (v as unknown[]).some((x) => c.safeParse(x).success),
+            "must contain a matching item",
+          );
         }
         return out;
       }
@@ -207,20 +260,28 @@ export class ZodTranslator {
         const props = (s["properties"] ?? {}) as Record<string, unknown>;
         const required = new Set((s["required"] ?? []) as string[]);
         const shape: Record<string, Zod> = {};
-        for (const [k, v] of Object.entries(props)) shape[k] = required.has(k) ? this.schema(v) : this.schema(v).optional();
+        for (const [k, v] of Object.entries(props))
+          shape[k] = required.has(k) ? this.schema(v) : this.schema(v).optional();
         const extra = s["additionalProperties"];
         let out: Zod =
-          extra === false ? z.strictObject(shape) : extra === undefined || extra === true ? z.looseObject(shape) : z.object(shape).catchall(this.schema(extra));
+          extra === false
+            ? z.strictObject(shape)
+            : extra === undefined || extra === true
+              ? z.looseObject(shape)
+              : z.object(shape).catchall(this.schema(extra));
         const missing = [...required].filter((k) => !(k in props));
-        if (missing.length) out = refine(out, (v) => missing.every((k) => k in (v as object)), `requires ${missing.join(", ")}`);
+        if (missing.length)
+          out = refine(out, (v) => missing.every((k) => k in (v as object)), `requires ${missing.join(", ")}`);
         if (s["propertyNames"] !== undefined) {
           const names = this.schema(s["propertyNames"]);
           out = refine(out, (v) => Object.keys(v as object).every((k) => names.safeParse(k).success), "property names");
         }
         const minP = s["minProperties"];
         const maxP = s["maxProperties"];
-        if (typeof minP === "number") out = refine(out, (v) => Object.keys(v as object).length >= minP, `at least ${minP} properties`);
-        if (typeof maxP === "number") out = refine(out, (v) => Object.keys(v as object).length <= maxP, `at most ${maxP} properties`);
+        if (typeof minP === "number")
+          out = refine(out, (v) => Object.keys(v as object).length >= minP, `at least ${minP} properties`);
+        if (typeof maxP === "number")
+          out = refine(out, (v) => Object.keys(v as object).length <= maxP, `at most ${maxP} properties`);
         return out;
       }
       default:

@@ -19,7 +19,10 @@ function files(dir: string): { path: string; size: number }[] {
 
 const mb = (n: number) => `${(n / 1e6).toFixed(2)} MB`;
 let failed = false;
-for (const [dir, totalLimit] of [["docs/reference", TOTAL_LIMIT], ["docs/http", TOTAL_LIMIT]] as const) {
+for (const [dir, totalLimit] of [
+  ["docs/reference", TOTAL_LIMIT],
+  ["docs/http", TOTAL_LIMIT],
+] as const) {
   const all = files(join(ROOT, dir)).sort((a, b) => b.size - a.size);
   const total = all.reduce((n, f) => n + f.size, 0);
   const pages = all.filter((f) => f.path.endsWith(".html"));

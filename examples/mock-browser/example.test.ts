@@ -36,11 +36,16 @@ describe("examples/mock-browser", () => {
     const files: Record<string, [string, string]> = {
       "/": ["text/html; charset=utf-8", readFileSync(join(HERE, "index.html"), "utf8")],
       "/main.js": ["text/javascript; charset=utf-8", bundle.outputFiles[0]!.text],
-      "/mockServiceWorker.js": ["text/javascript; charset=utf-8", readFileSync(join(fromHere.resolve("msw/package.json"), "..", "lib", "mockServiceWorker.js"), "utf8")],
+      "/mockServiceWorker.js": [
+        "text/javascript; charset=utf-8",
+        readFileSync(join(fromHere.resolve("msw/package.json"), "..", "lib", "mockServiceWorker.js"), "utf8"),
+      ],
     };
     server = await startServer((req) => {
       const file = files[req.path];
-      return file ? { status: 200, body: file[1], headers: { "content-type": file[0] } } : { status: 404, body: "not here" };
+      return file
+        ? { status: 200, body: file[1], headers: { "content-type": file[0] } }
+        : { status: 404, body: "not here" };
     });
     let profileDir: string;
     ({ context, profile: profileDir } = await launchLocalChromium(chromium, "example"));

@@ -26,10 +26,16 @@ async function main(): Promise<void> {
       },
     },
   );
-  $("search-status").textContent = `${answer.status}: ${answer.items.length} items after ${polls} progress reports; cost ${answer.billing.cost} credit(s), balance ${answer.billing.balance}`;
+  $("search-status").textContent =
+    `${answer.status}: ${answer.items.length} items after ${polls} progress reports; cost ${answer.billing.cost} credit(s), balance ${answer.billing.balance}`;
   for (const item of answer.items) {
     const li = document.createElement("li");
-    const title = item.kind === "item" ? (item.title ?? item.text ?? item.id) : item.kind === "profile_card" ? item.name : item.kind;
+    const title =
+      item.kind === "item"
+        ? (item.title ?? item.text ?? item.id)
+        : item.kind === "profile_card"
+          ? item.name
+          : item.kind;
     const likes = item.kind === "item" ? item.metrics?.likes : undefined;
     li.innerHTML = `<span class="title"></span> <small></small>`;
     li.querySelector(".title")!.textContent = title;
@@ -37,7 +43,11 @@ async function main(): Promise<void> {
     $("search-items").append(li);
   }
 
-  const forced = createClient({ baseUrl: location.origin, apiKey: "sdgw_test_key", headers: { "x-sdgw-scenario": "invalid_params" } });
+  const forced = createClient({
+    baseUrl: location.origin,
+    apiKey: "sdgw_test_key",
+    headers: { "x-sdgw-scenario": "invalid_params" },
+  });
   try {
     await forced.search({ platform: "weibo", query: "双十一" });
     $("error-code").textContent = "no error?";

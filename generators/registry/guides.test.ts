@@ -18,7 +18,9 @@ import { ROOT } from "../src/generate.ts";
 import { consumerProject, workspacePackages, type ConsumerProject } from "./harness.ts";
 
 const registryUrl = inject("registryUrl");
-const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  devDependencies: Record<string, string>;
+};
 const pin = (name: string) => `${name}@${root.devDependencies[name]}`;
 const GUIDES = join(ROOT, "docs", "guides");
 const guides = readdirSync(GUIDES)
@@ -37,8 +39,16 @@ beforeAll(async () => {
   project = consumerProject(registryUrl, 24, { type: "module" });
   // What the guides tell their readers to install: the packages, msw for the mock, the MCP client; and the tools
   // a TypeScript project has.
-  const peers = workspacePackages().flatMap((p) => Object.entries(p.peerDependencies).filter(([n]) => n === "msw").map(([n, r]) => `${n}@${r}`));
-  await project.install([...workspacePackages().map((p) => p.name), ...new Set(peers), pin("@modelcontextprotocol/client")]);
+  const peers = workspacePackages().flatMap((p) =>
+    Object.entries(p.peerDependencies)
+      .filter(([n]) => n === "msw")
+      .map(([n, r]) => `${n}@${r}`),
+  );
+  await project.install([
+    ...workspacePackages().map((p) => p.name),
+    ...new Set(peers),
+    pin("@modelcontextprotocol/client"),
+  ]);
   await project.install([pin("typescript"), pin("@types/node"), pin("vitest")], { dev: true });
   for (const guide of guides) for (const block of guide.blocks) if (block.file) project.write(block.file, block.code);
   for (const { file, code } of readmeExamples) project.write(file, code);
@@ -56,17 +66,32 @@ const readmeExamples = readdirSync(join(ROOT, "packages")).flatMap((dir) => {
   } catch {
     return [];
   }
-  return [...readme.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((m, i) => ({ file: `readme-${dir}-${i + 1}.ts`, code: `${m[1]}\nexport {};\n` }));
+  return [...readme.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((m, i) => ({
+    file: `readme-${dir}-${i + 1}.ts`,
+    code: `${m[1]}\nexport {};\n`,
+  }));
 });
 
 it("every guide's and package README's TypeScript compiles strictly against the published packages (skipLibCheck false)", async () => {
-  const files = [...guides.flatMap((g) => g.blocks.flatMap((b) => (b.file ? [b.file] : []))), ...readmeExamples.map((e) => e.file)];
+  const files = [
+    ...guides.flatMap((g) => g.blocks.flatMap((b) => (b.file ? [b.file] : []))),
+    ...readmeExamples.map((e) => e.file),
+  ];
   expect(files.length).toBeGreaterThan(5);
   expect(readmeExamples.length, "the package READMEs' TypeScript examples").toBeGreaterThanOrEqual(10);
   project.write(
     "tsconfig.json",
     JSON.stringify({
-      compilerOptions: { strict: true, skipLibCheck: false, noEmit: true, target: "ES2022", module: "nodenext", moduleResolution: "nodenext", types: ["node"], noUncheckedIndexedAccess: true },
+      compilerOptions: {
+        strict: true,
+        skipLibCheck: false,
+        noEmit: true,
+        target: "ES2022",
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        types: ["node"],
+        noUncheckedIndexedAccess: true,
+      },
       files,
     }),
   );
@@ -85,16 +110,30 @@ interface Started {
 
 async function startServer(env: Record<string, string>): Promise<Started> {
   const db = join(mkdtempSync(join(scratch, "db-")), "sdgw.sqlite");
-  const child: ChildProcess = spawn(process.execPath, ["--conditions=source", join(ROOT, "packages", "server", "src", "main.ts")], {
-    cwd: ROOT,
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", SDGW_HOST: "127.0.0.1", SDGW_PORT: "0", SDGW_DB: db, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ["--conditions=source", join(ROOT, "packages", "server", "src", "main.ts")],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env["PATH"] ?? "",
+        HOME: process.env["HOME"] ?? "",
+        SDGW_HOST: "127.0.0.1",
+        SDGW_PORT: "0",
+        SDGW_DB: db,
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let out = "";
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
   child.stderr!.setEncoding("utf8").on("data", (d: string) => (out += d));
   const banner = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the reference server printed no banner in 30 s:\n${out}`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`the reference server printed no banner in 30 s:\n${out}`)),
+      30_000,
+    );
     child.once("exit", (code) => reject(new Error(`the reference server exited (${code}):\n${out}`)));
     child.stdout!.on("data", () => {
       if (out.includes("Stop with Ctrl-C.")) {
@@ -127,7 +166,9 @@ async function runBlock(block: GuideBlock, server: Started): Promise<string> {
     block.run === "node"
       ? await project.exec("node", [block.file!], { env })
       : block.run === "vitest"
-        ? await project.exec("node", [join("node_modules", "vitest", "vitest.mjs"), "run", block.file!], { env: { ...env, CI: "1" } })
+        ? await project.exec("node", [join("node_modules", "vitest", "vitest.mjs"), "run", block.file!], {
+            env: { ...env, CI: "1" },
+          })
         : await project.exec("sh", ["-c", block.code], { env });
   const printed = ran.stdout;
   expect(ran.code, `${block.where} exited ${ran.code}:\n${printed}\n${ran.stderr}`).toBe(0);
@@ -136,7 +177,19 @@ async function runBlock(block: GuideBlock, server: Started): Promise<string> {
 
 /** Connects to every server of an MCP host configuration as a host would, and lists its tools. */
 async function connectHosts(block: GuideBlock, server: Started): Promise<string> {
-  const config = JSON.parse(block.code) as { mcpServers: Record<string, { type?: string; url?: string; headers?: Record<string, string>; command?: string; args?: string[]; env?: Record<string, string> }> };
+  const config = JSON.parse(block.code) as {
+    mcpServers: Record<
+      string,
+      {
+        type?: string;
+        url?: string;
+        headers?: Record<string, string>;
+        command?: string;
+        args?: string[];
+        env?: Record<string, string>;
+      }
+    >;
+  };
   const entries = Object.entries(config.mcpServers);
   expect(entries.length, block.where).toBeGreaterThan(0);
   const lines: string[] = [];
@@ -152,9 +205,21 @@ async function connectHosts(block: GuideBlock, server: Started): Promise<string>
     } else {
       expect(entry.command, `${block.where}: ${name} has neither url nor command`).toBeDefined();
       // The stdio server gets a database of its own: two processes on one database file is not what this shows.
-      const env = Object.fromEntries(Object.entries(entry.env ?? {}).map(([k, v]) => [k, k === "SDGW_DB" ? join(mkdtempSync(join(scratch, "mcp-")), "sdgw.sqlite") : fill(v)]));
+      const env = Object.fromEntries(
+        Object.entries(entry.env ?? {}).map(([k, v]) => [
+          k,
+          k === "SDGW_DB" ? join(mkdtempSync(join(scratch, "mcp-")), "sdgw.sqlite") : fill(v),
+        ]),
+      );
       const command = entry.command === "node" ? process.execPath : entry.command!;
-      await client.connect(new StdioClientTransport({ command, args: (entry.args ?? []).map(fill), env: { PATH: process.env["PATH"] ?? "", ...env }, stderr: "ignore" }));
+      await client.connect(
+        new StdioClientTransport({
+          command,
+          args: (entry.args ?? []).map(fill),
+          env: { PATH: process.env["PATH"] ?? "", ...env },
+          stderr: "ignore",
+        }),
+      );
     }
     const { tools } = await client.listTools();
     lines.push(`${name}: ${tools.length} tools`);

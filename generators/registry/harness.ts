@@ -52,7 +52,10 @@ export function workspacePackages(): WorkspacePackage[] {
         peerDependenciesMeta?: Record<string, { optional?: boolean }>;
       };
       const engine = /^>=\s*(\d+)(?:\.(\d+))?/.exec(pkg.engines?.node ?? "");
-      if (!engine) throw new Error(`${pkg.name}: engines.node must be ">=X" or ">=X.Y" (got ${JSON.stringify(pkg.engines?.node)})`);
+      if (!engine)
+        throw new Error(
+          `${pkg.name}: engines.node must be ">=X" or ">=X.Y" (got ${JSON.stringify(pkg.engines?.node)})`,
+        );
       return {
         name: pkg.name,
         dir,
@@ -61,7 +64,9 @@ export function workspacePackages(): WorkspacePackage[] {
         cjs: JSON.stringify(pkg.exports["."] ?? {}).includes('"require"'),
         bin: pkg.bin ?? {},
         peerDependencies: pkg.peerDependencies ?? {},
-        optionalPeers: Object.entries(pkg.peerDependenciesMeta ?? {}).filter(([, m]) => m.optional).map(([n]) => n),
+        optionalPeers: Object.entries(pkg.peerDependenciesMeta ?? {})
+          .filter(([, m]) => m.optional)
+          .map(([n]) => n),
         private: pkg.private,
       };
     })
@@ -80,8 +85,15 @@ export async function packAll(packages: WorkspacePackage[], outDir: string): Pro
   const tarballs = new Map<string, string>();
   for (const p of packages) {
     ensureBuilt(p.dir);
-    const { stdout } = await run("pnpm", ["pack", "--ignore-scripts", "--pack-destination", outDir], { cwd: p.dir, timeout: 120_000 });
-    const file = stdout.trim().split("\n").map((l) => l.trim()).find((l) => l.endsWith(".tgz"));
+    const { stdout } = await run("pnpm", ["pack", "--ignore-scripts", "--pack-destination", outDir], {
+      cwd: p.dir,
+      timeout: 120_000,
+    });
+    const file = stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l.endsWith(".tgz"));
     if (!file) throw new Error(`pnpm pack printed no tarball for ${p.name}:\n${stdout}`);
     tarballs.set(p.name, file.startsWith("/") ? file : join(outDir, file));
   }
@@ -131,7 +143,13 @@ export async function startRegistry(port = 0): Promise<LocalRegistry> {
   const response = await fetch(`${url}-/user/org.couchdb.user:sdgw-release`, {
     method: "PUT",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ name: "sdgw-release", password: "local-only-registry", type: "user", roles: [], date: new Date().toISOString() }),
+    body: JSON.stringify({
+      name: "sdgw-release",
+      password: "local-only-registry",
+      type: "user",
+      roles: [],
+      date: new Date().toISOString(),
+    }),
   });
   const body = (await response.json()) as { token?: string };
   if (!response.ok || !body.token) {
@@ -144,7 +162,14 @@ export async function startRegistry(port = 0): Promise<LocalRegistry> {
 /** The `.npmrc` of a project that takes `@sdgw/*` from the local registry and the rest from the npm registry. */
 export function npmrc(registry: { url: string; token?: string }): string {
   const host = registry.url.replace(/^https?:/, "");
-  return [`@sdgw:registry=${registry.url}`, ...(registry.token ? [`${host}:_authToken=${registry.token}`] : []), "fund=false", "audit=false", "update-notifier=false", ""].join("\n");
+  return [
+    `@sdgw:registry=${registry.url}`,
+    ...(registry.token ? [`${host}:_authToken=${registry.token}`] : []),
+    "fund=false",
+    "audit=false",
+    "update-notifier=false",
+    "",
+  ].join("\n");
 }
 
 /** Publishes packed tarballs to the local registry with npm. */
@@ -154,7 +179,11 @@ export async function publishAll(tarballs: Map<string, string>, registry: LocalR
     writeFileSync(join(cwd, ".npmrc"), npmrc(registry));
     for (const [name, tarball] of tarballs) {
       try {
-        await run("npm", ["publish", tarball, "--registry", registry.url, "--access", "public", "--userconfig", join(cwd, ".npmrc")], { cwd, timeout: 120_000 });
+        await run(
+          "npm",
+          ["publish", tarball, "--registry", registry.url, "--access", "public", "--userconfig", join(cwd, ".npmrc")],
+          { cwd, timeout: 120_000 },
+        );
       } catch (e) {
         throw new Error(`npm publish ${name} failed: ${(e as { stderr?: string }).stderr ?? String(e)}`);
       }
@@ -177,7 +206,11 @@ export interface ConsumerProject {
   /** Node major the project's commands run on. */
   node: number;
   /** Runs a command with this project's Node first on PATH (`npx -y -p node@X -- …`); never throws. */
-  exec(command: string, args: string[], options?: { env?: Record<string, string>; timeoutMs?: number; input?: string }): Promise<Ran>;
+  exec(
+    command: string,
+    args: string[],
+    options?: { env?: Record<string, string>; timeoutMs?: number; input?: string },
+  ): Promise<Ran>;
   /** `npm install` of these specs, as a user types it; throws with npm's output when it fails. */
   install(specs: string[], options?: { dev?: boolean }): Promise<void>;
   /** Writes a file of the project (folders made as needed). */
@@ -186,9 +219,16 @@ export interface ConsumerProject {
 }
 
 /** Makes a fresh project in a new temporary folder (a package.json and the `.npmrc` for the local registry). */
-export function consumerProject(registryUrl: string, node: number, packageJson: Record<string, unknown> = {}): ConsumerProject {
+export function consumerProject(
+  registryUrl: string,
+  node: number,
+  packageJson: Record<string, unknown> = {},
+): ConsumerProject {
   const dir = mkdtempSync(join(tmpdir(), `sdgw-consumer-node${node}-`));
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", version: "0.0.0", private: true, ...packageJson }, null, 2));
+  writeFileSync(
+    join(dir, "package.json"),
+    JSON.stringify({ name: "consumer", version: "0.0.0", private: true, ...packageJson }, null, 2),
+  );
   writeFileSync(join(dir, ".npmrc"), npmrc({ url: registryUrl }));
   const project: ConsumerProject = {
     dir,
@@ -207,12 +247,19 @@ export function consumerProject(registryUrl: string, node: number, packageJson: 
       let stderr = "";
       child.stdout?.on("data", (d: string) => (stdout += d));
       child.stderr?.on("data", (d: string) => (stderr += d));
-      const code = await new Promise<number>((resolve) => child.on("close", (c, signal) => resolve(c ?? (signal ? 128 : 1))));
+      const code = await new Promise<number>((resolve) =>
+        child.on("close", (c, signal) => resolve(c ?? (signal ? 128 : 1))),
+      );
       return { code, stdout, stderr };
     },
     async install(specs, options = {}) {
-      const ran = await project.exec("npm", ["install", ...(options.dev ? ["--save-dev"] : []), ...specs], { timeoutMs: 300_000 });
-      if (ran.code !== 0) throw new Error(`npm install ${specs.join(" ")} on Node ${node} failed (${ran.code}):\n${ran.stdout}\n${ran.stderr}`);
+      const ran = await project.exec("npm", ["install", ...(options.dev ? ["--save-dev"] : []), ...specs], {
+        timeoutMs: 300_000,
+      });
+      if (ran.code !== 0)
+        throw new Error(
+          `npm install ${specs.join(" ")} on Node ${node} failed (${ran.code}):\n${ran.stdout}\n${ran.stderr}`,
+        );
     },
     write(path, text) {
       const file = join(dir, path);
@@ -238,6 +285,9 @@ function cleanEnv(): Record<string, string> {
     env[k] = v;
   }
   // `pnpm run` puts the workspace's node_modules/.bin first on PATH; a user's project has only its own.
-  env["PATH"] = (env["PATH"] ?? "").split(":").filter((d) => !d.startsWith(ROOT) && !d.includes("/node_modules/.bin")).join(":");
+  env["PATH"] = (env["PATH"] ?? "")
+    .split(":")
+    .filter((d) => !d.startsWith(ROOT) && !d.includes("/node_modules/.bin"))
+    .join(":");
   return env;
 }

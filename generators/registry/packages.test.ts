@@ -9,13 +9,24 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { ROOT } from "../src/generate.ts";
-import { consumerProject, nodeAllows, workspacePackages, type ConsumerProject, type WorkspacePackage } from "./harness.ts";
+import {
+  consumerProject,
+  nodeAllows,
+  workspacePackages,
+  type ConsumerProject,
+  type WorkspacePackage,
+} from "./harness.ts";
 
 const registryUrl = inject("registryUrl");
 const NODES = [20, 22, 24] as const;
-const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  devDependencies: Record<string, string>;
+};
 /** The TypeScript and Node types a TS user adds, at the versions this workspace builds with. */
-const TS_DEV = [`typescript@${root.devDependencies["typescript"]}`, `@types/node@${root.devDependencies["@types/node"]}`];
+const TS_DEV = [
+  `typescript@${root.devDependencies["typescript"]}`,
+  `@types/node@${root.devDependencies["@types/node"]}`,
+];
 
 /** What one package must do once installed: programs printing one line, and a typed use of its API. */
 interface Probe {
@@ -118,65 +129,76 @@ it("probes every published package", () => {
 /** The specs a README tells users to install: the package and its required peers. */
 const installSpecs = (p: WorkspacePackage) => [
   p.name,
-  ...Object.entries(p.peerDependencies).filter(([n]) => !p.optionalPeers.includes(n)).map(([n, range]) => `${n}@${range}`),
+  ...Object.entries(p.peerDependencies)
+    .filter(([n]) => !p.optionalPeers.includes(n))
+    .map(([n, range]) => `${n}@${range}`),
 ];
 
-describe.concurrent.each(packages.map((p) => [p.name, p] as const))("%s installed alone from the registry", (name, p) => {
-  const probe = PROBES[name]!;
-  const nodes = NODES.filter((n) => nodeAllows(p, n));
+describe.concurrent.each(packages.map((p) => [p.name, p] as const))(
+  "%s installed alone from the registry",
+  (name, p) => {
+    const probe = PROBES[name]!;
+    const nodes = NODES.filter((n) => nodeAllows(p, n));
 
-  it.each(nodes)(`on Node %i: npm install, ESM import${p.cjs ? ", CommonJS require" : ""}${probe.bins ? ", bins" : ""}`, async (node) => {
-    const project = consumerProject(registryUrl, node);
-    projects.push(project);
-    await project.install(installSpecs(p));
-    const installed = JSON.parse(readFileSync(join(project.dir, "node_modules", ...name.split("/"), "package.json"), "utf8")) as { version: string };
-    expect(installed.version).toBe(p.version);
-    const version = await project.exec("node", ["--version"]);
-    expect(version.stdout.trim()).toMatch(new RegExp(`^v${node}\\.`));
+    it.each(nodes)(
+      `on Node %i: npm install, ESM import${p.cjs ? ", CommonJS require" : ""}${probe.bins ? ", bins" : ""}`,
+      async (node) => {
+        const project = consumerProject(registryUrl, node);
+        projects.push(project);
+        await project.install(installSpecs(p));
+        const installed = JSON.parse(
+          readFileSync(join(project.dir, "node_modules", ...name.split("/"), "package.json"), "utf8"),
+        ) as { version: string };
+        expect(installed.version).toBe(p.version);
+        const version = await project.exec("node", ["--version"]);
+        expect(version.stdout.trim()).toMatch(new RegExp(`^v${node}\\.`));
 
-    project.write("probe.mjs", probe.esm);
-    const esm = await project.exec("node", ["probe.mjs"]);
-    expect(esm.stdout.trim(), `ESM on Node ${node}: ${esm.stderr}`).toMatch(probe.prints);
-    if (p.cjs) {
-      project.write("probe.cjs", probe.cjs!);
-      const cjs = await project.exec("node", ["probe.cjs"]);
-      expect(cjs.stdout.trim(), `CommonJS on Node ${node}: ${cjs.stderr}`).toMatch(probe.prints);
-    }
-    for (const [bin, args, out] of probe.bins ?? []) {
-      const ran = await project.exec(join("node_modules", ".bin", bin), args);
-      expect(ran.code, `${bin} ${args.join(" ")}: ${ran.stderr}`).toBe(0);
-      expect(ran.stdout).toMatch(out);
-    }
-  });
+        project.write("probe.mjs", probe.esm);
+        const esm = await project.exec("node", ["probe.mjs"]);
+        expect(esm.stdout.trim(), `ESM on Node ${node}: ${esm.stderr}`).toMatch(probe.prints);
+        if (p.cjs) {
+          project.write("probe.cjs", probe.cjs!);
+          const cjs = await project.exec("node", ["probe.cjs"]);
+          expect(cjs.stdout.trim(), `CommonJS on Node ${node}: ${cjs.stderr}`).toMatch(probe.prints);
+        }
+        for (const [bin, args, out] of probe.bins ?? []) {
+          const ran = await project.exec(join("node_modules", ".bin", bin), args);
+          expect(ran.code, `${bin} ${args.join(" ")}: ${ran.stderr}`).toBe(0);
+          expect(ran.stdout).toMatch(out);
+        }
+      },
+    );
 
-  it("type-checks strictly on Node 24 (node16 and bundler resolution, skipLibCheck false); a wrong field fails", async () => {
-    const project = consumerProject(registryUrl, 24, { type: "module" });
-    projects.push(project);
-    await project.install(installSpecs(p));
-    await project.install(TS_DEV, { dev: true });
-    project.write("src/use.ts", probe.ts);
-    project.write("wrong/use.ts", probe.tsWrong);
-    const tsc = (config: string) => project.exec("node", [join("node_modules", "typescript", "bin", "tsc"), "-p", config]);
-    for (const resolution of ["node16", "bundler"] as const) {
-      project.write(`tsconfig.${resolution}.json`, TSCONFIG(resolution, ["src/use.ts"]));
-      project.write(`tsconfig.${resolution}.wrong.json`, TSCONFIG(resolution, ["wrong/use.ts"]));
-      const right = await tsc(`tsconfig.${resolution}.json`);
-      expect(right.stdout, `strict tsc, ${resolution}`).toBe("");
-      expect(right.code).toBe(0);
-      const wrong = await tsc(`tsconfig.${resolution}.wrong.json`);
-      expect(wrong.code, `a read of a missing field compiles under ${resolution}: the types are any`).not.toBe(0);
-      // The one error is the missing field: not a module that cannot be found (TS2307) or any other.
-      const errors = [...wrong.stdout.matchAll(/error (TS\d+)/g)].map((m) => m[1]);
-      expect(errors, wrong.stdout).toEqual(["TS2339"]);
-    }
-    if (p.cjs) {
-      // A CommonJS TypeScript program (node16 resolution, `require` condition) sees the same types.
-      project.write("cjs/package.json", JSON.stringify({ type: "commonjs" }));
-      project.write("cjs/use.ts", probe.ts);
-      project.write("tsconfig.cjs.json", TSCONFIG("node16", ["cjs/use.ts"]));
-      const cjs = await tsc("tsconfig.cjs.json");
-      expect(cjs.stdout, "strict tsc, CommonJS").toBe("");
-      expect(cjs.code).toBe(0);
-    }
-  });
-});
+    it("type-checks strictly on Node 24 (node16 and bundler resolution, skipLibCheck false); a wrong field fails", async () => {
+      const project = consumerProject(registryUrl, 24, { type: "module" });
+      projects.push(project);
+      await project.install(installSpecs(p));
+      await project.install(TS_DEV, { dev: true });
+      project.write("src/use.ts", probe.ts);
+      project.write("wrong/use.ts", probe.tsWrong);
+      const tsc = (config: string) =>
+        project.exec("node", [join("node_modules", "typescript", "bin", "tsc"), "-p", config]);
+      for (const resolution of ["node16", "bundler"] as const) {
+        project.write(`tsconfig.${resolution}.json`, TSCONFIG(resolution, ["src/use.ts"]));
+        project.write(`tsconfig.${resolution}.wrong.json`, TSCONFIG(resolution, ["wrong/use.ts"]));
+        const right = await tsc(`tsconfig.${resolution}.json`);
+        expect(right.stdout, `strict tsc, ${resolution}`).toBe("");
+        expect(right.code).toBe(0);
+        const wrong = await tsc(`tsconfig.${resolution}.wrong.json`);
+        expect(wrong.code, `a read of a missing field compiles under ${resolution}: the types are any`).not.toBe(0);
+        // The one error is the missing field: not a module that cannot be found (TS2307) or any other.
+        const errors = [...wrong.stdout.matchAll(/error (TS\d+)/g)].map((m) => m[1]);
+        expect(errors, wrong.stdout).toEqual(["TS2339"]);
+      }
+      if (p.cjs) {
+        // A CommonJS TypeScript program (node16 resolution, `require` condition) sees the same types.
+        project.write("cjs/package.json", JSON.stringify({ type: "commonjs" }));
+        project.write("cjs/use.ts", probe.ts);
+        project.write("tsconfig.cjs.json", TSCONFIG("node16", ["cjs/use.ts"]));
+        const cjs = await tsc("tsconfig.cjs.json");
+        expect(cjs.stdout, "strict tsc, CommonJS").toBe("");
+        expect(cjs.code).toBe(0);
+      }
+    });
+  },
+);

@@ -13,12 +13,18 @@ describe(`bundle sizes (esbuild ${ESBUILD_VERSION}, minified, gzip -9)`, () => {
     expect(Object.keys(BUDGETS).sort()).toEqual(ENTRIES.map((e) => e.name).sort());
   });
 
-  it.each(ENTRIES.map((e) => [e.name, e] as const))("%s is within its budget", async (_name, entry) => {
-    const size = await measure(entry);
-    measured.push(size);
-    console.log(formatSize(size, BUDGETS[entry.name]));
-    expect(size.gzip, `${entry.name}: ${size.gzip} B min+gzip, budget ${BUDGETS[entry.name]} B`).toBeLessThanOrEqual(BUDGETS[entry.name]!);
-  }, 60_000);
+  it.each(ENTRIES.map((e) => [e.name, e] as const))(
+    "%s is within its budget",
+    async (_name, entry) => {
+      const size = await measure(entry);
+      measured.push(size);
+      console.log(formatSize(size, BUDGETS[entry.name]));
+      expect(size.gzip, `${entry.name}: ${size.gzip} B min+gzip, budget ${BUDGETS[entry.name]} B`).toBeLessThanOrEqual(
+        BUDGETS[entry.name]!,
+      );
+    },
+    60_000,
+  );
 
   it("keeps validateSearchEnvelope alone to a small part of the whole set (tree-shaking works)", () => {
     const one = measured.find((s) => s.name === "@sdgw/validators validateSearchEnvelope");

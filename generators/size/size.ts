@@ -37,13 +37,48 @@ export interface Size {
 const src = (pkg: string, file = "index.ts") => JSON.stringify(join(ROOT, "packages", pkg, "src", file));
 
 export const ENTRIES: SizeEntry[] = [
-  { name: "@sdgw/client createClient", pkg: "client", contents: `export { createClient } from ${src("client")};`, platform: "browser" },
-  { name: "@sdgw/client (everything)", pkg: "client", contents: `export * from ${src("client")};`, platform: "browser" },
-  { name: "@sdgw/validators validateSearchEnvelope", pkg: "validators", contents: `export { validateSearchEnvelope } from ${src("validators")};`, platform: "browser" },
-  { name: "@sdgw/validators validateSearchQuery", pkg: "validators", contents: `export { validateSearchQuery, parseQuery, OPERATIONS } from ${src("validators")};`, platform: "browser" },
-  { name: "@sdgw/validators (everything)", pkg: "validators", contents: `export * from ${src("validators")};`, platform: "browser" },
-  { name: "@sdgw/engine (everything)", pkg: "engine", contents: `export * from ${src("engine")};`, platform: "browser" },
-  { name: "@sdgw/mock createMock", pkg: "mock", contents: `export { createMock } from ${src("mock")};`, platform: "browser" },
+  {
+    name: "@sdgw/client createClient",
+    pkg: "client",
+    contents: `export { createClient } from ${src("client")};`,
+    platform: "browser",
+  },
+  {
+    name: "@sdgw/client (everything)",
+    pkg: "client",
+    contents: `export * from ${src("client")};`,
+    platform: "browser",
+  },
+  {
+    name: "@sdgw/validators validateSearchEnvelope",
+    pkg: "validators",
+    contents: `export { validateSearchEnvelope } from ${src("validators")};`,
+    platform: "browser",
+  },
+  {
+    name: "@sdgw/validators validateSearchQuery",
+    pkg: "validators",
+    contents: `export { validateSearchQuery, parseQuery, OPERATIONS } from ${src("validators")};`,
+    platform: "browser",
+  },
+  {
+    name: "@sdgw/validators (everything)",
+    pkg: "validators",
+    contents: `export * from ${src("validators")};`,
+    platform: "browser",
+  },
+  {
+    name: "@sdgw/engine (everything)",
+    pkg: "engine",
+    contents: `export * from ${src("engine")};`,
+    platform: "browser",
+  },
+  {
+    name: "@sdgw/mock createMock",
+    pkg: "mock",
+    contents: `export { createMock } from ${src("mock")};`,
+    platform: "browser",
+  },
   {
     name: "@sdgw/types (types only)",
     pkg: "types",
@@ -51,9 +86,24 @@ export const ENTRIES: SizeEntry[] = [
     platform: "browser",
   },
   { name: "@sdgw/types (everything)", pkg: "types", contents: `export * from ${src("types")};`, platform: "browser" },
-  { name: "@sdgw/server createServer", pkg: "server", contents: `export { createServer } from ${src("server")};`, platform: "node" },
-  { name: "@sdgw/conformance runConformance", pkg: "conformance", contents: `export { runConformance } from ${src("conformance")};`, platform: "node" },
-  { name: "@sdgw/conformance/vitest", pkg: "conformance", contents: `export * from ${src("conformance", "vitest.ts")};`, platform: "node" },
+  {
+    name: "@sdgw/server createServer",
+    pkg: "server",
+    contents: `export { createServer } from ${src("server")};`,
+    platform: "node",
+  },
+  {
+    name: "@sdgw/conformance runConformance",
+    pkg: "conformance",
+    contents: `export { runConformance } from ${src("conformance")};`,
+    platform: "node",
+  },
+  {
+    name: "@sdgw/conformance/vitest",
+    pkg: "conformance",
+    contents: `export * from ${src("conformance", "vitest.ts")};`,
+    platform: "node",
+  },
 ];
 
 /** The part of esbuild's API used here (esbuild is a devDependency of the packages, not of the root). */
@@ -75,7 +125,12 @@ const thirdPartyExternal = {
 /** Bundles one entry and measures it. */
 export async function measure(entry: SizeEntry): Promise<Size> {
   const r = await esbuild.build({
-    stdin: { contents: entry.contents, resolveDir: join(ROOT, "packages", entry.pkg), sourcefile: "size-entry.ts", loader: "ts" },
+    stdin: {
+      contents: entry.contents,
+      resolveDir: join(ROOT, "packages", entry.pkg),
+      sourcefile: "size-entry.ts",
+      loader: "ts",
+    },
     bundle: true,
     minify: true,
     format: "esm",
@@ -89,7 +144,12 @@ export async function measure(entry: SizeEntry): Promise<Size> {
   });
   const code = r.outputFiles[0]!.contents;
   const empty = new TextDecoder().decode(code).trim() === "";
-  return { name: entry.name, platform: entry.platform, min: empty ? 0 : code.length, gzip: empty ? 0 : gzipSync(code, { level: 9 }).length };
+  return {
+    name: entry.name,
+    platform: entry.platform,
+    min: empty ? 0 : code.length,
+    gzip: empty ? 0 : gzipSync(code, { level: 9 }).length,
+  };
 }
 
 /**
@@ -101,13 +161,19 @@ export async function measureBuilt(name: string, built: string): Promise<{ size:
   if (!entry) throw new Error(`no size entry ${name}`);
   const source = src(entry.pkg);
   if (!entry.contents.includes(source)) throw new Error(`${name} does not import ${source}`);
-  const size = await measure({ ...entry, name: `${name} (dist)`, contents: entry.contents.replace(source, JSON.stringify(built)) });
+  const size = await measure({
+    ...entry,
+    name: `${name} (dist)`,
+    contents: entry.contents.replace(source, JSON.stringify(built)),
+  });
   return { size, budget: budgets()[name]! };
 }
 
 /** The budgets (bytes, min+gzip) by entry name. */
 export function budgets(): Record<string, number> {
-  const file = JSON.parse(readFileSync(fileURLToPath(new URL("./budgets.json", import.meta.url)), "utf8")) as { budgets: Record<string, number> };
+  const file = JSON.parse(readFileSync(fileURLToPath(new URL("./budgets.json", import.meta.url)), "utf8")) as {
+    budgets: Record<string, number>;
+  };
   return file.budgets;
 }
 

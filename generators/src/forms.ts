@@ -54,7 +54,15 @@ function fieldOf(name: string, raw: unknown, required: boolean, resolve: (s: unk
     const arr = bs.find((b) => b["type"] === "array");
     const items = arr ? resolve(arr["items"]) : undefined;
     if (arr && items?.["enum"] && bs.some((b) => b["const"] === "all")) {
-      return [{ ...base, kind: "enums", options: items["enum"] as string[], all: true, ...(typeof arr["maxItems"] === "number" ? { maxItems: arr["maxItems"] as number } : {}) }];
+      return [
+        {
+          ...base,
+          kind: "enums",
+          options: items["enum"] as string[],
+          all: true,
+          ...(typeof arr["maxItems"] === "number" ? { maxItems: arr["maxItems"] as number } : {}),
+        },
+      ];
     }
     if (arr && items?.["type"] === "string" && bs.some((b) => b["type"] === "string")) {
       const f: FormField = { ...base, kind: "list", single: true };
@@ -71,7 +79,8 @@ function fieldOf(name: string, raw: unknown, required: boolean, resolve: (s: unk
     }
     return [base];
   }
-  if (Array.isArray(s["enum"]) && s["type"] === "string") return [{ ...base, kind: "enum", options: s["enum"] as string[] }];
+  if (Array.isArray(s["enum"]) && s["type"] === "string")
+    return [{ ...base, kind: "enum", options: s["enum"] as string[] }];
   switch (s["type"]) {
     case "string": {
       const f: FormField = { ...base, kind: "text" };
@@ -87,7 +96,15 @@ function fieldOf(name: string, raw: unknown, required: boolean, resolve: (s: unk
       return [{ ...base, kind: "boolean" }];
     case "array": {
       const items = resolve(s["items"]);
-      if (Array.isArray(items["enum"])) return [{ ...base, kind: "enums", options: items["enum"] as string[], ...(typeof s["maxItems"] === "number" ? { maxItems: s["maxItems"] as number } : {}) }];
+      if (Array.isArray(items["enum"]))
+        return [
+          {
+            ...base,
+            kind: "enums",
+            options: items["enum"] as string[],
+            ...(typeof s["maxItems"] === "number" ? { maxItems: s["maxItems"] as number } : {}),
+          },
+        ];
       if (items["type"] === "string") {
         const f: FormField = { ...base, kind: "list" };
         if (typeof s["maxItems"] === "number") f.maxItems = s["maxItems"] as number;
@@ -101,7 +118,8 @@ function fieldOf(name: string, raw: unknown, required: boolean, resolve: (s: unk
       if (props.length === 1) {
         const [sub, subSchema] = props[0]!;
         const inner = fieldOf(`${name}.${sub}`, subSchema, false, resolve)[0]!;
-        if (inner.kind === "enum") return [{ ...inner, required, ...(base.description ? { description: base.description } : {}) }];
+        if (inner.kind === "enum")
+          return [{ ...inner, required, ...(base.description ? { description: base.description } : {}) }];
       }
       return [base];
     }
@@ -119,8 +137,17 @@ export function formsOf(doc: OpenApiDoc): FormOperation[] {
     if (!schema || path === "/v1/find") continue;
     const body = resolve(schema);
     const required = new Set((body["required"] as string[] | undefined) ?? []);
-    const fields = Object.entries((body["properties"] ?? {}) as Record<string, unknown>).flatMap(([name, s]) => fieldOf(name, s, required.has(name), resolve));
-    out.push({ operationId: op.operationId, method: "POST", path, summary: op.summary, tool: path.startsWith("/v1/tools/"), fields });
+    const fields = Object.entries((body["properties"] ?? {}) as Record<string, unknown>).flatMap(([name, s]) =>
+      fieldOf(name, s, required.has(name), resolve),
+    );
+    out.push({
+      operationId: op.operationId,
+      method: "POST",
+      path,
+      summary: op.summary,
+      tool: path.startsWith("/v1/tools/"),
+      fields,
+    });
   }
   return out;
 }

@@ -32,7 +32,8 @@ const GENERATORS: Generator[] = [generateTypes, generateValidators, generateMock
 export async function generateAll(doc: OpenApiDoc): Promise<GeneratedFile[]> {
   const files = (await Promise.all(GENERATORS.map((g) => g(doc)))).flat();
   for (const f of files) {
-    if (!/^packages\/[^/]+\/src\/generated\//.test(f.path)) throw new Error(`generated file outside a src/generated/ folder: ${f.path}`);
+    if (!/^packages\/[^/]+\/src\/generated\//.test(f.path))
+      throw new Error(`generated file outside a src/generated/ folder: ${f.path}`);
   }
   return files.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
@@ -49,7 +50,9 @@ function listFiles(dir: string): string[] {
 function existingGenerated(root: string): string[] {
   const pkgs = join(root, "packages");
   if (!existsSync(pkgs)) return [];
-  return readdirSync(pkgs).flatMap((p) => listFiles(join(pkgs, p, "src", "generated"))).map((p) => relative(root, p));
+  return readdirSync(pkgs)
+    .flatMap((p) => listFiles(join(pkgs, p, "src", "generated")))
+    .map((p) => relative(root, p));
 }
 
 export interface CheckResult {
@@ -100,14 +103,18 @@ async function main(argv: string[]): Promise<number> {
       ...orphaned.map((p) => `not generated from the spec: ${p}`),
     ];
     if (problems.length) {
-      console.error(`generated code is out of step with spec/openapi.yaml:\n  ${problems.join("\n  ")}\nrun \`pnpm generate\` and commit the result.`);
+      console.error(
+        `generated code is out of step with spec/openapi.yaml:\n  ${problems.join("\n  ")}\nrun \`pnpm generate\` and commit the result.`,
+      );
       return 1;
     }
     console.log("generated code is in step with spec/openapi.yaml");
     return 0;
   }
   const { written, removed } = await write(doc);
-  console.log(`pnpm generate: ${written.length} file(s) written, ${removed.length} removed${written.length ? `:\n  ${written.join("\n  ")}` : ""}`);
+  console.log(
+    `pnpm generate: ${written.length} file(s) written, ${removed.length} removed${written.length ? `:\n  ${written.join("\n  ")}` : ""}`,
+  );
   return 0;
 }
 

@@ -97,7 +97,8 @@ function localRefs(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(localRefs);
   if (!node || typeof node !== "object") return node;
   const out: Json = {};
-  for (const [k, v] of Object.entries(node)) out[k] = k === "$ref" && typeof v === "string" ? `#/$defs/${refName(v)}` : localRefs(v);
+  for (const [k, v] of Object.entries(node))
+    out[k] = k === "$ref" && typeof v === "string" ? `#/$defs/${refName(v)}` : localRefs(v);
   return out;
 }
 
@@ -155,7 +156,14 @@ function outputSchema(doc: OpenApiDoc, op: Operation, charging: boolean, schemas
   if (running) roots.push(running);
   // Error structures: the operation's own, invalid_params (MCP refuses bad arguments and handles with it), and for
   // a tool that reads handles, those of GET /v1/results/{handle} (404 not_found, 410 handle_expired).
-  const errorOps = [op, ...(charging ? operations(doc).filter((o) => o.op.operationId === "getResult").map((o) => o.op) : [])];
+  const errorOps = [
+    op,
+    ...(charging
+      ? operations(doc)
+          .filter((o) => o.op.operationId === "getResult")
+          .map((o) => o.op)
+      : []),
+  ];
   const errors = new Set<string>(["ErrorInvalidParams"]);
   for (const o of errorOps) {
     for (const status of Object.keys(o.responses).filter((s) => Number(s) >= 400)) {
@@ -171,13 +179,15 @@ function outputSchema(doc: OpenApiDoc, op: Operation, charging: boolean, schemas
   for (const name of names) {
     for (const r of directRefs(schemas[name])) {
       const parentIsUnion = !(schemas[name] as Json)["properties"];
-      if (withRows.has(r) && !parentIsUnion) throw new Error(`${op.operationId}: ${r} is an answer with rows and a part of ${name}`);
+      if (withRows.has(r) && !parentIsUnion)
+        throw new Error(`${op.operationId}: ${r} is an answer with rows and a part of ${name}`);
     }
   }
   const $defs: Json = {};
   for (const name of [...names].sort()) {
     let def = clean(schemas[name]) as Json;
-    if (withRows.has(name)) def = { ...def, properties: { ...(def["properties"] as Json), more: { $ref: `${REF}More` } } };
+    if (withRows.has(name))
+      def = { ...def, properties: { ...(def["properties"] as Json), more: { $ref: `${REF}More` } } };
     $defs[name] = localRefs(def);
   }
   return {
@@ -201,11 +211,18 @@ function inputSchema(doc: OpenApiDoc, op: Operation, charging: boolean, schemas:
     const full = inline(clean(body), schemas) as Json;
     properties = { ...(full["properties"] as Json) };
     const required = (full["required"] as string[] | undefined) ?? [];
-    const parts = [typeof full["description"] === "string" ? (full["description"] as string) : "", required.length ? `Required without handle: ${required.map((r) => `\`${r}\``).join(", ")}.` : ""].filter(Boolean);
+    const parts = [
+      typeof full["description"] === "string" ? (full["description"] as string) : "",
+      required.length ? `Required without handle: ${required.map((r) => `\`${r}\``).join(", ")}.` : "",
+    ].filter(Boolean);
     if (parts.length) description = parts.join(" ");
   }
   if (charging) {
-    properties["handle"] = { type: "string", pattern: "^[A-Za-z0-9_-]{1,128}(\\.[0-9]{1,9})?$", description: HANDLE_DESCRIPTION };
+    properties["handle"] = {
+      type: "string",
+      pattern: "^[A-Za-z0-9_-]{1,128}(\\.[0-9]{1,9})?$",
+      description: HANDLE_DESCRIPTION,
+    };
     properties["idempotency_key"] = { type: "string", pattern: "^[!-~]{1,255}$", description: IDEMPOTENCY_DESCRIPTION };
   }
   return { type: "object", ...(description ? { description } : {}), properties, additionalProperties: false };
@@ -220,7 +237,10 @@ export function generateMcpTools(doc: OpenApiDoc): GeneratedFile[] {
   for (const { method, path, op } of operations(doc)) {
     const mcp = op["x-mcp"] as OperationMcp | undefined;
     if (!mcp) continue;
-    if (!(mcp.toolset in root.toolsets)) throw new Error(`${op.operationId}: x-mcp.toolset ${mcp.toolset} is not one of ${Object.keys(root.toolsets).join(", ")}`);
+    if (!(mcp.toolset in root.toolsets))
+      throw new Error(
+        `${op.operationId}: x-mcp.toolset ${mcp.toolset} is not one of ${Object.keys(root.toolsets).join(", ")}`,
+      );
     const tags = (op["tags"] as string[] | undefined) ?? [];
     const kind = tags.includes("Data") ? "data" : tags.includes("Tools") ? "tools" : "free";
     const charging = kind !== "free";
@@ -248,7 +268,9 @@ export function generateMcpTools(doc: OpenApiDoc): GeneratedFile[] {
   const content =
     BANNER +
     `/** A toolset of the MCP server (D79): a name for \`--toolsets\`, \`SDGW_MCP_TOOLSETS\` and \`createMcpServer({ toolsets })\`. */\n` +
-    `export type McpToolsetName = ${Object.keys(root.toolsets).map((n) => JSON.stringify(n)).join(" | ")};\n\n` +
+    `export type McpToolsetName = ${Object.keys(root.toolsets)
+      .map((n) => JSON.stringify(n))
+      .join(" | ")};\n\n` +
     `/** The toolsets and what each holds, in the spec's order. */\n` +
     `export const MCP_TOOLSETS: Readonly<Record<McpToolsetName, string>> = ${JSON.stringify(root.toolsets, null, 2)};\n\n` +
     `/** One MCP tool as the contract describes it (the \`x-mcp\` of its operation). */\n` +

@@ -61,7 +61,8 @@ export function generateMock(doc: OpenApiDoc, fixturesDir: string = FIXTURES_DIR
   }
   const known = new Set(operations(doc).map((o) => o.op.operationId));
   for (const entry of index) {
-    if (!known.has(entry.operationId)) throw new Error(`fixtures/index.json: ${entry.file} names an unknown operation ${entry.operationId}`);
+    if (!known.has(entry.operationId))
+      throw new Error(`fixtures/index.json: ${entry.file} names an unknown operation ${entry.operationId}`);
   }
 
   const routes: Record<string, unknown> = {};
@@ -70,7 +71,8 @@ export function generateMock(doc: OpenApiDoc, fixturesDir: string = FIXTURES_DIR
     const own = index.filter((e) => e.operationId === op.operationId);
     const fixtures = own.map((e) => {
       const body = bodies.get(e.file);
-      const platform = e.mediaType === "application/json" ? ((body as Record<string, unknown>)["platform"] ?? null) : null;
+      const platform =
+        e.mediaType === "application/json" ? ((body as Record<string, unknown>)["platform"] ?? null) : null;
       return {
         file: e.file,
         http: e.http,
@@ -82,7 +84,8 @@ export function generateMock(doc: OpenApiDoc, fixturesDir: string = FIXTURES_DIR
         headers: e.headers,
       };
     });
-    const okFixture = own.find((e) => e.status === "ok") ?? own.find((e) => e.http === 200 && e.mediaType === "application/json");
+    const okFixture =
+      own.find((e) => e.status === "ok") ?? own.find((e) => e.http === 200 && e.mediaType === "application/json");
     const tool = /^\/v1\/tools\/([a-z_]+)$/.exec(path)?.[1] ?? null;
     routes[op.operationId] = {
       operationId: op.operationId,

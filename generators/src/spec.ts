@@ -154,7 +154,12 @@ export function operationById(doc: OpenApiDoc, operationId: string): { method: s
 }
 
 /** The schema of an operation's answer for one HTTP status and media type (JSON Schema, refs absolute). */
-export function responseSchema(doc: OpenApiDoc, operationId: string, status: number, mediaType = "application/json"): unknown {
+export function responseSchema(
+  doc: OpenApiDoc,
+  operationId: string,
+  status: number,
+  mediaType = "application/json",
+): unknown {
   const { op } = operationById(doc, operationId);
   const resp = op.responses[String(status)];
   if (!resp) throw new Error(`${operationId} documents no ${status} answer`);

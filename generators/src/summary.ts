@@ -41,7 +41,9 @@ export function summary(): string {
     const route = `${method.toUpperCase()} ${path}`.padEnd(width);
     const statuses = Object.keys(op.responses).join(" ");
     const key = Array.isArray(op.security) && op.security.length === 0 ? "no key" : "key";
-    lines.push(`  ${route}  ${op.operationId.padEnd(20)} ${key.padEnd(6)} ${statuses}  [${countFor(op.operationId)} fixtures]`);
+    lines.push(
+      `  ${route}  ${op.operationId.padEnd(20)} ${key.padEnd(6)} ${statuses}  [${countFor(op.operationId)} fixtures]`,
+    );
   }
   lines.push("");
   const statusEnum = (doc.components.schemas["AnswerStatus"] as { enum: string[] }).enum;

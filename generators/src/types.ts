@@ -43,7 +43,8 @@ function stringEnum(doc: OpenApiDoc, name: string): string[] {
 }
 
 function refName(ref: unknown, where: string): string {
-  if (typeof ref !== "string" || !ref.startsWith(SCHEMA_PREFIX)) throw new Error(`spec: ${where} must be a $ref to a component schema`);
+  if (typeof ref !== "string" || !ref.startsWith(SCHEMA_PREFIX))
+    throw new Error(`spec: ${where} must be a $ref to a component schema`);
   return ref.slice(SCHEMA_PREFIX.length);
 }
 
@@ -56,7 +57,8 @@ function refName(ref: unknown, where: string): string {
  */
 function exactlyOneOfKeys(schema: Schema): string[][] | undefined {
   const { oneOf } = schema;
-  if (schema.type !== "object" || !isObject(schema.properties) || !Array.isArray(oneOf) || oneOf.length < 2) return undefined;
+  if (schema.type !== "object" || !isObject(schema.properties) || !Array.isArray(oneOf) || oneOf.length < 2)
+    return undefined;
   const branches: string[][] = [];
   for (const b of oneOf) {
     if (!isObject(b) || Object.keys(b).some((k) => k !== "required")) return undefined;
@@ -82,16 +84,28 @@ function forbiddenWith(schema: Schema): Map<string, string[]> {
 }
 
 const propertyNode = (name: string, optional: boolean, type: ts.TypeNode): ts.PropertySignature =>
-  ts.factory.createPropertySignature(undefined, /^[A-Za-z_$][\w$]*$/.test(name) ? name : ts.factory.createStringLiteral(name), optional ? QUESTION_TOKEN : undefined, type);
+  ts.factory.createPropertySignature(
+    undefined,
+    /^[A-Za-z_$][\w$]*$/.test(name) ? name : ts.factory.createStringLiteral(name),
+    optional ? QUESTION_TOKEN : undefined,
+    type,
+  );
 
 /**
  * `{…} & (unknown | unknown)` becomes `{…} & ({ a: unknown; b?: never } | { b: unknown; a?: never; c?: never })`:
  * intersected with the object, each branch makes its key required and the other keys (and the keys that key
  * forbids) absent, so `{ platform, platforms }`, `{}` and `{ platforms, cursor }` are type errors, as in the spec.
  */
-function exactlyOneOfType(name: string, type: ts.TypeNode, branches: string[][], forbidden: Map<string, string[]>): ts.TypeNode {
+function exactlyOneOfType(
+  name: string,
+  type: ts.TypeNode,
+  branches: string[][],
+  forbidden: Map<string, string[]>,
+): ts.TypeNode {
   if (!ts.isIntersectionTypeNode(type) || type.types.length !== 2 || !ts.isTypeLiteralNode(type.types[0]!)) {
-    throw new Error(`openapi-typescript rendered ${name} in an unexpected shape; update exactlyOneOfType in generators/src/types.ts`);
+    throw new Error(
+      `openapi-typescript rendered ${name} in an unexpected shape; update exactlyOneOfType in generators/src/types.ts`,
+    );
   }
   const all = [...new Set(branches.flat())];
   const members = branches.map((required) => {
@@ -101,7 +115,10 @@ function exactlyOneOfType(name: string, type: ts.TypeNode, branches: string[][],
       ...[...new Set(absent)].filter((k) => !required.includes(k)).map((k) => propertyNode(k, true, NEVER)),
     ]);
   });
-  return ts.factory.createIntersectionTypeNode([type.types[0]!, ts.factory.createParenthesizedType(ts.factory.createUnionTypeNode(members))]);
+  return ts.factory.createIntersectionTypeNode([
+    type.types[0]!,
+    ts.factory.createParenthesizedType(ts.factory.createUnionTypeNode(members)),
+  ]);
 }
 
 /**
@@ -111,9 +128,12 @@ function exactlyOneOfType(name: string, type: ts.TypeNode, branches: string[][],
  */
 function enumKeyedMapType(doc: OpenApiDoc, name: string, schema: Schema): ts.TypeNode | undefined {
   const { propertyNames, additionalProperties } = schema;
-  if (!isObject(propertyNames) || typeof propertyNames.$ref !== "string" || !isObject(additionalProperties)) return undefined;
+  if (!isObject(propertyNames) || typeof propertyNames.$ref !== "string" || !isObject(additionalProperties))
+    return undefined;
   if (schema.properties !== undefined || schema.patternProperties !== undefined) {
-    throw new Error(`spec: ${name} mixes propertyNames with properties; update enumKeyedMapType in generators/src/types.ts`);
+    throw new Error(
+      `spec: ${name} mixes propertyNames with properties; update enumKeyedMapType in generators/src/types.ts`,
+    );
   }
   stringEnum(doc, refName(propertyNames.$ref, `${name}.propertyNames`));
   const value = oapiRef(SCHEMA_PREFIX + refName(additionalProperties.$ref, `${name}.additionalProperties`));
@@ -187,9 +207,18 @@ function openapiOptions(doc: OpenApiDoc): OpenAPITSOptions {
 
 /** TSDoc for the three root types openapi-typescript writes without one (the typedoc build requires it). */
 const ROOT_DOCS: Array<[RegExp, string]> = [
-  [/^export type paths = /m, "/** Every path of the contract: its operations, parameters, request bodies and answers by HTTP status. */"],
-  [/^export type components = /m, "/** The contract's reusable parts: `schemas`, `responses`, `parameters`, `headers`, `securitySchemes`. */"],
-  [/^export interface operations /m, "/** Every operation of the contract by operationId: parameters, request body and answers by HTTP status. */"],
+  [
+    /^export type paths = /m,
+    "/** Every path of the contract: its operations, parameters, request bodies and answers by HTTP status. */",
+  ],
+  [
+    /^export type components = /m,
+    "/** The contract's reusable parts: `schemas`, `responses`, `parameters`, `headers`, `securitySchemes`. */",
+  ],
+  [
+    /^export interface operations /m,
+    "/** Every operation of the contract by operationId: parameters, request body and answers by HTTP status. */",
+  ],
 ];
 
 function documentRoots(code: string): string {
@@ -239,7 +268,9 @@ function catalogueRows(doc: OpenApiDoc, codes: string[]): string[] {
   const missing = codes.filter((c) => !keys.includes(c));
   const extra = keys.filter((k) => !codes.includes(k));
   if (missing.length || extra.length) {
-    throw new Error(`spec: x-error-catalogue and ErrorCode differ (missing: ${missing.join(", ") || "none"}; extra: ${extra.join(", ") || "none"})`);
+    throw new Error(
+      `spec: x-error-catalogue and ErrorCode differ (missing: ${missing.join(", ") || "none"}; extra: ${extra.join(", ") || "none"})`,
+    );
   }
   // In ErrorCode's order, so that ERROR_CODES and ERROR_CATALOGUE read alike.
   return codes.map((code) => {
@@ -249,9 +280,12 @@ function catalogueRows(doc: OpenApiDoc, codes: string[]): string[] {
     if (!Array.isArray(http) || http.length === 0 || !http.every((s) => Number.isInteger(s) && s >= 200 && s <= 599)) {
       throw new Error(`spec: x-error-catalogue.${code}.http must be a list of HTTP statuses`);
     }
-    if (retry !== true && retry !== false && retry !== "depends") throw new Error(`spec: x-error-catalogue.${code}.retry must be true, false or "depends"`);
-    if (envelope !== "all" && envelope !== "data" && envelope !== "none") throw new Error(`spec: x-error-catalogue.${code}.envelope must be all, data or none`);
-    if (typeof meaning !== "string" || meaning.length === 0) throw new Error(`spec: x-error-catalogue.${code}.meaning must be a non-empty string`);
+    if (retry !== true && retry !== false && retry !== "depends")
+      throw new Error(`spec: x-error-catalogue.${code}.retry must be true, false or "depends"`);
+    if (envelope !== "all" && envelope !== "data" && envelope !== "none")
+      throw new Error(`spec: x-error-catalogue.${code}.envelope must be all, data or none`);
+    if (typeof meaning !== "string" || meaning.length === 0)
+      throw new Error(`spec: x-error-catalogue.${code}.meaning must be a non-empty string`);
     const retryText = typeof retry === "string" ? lit(retry) : String(retry);
     return `  ${code}: { http: [${(http as number[]).join(", ")}], retry: ${retryText}, envelope: ${lit(envelope)}, meaning: ${lit(meaning)} },`;
   });

@@ -11,5 +11,12 @@ export default defineConfig({
   logLevel: "warn",
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   resolve: { conditions: ["source"] },
-  build: { outDir: "dist", emptyOutDir: true, target: "es2022", reportCompressedSize: false, chunkSizeWarningLimit: 1200, modulePreload: { polyfill: false } },
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    target: "es2022",
+    reportCompressedSize: false,
+    chunkSizeWarningLimit: 1200,
+    modulePreload: { polyfill: false },
+  },
 });

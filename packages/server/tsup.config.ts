@@ -6,7 +6,12 @@ import { defineConfig } from "tsup";
 // build so that cleaning the output folder cannot race a second build. The spec is copied beside the build so
 // that GET /openapi.json works from the installed package.
 export default defineConfig({
-  entry: { index: "src/index.ts", internal: "src/internal.ts", "sdgw-admin": "src/bin/sdgw-admin.ts", "sdgw-mcp": "src/bin/sdgw-mcp.ts" },
+  entry: {
+    index: "src/index.ts",
+    internal: "src/internal.ts",
+    "sdgw-admin": "src/bin/sdgw-admin.ts",
+    "sdgw-mcp": "src/bin/sdgw-mcp.ts",
+  },
   format: ["esm", "cjs"],
   dts: { entry: { index: "src/index.ts", internal: "src/internal.ts" } },
   platform: "node",

@@ -29,7 +29,11 @@ export function schemaValidator(name: string): ValidateFunction {
 }
 
 /** A validator of an operation's answer for one HTTP status and media type. */
-export function responseValidator(operationId: string, status: number, mediaType = "application/json"): ValidateFunction {
+export function responseValidator(
+  operationId: string,
+  status: number,
+  mediaType = "application/json",
+): ValidateFunction {
   const key = `resp:${operationId}:${status}:${mediaType}`;
   let v = cache.get(key);
   if (!v) {

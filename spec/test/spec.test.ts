@@ -36,9 +36,9 @@ const schemas = spec.components.schemas as Record<string, Record<string, unknown
 /** Component schemas of the non-200 error structure, by the `code` const they carry. */
 function errorStructuresByCode(): Map<string, string> {
   const out = new Map<string, string>();
-  for (const ref of (schemas.ErrorStructure!.oneOf as Array<{ $ref: string }>)) {
+  for (const ref of schemas.ErrorStructure!.oneOf as Array<{ $ref: string }>) {
     const name = ref.$ref.split("/").pop()!;
-    const code = ((schemas[name]!.properties as Record<string, { const?: string }>).code!).const!;
+    const code = (schemas[name]!.properties as Record<string, { const?: string }>).code!.const!;
     out.set(code, name);
   }
   return out;
@@ -48,7 +48,7 @@ function errorStructuresByCode(): Map<string, string> {
 function codesOf(schemaName: string): string[] {
   const s = schemas[schemaName]!;
   if (s.oneOf) return (s.oneOf as Array<{ $ref: string }>).flatMap((r) => codesOf(r.$ref.split("/").pop()!));
-  return [((s.properties as Record<string, { const: string }>).code!).const];
+  return [(s.properties as Record<string, { const: string }>).code!.const];
 }
 
 describe("the contract's header", () => {
@@ -86,7 +86,7 @@ describe("the 19 error codes", () => {
       const resp = spec.components.responses[`Error${status}`];
       expect(resp, `components.responses.Error${status}`).toBeDefined();
       expect(JSON.stringify(resp!.content)).toContain(`#/components/schemas/${name}"`);
-      const retryable = ((schemas[name!]!.properties as Record<string, { const?: boolean }>).retryable!).const;
+      const retryable = (schemas[name!]!.properties as Record<string, { const?: boolean }>).retryable!.const;
       expect(retryable).toBe(catalogue[code]!.retry === true);
     }
   });
@@ -105,7 +105,12 @@ describe("the 19 error codes", () => {
       expect(searchCodes.has(code), `${code} in search envelopes`).toBe(row.envelope === "all");
       expect(dataCodes.has(code), `${code} in data envelopes`).toBe(row.envelope !== "none");
     }
-    expect(codesOf("SearchErrorObject").sort()).toEqual(["insufficient_balance", "invalid_params", "rate_limited", "upstream_error"]);
+    expect(codesOf("SearchErrorObject").sort()).toEqual([
+      "insufficient_balance",
+      "invalid_params",
+      "rate_limited",
+      "upstream_error",
+    ]);
   });
 });
 
@@ -115,28 +120,48 @@ describe("every operation", () => {
   it("covers every route the seed names", () => {
     const routes = ops.map((o) => `${o.method.toUpperCase()} ${o.path}`);
     for (const want of [
-      "GET /v1/search", "POST /v1/search", "POST /v1/trending", "POST /v1/detail", "POST /v1/comments",
-      "POST /v1/user_profile", "POST /v1/user_posts", "POST /v1/call/{op}", "POST /v1/find", "GET /v1/capabilities",
-      "GET /v1/account", "GET /v1/schedules", "GET /v1/results/{handle}", "GET /openapi.json",
-      ...["brand_buzz", "comment_insights", "account_watch", "find_creators", "creator_card", "batch_stats", "viral_finder"].map(
-        (t) => `POST /v1/tools/${t}`,
-      ),
+      "GET /v1/search",
+      "POST /v1/search",
+      "POST /v1/trending",
+      "POST /v1/detail",
+      "POST /v1/comments",
+      "POST /v1/user_profile",
+      "POST /v1/user_posts",
+      "POST /v1/call/{op}",
+      "POST /v1/find",
+      "GET /v1/capabilities",
+      "GET /v1/account",
+      "GET /v1/schedules",
+      "GET /v1/results/{handle}",
+      "GET /openapi.json",
+      ...[
+        "brand_buzz",
+        "comment_insights",
+        "account_watch",
+        "find_creators",
+        "creator_card",
+        "batch_stats",
+        "viral_finder",
+      ].map((t) => `POST /v1/tools/${t}`),
     ]) {
       expect(routes).toContain(want);
     }
   });
 
-  it.each(ops.map((o) => [o.op.operationId, o] as const))("%s has a method-like operationId, summary, description, example and a 4xx answer", (_id, o) => {
-    expect(o.op.operationId).toMatch(/^[a-z][A-Za-z]+$/);
-    expect(o.op.summary.length).toBeGreaterThan(5);
-    expect(o.op.description.length).toBeGreaterThan(20);
-    expect(Object.keys(o.op.responses).some((s) => /^4\d\d$/.test(s))).toBe(true);
-    const media = [
-      ...Object.values(o.op.requestBody?.content ?? {}),
-      ...Object.values(o.op.responses).flatMap((r) => Object.values(deref(spec, r).content ?? {})),
-    ];
-    expect(media.some((m) => m.example !== undefined || m.examples !== undefined)).toBe(true);
-  });
+  it.each(ops.map((o) => [o.op.operationId, o] as const))(
+    "%s has a method-like operationId, summary, description, example and a 4xx answer",
+    (_id, o) => {
+      expect(o.op.operationId).toMatch(/^[a-z][A-Za-z]+$/);
+      expect(o.op.summary.length).toBeGreaterThan(5);
+      expect(o.op.description.length).toBeGreaterThan(20);
+      expect(Object.keys(o.op.responses).some((s) => /^4\d\d$/.test(s))).toBe(true);
+      const media = [
+        ...Object.values(o.op.requestBody?.content ?? {}),
+        ...Object.values(o.op.responses).flatMap((r) => Object.values(deref(spec, r).content ?? {})),
+      ];
+      expect(media.some((m) => m.example !== undefined || m.examples !== undefined)).toBe(true);
+    },
+  );
 
   it("sends Retry-After with every 202, 409, 429 and 503 answer", () => {
     for (const o of ops) {
@@ -171,7 +196,11 @@ describe("authentication", () => {
 
   it("needs no key on capabilities, find and openapi.json, and a key everywhere else", () => {
     const open = operations(spec).filter((o) => Array.isArray(o.op.security) && o.op.security.length === 0);
-    expect(open.map((o) => o.op.operationId).sort()).toEqual(["findOperation", "getOpenApiDocument", "listCapabilities"]);
+    expect(open.map((o) => o.op.operationId).sort()).toEqual([
+      "findOperation",
+      "getOpenApiDocument",
+      "listCapabilities",
+    ]);
     // …but a key in their URL is still refused (D25): their only 401 is key_in_query.
     for (const o of open) expect(o.op.description).toMatch(/key_in_query|no key/i);
     for (const o of operations(spec)) expect(o.op.responses["401"], o.op.operationId).toBeDefined();
@@ -180,7 +209,9 @@ describe("authentication", () => {
 
 describe("Idempotency-Key", () => {
   const search = operations(spec).find((o) => o.op.operationId === "search")!;
-  const param = (search.op.parameters ?? []).map((p) => deref<Parameter>(spec, p)).find((p) => p.name === "Idempotency-Key");
+  const param = (search.op.parameters ?? [])
+    .map((p) => deref<Parameter>(spec, p))
+    .find((p) => p.name === "Idempotency-Key");
   const valid = schemaValidator("IdempotencyKey");
 
   it("is a required header of GET /v1/search", () => {
@@ -189,11 +220,17 @@ describe("Idempotency-Key", () => {
 
   it("accepts every 1..255 printable ASCII key (the bound the seed calls certainly valid)", () => {
     const printable = fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c));
-    fc.assert(fc.property(fc.array(printable, { minLength: 1, maxLength: 255 }).map((a) => a.join("")), (key) => valid(key)));
+    fc.assert(
+      fc.property(
+        fc.array(printable, { minLength: 1, maxLength: 255 }).map((a) => a.join("")),
+        (key) => valid(key),
+      ),
+    );
   });
 
   it("refuses empty keys, spaces, non-ASCII and keys over 255 (D15)", () => {
-    for (const bad of ["", "a b", "ключ", "tab\tkey", "x".repeat(256), "x".repeat(513)]) expect(valid(bad), JSON.stringify(bad)).toBe(false);
+    for (const bad of ["", "a b", "ключ", "tab\tkey", "x".repeat(256), "x".repeat(513)])
+      expect(valid(bad), JSON.stringify(bad)).toBe(false);
   });
 });
 

@@ -22,18 +22,31 @@ export const CHROMIUM_ARGS = [
 
 /** The part of playwright-core's `chromium` this helper uses. */
 export interface PersistentLauncher<C> {
-  launchPersistentContext(dir: string, options: { executablePath: string; headless: boolean; args: string[]; timeout: number }): Promise<C>;
+  launchPersistentContext(
+    dir: string,
+    options: { executablePath: string; headless: boolean; args: string[]; timeout: number },
+  ): Promise<C>;
 }
 
 /**
  * Starts Chromium on a fresh profile folder (the caller removes it). Throws a clear message when Chromium is
  * missing — call it inside the test, not in `beforeAll`, so a missing browser counts as a failure, not a skip.
  */
-export async function launchLocalChromium<C>(chromium: PersistentLauncher<C>, name: string): Promise<{ context: C; profile: string }> {
+export async function launchLocalChromium<C>(
+  chromium: PersistentLauncher<C>,
+  name: string,
+): Promise<{ context: C; profile: string }> {
   if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(`${CHROMIUM_PATH} not found: install Debian's Chromium with \`apt-get update && apt-get install -y chromium\` (never \`npx playwright install\`).`);
+    throw new Error(
+      `${CHROMIUM_PATH} not found: install Debian's Chromium with \`apt-get update && apt-get install -y chromium\` (never \`npx playwright install\`).`,
+    );
   }
   const profile = mkdtempSync(join(tmpdir(), `sdgw-${name}-`));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, timeout: 30_000 });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    timeout: 30_000,
+  });
   return { context, profile };
 }

@@ -13,21 +13,29 @@ export const DIST_OUTPUTS = ["index.js", "index.cjs", "index.d.ts", "index.d.cts
 function newest(dir: string): number {
   return Math.max(
     0,
-    ...readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs)),
+    ...readdirSync(dir, { withFileTypes: true }).map((e) =>
+      e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs,
+    ),
   );
 }
 
 /** The built files a package's `exports["."]` points to (its `import` and `require` conditions). */
 export function distOutputs(pkgDir: string): string[] {
-  const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as { exports: Record<string, Record<string, unknown>> };
+  const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as {
+    exports: Record<string, Record<string, unknown>>;
+  };
   const root = pkg.exports["."] ?? {};
-  const files = ["import", "require"].flatMap((c) => Object.values((root[c] as Record<string, string> | undefined) ?? {}));
+  const files = ["import", "require"].flatMap((c) =>
+    Object.values((root[c] as Record<string, string> | undefined) ?? {}),
+  );
   return files.map((f) => join(pkgDir, f));
 }
 
 /** The files a package's `bin` points to. */
 function binOutputs(pkgDir: string): string[] {
-  const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as { bin?: string | Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as {
+    bin?: string | Record<string, string>;
+  };
   const bin = pkg.bin === undefined ? [] : typeof pkg.bin === "string" ? [pkg.bin] : Object.values(pkg.bin);
   return bin.map((f) => join(pkgDir, f));
 }
@@ -36,7 +44,10 @@ function needsBuild(pkgDir: string): boolean {
   const outputs = [...distOutputs(pkgDir), ...binOutputs(pkgDir)];
   if (!outputs.every((f) => existsSync(f))) return true;
   const oldestOutput = Math.min(...outputs.map((f) => statSync(f).mtimeMs));
-  const inputs = [newest(join(pkgDir, "src")), ...["package.json", "tsup.config.ts"].map((f) => statSync(join(pkgDir, f)).mtimeMs)];
+  const inputs = [
+    newest(join(pkgDir, "src")),
+    ...["package.json", "tsup.config.ts"].map((f) => statSync(join(pkgDir, f)).mtimeMs),
+  ];
   return Math.max(...inputs) > oldestOutput;
 }
 

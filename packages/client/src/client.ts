@@ -1,9 +1,35 @@
 import { createFinalURL, createQuerySerializer, defaultPathSerializer } from "openapi-fetch";
 import type {
-  AccountAnswer, AccountWatchRequest, BatchStatsRequest, BrandBuzzRequest, CallRequest, CapabilitiesAnswer, CommentInsightsRequest,
-  CommentsRequest, CreatorCardRequest, DataEnvelope, DetailRequest, ErrorCode, FanoutAnswer, FindAnswer, FindCreatorsRequest,
-  FindRequest, FinishedAnswer, HandleAnswer, operations, ScheduleDeleted, ScheduleList, SearchEnvelope, SearchRequest,
-  SuccessAnswer, TargetsAnswer, ToolAnswer, ToolQuoteAnswer, TrendingRequest, UserPostsRequest, UserProfileRequest,
+  AccountAnswer,
+  AccountWatchRequest,
+  BatchStatsRequest,
+  BrandBuzzRequest,
+  CallRequest,
+  CapabilitiesAnswer,
+  CommentInsightsRequest,
+  CommentsRequest,
+  CreatorCardRequest,
+  DataEnvelope,
+  DetailRequest,
+  ErrorCode,
+  FanoutAnswer,
+  FindAnswer,
+  FindCreatorsRequest,
+  FindRequest,
+  FinishedAnswer,
+  HandleAnswer,
+  operations,
+  ScheduleDeleted,
+  ScheduleList,
+  SearchEnvelope,
+  SearchRequest,
+  SuccessAnswer,
+  TargetsAnswer,
+  ToolAnswer,
+  ToolQuoteAnswer,
+  TrendingRequest,
+  UserPostsRequest,
+  UserProfileRequest,
   ViralFinderRequest,
 } from "@sdgw/types";
 import { SdgwError, SdgwPollTimeoutError, SdgwTimeoutError, SdgwTransportError } from "./errors.ts";
@@ -61,7 +87,6 @@ export interface SdgwPromise<T> extends Promise<T> {
   /** The same call's answer with its status, headers and request id. Does not send the call again. */
   withResponse(): Promise<WithResponse<T>>;
 }
-
 
 /** Options of {@link createClient}. @category Calls */
 export interface ClientOptions {
@@ -323,9 +348,13 @@ export interface Client {
 }
 
 type Ops = operations;
-type Body<O extends keyof Ops> = Ops[O] extends { requestBody?: { content: { "application/json": infer B } } } ? B : never;
+type Body<O extends keyof Ops> = Ops[O] extends { requestBody?: { content: { "application/json": infer B } } }
+  ? B
+  : never;
 type Query<O extends keyof Ops> = Ops[O] extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
-type Ok<O extends keyof Ops> = Ops[O] extends { responses: { 200: { content: { "application/json": infer A } } } } ? A : never;
+type Ok<O extends keyof Ops> = Ops[O] extends { responses: { 200: { content: { "application/json": infer A } } } }
+  ? A
+  : never;
 
 type Method = "GET" | "POST" | "DELETE";
 interface Req {
@@ -378,7 +407,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A `timeout` as given, or a TypeError naming it: a number of milliseconds above 0, or `Infinity` for none. */
 function checkTimeout(timeout: unknown): number {
-  if (!(typeof timeout == "number" && timeout > 0)) throw new TypeError(`timeout: ms above 0, or Infinity (got ${timeout})`);
+  if (!(typeof timeout == "number" && timeout > 0))
+    throw new TypeError(`timeout: ms above 0, or Infinity (got ${timeout})`);
   return timeout;
 }
 
@@ -442,7 +472,8 @@ export function createClient(options: ClientOptions): Client {
   const maxRetryDelayMs = options.maxRetryDelayMs ?? 60_000;
   const level = LEVELS.indexOf((options.logLevel ?? (options.logger ? "info" : "off")) as never); // -1: off
   /** Logs at level `l` (an index of LEVELS); never given the key, headers, query or body. */
-  const log = (l: number, message: string, details: object) => level >= 0 && l >= level && (options.logger ?? console)[LEVELS[l]!](`[sdgw] ${message}`, details);
+  const log = (l: number, message: string, details: object) =>
+    level >= 0 && l >= level && (options.logger ?? console)[LEVELS[l]!](`[sdgw] ${message}`, details);
 
   /** Sends one request, retrying what the seed says may be retried; answers the 2xx response. */
   async function send(req: Req, opts: CallOptions = {}): Promise<Sent> {
@@ -462,8 +493,20 @@ export function createClient(options: ClientOptions): Client {
       if (req.method === "GET") query["max_cost_credits"] ??= budget;
       else body = { max_cost_credits: budget, ...(body as object) };
     }
-    const url = createFinalURL(req.path, { baseUrl, params: { query, path: req.pathParams }, querySerializer, pathSerializer: defaultPathSerializer });
-    const init: RequestInit = { method: req.method, headers: { ...headers, ...(key ? { "Idempotency-Key": key } : {}), ...(body !== undefined ? { "Content-Type": "application/json" } : {}) } };
+    const url = createFinalURL(req.path, {
+      baseUrl,
+      params: { query, path: req.pathParams },
+      querySerializer,
+      pathSerializer: defaultPathSerializer,
+    });
+    const init: RequestInit = {
+      method: req.method,
+      headers: {
+        ...headers,
+        ...(key ? { "Idempotency-Key": key } : {}),
+        ...(body !== undefined ? { "Content-Type": "application/json" } : {}),
+      },
+    };
     if (body !== undefined) init.body = JSON.stringify(body);
     for (let attempt = 1; ; attempt++) {
       if (opts.signal?.aborted) throw opts.signal.reason;
@@ -481,14 +524,22 @@ export function createClient(options: ClientOptions): Client {
       let reason: string;
       try {
         response = await (options.fetch ?? globalThis.fetch)(url, init);
-        if (response.ok) data = req.parseAs === "stream" ? response.body : req.parseAs === "text" ? await response.text() : await readJson(response);
+        if (response.ok)
+          data =
+            req.parseAs === "stream"
+              ? response.body
+              : req.parseAs === "text"
+                ? await response.text()
+                : await readJson(response);
         else data = await readJson(response).catch(() => undefined);
       } catch (cause) {
         if (opts.signal?.aborted) throw opts.signal.reason;
         response = undefined;
         const timedOut = controller?.signal.aborted ?? false;
         const o = { cause, requestId, attempts: attempt };
-        error = timedOut ? new SdgwTimeoutError(`no answer from ${what} within ${timeout} ms`, timeout, o) : new SdgwTransportError(`no answer from ${what}`, undefined, o);
+        error = timedOut
+          ? new SdgwTimeoutError(`no answer from ${what} within ${timeout} ms`, timeout, o)
+          : new SdgwTransportError(`no answer from ${what}`, undefined, o);
         reason = timedOut ? "timeout" : "network";
         // A DELETE is not sent again after it may have run (its retry's 404 would mislead); every other call
         // carries an Idempotency-Key or only reads (D68).
@@ -503,7 +554,11 @@ export function createClient(options: ClientOptions): Client {
         if (response.ok) return { data, response, id: requestId };
         const err = data as { code?: ErrorCode; retry_after?: number } | undefined;
         if (!err || typeof err !== "object" || typeof err.code !== "string") {
-          error = new SdgwTransportError(`${what} answered HTTP ${response.status} without the API's error structure`, response.status, { requestId, attempts: attempt });
+          error = new SdgwTransportError(
+            `${what} answered HTTP ${response.status} without the API's error structure`,
+            response.status,
+            { requestId, attempts: attempt },
+          );
           reason = `http_${response.status}`;
           if (response.status >= 500) wait = backoff(attempt);
         } else {
@@ -553,7 +608,13 @@ export function createClient(options: ClientOptions): Client {
       await sleep(wait, opts.signal);
       let data: unknown;
       ({ data, response } = await send(
-        { method: "GET", path: "/v1/results/{handle}", pathParams: { handle: running.handle }, retryServerErrors: false, id },
+        {
+          method: "GET",
+          path: "/v1/results/{handle}",
+          pathParams: { handle: running.handle },
+          retryServerErrors: false,
+          id,
+        },
         opts,
       ));
       if (response.status !== 202) return { data, response };
@@ -565,9 +626,20 @@ export function createClient(options: ClientOptions): Client {
   function wrap<T>(sent: Promise<Sent>, poll?: CallOptions): SdgwPromise<T> {
     let response: Response;
     const done = (r: Sent) => ((response = r.response), r.data);
-    const out = sent.then((r) => (poll && r.response.status === 202 && poll.wait !== false ? pollUntilFinished(r.data as HandleAnswer, r, poll).then(done) : done(r))) as SdgwPromise<T>;
+    const out = sent.then((r) =>
+      poll && r.response.status === 202 && poll.wait !== false
+        ? pollUntilFinished(r.data as HandleAnswer, r, poll).then(done)
+        : done(r),
+    ) as SdgwPromise<T>;
     out.withResponse = () =>
-      out.then((data) => ({ data, response, status: response.status, headers: response.headers, requestId: (data as { request_id?: string } | null)?.request_id ?? response.headers.get("x-request-id") ?? undefined }));
+      out.then((data) => ({
+        data,
+        response,
+        status: response.status,
+        headers: response.headers,
+        requestId:
+          (data as { request_id?: string } | null)?.request_id ?? response.headers.get("x-request-id") ?? undefined,
+      }));
     return out;
   }
 
@@ -577,10 +649,14 @@ export function createClient(options: ClientOptions): Client {
   }
 
   const post = <O extends keyof Ops>(path: string) =>
-    ((body: Body<O>, opts?: CallOptions) => call({ method: "POST", path, body, charging: true }, opts)) as Call<Body<O>, Ok<O>>;
+    ((body: Body<O>, opts?: CallOptions) => call({ method: "POST", path, body, charging: true }, opts)) as Call<
+      Body<O>,
+      Ok<O>
+    >;
 
   const tool = <O extends keyof Ops>(name: string) =>
-    ((body: Body<O>, opts?: CallOptions) => call({ method: "POST", path: `/v1/tools/${name}`, body, charging: true }, opts)) as ToolCall<Body<O>>;
+    ((body: Body<O>, opts?: CallOptions) =>
+      call({ method: "POST", path: `/v1/tools/${name}`, body, charging: true }, opts)) as ToolCall<Body<O>>;
 
   type SearchQuery = Query<"search">;
   type OnePlatform = SearchQuery & { platform: string; platforms?: never };
@@ -612,8 +688,16 @@ export function createClient(options: ClientOptions): Client {
     /** `POST /v1/call/{op}`: any operation of the catalog, by `<platform>.<name>`. */
     call: ((op: string, body: Body<"callOperation"> = {}, opts?: CallOptions) =>
       call({ method: "POST", path: "/v1/call/{op}", pathParams: { op }, body, charging: true }, opts)) as {
-      (op: string, body?: Body<"callOperation">, opts?: CallOptions & { wait?: true }): SdgwPromise<DataEnvelope | TargetsAnswer>;
-      (op: string, body: Body<"callOperation">, opts: CallOptions & { wait: false }): SdgwPromise<DataEnvelope | TargetsAnswer | HandleAnswer>;
+      (
+        op: string,
+        body?: Body<"callOperation">,
+        opts?: CallOptions & { wait?: true },
+      ): SdgwPromise<DataEnvelope | TargetsAnswer>;
+      (
+        op: string,
+        body: Body<"callOperation">,
+        opts: CallOptions & { wait: false },
+      ): SdgwPromise<DataEnvelope | TargetsAnswer | HandleAnswer>;
     },
     /** The seven multi-step tools; each call is quoted first (`confirm: false` answers the quote only). */
     tools: {
@@ -626,9 +710,11 @@ export function createClient(options: ClientOptions): Client {
       viralFinder: tool<"viralFinder">("viral_finder"),
     },
     /** `POST /v1/find`: operations ranked by how well they match what you describe. Free; needs no key. */
-    find: (body: Body<"findOperation">, opts?: CallOptions): SdgwPromise<FindAnswer> => call({ method: "POST", path: "/v1/find", body }, opts),
+    find: (body: Body<"findOperation">, opts?: CallOptions): SdgwPromise<FindAnswer> =>
+      call({ method: "POST", path: "/v1/find", body }, opts),
     /** `GET /v1/capabilities`: every operation and tool. Free; needs no key. */
-    capabilities: (opts?: CallOptions): SdgwPromise<CapabilitiesAnswer> => call({ method: "GET", path: "/v1/capabilities" }, opts),
+    capabilities: (opts?: CallOptions): SdgwPromise<CapabilitiesAnswer> =>
+      call({ method: "GET", path: "/v1/capabilities" }, opts),
     /** `GET /v1/account`: the account, this key and the credits. Free. */
     account: (opts?: CallOptions): SdgwPromise<AccountAnswer> => call({ method: "GET", path: "/v1/account" }, opts),
     schedules: {
@@ -646,9 +732,18 @@ export function createClient(options: ClientOptions): Client {
       get: ((handle: string, opts: CallOptions & { format?: "json" | "csv" | "ndjson" } = {}) =>
         wrap(
           send(
-            { method: "GET", path: "/v1/results/{handle}", pathParams: { handle }, query: opts.format ? { format: opts.format } : {}, parseAs: opts.format && opts.format !== "json" ? "text" : "json", retryServerErrors: false },
+            {
+              method: "GET",
+              path: "/v1/results/{handle}",
+              pathParams: { handle },
+              query: opts.format ? { format: opts.format } : {},
+              parseAs: opts.format && opts.format !== "json" ? "text" : "json",
+              retryServerErrors: false,
+            },
             opts,
-          ).then((r) => (r.response.status === 202 && typeof r.data === "string" ? { ...r, data: JSON.parse(r.data) } : r)),
+          ).then((r) =>
+            r.response.status === 202 && typeof r.data === "string" ? { ...r, data: JSON.parse(r.data) } : r,
+          ),
         )) as {
         (handle: string, opts?: CallOptions & { format?: "json" }): SdgwPromise<FinishedAnswer | HandleAnswer>;
         (handle: string, opts: CallOptions & { format: "csv" | "ndjson" }): SdgwPromise<string | HandleAnswer>;
@@ -656,7 +751,14 @@ export function createClient(options: ClientOptions): Client {
       /** The rows of a finished result, read as NDJSON and parsed one line at a time. */
       async *rows(handle: string, opts: CallOptions = {}): AsyncGenerator<Record<string, unknown>> {
         const { data, response } = await send(
-          { method: "GET", path: "/v1/results/{handle}", pathParams: { handle }, query: { format: "ndjson" }, parseAs: "stream", retryServerErrors: false },
+          {
+            method: "GET",
+            path: "/v1/results/{handle}",
+            pathParams: { handle },
+            query: { format: "ndjson" },
+            parseAs: "stream",
+            retryServerErrors: false,
+          },
           opts,
         );
         if (response.status === 202) throw new TypeError(`the run ${handle} is still running; wait for it first`);
@@ -672,6 +774,7 @@ export function createClient(options: ClientOptions): Client {
       },
     },
     /** `GET /openapi.json`: the contract. */
-    openapi: (opts?: CallOptions): SdgwPromise<Ok<"getOpenApiDocument">> => call({ method: "GET", path: "/openapi.json" }, opts),
+    openapi: (opts?: CallOptions): SdgwPromise<Ok<"getOpenApiDocument">> =>
+      call({ method: "GET", path: "/openapi.json" }, opts),
   };
 }

@@ -40,7 +40,10 @@ export type SdgwErrorOf<C extends ErrorCode> = SdgwError<C> & Omit<StructureOf<C
 export type AnySdgwError = { [C in ErrorCode]: SdgwErrorOf<C> }[ErrorCode];
 
 /** True when `e` is an error the API answered (optionally: with one of these codes); narrows by `code`. @category Errors */
-export function isSdgwError<C extends ErrorCode = ErrorCode>(e: unknown, ...codes: C[]): e is SdgwErrorOf<C> & AnySdgwError {
+export function isSdgwError<C extends ErrorCode = ErrorCode>(
+  e: unknown,
+  ...codes: C[]
+): e is SdgwErrorOf<C> & AnySdgwError {
   return e instanceof SdgwError && (codes.length === 0 || codes.includes(e.code as C));
 }
 
@@ -57,7 +60,11 @@ export class SdgwTransportError extends Error {
   /** How many attempts were made, the first included. */
   readonly attempts: number;
 
-  constructor(message: string, status?: number, options: { cause?: unknown; requestId?: string; attempts?: number } = {}) {
+  constructor(
+    message: string,
+    status?: number,
+    options: { cause?: unknown; requestId?: string; attempts?: number } = {},
+  ) {
     super(message, options);
     this.status = status;
     this.requestId = options.requestId;
@@ -76,7 +83,11 @@ export class SdgwTimeoutError extends SdgwTransportError {
   /** The timeout of each attempt, in ms. */
   readonly timeoutMs: number;
 
-  constructor(message: string, timeoutMs: number, options?: { cause?: unknown; requestId?: string; attempts?: number }) {
+  constructor(
+    message: string,
+    timeoutMs: number,
+    options?: { cause?: unknown; requestId?: string; attempts?: number },
+  ) {
     super(message, undefined, options);
     this.timeoutMs = timeoutMs;
   }
@@ -95,7 +106,9 @@ export class SdgwPollTimeoutError extends Error {
   readonly waitedMs: number;
 
   constructor(last: HandleAnswer, waitedMs: number) {
-    super(`the run ${last.handle} was still running after ${waitedMs} ms; read it later with results.get("${last.handle}")`);
+    super(
+      `the run ${last.handle} was still running after ${waitedMs} ms; read it later with results.get("${last.handle}")`,
+    );
     this.last = last;
     this.waitedMs = waitedMs;
   }

@@ -5,7 +5,18 @@
  * @module @sdgw/client
  */
 export { createClient, sleep } from "./client.ts";
-export type { Call, CallOptions, Client, ClientOptions, Logger, LogLevel, RetryInfo, SdgwPromise, ToolCall, WithResponse } from "./client.ts";
+export type {
+  Call,
+  CallOptions,
+  Client,
+  ClientOptions,
+  Logger,
+  LogLevel,
+  RetryInfo,
+  SdgwPromise,
+  ToolCall,
+  WithResponse,
+} from "./client.ts";
 export { isSdgwError, SdgwError, SdgwPollTimeoutError, SdgwTimeoutError, SdgwTransportError } from "./errors.ts";
 export type { AnySdgwError, SdgwErrorOf } from "./errors.ts";
 export { collectMore, moreRows } from "./more.ts";

@@ -5,7 +5,10 @@ import { SdgwError, SdgwTransportError } from "./errors.ts";
 /** The part of an MCP client (`@modelcontextprotocol/client`'s `Client`) that `more` continuation uses. @category MCP */
 export interface McpToolCaller {
   /** Calls one MCP tool with its arguments. */
-  callTool(params: { name: string; arguments?: Record<string, unknown> }, ...rest: never[]): Promise<{
+  callTool(
+    params: { name: string; arguments?: Record<string, unknown> },
+    ...rest: never[]
+  ): Promise<{
     structuredContent?: unknown;
     isError?: boolean;
     content?: unknown;
@@ -20,7 +23,9 @@ function rowsOf(answer: McpAnswer): unknown[] {
   if (Array.isArray(answer["items"])) return answer["items"];
   if (Array.isArray(answer["targets"])) return answer["targets"];
   const fanout = answer["fanout"] as Record<string, { items?: unknown[] }> | undefined;
-  return fanout ? Object.entries(fanout).flatMap(([platform, e]) => (e.items ?? []).map((i) => ({ platform, ...(i as object) }))) : [];
+  return fanout
+    ? Object.entries(fanout).flatMap(([platform, e]) => (e.items ?? []).map((i) => ({ platform, ...(i as object) })))
+    : [];
 }
 
 /** Options of {@link moreRows} and {@link collectMore}. @category MCP */
@@ -58,7 +63,12 @@ const TRANSIENT = ["rate_limited", "idempotency_in_progress", "temporarily_unava
 class Final extends Error {}
 
 /** One tool call, retried after transient failures with the same arguments (so the same idempotency_key). */
-async function callOnce(mcp: McpToolCaller, name: string, args: Record<string, unknown>, options: MoreOptions): Promise<McpAnswer> {
+async function callOnce(
+  mcp: McpToolCaller,
+  name: string,
+  args: Record<string, unknown>,
+  options: MoreOptions,
+): Promise<McpAnswer> {
   const requestId = args["idempotency_key"] as string | undefined;
   for (let attempt = 1; ; attempt++) {
     let error: Error;
@@ -72,7 +82,8 @@ async function callOnce(mcp: McpToolCaller, name: string, args: Record<string, u
         return content;
       }
       const body = content as unknown as (ErrorStructure & { retry_after?: number }) | undefined;
-      if (!body || typeof body.code !== "string") throw new Final(`MCP tool ${name} failed: ${JSON.stringify(result.content)}`);
+      if (!body || typeof body.code !== "string")
+        throw new Final(`MCP tool ${name} failed: ${JSON.stringify(result.content)}`);
       error = new SdgwError(0, body as Extract<ErrorStructure, { code: ErrorCode }>);
       if (!TRANSIENT.includes(body.code)) throw error;
       reason = body.code;
@@ -81,8 +92,13 @@ async function callOnce(mcp: McpToolCaller, name: string, args: Record<string, u
       // A JSON-RPC error (numeric `code`: the server answered, e.g. invalid arguments) is final, but for a request
       // timeout (-32001); so are our own errors.
       const code = (cause as { code?: unknown } | undefined)?.code;
-      if (cause instanceof SdgwError || cause instanceof Final || (typeof code === "number" && code !== -32001)) throw cause;
-      error = new SdgwTransportError(`no answer from MCP tool ${name}`, undefined, { cause, requestId, attempts: attempt });
+      if (cause instanceof SdgwError || cause instanceof Final || (typeof code === "number" && code !== -32001))
+        throw cause;
+      error = new SdgwTransportError(`no answer from MCP tool ${name}`, undefined, {
+        cause,
+        requestId,
+        attempts: attempt,
+      });
       reason = code === -32001 ? "timeout" : "network";
     }
     if (attempt > (options.maxRetries ?? 3)) throw error;
@@ -104,10 +120,19 @@ async function callOnce(mcp: McpToolCaller, name: string, args: Record<string, u
  * ```
  * @category MCP
  */
-export async function* moreRows(mcp: McpToolCaller, name: string, args: Record<string, unknown>, options: MoreOptions = {}): AsyncGenerator<unknown> {
+export async function* moreRows(
+  mcp: McpToolCaller,
+  name: string,
+  args: Record<string, unknown>,
+  options: MoreOptions = {},
+): AsyncGenerator<unknown> {
   const sleep = options.sleep ?? wait;
   const maxPolls = options.maxPolls ?? 720;
-  const key = options.idempotencyKey ?? (args["idempotency_key"] !== undefined || args["handle"] !== undefined || FREE_TOOLS.includes(name) ? undefined : crypto.randomUUID());
+  const key =
+    options.idempotencyKey ??
+    (args["idempotency_key"] !== undefined || args["handle"] !== undefined || FREE_TOOLS.includes(name)
+      ? undefined
+      : crypto.randomUUID());
   let answer = await callOnce(mcp, name, key ? { ...args, idempotency_key: key } : args, options);
   for (let polls = 0; answer["status"] === "running" && typeof answer["handle"] === "string"; polls++) {
     if (polls >= maxPolls) throw new Error(`MCP tool ${name}: ${answer["handle"]} still runs after ${maxPolls} reads`);
@@ -122,7 +147,12 @@ export async function* moreRows(mcp: McpToolCaller, name: string, args: Record<s
 }
 
 /** Calls an MCP tool and collects every row across `more` continuations (see {@link moreRows}). @category MCP */
-export async function collectMore(mcp: McpToolCaller, name: string, args: Record<string, unknown>, options: MoreOptions = {}): Promise<unknown[]> {
+export async function collectMore(
+  mcp: McpToolCaller,
+  name: string,
+  args: Record<string, unknown>,
+  options: MoreOptions = {},
+): Promise<unknown[]> {
   const rows: unknown[] = [];
   for await (const row of moreRows(mcp, name, args, options)) rows.push(row);
   return rows;

@@ -29,7 +29,10 @@ export async function* pages<P extends { cursor?: string }, A, O extends PageOpt
   let next: P | undefined = params;
   for (let n = 1; next; n++) {
     const key = opts?.idempotencyKey;
-    const answer: A = await fetchPage(next, opts && ({ ...opts, ...(key && n > 1 ? { idempotencyKey: `${key}.p${n}` } : {}) } as O));
+    const answer: A = await fetchPage(
+      next,
+      opts && ({ ...opts, ...(key && n > 1 ? { idempotencyKey: `${key}.p${n}` } : {}) } as O),
+    );
     yield answer;
     const page = (answer as Paged).page;
     next = page?.has_more ? { ...params, cursor: page.cursor } : undefined;

@@ -17,9 +17,13 @@ import { launchLocalChromium } from "../../../generators/src/testing/chromium.ts
 import { startServer, type LocalServer, type Reply } from "./local-server.ts";
 
 const PKG = fileURLToPath(new URL("..", import.meta.url));
-const fixture = (file: string) => JSON.parse(readFileSync(new URL(`../../../fixtures/${file}`, import.meta.url), "utf8"));
+const fixture = (file: string) =>
+  JSON.parse(readFileSync(new URL(`../../../fixtures/${file}`, import.meta.url), "utf8"));
 const OK = fixture("search/ok-xiaohongshu.json") as { items: Array<{ title: string }> };
-const RUNNING = { ...fixture("search/running-202.json"), retry_after_seconds: 1 } as { handle: string; retry_after_seconds: number };
+const RUNNING = { ...fixture("search/running-202.json"), retry_after_seconds: 1 } as {
+  handle: string;
+  retry_after_seconds: number;
+};
 const TITLES = OK.items.map((i) => i.title);
 
 /** The page's script: both calls through the client, rendered into the DOM; `body[data-done]` says it ended. */
@@ -91,8 +95,10 @@ async function setUp(): Promise<void> {
 
   const polls = new Map<string, number>();
   server = await startServer((req): Reply => {
-    if (req.method === "GET" && req.path === "/") return { status: 200, body: HTML, headers: { "content-type": "text/html; charset=utf-8" } };
-    if (req.method === "GET" && req.path === "/app.js") return { status: 200, body: script, headers: { "content-type": "text/javascript; charset=utf-8" } };
+    if (req.method === "GET" && req.path === "/")
+      return { status: 200, body: HTML, headers: { "content-type": "text/html; charset=utf-8" } };
+    if (req.method === "GET" && req.path === "/app.js")
+      return { status: 200, body: script, headers: { "content-type": "text/javascript; charset=utf-8" } };
     if (req.method === "GET" && req.path === "/v1/search") {
       const query = req.query.get("query");
       if (query === "plain") return { status: 200, body: OK };
@@ -103,7 +109,15 @@ async function setUp(): Promise<void> {
       polls.set(RUNNING.handle, n);
       return n === 1 ? { status: 202, body: RUNNING, headers: { "retry-after": "1" } } : { status: 200, body: OK };
     }
-    return { status: 404, body: { request_id: "req_404", schema_version: "v1", code: "not_found", message: `no route ${req.method} ${req.path}` } };
+    return {
+      status: 404,
+      body: {
+        request_id: "req_404",
+        schema_version: "v1",
+        code: "not_found",
+        message: `no route ${req.method} ${req.path}`,
+      },
+    };
   });
 
   ({ context, profile } = await launchLocalChromium(chromium, "client-chromium"));
@@ -153,7 +167,11 @@ describe("@sdgw/client in Chromium", () => {
     expect(searches("polled")[0]!.headers["idempotency-key"]).toMatch(/^[0-9a-f-]{36}$/);
     const polledAt = [searches("polled")[0]!.at, ...reads.map((r) => r.at)];
     for (let i = 1; i < polledAt.length; i++) expect(polledAt[i]! - polledAt[i - 1]!).toBeGreaterThanOrEqual(990); // Retry-After: 1
-    expect(seen.filter((r) => r.path.startsWith("/v1/") && !r.path.startsWith("/v1/search") && !r.path.startsWith("/v1/results/"))).toEqual([]);
+    expect(
+      seen.filter(
+        (r) => r.path.startsWith("/v1/") && !r.path.startsWith("/v1/search") && !r.path.startsWith("/v1/results/"),
+      ),
+    ).toEqual([]);
     expect(offOrigin).toEqual([]);
   }, 60_000);
 });

@@ -34,11 +34,19 @@ export async function startServer(handler: Handler): Promise<LocalServer> {
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString("utf8");
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const entry: Seen = { method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body: raw ? JSON.parse(raw) : undefined, at: Date.now() };
+    const entry: Seen = {
+      method: req.method ?? "GET",
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      body: raw ? JSON.parse(raw) : undefined,
+      at: Date.now(),
+    };
     seen.push(entry);
     const reply = await handler(entry, seen.length - 1);
     if (reply.drop) return req.socket.destroy();
-    const text = reply.body === undefined ? "" : typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body);
+    const text =
+      reply.body === undefined ? "" : typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body);
     const type = typeof reply.body === "string" ? "text/plain; charset=utf-8" : "application/json";
     res.writeHead(reply.status, { "content-type": type, ...reply.headers });
     res.end(text);

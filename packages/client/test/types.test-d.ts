@@ -12,16 +12,22 @@ describe("typed calls", () => {
   });
 
   it("widens to the handle answer only with { wait: false }", () => {
-    expectTypeOf(sdgw.search({ platform: "x", query: "q" }, { wait: false })).toEqualTypeOf<SdgwPromise<SearchEnvelope | HandleAnswer>>();
+    expectTypeOf(sdgw.search({ platform: "x", query: "q" }, { wait: false })).toEqualTypeOf<
+      SdgwPromise<SearchEnvelope | HandleAnswer>
+    >();
   });
 
   it("answers a tool's quote for confirm: false and its result otherwise", () => {
     expectTypeOf(sdgw.tools.brandBuzz({ query: "q" })).toEqualTypeOf<SdgwPromise<ToolAnswer>>();
     expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm: true })).toEqualTypeOf<SdgwPromise<ToolAnswer>>();
     expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm: false })).toEqualTypeOf<SdgwPromise<ToolQuoteAnswer>>();
-    expectTypeOf(sdgw.tools.viralFinder({ query: "q" }, { wait: false })).toEqualTypeOf<SdgwPromise<ToolAnswer | HandleAnswer>>();
+    expectTypeOf(sdgw.tools.viralFinder({ query: "q" }, { wait: false })).toEqualTypeOf<
+      SdgwPromise<ToolAnswer | HandleAnswer>
+    >();
     const confirm = Math.random() > 0.5;
-    expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm })).toEqualTypeOf<SdgwPromise<ToolAnswer | ToolQuoteAnswer>>();
+    expectTypeOf(sdgw.tools.brandBuzz({ query: "q", confirm })).toEqualTypeOf<
+      SdgwPromise<ToolAnswer | ToolQuoteAnswer>
+    >();
   });
 
   it("refuses parameters the contract does not have", () => {
@@ -37,7 +43,10 @@ describe("typed calls", () => {
 
   it("narrows the envelope by status", async () => {
     const answer = await sdgw.search({ platform: "x", query: "q" });
-    if (answer.status === "error") expectTypeOf(answer.error.code).toEqualTypeOf<"rate_limited" | "insufficient_balance" | "upstream_error" | "invalid_params">();
+    if (answer.status === "error")
+      expectTypeOf(answer.error.code).toEqualTypeOf<
+        "rate_limited" | "insufficient_balance" | "upstream_error" | "invalid_params"
+      >();
   });
 });
 
@@ -59,7 +68,11 @@ describe("errors", () => {
 
 describe("withResponse", () => {
   it("answers the same typed data with the status, headers and request id", () => {
-    expectTypeOf(sdgw.search({ platforms: ["x"], query: "q" }).withResponse()).toEqualTypeOf<Promise<WithResponse<FanoutAnswer>>>();
-    expectTypeOf(sdgw.results.get("h", { format: "csv" }).withResponse()).toEqualTypeOf<Promise<WithResponse<string | HandleAnswer>>>();
+    expectTypeOf(sdgw.search({ platforms: ["x"], query: "q" }).withResponse()).toEqualTypeOf<
+      Promise<WithResponse<FanoutAnswer>>
+    >();
+    expectTypeOf(sdgw.results.get("h", { format: "csv" }).withResponse()).toEqualTypeOf<
+      Promise<WithResponse<string | HandleAnswer>>
+    >();
   });
 });

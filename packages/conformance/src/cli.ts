@@ -116,17 +116,20 @@ function main(argv: string[]): Promise<number> | number {
     }
     if (values["slow-query"]) options.slowSearch = Object.fromEntries(new URLSearchParams(values["slow-query"]));
     if (values["slow-tool"] === "none") {
-      if (values["slow-tool-body"] !== undefined) throw new TypeError("--slow-tool-body goes with a tool, not --slow-tool none");
+      if (values["slow-tool-body"] !== undefined)
+        throw new TypeError("--slow-tool-body goes with a tool, not --slow-tool none");
       options.slowTool = false;
     } else if (values["slow-tool"] !== undefined || values["slow-tool-body"] !== undefined) {
-      if (values["slow-tool"] !== undefined && values["slow-tool-body"] === undefined) throw new TypeError("--slow-tool needs --slow-tool-body (the tool's JSON body)");
+      if (values["slow-tool"] !== undefined && values["slow-tool-body"] === undefined)
+        throw new TypeError("--slow-tool needs --slow-tool-body (the tool's JSON body)");
       let body: unknown;
       try {
         body = JSON.parse(values["slow-tool-body"]!);
       } catch (e) {
         throw new TypeError(`--slow-tool-body is not JSON: ${(e as Error).message}`);
       }
-      if (typeof body !== "object" || body === null || Array.isArray(body)) throw new TypeError("--slow-tool-body must be a JSON object");
+      if (typeof body !== "object" || body === null || Array.isArray(body))
+        throw new TypeError("--slow-tool-body must be a JSON object");
       options.slowTool = { tool: values["slow-tool"] ?? "batch_stats", body: body as Record<string, unknown> };
     }
     const budget = number("poll-budget", values["poll-budget"]);
@@ -141,11 +144,15 @@ function main(argv: string[]): Promise<number> | number {
   const only = values.only?.split(",").filter(Boolean);
   const json = values.json === true;
   const files = { junit: values.junit, jsonReport: values["json-report"] };
-  for (const [name, file] of Object.entries(files)) if (file === "") {
-    console.error(`sdgw-conformance: --${name === "jsonReport" ? "json-report" : "junit"} needs a file name`);
-    return 2;
-  }
-  return runConformance(options, { ...(only ? { only } : {}), ...(json ? {} : { onResult: (r) => console.log(formatResult(r)) }) }).then(
+  for (const [name, file] of Object.entries(files))
+    if (file === "") {
+      console.error(`sdgw-conformance: --${name === "jsonReport" ? "json-report" : "junit"} needs a file name`);
+      return 2;
+    }
+  return runConformance(options, {
+    ...(only ? { only } : {}),
+    ...(json ? {} : { onResult: (r) => console.log(formatResult(r)) }),
+  }).then(
     (report) => {
       if (json) console.log(JSON.stringify(report, null, 2));
       else console.log(`\n${formatSummaryLine(report)}\n\n${formatCoverage(report.coverage)}`);

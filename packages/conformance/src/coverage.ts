@@ -55,7 +55,8 @@ export function errorCodesOf(x: Exchange): ErrorCode[] {
   const found = new Set<string>();
   const body = x.json;
   if (isObject(body) && typeof body["code"] === "string" && (x.status >= 400 || "fix" in body)) found.add(body["code"]);
-  if (x.op !== null && DOCUMENTS.has(x.op) && x.status === 200) return [...found].filter((c): c is ErrorCode => KNOWN.has(c));
+  if (x.op !== null && DOCUMENTS.has(x.op) && x.status === 200)
+    return [...found].filter((c): c is ErrorCode => KNOWN.has(c));
   const walk = (v: unknown, depth: number): void => {
     if (depth > 6) return;
     if (Array.isArray(v)) for (const e of v) walk(e, depth + 1);
@@ -122,7 +123,9 @@ const route = (op: OperationKey) => `${OPERATIONS[op].method.toUpperCase()} ${OP
 export function formatCoverage(c: Coverage): string {
   const lines = [
     `Coverage: ${c.operations.exercised} of ${c.operations.total} operations exercised, ${c.errorCodes.reached.length} of ${c.errorCodes.total} error codes reached, ${c.runs.started} background run${c.runs.started === 1 ? "" : "s"} started (${c.runs.ended} ended), ${c.requests} requests`,
-    ...Object.entries(c.operations.statuses).map(([op, s]) => `  ${route(op as OperationKey)} (${op}): ${s!.join(" ")}`),
+    ...Object.entries(c.operations.statuses).map(
+      ([op, s]) => `  ${route(op as OperationKey)} (${op}): ${s!.join(" ")}`,
+    ),
     ...(c.operations.noRoute.length ? [`  no route of the contract: ${c.operations.noRoute.join(" ")}`] : []),
     `  operations not exercised: ${c.operations.notExercised.length ? c.operations.notExercised.map((op) => `${route(op)} (${op})`).join(", ") : "none"}`,
     `  error codes reached: ${c.errorCodes.reached.join(", ") || "none"}`,

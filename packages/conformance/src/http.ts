@@ -31,11 +31,7 @@ export interface Exchange {
 }
 
 /** Which key carrier(s) a request uses. */
-export type Auth =
-  | "x-api-key"
-  | "bearer"
-  | "none"
-  | { xApiKey?: string; bearer?: string };
+export type Auth = "x-api-key" | "bearer" | "none" | { xApiKey?: string; bearer?: string };
 
 /** A request to send. */
 export interface RequestSpec {
@@ -132,7 +128,14 @@ export class Http {
   readonly #secrets: Array<[string, string]>;
   readonly #runs = new Map<string, RunState>();
 
-  constructor(options: { baseUrl: string; key: string; fetch: typeof fetch; requestTimeoutMs: number; rateLimitRetries: number; secrets: Record<string, string | undefined> }) {
+  constructor(options: {
+    baseUrl: string;
+    key: string;
+    fetch: typeof fetch;
+    requestTimeoutMs: number;
+    rateLimitRetries: number;
+    secrets: Record<string, string | undefined>;
+  }) {
     this.#base = options.baseUrl.replace(/\/+$/, "");
     this.#key = options.key;
     this.#fetch = options.fetch;
@@ -160,7 +163,13 @@ export class Http {
 
   /** Every background run the suite started so far (each 202 with a handle it received), in order. */
   get runs(): TrackedRun[] {
-    return [...this.#runs.values()].map((r) => ({ handle: r.handle, startedBy: r.startedBy, startedAt: r.startedAt, ended: r.ended, lastStatus: r.lastStatus }));
+    return [...this.#runs.values()].map((r) => ({
+      handle: r.handle,
+      startedBy: r.startedBy,
+      startedAt: r.startedAt,
+      ended: r.ended,
+      lastStatus: r.lastStatus,
+    }));
   }
 
   /**
@@ -205,7 +214,12 @@ export class Http {
 
   /** The full URL of a path and query. */
   url(path: string, query?: RequestSpec["query"]): string {
-    const qs = typeof query === "string" ? query : query ? new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString() : "";
+    const qs =
+      typeof query === "string"
+        ? query
+        : query
+          ? new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString()
+          : "";
     return `${this.#base}${path}${qs ? `?${qs}` : ""}`;
   }
 
@@ -221,7 +235,8 @@ export class Http {
       if (auth.xApiKey !== undefined) headers["X-API-Key"] = auth.xApiKey;
       if (auth.bearer !== undefined) headers["Authorization"] = `Bearer ${auth.bearer}`;
     }
-    if (method === "GET" && spec.path === "/v1/search" && spec.idempotencyKey !== null) headers["Idempotency-Key"] = spec.idempotencyKey ?? this.newIdempotencyKey();
+    if (method === "GET" && spec.path === "/v1/search" && spec.idempotencyKey !== null)
+      headers["Idempotency-Key"] = spec.idempotencyKey ?? this.newIdempotencyKey();
     else if (typeof spec.idempotencyKey === "string") headers["Idempotency-Key"] = spec.idempotencyKey;
     const init: RequestInit = { method, headers };
     if (spec.body !== undefined) {
@@ -237,7 +252,13 @@ export class Http {
     for (let attempt = 0; ; attempt++) {
       const x = await this.#exchange(url, init);
       const body = x.json as { code?: unknown; retry_after?: unknown } | undefined;
-      if (x.status !== 429 || body?.code !== "rate_limited" || spec.retryRateLimited === false || attempt >= this.#retries) return x;
+      if (
+        x.status !== 429 ||
+        body?.code !== "rate_limited" ||
+        spec.retryRateLimited === false ||
+        attempt >= this.#retries
+      )
+        return x;
       const wait = Math.max(Number(x.headers.get("retry-after")) || 0, Number(body.retry_after) || 0, 1);
       await sleep(Math.min(wait, 5) * 1000);
     }
@@ -248,7 +269,11 @@ export class Http {
     const body = request.body ? await request.clone().text() : undefined;
     const response = await this.#raw(request.url, request.method, request.headers, body, init?.signal ?? undefined);
     this.#keep(request.url, request.method, request.headers, body, response.response, response.text, response.start);
-    return new Response(response.status === 204 || response.status === 304 ? null : response.text, { status: response.status, statusText: response.response.statusText, headers: response.response.headers });
+    return new Response(response.status === 204 || response.status === 304 ? null : response.text, {
+      status: response.status,
+      statusText: response.response.statusText,
+      headers: response.response.headers,
+    });
   }
 
   async #exchange(url: string, init: RequestInit): Promise<Exchange> {
@@ -258,10 +283,21 @@ export class Http {
     return this.#keep(url, String(init.method ?? "GET"), headers, body, r.response, r.text, r.start);
   }
 
-  async #raw(url: string, method: string, headers: Headers, body: string | undefined, signal: AbortSignal | undefined): Promise<{ response: Response; text: string; status: number; start: number }> {
+  async #raw(
+    url: string,
+    method: string,
+    headers: Headers,
+    body: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ response: Response; text: string; status: number; start: number }> {
     const start = Date.now();
     const timeout = AbortSignal.timeout(this.#timeoutMs);
-    const init: RequestInit = { method, headers, signal: signal ? AbortSignal.any([signal, timeout]) : timeout, redirect: "manual" };
+    const init: RequestInit = {
+      method,
+      headers,
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      redirect: "manual",
+    };
     if (body !== undefined) init.body = body;
     let response: Response;
     let text: string;
@@ -269,13 +305,23 @@ export class Http {
       response = await this.#fetch(url, init);
       text = await response.text();
     } catch (cause) {
-      const why = timeout.aborted ? `no answer within ${this.#timeoutMs} ms` : `no answer (${(cause as Error).message})`;
+      const why = timeout.aborted
+        ? `no answer within ${this.#timeoutMs} ms`
+        : `no answer (${(cause as Error).message})`;
       throw new Error(this.redact(`${method} ${new URL(url).pathname}${new URL(url).search}: ${why}`), { cause });
     }
     return { response, text, status: response.status, start };
   }
 
-  #keep(url: string, method: string, headers: Headers, body: string | undefined, response: Response, text: string, start: number): Exchange {
+  #keep(
+    url: string,
+    method: string,
+    headers: Headers,
+    body: string | undefined,
+    response: Response,
+    text: string,
+    start: number,
+  ): Exchange {
     const u = new URL(url);
     const type = response.headers.get("content-type") ?? "";
     let json: unknown;
@@ -325,7 +371,15 @@ export class Http {
     }
     const handle = (x.json as { handle?: unknown } | undefined)?.handle;
     if (x.status !== 202 || typeof handle !== "string" || !key || this.#runs.has(handle)) return;
-    this.#runs.set(handle, { handle, startedBy: sent(x), startedAt: x.at, ended: false, lastStatus: 202, key, nextAt: x.at + retryAfterMs(x) });
+    this.#runs.set(handle, {
+      handle,
+      startedBy: sent(x),
+      startedAt: x.at,
+      ended: false,
+      lastStatus: 202,
+      key,
+      nextAt: x.at + retryAfterMs(x),
+    });
   }
 }
 
@@ -336,7 +390,15 @@ export function clip(text: string, max = 300): string {
 
 /** One line for a message: what was sent. */
 export function sent(x: Exchange): string {
-  const carriers = ["x-api-key", "authorization", "idempotency-key"].filter((h) => h in x.requestHeaders).map((h) => (h === "idempotency-key" ? `Idempotency-Key(${x.requestHeaders[h]!.length} chars)` : h === "authorization" ? x.requestHeaders[h]!.replace(/^(\S+).*$/, "Authorization: $1 …") : "X-API-Key"));
+  const carriers = ["x-api-key", "authorization", "idempotency-key"]
+    .filter((h) => h in x.requestHeaders)
+    .map((h) =>
+      h === "idempotency-key"
+        ? `Idempotency-Key(${x.requestHeaders[h]!.length} chars)`
+        : h === "authorization"
+          ? x.requestHeaders[h]!.replace(/^(\S+).*$/, "Authorization: $1 …")
+          : "X-API-Key",
+    );
   const body = x.requestBody !== undefined ? ` body ${clip(x.requestBody, 200)}` : "";
   return `${x.method} ${clip(x.target, 160)}${carriers.length ? ` [${carriers.join(", ")}]` : " [no key]"}${body}`;
 }

@@ -5,7 +5,15 @@
  * @module @sdgw/conformance
  */
 export { CHECKS } from "./checks/index.ts";
-export { formatReport, formatResult, formatSummary, formatSummaryLine, resolveOptions, runConformance, selectChecks } from "./run.ts";
+export {
+  formatReport,
+  formatResult,
+  formatSummary,
+  formatSummaryLine,
+  resolveOptions,
+  runConformance,
+  selectChecks,
+} from "./run.ts";
 export type { RunOptions } from "./run.ts";
 export { contractProblems, schemaProblems } from "./contract.ts";
 export { coverageOf, errorCodesOf, formatCoverage } from "./coverage.ts";
@@ -14,4 +22,14 @@ export { toJUnit } from "./junit.ts";
 export { Http, operationOf, retryAfterMs } from "./http.ts";
 export type { Auth, Exchange, OperationKey, RequestSpec, Settled, TrackedRun } from "./http.ts";
 export { DEFAULT_SLOW_TOOL } from "./types.ts";
-export type { Check, CheckContext, CheckResult, ConformanceOptions, ConformanceReport, Outcome, ResolvedOptions, SlowTool, Verdict } from "./types.ts";
+export type {
+  Check,
+  CheckContext,
+  CheckResult,
+  ConformanceOptions,
+  ConformanceReport,
+  Outcome,
+  ResolvedOptions,
+  SlowTool,
+  Verdict,
+} from "./types.ts";

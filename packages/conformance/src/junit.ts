@@ -28,8 +28,10 @@ export function toJUnit(report: ConformanceReport, timestamp = new Date()): stri
   const counts = `tests="${report.results.length}" failures="${report.failed}" errors="0" skipped="${report.notApplicable}" time="${seconds(report.ms)}"`;
   const cases = report.results.map((r) => {
     const open = `    <testcase classname="${xmlText(r.id.split(".")[0] ?? r.id)}" name="${xmlText(`${r.id}: ${r.title}`)}" time="${seconds(r.ms)}"`;
-    if (r.outcome === "failed") return `${open}>\n      <failure message="${xmlText(r.message)}" type="failed">${xmlText(r.message)}</failure>\n    </testcase>`;
-    if (r.outcome === "not_applicable") return `${open}>\n      <skipped message="${xmlText(r.message)}"/>\n    </testcase>`;
+    if (r.outcome === "failed")
+      return `${open}>\n      <failure message="${xmlText(r.message)}" type="failed">${xmlText(r.message)}</failure>\n    </testcase>`;
+    if (r.outcome === "not_applicable")
+      return `${open}>\n      <skipped message="${xmlText(r.message)}"/>\n    </testcase>`;
     return `${open}/>`;
   });
   return [

@@ -4,17 +4,39 @@ import { CHECKS } from "./checks/index.ts";
 import { contractProblems } from "./contract.ts";
 import { coverageOf, formatCoverage } from "./coverage.ts";
 import { heldBack, Http, sent } from "./http.ts";
-import { DEFAULT_SLOW_TOOL, type Check, type CheckContext, type CheckResult, type ConformanceOptions, type ConformanceReport, type ResolvedOptions, type SlowTool, type Verdict } from "./types.ts";
+import {
+  DEFAULT_SLOW_TOOL,
+  type Check,
+  type CheckContext,
+  type CheckResult,
+  type ConformanceOptions,
+  type ConformanceReport,
+  type ResolvedOptions,
+  type SlowTool,
+  type Verdict,
+} from "./types.ts";
 
 /** Fills in the defaults; throws a TypeError on options that cannot work. */
 export function resolveOptions(options: ConformanceOptions): ResolvedOptions {
   if (!options.baseUrl) throw new TypeError("baseUrl is required");
   const base = new URL(options.baseUrl);
-  if (base.searchParams.has("key")) throw new TypeError("refusing a key in the base URL: pass it as key (it is sent in a header)");
+  if (base.searchParams.has("key"))
+    throw new TypeError("refusing a key in the base URL: pass it as key (it is sent in a header)");
   if (!options.key) throw new TypeError("key is required (a key with read_data, of an account with credits)");
   const slowTool: SlowTool | false = options.slowTool === undefined ? DEFAULT_SLOW_TOOL : options.slowTool;
-  if (slowTool !== false && (typeof slowTool !== "object" || slowTool === null || typeof slowTool.tool !== "string" || !/^[a-z_]{1,64}$/.test(slowTool.tool) || typeof slowTool.body !== "object" || slowTool.body === null || Array.isArray(slowTool.body))) {
-    throw new TypeError("slowTool is { tool, body } (a tool name such as batch_stats and its JSON body as an object), or false");
+  if (
+    slowTool !== false &&
+    (typeof slowTool !== "object" ||
+      slowTool === null ||
+      typeof slowTool.tool !== "string" ||
+      !/^[a-z_]{1,64}$/.test(slowTool.tool) ||
+      typeof slowTool.body !== "object" ||
+      slowTool.body === null ||
+      Array.isArray(slowTool.body))
+  ) {
+    throw new TypeError(
+      "slowTool is { tool, body } (a tool name such as batch_stats and its JSON body as an object), or false",
+    );
   }
   return {
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
@@ -53,9 +75,24 @@ export function createSession(input: ConformanceOptions): Session {
     fetch: options.fetch,
     requestTimeoutMs: options.requestTimeoutMs,
     rateLimitRetries: options.rateLimitRetries,
-    secrets: { key: options.key, "second-key": options.secondKey, "noscope-key": options.noscopeKey, "insufficient-balance-key": options.insufficientBalanceKey, "daily-limit-key": options.dailyLimitKey },
+    secrets: {
+      key: options.key,
+      "second-key": options.secondKey,
+      "noscope-key": options.noscopeKey,
+      "insufficient-balance-key": options.insufficientBalanceKey,
+      "daily-limit-key": options.dailyLimitKey,
+    },
   });
-  const clientFor = (apiKey: string) => createClient({ baseUrl: options.baseUrl, apiKey, fetch: http.fetch, maxRetries: options.rateLimitRetries, retryBaseMs: 250, maxRetryDelayMs: 5000, maxWaitMs: options.pollBudgetMs });
+  const clientFor = (apiKey: string) =>
+    createClient({
+      baseUrl: options.baseUrl,
+      apiKey,
+      fetch: http.fetch,
+      maxRetries: options.rateLimitRetries,
+      retryBaseMs: 250,
+      maxRetryDelayMs: 5000,
+      maxWaitMs: options.pollBudgetMs,
+    });
   const client = clientFor(options.key);
   const scenarios = new Map<string, Promise<unknown>>();
   const ctx: CheckContext = {
@@ -76,7 +113,8 @@ export function createSession(input: ConformanceOptions): Session {
       const from = http.exchanges.length;
       let verdict: Verdict;
       const skip = check.notApplicable?.(options);
-      if (skip !== undefined) return { id: check.id, title: check.title, outcome: "not_applicable", message: skip, ms: 0, requests: 0 };
+      if (skip !== undefined)
+        return { id: check.id, title: check.title, outcome: "not_applicable", message: skip, ms: 0, requests: 0 };
       try {
         verdict = await check.run(ctx);
       } catch (e) {
@@ -86,12 +124,25 @@ export function createSession(input: ConformanceOptions): Session {
       // A key held back after failed calls (D45) says nothing of the rule under test: not applicable, and why.
       const held = mine.map(heldBack).find((m) => m !== undefined);
       if (held && verdict.outcome !== "passed") verdict = { outcome: "not_applicable", message: held };
-      const problems = [...new Set(mine.flatMap((x) => contractProblems(x).map((p) => `${sent(x)} → HTTP ${x.status}: ${p}`)))];
+      const problems = [
+        ...new Set(mine.flatMap((x) => contractProblems(x).map((p) => `${sent(x)} → HTTP ${x.status}: ${p}`))),
+      ];
       if (problems.length) {
-        const shown = problems.slice(0, 3).join(" | ") + (problems.length > 3 ? ` | and ${problems.length - 3} more` : "");
-        verdict = verdict.outcome === "failed" ? { outcome: "failed", message: `${verdict.message} | also: ${shown}` } : { outcome: "failed", message: `answers that break the contract: ${shown}` };
+        const shown =
+          problems.slice(0, 3).join(" | ") + (problems.length > 3 ? ` | and ${problems.length - 3} more` : "");
+        verdict =
+          verdict.outcome === "failed"
+            ? { outcome: "failed", message: `${verdict.message} | also: ${shown}` }
+            : { outcome: "failed", message: `answers that break the contract: ${shown}` };
       }
-      return { id: check.id, title: check.title, outcome: verdict.outcome, message: http.redact(verdict.message), ms: Date.now() - start, requests: mine.length };
+      return {
+        id: check.id,
+        title: check.title,
+        outcome: verdict.outcome,
+        message: http.redact(verdict.message),
+        ms: Date.now() - start,
+        requests: mine.length,
+      };
     },
     report(results, ms) {
       return {
@@ -121,7 +172,8 @@ export interface RunOptions {
 export function selectChecks(checks: readonly Check[], only?: readonly string[]): Check[] {
   if (!only?.length) return [...checks];
   const unknown = only.filter((o) => !checks.some((c) => c.id === o || (o.endsWith(".") && c.id.startsWith(o))));
-  if (unknown.length) throw new TypeError(`no check ${unknown.join(", ")}; the checks are ${checks.map((c) => c.id).join(", ")}`);
+  if (unknown.length)
+    throw new TypeError(`no check ${unknown.join(", ")}; the checks are ${checks.map((c) => c.id).join(", ")}`);
   return checks.filter((c) => only.some((o) => c.id === o || (o.endsWith(".") && c.id.startsWith(o))));
 }
 
@@ -167,5 +219,7 @@ export function formatSummaryLine(report: ConformanceReport): string {
 
 /** The text report: one line per check, the summary line, then the coverage summary ({@link formatCoverage}). */
 export function formatReport(report: ConformanceReport): string {
-  return [...report.results.map(formatResult), "", formatSummaryLine(report), "", formatCoverage(report.coverage)].join("\n");
+  return [...report.results.map(formatResult), "", formatSummaryLine(report), "", formatCoverage(report.coverage)].join(
+    "\n",
+  );
 }

@@ -65,7 +65,9 @@ export interface SlowTool {
 /** The default {@link ConformanceOptions.slowTool}: `batch_stats` of 11 reddit posts, 11 planned calls, so a background run (D51). */
 export const DEFAULT_SLOW_TOOL: SlowTool = Object.freeze({
   tool: "batch_stats",
-  body: Object.freeze({ targets: Object.freeze(Array.from({ length: 11 }, (_, i) => `reddit:t3_conf${String(i).padStart(3, "0")}`)) }),
+  body: Object.freeze({
+    targets: Object.freeze(Array.from({ length: 11 }, (_, i) => `reddit:t3_conf${String(i).padStart(3, "0")}`)),
+  }),
 });
 
 /** The three verdicts of a check. */
@@ -110,8 +112,15 @@ export interface CheckContext {
 }
 
 /** The options with every default filled in. */
-export type ResolvedOptions = Required<Omit<ConformanceOptions, "secondKey" | "noscopeKey" | "insufficientBalanceKey" | "dailyLimitKey" | "rateLimitBurst" | "fetch" | "slowTool">> & { slowTool: SlowTool | false } &
-  Pick<ConformanceOptions, "secondKey" | "noscopeKey" | "insufficientBalanceKey" | "dailyLimitKey" | "rateLimitBurst"> & { fetch: typeof fetch };
+export type ResolvedOptions = Required<
+  Omit<
+    ConformanceOptions,
+    "secondKey" | "noscopeKey" | "insufficientBalanceKey" | "dailyLimitKey" | "rateLimitBurst" | "fetch" | "slowTool"
+  >
+> & { slowTool: SlowTool | false } & Pick<
+    ConformanceOptions,
+    "secondKey" | "noscopeKey" | "insufficientBalanceKey" | "dailyLimitKey" | "rateLimitBurst"
+  > & { fetch: typeof fetch };
 
 /** The result of one check in a report. */
 export interface CheckResult extends Verdict {

@@ -50,17 +50,28 @@ export function defineConformanceSuite(options: ConformanceSuiteOptions): void {
       const name = `${check.id}: ${check.title}`;
       const reason = check.notApplicable?.(resolved);
       if (reason !== undefined) {
-        results.set(check.id, { id: check.id, title: check.title, outcome: "not_applicable", message: reason, ms: 0, requests: 0 });
+        results.set(check.id, {
+          id: check.id,
+          title: check.title,
+          outcome: "not_applicable",
+          message: reason,
+          ms: 0,
+          requests: 0,
+        });
         it.skip(`${name} [n/a: ${reason}]`, () => {});
         continue;
       }
-      it(name, async (t) => {
-        session ??= createSession(options);
-        const result = await session.run(check);
-        results.set(check.id, result);
-        if (result.outcome === "failed") throw new Error(`${check.id}: ${result.message}`);
-        if (result.outcome === "not_applicable") t.skip(`n/a: ${result.message}`);
-      }, timeout);
+      it(
+        name,
+        async (t) => {
+          session ??= createSession(options);
+          const result = await session.run(check);
+          results.set(check.id, result);
+          if (result.outcome === "failed") throw new Error(`${check.id}: ${result.message}`);
+          if (result.outcome === "not_applicable") t.skip(`n/a: ${result.message}`);
+        },
+        timeout,
+      );
     }
     afterAll(() => {
       const ran = checks.map((c) => results.get(c.id)).filter((r): r is CheckResult => r !== undefined);

@@ -18,13 +18,27 @@ afterAll(async () => {
 const TYPED = ["search", "trending", "detail", "comments", "user_profile", "user_posts"];
 
 async function offered(baseUrl: string): Promise<Record<string, string[]>> {
-  const body = (await (await fetch(`${baseUrl}/v1/capabilities`)).json()) as { operations: Array<{ platform: string; name: string }> };
-  return Object.fromEntries(TYPED.map((name) => [name, body.operations.filter((o) => o.name === name).map((o) => o.platform).sort()]));
+  const body = (await (await fetch(`${baseUrl}/v1/capabilities`)).json()) as {
+    operations: Array<{ platform: string; name: string }>;
+  };
+  return Object.fromEntries(
+    TYPED.map((name) => [
+      name,
+      body.operations
+        .filter((o) => o.name === name)
+        .map((o) => o.platform)
+        .sort(),
+    ]),
+  );
 }
 
 /** The entries of `POST /v1/search` with `platforms: "all"` and one parameter value. */
 async function all(baseUrl: string, key: string, param: string, value: string): Promise<string[]> {
-  const res = await fetch(`${baseUrl}/v1/search`, { method: "POST", headers: { "X-API-Key": key, "Content-Type": "application/json" }, body: JSON.stringify({ platforms: "all", query: "agreement", count: 1, [param]: value }) });
+  const res = await fetch(`${baseUrl}/v1/search`, {
+    method: "POST",
+    headers: { "X-API-Key": key, "Content-Type": "application/json" },
+    body: JSON.stringify({ platforms: "all", query: "agreement", count: 1, [param]: value }),
+  });
   const body = (await res.json()) as { fanout?: Record<string, unknown> };
   expect(res.status, `${baseUrl} ${param}=${value}`).toBe(200);
   return Object.keys(body.fanout ?? {}).sort();
@@ -40,7 +54,10 @@ describe("@sdgw/mock and @sdgw/server agree on capability gaps (D41)", () => {
       ["content_type", ["all", "video", "image", "text"]],
       ["sort", ["relevance", "latest", "most_liked", "most_collected", "most_comments"]],
     ] as const) {
-      for (const value of values) expect(await all(mock.baseUrl, "sdgw_test_key", param, value), `${param}=${value}`).toEqual(await all(server.baseUrl, server.keys.key, param, value));
+      for (const value of values)
+        expect(await all(mock.baseUrl, "sdgw_test_key", param, value), `${param}=${value}`).toEqual(
+          await all(server.baseUrl, server.keys.key, param, value),
+        );
     }
   });
 });

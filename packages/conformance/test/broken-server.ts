@@ -35,7 +35,11 @@ export async function startBrokenServer(): Promise<BrokenServer> {
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
       const body = await read(req);
-      const request = new Request(url, { method: req.method ?? "GET", headers, ...(body && req.method !== "GET" ? { body } : {}) });
+      const request = new Request(url, {
+        method: req.method ?? "GET",
+        headers,
+        ...(body && req.method !== "GET" ? { body } : {}),
+      });
       const response = (await getResponse(mock!.handlers, request)) ?? new Response("no route", { status: 404 });
       let text = await response.text();
       const out: Record<string, string> = {};
@@ -44,10 +48,22 @@ export async function startBrokenServer(): Promise<BrokenServer> {
         const answer = JSON.parse(text) as Record<string, any>;
         if (answer["fanout"]?.["reddit"]) {
           // (1) an envelope error with `fix`
-          answer["fanout"]["reddit"] = { ...answer["fanout"]["reddit"], status: "error", items: [], error: { code: "upstream_error", message: "reddit failed", retryable: true, action_url: "https://status.sdgw.dev", fix: { note: "retry later" } } };
+          answer["fanout"]["reddit"] = {
+            ...answer["fanout"]["reddit"],
+            status: "error",
+            items: [],
+            error: {
+              code: "upstream_error",
+              message: "reddit failed",
+              retryable: true,
+              action_url: "https://status.sdgw.dev",
+              fix: { note: "retry later" },
+            },
+          };
         }
         if (answer["platform"] === "x" && answer["status"] === "ok") answer["items"] = []; // (2) ok with 0 items
-        if (out["idempotent-replayed"] === "true") mock!.state.setBalance(mock!.state.balance - Number(answer["billing"]?.["cost"] ?? 1)); // (4) a replay charged
+        if (out["idempotent-replayed"] === "true")
+          mock!.state.setBalance(mock!.state.balance - Number(answer["billing"]?.["cost"] ?? 1)); // (4) a replay charged
         text = JSON.stringify(answer);
         delete out["content-length"];
       }
@@ -56,6 +72,14 @@ export async function startBrokenServer(): Promise<BrokenServer> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  mock = createMock({ baseUrl: base, keys: { ...DEFAULT_KEYS, sdgw_second_key: { permissions: ["read_data"] } }, balance: 10_000, validate: false });
-  return { baseUrl: base, close: () => new Promise<void>((resolve, reject) => server.close((e) => (e ? reject(e) : resolve()))) };
+  mock = createMock({
+    baseUrl: base,
+    keys: { ...DEFAULT_KEYS, sdgw_second_key: { permissions: ["read_data"] } },
+    balance: 10_000,
+    validate: false,
+  });
+  return {
+    baseUrl: base,
+    close: () => new Promise<void>((resolve, reject) => server.close((e) => (e ? reject(e) : resolve()))),
+  };
 }

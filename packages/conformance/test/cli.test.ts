@@ -15,9 +15,14 @@ const CLI = join(PKG, "dist", "cli.js");
 /** Runs the command without blocking this process (which serves the mock it talks to). */
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: 60_000, env: { ...process.env, SDGW_KEY: "", SDGW_BASE_URL: "" } }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { timeout: 60_000, env: { ...process.env, SDGW_KEY: "", SDGW_BASE_URL: "" } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -48,11 +53,15 @@ describe("sdgw-conformance", () => {
     // The run ends with the coverage: a headline, one line per operation with its statuses, what was not reached.
     const from = lines.findIndex((l) => l.startsWith("Coverage: "));
     expect(from).toBeGreaterThan(lines.findIndex((l) => /^49 passed/.test(l)));
-    expect(lines[from]).toMatch(/^Coverage: (\d+) of 22 operations exercised, (\d+) of 19 error codes reached, \d+ background runs? started \(\d+ ended\), \d+ requests$/);
+    expect(lines[from]).toMatch(
+      /^Coverage: (\d+) of 22 operations exercised, (\d+) of 19 error codes reached, \d+ background runs? started \(\d+ ended\), \d+ requests$/,
+    );
     const [, exercised, reached] = /^Coverage: (\d+) of 22 operations exercised, (\d+) of 19/.exec(lines[from]!)!;
     const opLines = lines.slice(from + 1).filter((l) => /^ {2}(GET|POST|DELETE) \S+ \(\w+\): \d{3}( \d{3})*$/.test(l));
     expect(opLines).toHaveLength(Number(exercised));
-    expect(lines.slice(from + 1)).toContainEqual(expect.stringMatching(/^ {2}GET \/v1\/search \(search\): 200 202 400 401 .*409 422/));
+    expect(lines.slice(from + 1)).toContainEqual(
+      expect.stringMatching(/^ {2}GET \/v1\/search \(search\): 200 202 400 401 .*409 422/),
+    );
     expect(lines.at(-2)).toMatch(/^ {2}error codes reached: invalid_params, /);
     expect(lines.at(-2)!.split(": ")[1]!.split(", ")).toHaveLength(Number(reached));
     expect(lines.at(-1)).toMatch(/^ {2}error codes not reached: /);
@@ -64,11 +73,31 @@ describe("sdgw-conformance", () => {
     try {
       const junit = join(dir, "reports", "conformance.xml"); // a folder that does not exist yet
       const json = join(dir, "report.json");
-      const r = await cli(["--base-url", broken.baseUrl, "--key", "sdgw_test_key", "--only", "auth.,params.count-21", "--junit", junit, "--json-report", json]);
+      const r = await cli([
+        "--base-url",
+        broken.baseUrl,
+        "--key",
+        "sdgw_test_key",
+        "--only",
+        "auth.,params.count-21",
+        "--junit",
+        junit,
+        "--json-report",
+        json,
+      ]);
       expect(r.code).toBe(1);
       expect(r.stdout).toMatch(/^FAIL {2}params\.count-21 /m);
       expect(r.stdout).toMatch(/^Coverage: /m);
-      const report = JSON.parse(readFileSync(json, "utf8")) as { results: Array<{ id: string; outcome: string; message: string; ms: number }>; passed: number; failed: number; notApplicable: number; coverage: { operations: { exercised: number; statuses: Record<string, number[]> }; errorCodes: { reached: string[] } } };
+      const report = JSON.parse(readFileSync(json, "utf8")) as {
+        results: Array<{ id: string; outcome: string; message: string; ms: number }>;
+        passed: number;
+        failed: number;
+        notApplicable: number;
+        coverage: {
+          operations: { exercised: number; statuses: Record<string, number[]> };
+          errorCodes: { reached: string[] };
+        };
+      };
       expect(report.results).toHaveLength(11);
       expect([report.passed, report.failed, report.notApplicable]).toEqual([6, 4, 1]);
       expect(report.coverage.operations.statuses["getAccount"]).toEqual([200, 401]);
@@ -79,7 +108,10 @@ describe("sdgw-conformance", () => {
       const attrs = (tag: string) => Object.fromEntries([...tag.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
       const suite = attrs(/<testsuite [^>]*>/.exec(xml)![0]);
       expect(suite).toMatchObject({ name: "sdgw-conformance", tests: "11", failures: "4", skipped: "1", errors: "0" });
-      const cases = [...xml.matchAll(/<testcase ([^>]*?)(\/>|>([\s\S]*?)<\/testcase>)/g)].map((m) => ({ ...attrs(m[1]!), body: m[3] ?? "" }));
+      const cases = [...xml.matchAll(/<testcase ([^>]*?)(\/>|>([\s\S]*?)<\/testcase>)/g)].map((m) => ({
+        ...attrs(m[1]!),
+        body: m[3] ?? "",
+      }));
       expect(cases).toHaveLength(11);
       expect(cases.filter((c) => c.body.includes("<failure "))).toHaveLength(4);
       expect(cases.filter((c) => c.body.includes("<skipped "))).toHaveLength(1);
@@ -88,7 +120,9 @@ describe("sdgw-conformance", () => {
       const failed = cases.find((c) => c["name"]!.startsWith("params.count-21:"))!;
       expect(failed["classname"]).toBe("params");
       // The message, escaped: its backticks and arrows survive, its quotes and ampersands are entities.
-      expect(/<failure message="([^"]*)" type="failed">/.exec(failed.body)![1]).toMatch(/count=21 .*→ HTTP 200 \{&quot;request_id&quot;.*\(seed: count is 1 to 20\)/);
+      expect(/<failure message="([^"]*)" type="failed">/.exec(failed.body)![1]).toMatch(
+        /count=21 .*→ HTTP 200 \{&quot;request_id&quot;.*\(seed: count is 1 to 20\)/,
+      );
       expect(cases.find((c) => c.body.includes("<skipped "))!["name"]).toMatch(/^auth\.scope-denied:/);
       expect(xml).toMatch(/<system-out>Coverage: \d+ of 22 operations exercised/);
       expect(xml).not.toMatch(/sdgw_test_key/);
@@ -98,16 +132,38 @@ describe("sdgw-conformance", () => {
   });
 
   it("prints the report as JSON with --json", async () => {
-    const r = await cli(["--base-url", mock.baseUrl, "--key", "sdgw_test_key", "--only", "auth.,routes.unknown", "--json"]);
+    const r = await cli([
+      "--base-url",
+      mock.baseUrl,
+      "--key",
+      "sdgw_test_key",
+      "--only",
+      "auth.,routes.unknown",
+      "--json",
+    ]);
     expect(r.code).toBe(0);
-    const report = JSON.parse(r.stdout) as { passed: number; failed: number; notApplicable: number; results: Array<{ id: string; outcome: string }> };
-    expect(report.results.map((x) => x.id)).toEqual(expect.arrayContaining(["auth.x-api-key", "auth.scope-denied", "routes.unknown"]));
+    const report = JSON.parse(r.stdout) as {
+      passed: number;
+      failed: number;
+      notApplicable: number;
+      results: Array<{ id: string; outcome: string }>;
+    };
+    expect(report.results.map((x) => x.id)).toEqual(
+      expect.arrayContaining(["auth.x-api-key", "auth.scope-denied", "routes.unknown"]),
+    );
     expect(report.results).toHaveLength(11);
     expect(report.failed).toBe(0);
   });
 
   it("exits 1 against a broken server, the failures on FAIL lines", async () => {
-    const r = await cli(["--base-url", broken.baseUrl, "--key", "sdgw_test_key", "--only", "params.count-21,auth.key-in-query"]);
+    const r = await cli([
+      "--base-url",
+      broken.baseUrl,
+      "--key",
+      "sdgw_test_key",
+      "--only",
+      "params.count-21,auth.key-in-query",
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^FAIL {2}params\.count-21 {2}.*HTTP 200.*\(seed: count is 1 to 20\)/m);
     expect(r.stdout).toMatch(/^FAIL {2}auth\.key-in-query {2}.*D25\)/m);
@@ -117,7 +173,16 @@ describe("sdgw-conformance", () => {
   it("exits 2 when a report file cannot be written, or the fallback tool's body is not a JSON object", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sdgw-conformance-cli-"));
     try {
-      const r = await cli(["--base-url", mock.baseUrl, "--key", "sdgw_test_key", "--only", "routes.unknown", "--junit", dir]); // a folder, not a file
+      const r = await cli([
+        "--base-url",
+        mock.baseUrl,
+        "--key",
+        "sdgw_test_key",
+        "--only",
+        "routes.unknown",
+        "--junit",
+        dir,
+      ]); // a folder, not a file
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/^sdgw-conformance: could not write the report: /);
       for (const body of ["[1]", "{nope"]) {
@@ -131,7 +196,12 @@ describe("sdgw-conformance", () => {
   });
 
   it("exits 2 with the usage when the base URL or key is missing, or an option is unknown", async () => {
-    for (const args of [["--base-url", mock.baseUrl], ["--key", "k"], ["--base-url", mock.baseUrl, "--key", "k", "--nope"], ["--base-url", mock.baseUrl, "--key", "k", "--only", "no.such-check"]]) {
+    for (const args of [
+      ["--base-url", mock.baseUrl],
+      ["--key", "k"],
+      ["--base-url", mock.baseUrl, "--key", "k", "--nope"],
+      ["--base-url", mock.baseUrl, "--key", "k", "--only", "no.such-check"],
+    ]) {
       const r = await cli(args);
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.stderr).toMatch(/^sdgw-conformance: /);

@@ -24,7 +24,11 @@ const KEY = accounts.createKey({ accountId: paid.id, name: "main" }).secret;
 const NOSCOPE = accounts.createKey({ accountId: paid.id, name: "no read_data", permissions: [] }).secret;
 const serverUrl = await server.listen({ host: "127.0.0.1", port: 0 });
 // Nothing goes 202 by the mock's own pattern: the server answers every call inline here (the simulator waits 0 ms).
-const mock = await startMockHttp({ balance: 1_000_000, slow: () => false, keys: { [KEY]: { permissions: ["read_data"] }, [NOSCOPE]: { permissions: [] } } });
+const mock = await startMockHttp({
+  balance: 1_000_000,
+  slow: () => false,
+  keys: { [KEY]: { permissions: ["read_data"] }, [NOSCOPE]: { permissions: [] } },
+});
 afterAll(async () => {
   await mock.close();
   await server.close();
@@ -51,11 +55,13 @@ const BASES = SAMPLES.map((s) =>
 function mutated(base: (typeof BASES)[number], kind: number, pick: number, value: unknown): Case {
   const req: Req = structuredClone(base.req);
   const label = `${base.label}`;
-  const params = (req.method ?? "GET") === "GET" ? (req.query ??= {}) : ((req.body as Record<string, unknown> | undefined) ?? {});
+  const params =
+    (req.method ?? "GET") === "GET" ? (req.query ??= {}) : ((req.body as Record<string, unknown> | undefined) ?? {});
   const names = Object.keys(params);
   const name = names.length > 0 ? names[pick % names.length]! : "query";
   const set = (k: string, v: unknown) => {
-    if ((req.method ?? "GET") === "GET") (req.query as Record<string, string>)[k] = typeof v === "string" ? v : JSON.stringify(v);
+    if ((req.method ?? "GET") === "GET")
+      (req.query as Record<string, string>)[k] = typeof v === "string" ? v : JSON.stringify(v);
     else (params as Record<string, unknown>)[k] = v;
   };
   switch (kind) {
@@ -78,15 +84,27 @@ function mutated(base: (typeof BASES)[number], kind: number, pick: number, value
     case 6:
       return { label: `${label} with a key without read_data`, req: { ...req, key: NOSCOPE } };
     case 7:
-      if ((req.method ?? "GET") === "GET") return { label: `${label} with a URL of 9,000 characters`, req: { ...req, query: { ...req.query, query: "q".repeat(9000) } } };
-      return { label: `${label} with a BOM before the JSON`, req: { ...req, raw: `\uFEFF${JSON.stringify(req.body ?? {})}` } };
+      if ((req.method ?? "GET") === "GET")
+        return {
+          label: `${label} with a URL of 9,000 characters`,
+          req: { ...req, query: { ...req.query, query: "q".repeat(9000) } },
+        };
+      return {
+        label: `${label} with a BOM before the JSON`,
+        req: { ...req, raw: `\uFEFF${JSON.stringify(req.body ?? {})}` },
+      };
     default:
       return { label: `${label} with a body that is not JSON`, req: { ...req, method: "POST", raw: "{" } };
   }
 }
 
 const cases = fc
-  .record({ base: fc.constantFrom(...BASES), kind: fc.integer({ min: 0, max: 8 }), pick: fc.nat(), value: fc.constantFrom(...BAD_VALUES) })
+  .record({
+    base: fc.constantFrom(...BASES),
+    kind: fc.integer({ min: 0, max: 8 }),
+    pick: fc.nat(),
+    value: fc.constantFrom(...BAD_VALUES),
+  })
   .map(({ base, kind, pick, value }) => mutated(base, kind, pick, value));
 
 let sequence = 0;
@@ -121,12 +139,19 @@ function gist(a: { status: number; body: unknown; type: string }): Record<string
     param: fix["param"],
     status: b["status"],
     cost: billing["cost_credits"] ?? billing["cost"],
-    keys: a.status < 300 && typeof a.body === "object" ? Object.keys(b).filter((k) => !["request_id", "fetched_at"].includes(k)).sort() : undefined,
+    keys:
+      a.status < 300 && typeof a.body === "object"
+        ? Object.keys(b)
+            .filter((k) => !["request_id", "fetched_at"].includes(k))
+            .sort()
+        : undefined,
   };
 }
 
 describe("@sdgw/mock and @sdgw/server answer alike (differential)", () => {
-  it("gives the same answers to the same generated requests, apart from ids and timestamps", { timeout: 240_000 }, async () => {
+  it("gives the same answers to the same generated requests, apart from ids and timestamps", {
+    timeout: 240_000,
+  }, async () => {
     const differences: string[] = [];
     let compared = 0;
     const seen = new Set<string>();
@@ -137,11 +162,14 @@ describe("@sdgw/mock and @sdgw/server answer alike (differential)", () => {
         compared++;
         seen.add(c.label.split(" ")[0]!);
         const [gm, gs] = [gist(m), gist(s)];
-        if (JSON.stringify(gm) !== JSON.stringify(gs)) differences.push(`${c.label}\n  mock:   ${JSON.stringify(gm)}\n  server: ${JSON.stringify(gs)}`);
+        if (JSON.stringify(gm) !== JSON.stringify(gs))
+          differences.push(`${c.label}\n  mock:   ${JSON.stringify(gm)}\n  server: ${JSON.stringify(gs)}`);
       }),
       { numRuns: 300, seed: 20261124 },
     );
-    console.log(`differential: ${compared} requests to each side, ${seen.size} operations, ${differences.length} differences`);
+    console.log(
+      `differential: ${compared} requests to each side, ${seen.size} operations, ${differences.length} differences`,
+    );
     expect(differences, differences.slice(0, 30).join("\n")).toEqual([]);
   });
 });

@@ -23,7 +23,11 @@ async function toRequest(req: IncomingMessage, base: string): Promise<Request> {
     else if (v !== undefined) headers.set(k, v);
   }
   const body = chunks.length && req.method !== "GET" && req.method !== "HEAD" ? Buffer.concat(chunks) : undefined;
-  return new Request(new URL(req.url ?? "/", base), { method: req.method ?? "GET", headers, ...(body ? { body } : {}) });
+  return new Request(new URL(req.url ?? "/", base), {
+    method: req.method ?? "GET",
+    headers,
+    ...(body ? { body } : {}),
+  });
 }
 
 /** Starts the mock on a free port of 127.0.0.1 (its `baseUrl` is that address, so unknown `/v1/` routes answer 404). */

@@ -17,7 +17,11 @@ defineConformanceSuite({
   noscopeKey: "sdgw_noscope_key",
   onReport(report) {
     expect(report.failed).toBe(0);
-    expect(report.results.filter((r) => r.outcome === "not_applicable").map((r) => r.id)).toEqual(["errors.insufficient-balance", "errors.daily-limit", "errors.rate-limited"]);
+    expect(report.results.filter((r) => r.outcome === "not_applicable").map((r) => r.id)).toEqual([
+      "errors.insufficient-balance",
+      "errors.daily-limit",
+      "errors.rate-limited",
+    ]);
   },
 });
 
@@ -33,7 +37,10 @@ defineConformanceSuite({
   printReport: false,
   onReport(report) {
     const na = report.results.filter((r) => r.outcome === "not_applicable");
-    expect(report.results.filter((r) => r.outcome === "passed").map((r) => r.id)).toEqual(["results.format-invalid", "results.unknown-handle"]);
+    expect(report.results.filter((r) => r.outcome === "passed").map((r) => r.id)).toEqual([
+      "results.format-invalid",
+      "results.unknown-handle",
+    ]);
     expect(na.map((r) => r.id)).toEqual([
       "runs.202-answer",
       "idempotency.in-progress",
@@ -47,7 +54,8 @@ defineConformanceSuite({
       "idempotency.replay-after-run",
       "results.other-key",
     ]);
-    for (const r of na.filter((r) => r.id !== "results.other-key")) expect(r.message).toMatch(/answered HTTP 200, not 202, so no run to follow \(.*the tool fallback is off\)/);
+    for (const r of na.filter((r) => r.id !== "results.other-key"))
+      expect(r.message).toMatch(/answered HTTP 200, not 202, so no run to follow \(.*the tool fallback is off\)/);
   },
 });
 
@@ -64,8 +72,12 @@ defineConformanceSuite({
   onReport(report) {
     expect(report.results.filter((r) => r.outcome !== "passed")).toEqual([]);
     expect(report.results).toHaveLength(13);
-    expect(report.results.find((r) => r.id === "runs.202-answer")?.message).toMatch(/^POST \/v1\/tools\/batch_stats .*the slow search answered 200; the batch_stats fallback, 11 planned calls, D51\): handle /);
-    expect(report.results.find((r) => r.id === "runs.charged-once")?.message).toMatch(/^batch_stats run: charged 11 once/);
+    expect(report.results.find((r) => r.id === "runs.202-answer")?.message).toMatch(
+      /^POST \/v1\/tools\/batch_stats .*the slow search answered 200; the batch_stats fallback, 11 planned calls, D51\): handle /,
+    );
+    expect(report.results.find((r) => r.id === "runs.charged-once")?.message).toMatch(
+      /^batch_stats run: charged 11 once/,
+    );
     const tool = report.coverage.operations.statuses.batchStats;
     expect(tool).toEqual([200, 202, 409]); // the free quote and the replay after the run, the run, the same call while it ran
     expect(report.coverage.runs).toEqual({ started: 1, ended: 1 });
@@ -83,7 +95,9 @@ defineConformanceSuite({
   printReport: false,
   onReport(report) {
     expect(report.results.map((r) => r.outcome)).toEqual(["not_applicable"]);
-    expect(report.results[0]!.message).toMatch(/the slow search answered HTTP 200, not 202 .*; the fallback batch_stats was quoted mode inline with 2 planned call\(s\), and only a plan of more than 10 provider calls is a background run that answers 202 \(D51\)/);
+    expect(report.results[0]!.message).toMatch(
+      /the slow search answered HTTP 200, not 202 .*; the fallback batch_stats was quoted mode inline with 2 planned call\(s\), and only a plan of more than 10 provider calls is a background run that answers 202 \(D51\)/,
+    );
   },
 });
 
@@ -97,17 +111,28 @@ describe("a fallback tool quoted background but answered 200 (D51)", () => {
       if (!request.url.endsWith("/v1/tools/batch_stats") || response.status !== 202) return response;
       const { handle } = (await response.json()) as { handle: string };
       for (;;) {
-        const read = await fetch(`${mock.baseUrl}/v1/results/${handle}`, { headers: { "X-API-Key": request.headers.get("x-api-key")! } });
+        const read = await fetch(`${mock.baseUrl}/v1/results/${handle}`, {
+          headers: { "X-API-Key": request.headers.get("x-api-key")! },
+        });
         if (read.status !== 202) return read;
         await read.arrayBuffer();
       }
     };
     const report = await runConformance(
-      { baseUrl: mock.baseUrl, key: "sdgw_test_key", slowSearch: { platform: "x", query: "an ordinary call" }, fetch: inline },
+      {
+        baseUrl: mock.baseUrl,
+        key: "sdgw_test_key",
+        slowSearch: { platform: "x", query: "an ordinary call" },
+        fetch: inline,
+      },
       { only: ["runs.202-answer", "runs.lifecycle", "runs.charged-once"] },
     );
     expect(report.results.map((r) => r.outcome)).toEqual(["failed", "not_applicable", "not_applicable"]);
-    expect(report.results[0]!.message).toMatch(/^POST \/v1\/tools\/batch_stats .*→ HTTP 200 .*its quote said mode background with 11 planned calls, but the confirmed call answered HTTP 200 in the request \(D51: /);
-    expect(report.results[1]!.message).toMatch(/the fallback batch_stats \(quoted background, 11 calls\) answered HTTP 200 too, not 202 \(D51\): no run to follow/);
+    expect(report.results[0]!.message).toMatch(
+      /^POST \/v1\/tools\/batch_stats .*→ HTTP 200 .*its quote said mode background with 11 planned calls, but the confirmed call answered HTTP 200 in the request \(D51: /,
+    );
+    expect(report.results[1]!.message).toMatch(
+      /the fallback batch_stats \(quoted background, 11 calls\) answered HTTP 200 too, not 202 \(D51\): no run to follow/,
+    );
   });
 });

@@ -14,7 +14,18 @@ beforeAll(() => ensureBuilt(PKG), 200_000);
 
 describe("@sdgw/conformance dist", () => {
   it("has ESM, CJS and declarations of both entries, and the command", () => {
-    for (const f of ["index.js", "index.cjs", "index.d.ts", "index.d.cts", "vitest.js", "vitest.cjs", "vitest.d.ts", "vitest.d.cts", "cli.js"]) expect(existsSync(join(DIST, f)), f).toBe(true);
+    for (const f of [
+      "index.js",
+      "index.cjs",
+      "index.d.ts",
+      "index.d.cts",
+      "vitest.js",
+      "vitest.cjs",
+      "vitest.d.ts",
+      "vitest.d.cts",
+      "cli.js",
+    ])
+      expect(existsSync(join(DIST, f)), f).toBe(true);
     expect(readFileSync(join(DIST, "cli.js"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
     expect(statSync(join(DIST, "cli.js")).mode & 0o111).not.toBe(0);
     const pkg = JSON.parse(readFileSync(join(PKG, "package.json"), "utf8")) as { bin: Record<string, string> };
@@ -28,9 +39,12 @@ describe("@sdgw/conformance dist", () => {
     for (const api of [esm, cjs]) {
       expect(api.CHECKS.map((c) => c.id)).toEqual(CHECKS.map((c) => c.id));
       expect(typeof api.runConformance).toBe("function");
-      await expect(api.runConformance({ baseUrl: "http://127.0.0.1:1/?key=x", key: "k" })).rejects.toThrow(/key in the base URL/);
+      await expect(api.runConformance({ baseUrl: "http://127.0.0.1:1/?key=x", key: "k" })).rejects.toThrow(
+        /key in the base URL/,
+      );
     }
-    for (const f of ["index.js", "index.cjs"]) expect(readFileSync(join(DIST, f), "utf8")).not.toMatch(/["']vitest["']/);
+    for (const f of ["index.js", "index.cjs"])
+      expect(readFileSync(join(DIST, f), "utf8")).not.toMatch(/["']vitest["']/);
   });
 });
 

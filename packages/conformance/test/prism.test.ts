@@ -17,7 +17,10 @@ import { startReferenceServer } from "./reference-server.ts";
 
 const SPEC = fileURLToPath(new URL("../../../spec/openapi.yaml", import.meta.url));
 const PRISM_PACKAGE = createRequire(import.meta.url).resolve("@stoplight/prism-cli/package.json");
-const PRISM = join(dirname(PRISM_PACKAGE), (createRequire(import.meta.url)(PRISM_PACKAGE) as { bin: { prism: string } }).bin.prism);
+const PRISM = join(
+  dirname(PRISM_PACKAGE),
+  (createRequire(import.meta.url)(PRISM_PACKAGE) as { bin: { prism: string } }).bin.prism,
+);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -39,7 +42,13 @@ const prisms: ChildProcess[] = [];
 const server = await startReferenceServer();
 const broken = await startBrokenServer();
 afterAll(async () => {
-  await Promise.all(prisms.map((p) => (p.exitCode !== null || p.signalCode !== null ? undefined : new Promise((resolve) => p.once("exit", resolve).kill("SIGTERM")))));
+  await Promise.all(
+    prisms.map((p) =>
+      p.exitCode !== null || p.signalCode !== null
+        ? undefined
+        : new Promise((resolve) => p.once("exit", resolve).kill("SIGTERM")),
+    ),
+  );
   await server.close();
   await broken.close();
 });
@@ -47,9 +56,13 @@ afterAll(async () => {
 /** Starts Prism's validating proxy in front of `upstream`; answers its base URL once it answers. */
 async function startPrism(upstream: string): Promise<string> {
   const port = await freePort();
-  const prism = spawn(process.execPath, [PRISM, "proxy", SPEC, upstream, "--port", String(port), "--host", "127.0.0.1", "--errors", "false", "-v", "warn"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const prism = spawn(
+    process.execPath,
+    [PRISM, "proxy", SPEC, upstream, "--port", String(port), "--host", "127.0.0.1", "--errors", "false", "-v", "warn"],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   prisms.push(prism);
   let log = "";
   prism.stdout!.on("data", (c: Buffer) => (log += c.toString()));
@@ -77,7 +90,10 @@ function recorder() {
     const header = res.headers.get("sl-violations");
     if (header) {
       for (const v of JSON.parse(header) as Violation[]) {
-        if (v.location?.[0] === "response") answerViolations.push(`${init?.method ?? "GET"} ${String(input)} → ${res.status}: ${v.location.join(".")} ${v.message ?? v.code}`);
+        if (v.location?.[0] === "response")
+          answerViolations.push(
+            `${init?.method ?? "GET"} ${String(input)} → ${res.status}: ${v.location.join(".")} ${v.message ?? v.code}`,
+          );
         else counts.requestViolations++;
       }
     }
@@ -91,18 +107,32 @@ describe("the reference server behind Prism's validating proxy", () => {
     const base = await startPrism(server.baseUrl);
     const seen = recorder();
     const report = await runConformance({ baseUrl: base, ...server.keys, rateLimitBurst: 15, fetch: seen.fetch });
-    console.log(`Prism: ${seen.counts.answers} answers checked, ${seen.answerViolations.length} answer violations, ${seen.counts.requestViolations} request violations (the suite's deliberate bad requests); suite ${report.passed} passed, ${report.failed} failed, ${report.notApplicable} n/a`);
+    console.log(
+      `Prism: ${seen.counts.answers} answers checked, ${seen.answerViolations.length} answer violations, ${seen.counts.requestViolations} request violations (the suite's deliberate bad requests); suite ${report.passed} passed, ${report.failed} failed, ${report.notApplicable} n/a`,
+    );
     expect(seen.answerViolations).toEqual([]);
     expect(seen.counts.answers).toBeGreaterThan(50);
     expect(seen.counts.requestViolations).toBeGreaterThan(0); // Prism is really checking
-    expect(report.failed, JSON.stringify(report.results.filter((r) => r.outcome === "failed"), null, 1)).toBe(0);
+    expect(
+      report.failed,
+      JSON.stringify(
+        report.results.filter((r) => r.outcome === "failed"),
+        null,
+        1,
+      ),
+    ).toBe(0);
   }, 240_000);
 
   it("flags the answers of a deliberately broken server", async () => {
     const base = await startPrism(broken.baseUrl);
     const seen = recorder();
-    await runConformance({ baseUrl: base, key: "sdgw_test_key", fetch: seen.fetch }, { only: ["search.", "auth.x-api-key"] });
-    console.log(`Prism on the broken server: ${seen.answerViolations.length} answer violations, e.g. ${seen.answerViolations[0]}`);
+    await runConformance(
+      { baseUrl: base, key: "sdgw_test_key", fetch: seen.fetch },
+      { only: ["search.", "auth.x-api-key"] },
+    );
+    console.log(
+      `Prism on the broken server: ${seen.answerViolations.length} answer violations, e.g. ${seen.answerViolations[0]}`,
+    );
     expect(seen.answerViolations.length).toBeGreaterThan(0);
   }, 240_000);
 });

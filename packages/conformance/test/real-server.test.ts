@@ -38,15 +38,24 @@ function startServer(env: Record<string, string>): Promise<Started> {
   const dir = mkdtempSync(join(tmpdir(), "sdgw-conformance-real-"));
   dirs.push(dir);
   const db = join(dir, "sdgw.sqlite");
-  const child = spawn(process.execPath, ["--conditions=source", MAIN], { cwd: ROOT, env: { ...baseEnv, SDGW_HOST: "127.0.0.1", SDGW_PORT: "0", SDGW_DB: db, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--conditions=source", MAIN], {
+    cwd: ROOT,
+    env: { ...baseEnv, SDGW_HOST: "127.0.0.1", SDGW_PORT: "0", SDGW_DB: db, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.add(child);
   child.once("exit", () => children.delete(child));
   return new Promise((resolve, reject) => {
     let out = "";
     let err = "";
-    const timer = setTimeout(() => reject(new Error(`the server printed no banner within 30 s (stderr: ${err.slice(0, 500)})`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`the server printed no banner within 30 s (stderr: ${err.slice(0, 500)})`)),
+      30_000,
+    );
     child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
-    child.once("exit", (code) => reject(new Error(`the server exited with ${code} before its banner (stderr: ${err.slice(0, 500)})`)));
+    child.once("exit", (code) =>
+      reject(new Error(`the server exited with ${code} before its banner (stderr: ${err.slice(0, 500)})`)),
+    );
     child.stdout!.on("data", (d: Buffer) => {
       out += d.toString();
       if (!out.includes("Stop with Ctrl-C.")) return;
@@ -61,12 +70,21 @@ function startServer(env: Record<string, string>): Promise<Started> {
 }
 
 /** Runs a node script of the repository; resolves its exit code and output (it never rejects). */
-function node(script: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function node(
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, ["--conditions=source", script, ...args], { cwd: ROOT, env: { ...baseEnv, ...env }, timeout: 150_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      children.delete(child);
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      ["--conditions=source", script, ...args],
+      { cwd: ROOT, env: { ...baseEnv, ...env }, timeout: 150_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        children.delete(child);
+        resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
     children.add(child);
   });
 }
@@ -90,7 +108,8 @@ interface Run {
 /** Starts a server, makes every optional key, and runs the whole suite through the command with both report files. */
 async function conformance(env: Record<string, string>): Promise<Run> {
   const s = await startServer(env);
-  const secret = async (args: string[]) => (await admin(s.db, ["create-key", "--account", s.account, ...args]))["secret"]!;
+  const secret = async (args: string[]) =>
+    (await admin(s.db, ["create-key", "--account", s.account, ...args]))["secret"]!;
   const secondKey = await secret(["--name", "second"]);
   const noscopeKey = await secret(["--name", "no read_data", "--no-read-data"]);
   const dailyLimitKey = await secret(["--name", "daily limit 0", "--daily-limit", "0"]);
@@ -102,10 +121,32 @@ async function conformance(env: Record<string, string>): Promise<Run> {
   const json = join(out, "report.json");
   const r = await node(
     CLI,
-    ["--base-url", s.url, "--second-key", secondKey, "--noscope-key", noscopeKey, "--daily-limit-key", dailyLimitKey, "--insufficient-balance-key", insufficientBalanceKey, "--rate-limit-burst", "15", "--junit", junit, "--json-report", json],
+    [
+      "--base-url",
+      s.url,
+      "--second-key",
+      secondKey,
+      "--noscope-key",
+      noscopeKey,
+      "--daily-limit-key",
+      dailyLimitKey,
+      "--insufficient-balance-key",
+      insufficientBalanceKey,
+      "--rate-limit-burst",
+      "15",
+      "--junit",
+      junit,
+      "--json-report",
+      json,
+    ],
     { SDGW_KEY: s.key },
   );
-  return { ...r, report: JSON.parse(readFileSync(json, "utf8")) as ConformanceReport, junit: readFileSync(junit, "utf8"), keys: [s.key, secondKey, noscopeKey, dailyLimitKey, insufficientBalanceKey] };
+  return {
+    ...r,
+    report: JSON.parse(readFileSync(json, "utf8")) as ConformanceReport,
+    junit: readFileSync(junit, "utf8"),
+    keys: [s.key, secondKey, noscopeKey, dailyLimitKey, insufficientBalanceKey],
+  };
 }
 
 /** The checks that follow the suite's 202 run once it has ended: they must pass on both servers. */
@@ -163,7 +204,8 @@ describe.each([
 
   it("passes every check that follows the 202 run (none is skipped), the balance checks included", () => {
     const run = get();
-    for (const id of [...FOLLOW_THE_RUN, "capabilities.no-value", "errors.max-cost", "errors.rate-limited"]) expect(outcome(run, id), `${id}: ${messageOf(run, id)}`).toBe("passed");
+    for (const id of [...FOLLOW_THE_RUN, "capabilities.no-value", "errors.max-cost", "errors.rate-limited"])
+      expect(outcome(run, id), `${id}: ${messageOf(run, id)}`).toBe("passed");
   });
 
   it("follows every background run it started to its end", () => {
@@ -174,7 +216,9 @@ describe.each([
 
   it("writes JUnit XML whose counts are the report's", () => {
     const run = get();
-    const suite = /<testsuite name="sdgw-conformance" tests="(\d+)" failures="(\d+)" errors="0" skipped="(\d+)"/.exec(run.junit);
+    const suite = /<testsuite name="sdgw-conformance" tests="(\d+)" failures="(\d+)" errors="0" skipped="(\d+)"/.exec(
+      run.junit,
+    );
     expect(suite?.slice(1).map(Number)).toEqual([run.report.results.length, 0, run.report.notApplicable]);
     expect(run.junit.match(/<testcase /g)).toHaveLength(run.report.results.length);
     expect(run.junit.match(/<skipped /g) ?? []).toHaveLength(run.report.notApplicable);
@@ -184,7 +228,9 @@ describe.each([
 
 describe("the 202 on each server", () => {
   it("with the defaults, comes from the tool fallback: the slow search answers 200, batch_stats of 11 calls answers 202 (D51)", () => {
-    expect(messageOf(plain, "runs.202-answer")).toMatch(/^POST \/v1\/tools\/batch_stats .*\(the slow search answered 200; the batch_stats fallback, 11 planned calls, D51\): handle h_/);
+    expect(messageOf(plain, "runs.202-answer")).toMatch(
+      /^POST \/v1\/tools\/batch_stats .*\(the slow search answered 200; the batch_stats fallback, 11 planned calls, D51\): handle h_/,
+    );
     expect(messageOf(plain, "runs.charged-once")).toMatch(/^batch_stats run: charged 11 once/);
     expect(plain.report.coverage.operations.statuses.batchStats).toEqual([200, 202]);
   });
@@ -192,7 +238,9 @@ describe("the 202 on each server", () => {
   it("with the defaults, the run ends before anything can see it running: those two checks say exactly why", () => {
     for (const id of WHILE_RUNNING) {
       expect(outcome(plain, id), messageOf(plain, id)).toBe("not_applicable");
-      expect(messageOf(plain, id)).toMatch(/^the run had already ended when .*, \d+ ms after its 202 .*: the fallback batch_stats run \(11 planned calls\) ended within that time, as this server's platforms answer at once .* so it cannot be seen running/);
+      expect(messageOf(plain, id)).toMatch(
+        /^the run had already ended when .*, \d+ ms after its 202 .*: the fallback batch_stats run \(11 planned calls\) ended within that time, as this server's platforms answer at once .* so it cannot be seen running/,
+      );
     }
     expect(plain.report.results.filter((r) => r.outcome === "not_applicable").map((r) => r.id)).toEqual(WHILE_RUNNING);
   });
@@ -201,7 +249,11 @@ describe("the 202 on each server", () => {
     expect(messageOf(slow, "runs.202-answer")).toMatch(/^handle h_\w+, Retry-After \d+$/);
     for (const id of WHILE_RUNNING) expect(outcome(slow, id), messageOf(slow, id)).toBe("passed");
     // Every call answers 202 there: the checks of a call answered in the request have nothing to look at.
-    expect(slow.report.results.filter((r) => r.outcome === "not_applicable").map((r) => r.id)).toEqual(["search.single", "search.fanout", "idempotency.replay"]);
+    expect(slow.report.results.filter((r) => r.outcome === "not_applicable").map((r) => r.id)).toEqual([
+      "search.single",
+      "search.fanout",
+      "idempotency.replay",
+    ]);
     expect(slow.report.coverage.runs.started).toBeGreaterThan(5);
   });
 });

@@ -23,11 +23,18 @@ describe("a server that holds a key back after 5 failed calls (D45)", () => {
     const strict = await startReferenceServer({ limits: { failureThreshold: 5 } });
     try {
       // Without a second key, every deliberate refusal lands on the main key.
-      const report = await runConformance({ baseUrl: strict.baseUrl, key: strict.keys.key, noscopeKey: strict.keys.noscopeKey });
+      const report = await runConformance({
+        baseUrl: strict.baseUrl,
+        key: strict.keys.key,
+        noscopeKey: strict.keys.noscopeKey,
+      });
       expect(report.results.filter((r) => r.outcome === "failed")).toEqual([]);
       const held = report.results.filter((r) => r.outcome === "not_applicable" && /free_failure_limit/.test(r.message));
-      expect(held.map((r) => r.id)).toEqual(expect.arrayContaining(["idempotency.replay", "runs.202-answer", "errors.max-cost"]));
-      for (const r of held) expect(r.message).toMatch(/held the key back with 429 free_failure_limit until \d{4}-\d\d-\d\dT[\d:]+Z .*D45/);
+      expect(held.map((r) => r.id)).toEqual(
+        expect.arrayContaining(["idempotency.replay", "runs.202-answer", "errors.max-cost"]),
+      );
+      for (const r of held)
+        expect(r.message).toMatch(/held the key back with 429 free_failure_limit until \d{4}-\d\d-\d\dT[\d:]+Z .*D45/);
     } finally {
       await strict.close();
     }

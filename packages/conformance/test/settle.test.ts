@@ -10,11 +10,23 @@ import { startMockHttp, type MockHttp } from "./mock-http.ts";
 let mock: MockHttp;
 beforeAll(async () => {
   // Each run answers 202 to its first read, then ends; Retry-After is 1 s.
-  mock = await startMockHttp({ keys: { ...DEFAULT_KEYS, sdgw_second_key: { permissions: ["read_data"] } }, balance: 10_000, polls: 1 });
+  mock = await startMockHttp({
+    keys: { ...DEFAULT_KEYS, sdgw_second_key: { permissions: ["read_data"] } },
+    balance: 10_000,
+    polls: 1,
+  });
 });
 afterAll(() => mock.close());
 
-const wire = () => new Http({ baseUrl: mock.baseUrl, key: "sdgw_test_key", fetch: globalThis.fetch.bind(globalThis), requestTimeoutMs: 10_000, rateLimitRetries: 0, secrets: { key: "sdgw_test_key", "second-key": "sdgw_second_key" } });
+const wire = () =>
+  new Http({
+    baseUrl: mock.baseUrl,
+    key: "sdgw_test_key",
+    fetch: globalThis.fetch.bind(globalThis),
+    requestTimeoutMs: 10_000,
+    rateLimitRetries: 0,
+    secrets: { key: "sdgw_test_key", "second-key": "sdgw_second_key" },
+  });
 const slow = (query: string) => ({ path: "/v1/search", query: { platform: "x", query } });
 
 describe("Http run tracking and settle", () => {
@@ -22,14 +34,18 @@ describe("Http run tracking and settle", () => {
     const http = wire();
     await http.send({ ...slow("slow one") });
     await http.send({ ...slow("slow two"), key: "sdgw_second_key", auth: "bearer" });
-    await http.fetch(`${mock.baseUrl}/v1/search?platform=x&query=slow+three`, { headers: { "X-API-Key": "sdgw_test_key", "Idempotency-Key": "settle-test-3" } });
+    await http.fetch(`${mock.baseUrl}/v1/search?platform=x&query=slow+three`, {
+      headers: { "X-API-Key": "sdgw_test_key", "Idempotency-Key": "settle-test-3" },
+    });
     await http.send({ ...slow("an ordinary call") }); // 200: nothing to follow
     expect(http.runs.map((r) => [r.ended, r.lastStatus])).toEqual([
       [false, 202],
       [false, 202],
       [false, 202],
     ]);
-    expect(http.runs[1]!.startedBy).toMatch(/^GET \/v1\/search\?platform=x&query=slow\+two \[Authorization: Bearer …, Idempotency-Key/);
+    expect(http.runs[1]!.startedBy).toMatch(
+      /^GET \/v1\/search\?platform=x&query=slow\+two \[Authorization: Bearer …, Idempotency-Key/,
+    );
 
     const start = Date.now();
     const settled = await http.settle(30_000);

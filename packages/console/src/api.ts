@@ -17,11 +17,21 @@ export interface Answer {
 }
 
 /** Calls the server; the body is JSON (or text when not JSON). Never throws for an HTTP status. */
-export async function call(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Answer> {
+export async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  extra: Record<string, string> = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { ...extra };
   if (csrf) headers["X-CSRF-Token"] = csrf;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(path, { method, headers, credentials: "same-origin", ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: "same-origin",
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -30,7 +40,13 @@ export async function call(method: string, path: string, body?: unknown, extra: 
     // a file (csv, ndjson) or an empty body
   }
   // The 401 without a reason (D85): the session ended (idle, lifetime, signed out elsewhere): back to sign-in.
-  if (res.status === 401 && parsed && typeof parsed === "object" && !("reason" in parsed) && path !== "/console/session") {
+  if (
+    res.status === 401 &&
+    parsed &&
+    typeof parsed === "object" &&
+    !("reason" in parsed) &&
+    path !== "/console/session"
+  ) {
     csrf = null;
     dispatchEvent(new Event(SESSION_ENDED));
   }
@@ -47,7 +63,10 @@ export async function currentSession(): Promise<SessionInfo | null> {
   return a.body as SessionInfo;
 }
 
-export async function signIn(email: string, password: string): Promise<{ ok: true; session: SessionInfo } | { ok: false; message: string }> {
+export async function signIn(
+  email: string,
+  password: string,
+): Promise<{ ok: true; session: SessionInfo } | { ok: false; message: string }> {
   const a = await call("POST", "/console/session", { email, password });
   if (a.status === 200) {
     csrf = a.body.csrf_token;
@@ -65,7 +84,10 @@ export async function signOut(): Promise<void> {
 export function errorText(a: Answer): string {
   const b = a.body;
   if (b && typeof b === "object" && typeof b.message === "string") {
-    const fix = b.fix && typeof b.fix === "object" ? [b.fix.param ? `(${b.fix.param})` : "", b.fix.note ?? ""].filter(Boolean).join(" ") : "";
+    const fix =
+      b.fix && typeof b.fix === "object"
+        ? [b.fix.param ? `(${b.fix.param})` : "", b.fix.note ?? ""].filter(Boolean).join(" ")
+        : "";
     return `${b.code ?? a.status}: ${b.message}${fix ? ` — ${fix}` : ""}`;
   }
   return `HTTP ${a.status}`;

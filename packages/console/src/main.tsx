@@ -12,7 +12,13 @@ const Keys = lazy(() => import("./pages/account.tsx").then((m) => m.Keys));
 const Results = lazy(() => import("./pages/account.tsx").then((m) => m.Results));
 const Schedules = lazy(() => import("./pages/account.tsx").then((m) => m.Schedules));
 
-const PAGES = { playground: "Playground", results: "Results", account: "Account", keys: "Keys", schedules: "Schedules" } as const;
+const PAGES = {
+  playground: "Playground",
+  results: "Results",
+  account: "Account",
+  keys: "Keys",
+  schedules: "Schedules",
+} as const;
 type Page = keyof typeof PAGES | "sign-in";
 
 const pageOf = (): Page => {
@@ -39,7 +45,12 @@ function App() {
   useEffect(() => {
     document.title = `${page === "sign-in" || !session ? "Sign in" : PAGES[page]} · SDGW console`;
   }, [page, session]);
-  if (session === undefined) return <main><p>Loading…</p></main>;
+  if (session === undefined)
+    return (
+      <main>
+        <p>Loading…</p>
+      </main>
+    );
   if (!session) {
     return (
       <SignIn
@@ -57,7 +68,11 @@ function App() {
         <strong>SDGW console</strong>
         <nav aria-label="Console">
           {Object.entries(PAGES).map(([p, label]) => (
-            <a href={`/console/${p}`} aria-current={p === current ? "page" : undefined} onClick={(e) => (e.preventDefault(), go(p as Page))}>
+            <a
+              href={`/console/${p}`}
+              aria-current={p === current ? "page" : undefined}
+              onClick={(e) => (e.preventDefault(), go(p as Page))}
+            >
               {label}
             </a>
           ))}

@@ -28,9 +28,16 @@ function ContentCard({ it }: { it: AnyItem }) {
       {it.text && <p>{String(it.text).slice(0, 280)}</p>}
       <p class="muted">
         {it.author?.name && <>by {it.author.name} · </>}
-        {it.metrics && Object.entries(it.metrics).map(([k, v]) => `${k} ${n(v)}`).join(" · ")}
+        {it.metrics &&
+          Object.entries(it.metrics)
+            .map(([k, v]) => `${k} ${n(v)}`)
+            .join(" · ")}
       </p>
-      {it.url && <a href={it.url} rel="noreferrer noopener" target="_blank">Open post {it.id}</a>}
+      {it.url && (
+        <a href={it.url} rel="noreferrer noopener" target="_blank">
+          Open post {it.id}
+        </a>
+      )}
     </article>
   );
 }
@@ -78,7 +85,9 @@ function Distribution({ it }: { it: AnyItem }) {
   const max = Math.max(...it.buckets.map((b: { value: number }) => b.value), 1e-9);
   return (
     <table class="bars">
-      <caption>{it.dimension} ({it.unit})</caption>
+      <caption>
+        {it.dimension} ({it.unit})
+      </caption>
       <tbody>
         {it.buckets.map((b: { label: string; value: number }) => (
           <tr>
@@ -108,18 +117,36 @@ export function Line({ points, label }: { points: Array<{ t: string; value: numb
   const values = points.map((p) => p.value);
   const max = Math.max(...values, 1e-9);
   const min = Math.min(...values, 0);
-  const x = (i: number) => left + (points.length < 2 ? (w - left - right) / 2 : (i / (points.length - 1)) * (w - left - right));
+  const x = (i: number) =>
+    left + (points.length < 2 ? (w - left - right) / 2 : (i / (points.length - 1)) * (w - left - right));
   const y = (v: number) => top + (1 - (v - min) / (max - min || 1)) * (h - top - bottom);
   const d = points.map((p, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(p.value).toFixed(1)}`).join(" ");
   const axis = { fill: "#444", "font-size": "11" };
   return (
     <figure>
-      <svg width={w} height={h} role="img" aria-label={`${label}: ${points.length} points from ${points[0]?.t ?? ""} to ${points.at(-1)?.t ?? ""}, lowest ${n(min)}, highest ${n(max)}`}>
+      <svg
+        width={w}
+        height={h}
+        role="img"
+        aria-label={`${label}: ${points.length} points from ${points[0]?.t ?? ""} to ${points.at(-1)?.t ?? ""}, lowest ${n(min)}, highest ${n(max)}`}
+      >
         <rect x={left} y={top} width={w - left - right} height={h - top - bottom} fill="#fafafa" stroke="#ccc" />
-        <text {...axis} x={left - 4} y={top + 9} text-anchor="end" data-axis="max">{n(max)}</text>
-        <text {...axis} x={left - 4} y={h - bottom} text-anchor="end" data-axis="min">{n(min)}</text>
-        {points.length > 0 && <text {...axis} x={left} y={h - 6} text-anchor="start" data-axis="first">{tick(points[0]!.t)}</text>}
-        {points.length > 1 && <text {...axis} x={w - right} y={h - 6} text-anchor="end" data-axis="last">{tick(points.at(-1)!.t)}</text>}
+        <text {...axis} x={left - 4} y={top + 9} text-anchor="end" data-axis="max">
+          {n(max)}
+        </text>
+        <text {...axis} x={left - 4} y={h - bottom} text-anchor="end" data-axis="min">
+          {n(min)}
+        </text>
+        {points.length > 0 && (
+          <text {...axis} x={left} y={h - 6} text-anchor="start" data-axis="first">
+            {tick(points[0]!.t)}
+          </text>
+        )}
+        {points.length > 1 && (
+          <text {...axis} x={w - right} y={h - 6} text-anchor="end" data-axis="last">
+            {tick(points.at(-1)!.t)}
+          </text>
+        )}
         <path d={d} fill="none" stroke="#2a6ebb" stroke-width="2" />
       </svg>
       <figcaption>{label}</figcaption>

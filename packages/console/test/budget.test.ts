@@ -20,7 +20,8 @@ function closure(dir: string, file: string, seen = new Set<string>()): Set<strin
   if (seen.has(file)) return seen;
   seen.add(file);
   const text = readFileSync(join(dir, file), "utf8");
-  for (const m of text.matchAll(/(?:^|[;}\s])import\s*(?:[\w${},*\s]+from\s*)?["']\.\/([\w.-]+\.js)["']/g)) closure(dir, m[1]!, seen);
+  for (const m of text.matchAll(/(?:^|[;}\s])import\s*(?:[\w${},*\s]+from\s*)?["']\.\/([\w.-]+\.js)["']/g))
+    closure(dir, m[1]!, seen);
   return seen;
 }
 
@@ -36,10 +37,13 @@ describe("the console's JavaScript budget", () => {
     const playground = files.find((f) => /^playground-[\w-]+\.js$/.test(f));
     expect(playground).toBeDefined();
     const signedIn = closure(assets, playground!, new Set(first));
-    const gz = (set: Set<string>) => [...set].reduce((n, f) => n + gzipSync(readFileSync(join(assets, f)), { level: 9 }).length, 0);
+    const gz = (set: Set<string>) =>
+      [...set].reduce((n, f) => n + gzipSync(readFileSync(join(assets, f)), { level: 9 }).length, 0);
     const signInPage = gz(first);
     const withPlayground = gz(signedIn);
-    console.log(`console JS (gzip): sign-in page ${(signInPage / 1024).toFixed(1)} KB (${first.size} files); with the Playground ${(withPlayground / 1024).toFixed(1)} KB (${signedIn.size} files); all chunks ${(gz(new Set(files.filter((f) => f.endsWith(".js")))) / 1024).toFixed(1)} KB`);
+    console.log(
+      `console JS (gzip): sign-in page ${(signInPage / 1024).toFixed(1)} KB (${first.size} files); with the Playground ${(withPlayground / 1024).toFixed(1)} KB (${signedIn.size} files); all chunks ${(gz(new Set(files.filter((f) => f.endsWith(".js")))) / 1024).toFixed(1)} KB`,
+    );
     expect(signInPage).toBeLessThanOrEqual(BUDGET);
     expect(withPlayground).toBeLessThanOrEqual(BUDGET);
     // The pages name no other origin: no CDN, no font or script from elsewhere.

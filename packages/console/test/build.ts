@@ -9,6 +9,9 @@ export const PKG = fileURLToPath(new URL("..", import.meta.url));
 /** Runs `vite build` for packages/console into `outDir` (default its dist/, which @sdgw/server serves). */
 export function buildConsole(outDir: string = join(PKG, "dist")): string {
   const vite = join(createRequire(join(PKG, "package.json")).resolve("vite/package.json"), "..", "bin", "vite.js");
-  execFileSync(process.execPath, [vite, "build", "--outDir", outDir, "--emptyOutDir", "--logLevel", "error"], { cwd: PKG, stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(process.execPath, [vite, "build", "--outDir", outDir, "--emptyOutDir", "--logLevel", "error"], {
+    cwd: PKG,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   return outDir;
 }

@@ -33,7 +33,13 @@ async function setUp(): Promise<void> {
   buildConsole();
   mkdirSync(ARTIFACTS, { recursive: true });
   // weibo answers slowly (over waitMs): a tool on weibo answers 202 and is read by handle; xiaohongshu answers at once.
-  server = createServer({ dbPath: ":memory:", log: () => undefined, waitMs: 300, pollAfterSeconds: 1, simulator: { knobs: { weibo: { latencyMs: [700, 700] } } } });
+  server = createServer({
+    dbPath: ":memory:",
+    log: () => undefined,
+    waitMs: 300,
+    pollAfterSeconds: 1,
+    simulator: { knobs: { weibo: { latencyMs: [700, 700] } } },
+  });
   const gw = server.gateway;
   const { account } = gw.accounts.createAccount({ name: "Browser test", plan: "paid" });
   accountId = account.id;
@@ -63,8 +69,18 @@ async function checkPage(name: string): Promise<void> {
   // Evaluated through the DevTools protocol: the console's Content-Security-Policy allows no inline script.
   await page.evaluate(AXE);
   const violations = await page.evaluate(async () => {
-    const r = await (globalThis as unknown as { axe: { run(o: unknown): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe.run({ resultTypes: ["violations"] });
-    return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${JSON.stringify(v.nodes.map((n) => n.target)).slice(0, 300)}`);
+    const r = await (
+      globalThis as unknown as {
+        axe: {
+          run(
+            o: unknown,
+          ): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }>;
+        };
+      }
+    ).axe.run({ resultTypes: ["violations"] });
+    return r.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id} (${v.impact}): ${JSON.stringify(v.nodes.map((n) => n.target)).slice(0, 300)}`);
   });
   expect(violations, `axe on ${name}`).toEqual([]);
 }
@@ -86,10 +102,20 @@ describe("the console in Chromium", () => {
   it("signs in (a cookie set before is not the session after), and refuses a wrong password", async () => {
     await setUp();
     // Session fixation: a session token planted before sign-in (here a real one, of another sign-in) is replaced.
-    const planted = await fetch(`${origin}/console/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) });
+    const planted = await fetch(`${origin}/console/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
+    });
     const plantedToken = /sdgw_session=([^;]+)/.exec(planted.headers.get("set-cookie") ?? "")![1]!;
     await context!.addCookies([{ name: "sdgw_session", value: plantedToken, url: origin }]);
-    await fetch(`${origin}/console/session`, { method: "DELETE", headers: { cookie: `sdgw_session=${plantedToken}`, "x-csrf-token": ((await planted.json()) as { csrf_token: string }).csrf_token } });
+    await fetch(`${origin}/console/session`, {
+      method: "DELETE",
+      headers: {
+        cookie: `sdgw_session=${plantedToken}`,
+        "x-csrf-token": ((await planted.json()) as { csrf_token: string }).csrf_token,
+      },
+    });
     await page.goto(`${origin}/console/`);
     await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
     await checkPage("sign-in");
@@ -146,7 +172,9 @@ describe("the console in Chromium", () => {
 
   it("downloads batch_stats as CSV", async () => {
     await chooseOperation("batchStats");
-    await page.getByLabel("targets (required)").fill("xiaohongshu:6734a1f2000000001d03b7c4\nxiaohongshu:6734a1f2000000001d03b7c5");
+    await page
+      .getByLabel("targets (required)")
+      .fill("xiaohongshu:6734a1f2000000001d03b7c4\nxiaohongshu:6734a1f2000000001d03b7c5");
     await page.getByLabel("format").selectOption("csv");
     await page.getByRole("button", { name: "Get the quote (free)" }).click();
     await page.getByRole("button", { name: "Confirm and run" }).click();
@@ -207,13 +235,22 @@ describe("the console in Chromium", () => {
     await limit.fill("25");
     await row.getByRole("button", { name: "Save the daily limit of ci-key" }).click();
     await row.getByLabel("read_data for ci-key").uncheck();
-    await expect.poll(() => server!.gateway.accounts.keys(accountId).find((k) => k.name === "ci-key")?.permissions).toBe("[]");
+    await expect
+      .poll(() => server!.gateway.accounts.keys(accountId).find((k) => k.name === "ci-key")?.permissions)
+      .toBe("[]");
     expect(server!.gateway.accounts.keys(accountId).find((k) => k.name === "ci-key")!.daily_limit).toBe(25);
-    const denied = await fetch(`${origin}/v1/search`, { method: "POST", headers: { "x-api-key": secret, "content-type": "application/json" }, body: JSON.stringify({ platform: "x", query: "a" }) });
+    const denied = await fetch(`${origin}/v1/search`, {
+      method: "POST",
+      headers: { "x-api-key": secret, "content-type": "application/json" },
+      body: JSON.stringify({ platform: "x", query: "a" }),
+    });
     expect(((await denied.json()) as { code: string }).code).toBe("key_scope_denied");
     await row.getByRole("button", { name: "Revoke ci-key" }).click();
     await expect.poll(() => row.locator("td").nth(2).textContent()).toBe("revoked");
-    expect(((await (await fetch(`${origin}/v1/account`, { headers: { "x-api-key": secret } })).json()) as { reason: string }).reason).toBe("revoked");
+    expect(
+      ((await (await fetch(`${origin}/v1/account`, { headers: { "x-api-key": secret } })).json()) as { reason: string })
+        .reason,
+    ).toBe("revoked");
   }, 60_000);
 
   it("creates a schedule with account_watch, lists it and deletes it", async () => {
@@ -235,8 +272,20 @@ describe("the console in Chromium", () => {
 
   it("refuses a state-changing call that carries the cookie but not the CSRF token", async () => {
     const results = await page.evaluate(async () => {
-      const post = (path: string, body: unknown) => fetch(path, { method: "POST", credentials: "include", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, param: ((await r.json()) as { fix?: { param?: string } }).fix?.param }));
-      return [await post("/console/api/keys", { name: "forged" }), await post("/v1/search", { platform: "xiaohongshu", query: "x" })];
+      const post = (path: string, body: unknown) =>
+        fetch(path, {
+          method: "POST",
+          credentials: "include",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }).then(async (r) => ({
+          status: r.status,
+          param: ((await r.json()) as { fix?: { param?: string } }).fix?.param,
+        }));
+      return [
+        await post("/console/api/keys", { name: "forged" }),
+        await post("/v1/search", { platform: "xiaohongshu", query: "x" }),
+      ];
     });
     expect(results).toEqual([
       { status: 403, param: "X-CSRF-Token" },
@@ -244,7 +293,11 @@ describe("the console in Chromium", () => {
     ]);
     // And from another origin, even with the token, the cookie's request is refused.
     const cookie = `sdgw_session=${await sessionCookie()}`;
-    const cross = await fetch(`${origin}/console/api/keys`, { method: "POST", headers: { cookie, origin: "https://evil.example", "content-type": "application/json" }, body: JSON.stringify({ name: "forged" }) });
+    const cross = await fetch(`${origin}/console/api/keys`, {
+      method: "POST",
+      headers: { cookie, origin: "https://evil.example", "content-type": "application/json" },
+      body: JSON.stringify({ name: "forged" }),
+    });
     expect(cross.status).toBe(403);
     expect(server!.gateway.accounts.keys(accountId).some((k) => k.name === "forged")).toBe(false);
   }, 60_000);
@@ -252,8 +305,19 @@ describe("the console in Chromium", () => {
   it("goes back to the sign-in page when the session ends elsewhere, and signs in again", async () => {
     // The session is ended behind the page's back (as an idle end or a sign-out in another tab would).
     const token = await sessionCookie();
-    const csrf = ((await (await fetch(`${origin}/console/session`, { headers: { cookie: `sdgw_session=${token}` } })).json()) as { csrf_token: string }).csrf_token;
-    expect((await fetch(`${origin}/console/session`, { method: "DELETE", headers: { cookie: `sdgw_session=${token}`, "x-csrf-token": csrf } })).status).toBe(200);
+    const csrf = (
+      (await (await fetch(`${origin}/console/session`, { headers: { cookie: `sdgw_session=${token}` } })).json()) as {
+        csrf_token: string;
+      }
+    ).csrf_token;
+    expect(
+      (
+        await fetch(`${origin}/console/session`, {
+          method: "DELETE",
+          headers: { cookie: `sdgw_session=${token}`, "x-csrf-token": csrf },
+        })
+      ).status,
+    ).toBe(200);
     await page.getByRole("link", { name: "Account", exact: true }).click();
     await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
     // Signed in again, the page asked for is shown.
@@ -266,8 +330,14 @@ describe("the console in Chromium", () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
     expect(await sessionCookie()).toBeUndefined();
-    expect((await fetch(`${origin}/console/session`, { headers: { cookie: `sdgw_session=${token}` } })).status).toBe(401);
-    expect(requests.filter((u) => !(u === origin || u.startsWith(`${origin}/`) || u.startsWith("blob:") || u.startsWith("data:")))).toEqual([]);
+    expect((await fetch(`${origin}/console/session`, { headers: { cookie: `sdgw_session=${token}` } })).status).toBe(
+      401,
+    );
+    expect(
+      requests.filter(
+        (u) => !(u === origin || u.startsWith(`${origin}/`) || u.startsWith("blob:") || u.startsWith("data:")),
+      ),
+    ).toEqual([]);
     expect(requests.length).toBeGreaterThan(10);
     expect(pageErrors).toEqual([]);
   }, 60_000);

@@ -43,23 +43,55 @@ export function capabilitiesUrl(urls: ServiceUrls, platform: string): string {
 export function envelopeError(failure: ProviderFailure, scope: "search" | "data", urls: ServiceUrls): EnvelopeError {
   switch (failure.code) {
     case "upstream_error":
-      return { code: "upstream_error", message: failure.message, retryable: failure.retryable, action_url: urls.status };
+      return {
+        code: "upstream_error",
+        message: failure.message,
+        retryable: failure.retryable,
+        action_url: urls.status,
+      };
     case "rate_limited":
-      return { code: "rate_limited", message: failure.message, retryable: true, retry_after: Math.max(1, failure.retryAfter) };
+      return {
+        code: "rate_limited",
+        message: failure.message,
+        retryable: true,
+        retry_after: Math.max(1, failure.retryAfter),
+      };
     case "not_found":
-      if (scope === "search") return { code: "upstream_error", message: failure.message, retryable: false, action_url: urls.status };
-      return { code: "not_found", message: failure.message, retryable: false, fix: { note: "Check the id or link; nothing was charged." } };
+      if (scope === "search")
+        return { code: "upstream_error", message: failure.message, retryable: false, action_url: urls.status };
+      return {
+        code: "not_found",
+        message: failure.message,
+        retryable: false,
+        fix: { note: "Check the id or link; nothing was charged." },
+      };
     case "invalid_target":
       if (scope === "search") return { code: "invalid_params", message: failure.message, retryable: false };
-      return { code: "invalid_target", message: failure.message, retryable: false, fix: { param: failure.param, note: "Send a link or id of the kind this call reads; nothing was charged." } };
+      return {
+        code: "invalid_target",
+        message: failure.message,
+        retryable: false,
+        fix: { param: failure.param, note: "Send a link or id of the kind this call reads; nothing was charged." },
+      };
     case "temporarily_unavailable":
-      if (scope === "search") return { code: "upstream_error", message: failure.message, retryable: true, action_url: urls.status };
-      return { code: "temporarily_unavailable", message: failure.message, retryable: true, fix: { action_url: urls.status } };
+      if (scope === "search")
+        return { code: "upstream_error", message: failure.message, retryable: true, action_url: urls.status };
+      return {
+        code: "temporarily_unavailable",
+        message: failure.message,
+        retryable: true,
+        fix: { action_url: urls.status },
+      };
   }
 }
 
 /** The entry of a call from what its provider answered. */
-export function entryOf(call: PlannedCall, outcome: ProviderOutcome, scope: "search" | "data", urls: ServiceUrls): EndedCall {
+export function entryOf(
+  call: PlannedCall,
+  outcome: ProviderOutcome,
+  scope: "search" | "data",
+  urls: ServiceUrls,
+): EndedCall {
   const base = { applied_params: call.applied, warnings: [...call.warnings] };
   switch (outcome.status) {
     case "ok":
@@ -71,11 +103,24 @@ export function entryOf(call: PlannedCall, outcome: ProviderOutcome, scope: "sea
       return { call, entry, cost: call.price };
     }
     case "error":
-      return { call, entry: { status: "error", ...base, items: [], error: envelopeError(outcome.failure, scope, urls) }, cost: 0 };
+      return {
+        call,
+        entry: { status: "error", ...base, items: [], error: envelopeError(outcome.failure, scope, urls) },
+        cost: 0,
+      };
     case "not_supported":
       return { call, entry: notSupportedEntry(call, outcome.message, urls).entry, cost: 0 };
     case "timeout":
-      return { call, entry: { status: "timeout", ...base, items: [], error: { code: "timeout", message: outcome.message, retryable: false } }, cost: 0 };
+      return {
+        call,
+        entry: {
+          status: "timeout",
+          ...base,
+          items: [],
+          error: { code: "timeout", message: outcome.message, retryable: false },
+        },
+        cost: 0,
+      };
   }
 }
 
@@ -83,7 +128,13 @@ export function entryOf(call: PlannedCall, outcome: ProviderOutcome, scope: "sea
 export function notSupportedEntry(call: PlannedCall, message: string, urls: ServiceUrls): EndedCall {
   return {
     call,
-    entry: { status: "not_supported", applied_params: call.applied, warnings: [...call.warnings], items: [], error: { code: "not_supported", message, retryable: false, action_url: capabilitiesUrl(urls, call.platform) } },
+    entry: {
+      status: "not_supported",
+      applied_params: call.applied,
+      warnings: [...call.warnings],
+      items: [],
+      error: { code: "not_supported", message, retryable: false, action_url: capabilitiesUrl(urls, call.platform) },
+    },
     cost: 0,
   };
 }
@@ -98,17 +149,36 @@ export function deriveStatus(statuses: readonly AnswerStatus[]): AnswerStatus {
 }
 
 /** The data billing block (D7): `cost` is what the run was charged, `balance` the balance after it. */
-export function dataBilling(cost: number, balance: number, ended: readonly EndedCall[]): { cost: number; balance: number; unit: "credits"; pricing: "standard" | "placeholder" } {
+export function dataBilling(
+  cost: number,
+  balance: number,
+  ended: readonly EndedCall[],
+): { cost: number; balance: number; unit: "credits"; pricing: "standard" | "placeholder" } {
   const placeholder = ended.some((e) => e.cost > 0 && e.call.pricing === "placeholder");
   return { cost, balance, unit: "credits", pricing: placeholder ? "placeholder" : "standard" };
 }
 
 /** The finished answer of a plan, in its shape. */
-export function finishedAnswer(plan: CallPlan, ended: readonly EndedCall[], requestId: string, fetchedAt: string, charged: number, balance: number): { body: Record<string, unknown>; status: AnswerStatus } {
+export function finishedAnswer(
+  plan: CallPlan,
+  ended: readonly EndedCall[],
+  requestId: string,
+  fetchedAt: string,
+  charged: number,
+  balance: number,
+): { body: Record<string, unknown>; status: AnswerStatus } {
   const billing = dataBilling(charged, balance, ended);
   if (plan.shape === "single") {
     const e = ended[0]!;
-    const body: Record<string, unknown> = { request_id: requestId, schema_version: "v1", fetched_at: fetchedAt, status: e.entry.status, applied_params: e.entry.applied_params, warnings: e.entry.warnings, items: e.entry.items };
+    const body: Record<string, unknown> = {
+      request_id: requestId,
+      schema_version: "v1",
+      fetched_at: fetchedAt,
+      status: e.entry.status,
+      applied_params: e.entry.applied_params,
+      warnings: e.entry.warnings,
+      items: e.entry.items,
+    };
     if (e.entry.page) body["page"] = e.entry.page;
     body["platform"] = e.call.platform;
     body["billing"] = billing;
@@ -119,20 +189,47 @@ export function finishedAnswer(plan: CallPlan, ended: readonly EndedCall[], requ
   if (plan.shape === "fanout") {
     const fanout: Partial<Record<Platform, Entry>> = {};
     for (const e of ended) fanout[e.call.platform] = e.entry;
-    return { body: { request_id: requestId, schema_version: "v1", fetched_at: fetchedAt, status, warnings: plan.warnings, fanout, billing }, status };
+    return {
+      body: {
+        request_id: requestId,
+        schema_version: "v1",
+        fetched_at: fetchedAt,
+        status,
+        warnings: plan.warnings,
+        fanout,
+        billing,
+      },
+      status,
+    };
   }
   const targets = ended.map((e) => ({ platform: e.call.platform, target: e.call.target!, result: e.entry }));
-  return { body: { request_id: requestId, schema_version: "v1", fetched_at: fetchedAt, status, warnings: plan.warnings, targets, billing }, status };
+  return {
+    body: {
+      request_id: requestId,
+      schema_version: "v1",
+      fetched_at: fetchedAt,
+      status,
+      warnings: plan.warnings,
+      targets,
+      billing,
+    },
+    status,
+  };
 }
 
 /** A cell of a 202 answer (D5): a platform's or target's result that has ended. */
 export function cellOf(plan: CallPlan, e: EndedCall): Record<string, unknown> {
-  return plan.shape === "targets" ? { platform: e.call.platform, target: e.call.target!, result: e.entry } : { platform: e.call.platform, result: e.entry };
+  return plan.shape === "targets"
+    ? { platform: e.call.platform, target: e.call.target!, result: e.entry }
+    : { platform: e.call.platform, result: e.entry };
 }
 
 /** Credit billing (D7) with a one-sentence `display`. */
 export function creditBilling(view: CreditView, cost: number, runHolds = 0): CreditBilling {
-  const spent = view.dailyLimit === null ? `${view.todaySpend} spent today (UTC)` : `${view.todaySpend} of ${view.dailyLimit} spent today (UTC)`;
+  const spent =
+    view.dailyLimit === null
+      ? `${view.todaySpend} spent today (UTC)`
+      : `${view.todaySpend} of ${view.dailyLimit} spent today (UTC)`;
   const holds = runHolds > 0 ? `, of which this run holds ${runHolds}` : "";
   return {
     cost_credits: cost,

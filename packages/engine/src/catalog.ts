@@ -82,7 +82,11 @@ export class Catalog {
         });
       }
     }
-    this.tools = TOOL_NAMES.map((tool) => ({ tool, description: TOOL_DESCRIPTIONS[tool], params: Object.keys(OPERATIONS[TOOL_OPERATION_IDS[tool]].body?.params ?? {}) }));
+    this.tools = TOOL_NAMES.map((tool) => ({
+      tool,
+      description: TOOL_DESCRIPTIONS[tool],
+      params: Object.keys(OPERATIONS[TOOL_OPERATION_IDS[tool]].body?.params ?? {}),
+    }));
   }
 
   /** The provider and spec of `<platform>.<name>`, if the catalog has it. */

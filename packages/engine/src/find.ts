@@ -21,7 +21,28 @@ const ZH_PLATFORM: Record<Platform, string> = {
 
 const SEGMENTER = new Intl.Segmenter("zh", { granularity: "word" });
 const HAN = /\p{Script=Han}/u;
-const STOP = new Set(["a", "an", "the", "of", "or", "and", "by", "to", "in", "on", "for", "with", "its", "at", "as", "is", "的", "了", "和", "或"]);
+const STOP = new Set([
+  "a",
+  "an",
+  "the",
+  "of",
+  "or",
+  "and",
+  "by",
+  "to",
+  "in",
+  "on",
+  "for",
+  "with",
+  "its",
+  "at",
+  "as",
+  "is",
+  "的",
+  "了",
+  "和",
+  "或",
+]);
 
 /** The words of a text: lower-cased, split at `_` and `.`, Chinese segmented, plus pairs of Chinese characters. */
 export function words(text: string): string[] {
@@ -68,7 +89,10 @@ export class Finder {
         platform: o.platform,
         name: o.name,
         description: o.description,
-        example_call: o.route === "/v1/search" ? { method: "GET" as const, path: "/v1/search" } : { method: "POST" as const, path: o.route },
+        example_call:
+          o.route === "/v1/search"
+            ? { method: "GET" as const, path: "/v1/search" }
+            : { method: "POST" as const, path: o.route },
         strong: new Set(words(`${o.name} ${o.platform} ${ZH_PLATFORM[o.platform]}`)),
         weak: new Set(words(o.description)),
         text: `${o.op} ${o.description} ${ZH_PLATFORM[o.platform]}`.toLowerCase(),
@@ -100,7 +124,15 @@ export class Finder {
         else if (w.length >= 3 && d.text.includes(w)) got += 0.5;
       }
       const score = Math.round((got / q.length) * 100) / 100;
-      if (score > 0) scored.push({ op: d.op, platform: d.platform, name: d.name, description: d.description, score: Math.min(1, score), example_call: d.example_call });
+      if (score > 0)
+        scored.push({
+          op: d.op,
+          platform: d.platform,
+          name: d.name,
+          description: d.description,
+          score: Math.min(1, score),
+          example_call: d.example_call,
+        });
     }
     return scored.sort((a, b) => b.score - a.score).slice(0, options.limit ?? 20);
   }

@@ -5,7 +5,9 @@
  */
 
 /** The key a request presents, or why not (`reason`, `message` and `fix.note` of its 401 answer). */
-export type PresentedKey = { ok: true; key: string } | { ok: false; reason: "missing" | "invalid"; message: string; note: string };
+export type PresentedKey =
+  | { ok: true; key: string }
+  | { ok: false; reason: "missing" | "invalid"; message: string; note: string };
 
 /** Reads the key of a request from its headers (lower-case names). */
 export function presentedKey(headers: Readonly<Record<string, string | undefined>>): PresentedKey {

@@ -49,7 +49,13 @@ export type PlanResult = { ok: true; plan: CallPlan } | { ok: false; refusal: Pl
 
 type Body = Readonly<Record<string, unknown>>;
 
-const SEARCH_DEFAULTS = { type: "content", sort: "relevance", time_range: "all", content_type: "all", count: 10 } as const;
+const SEARCH_DEFAULTS = {
+  type: "content",
+  sort: "relevance",
+  time_range: "all",
+  content_type: "all",
+  count: 10,
+} as const;
 
 function noSuchCapability(catalog: Catalog, platform: string, name: string): PlanRefusal {
   const allowed = catalog.platformsOffering(name);
@@ -59,12 +65,17 @@ function noSuchCapability(catalog: Catalog, platform: string, name: string): Pla
       ? `${platform} does not offer ${name}; ${allowed.join(", ")} ${allowed.length === 1 ? "does" : "do"}. Nothing ran and nothing was charged.`
       : `The catalog has no op ${platform}.${name}. Nothing ran and nothing was charged.`,
     allowed,
-    note: allowed.length ? `Call one of ${allowed.map((p) => `${p}.${name}`).join(", ")}; GET /v1/capabilities lists every op.` : "GET /v1/capabilities lists every op.",
+    note: allowed.length
+      ? `Call one of ${allowed.map((p) => `${p}.${name}`).join(", ")}; GET /v1/capabilities lists every op.`
+      : "GET /v1/capabilities lists every op.",
   };
 }
 
 function badCursor(): PlanRefusal {
-  return { code: "invalid_params", invalid: { param: "cursor", message: "`cursor` is invalid or expired; restart without `cursor`." } };
+  return {
+    code: "invalid_params",
+    invalid: { param: "cursor", message: "`cursor` is invalid or expired; restart without `cursor`." },
+  };
 }
 
 /** The applied value of `query` (D22: a whole number is searched as its decimal text). */
@@ -79,7 +90,13 @@ function scoped(provider: PlatformProvider, applied: Record<string, unknown>, wa
   }
 }
 
-function call(provider: PlatformProvider, spec: OperationSpec, applied: Record<string, unknown>, warnings: string[], target?: string): PlannedCall {
+function call(
+  provider: PlatformProvider,
+  spec: OperationSpec,
+  applied: Record<string, unknown>,
+  warnings: string[],
+  target?: string,
+): PlannedCall {
   const params = { ...applied };
   delete params["platform"];
   delete params["op"];
@@ -98,7 +115,13 @@ function call(provider: PlatformProvider, spec: OperationSpec, applied: Record<s
 }
 
 /** Plans `search` or `trending` (GET or POST): one platform, or a fanout over `platforms` (D17, D19). */
-export function planPlatforms(catalog: Catalog, name: "search" | "trending", input: Body, errorScope: "search" | "data", extra: Record<string, unknown> = {}): PlanResult {
+export function planPlatforms(
+  catalog: Catalog,
+  name: "search" | "trending",
+  input: Body,
+  errorScope: "search" | "data",
+  extra: Record<string, unknown> = {},
+): PlanResult {
   const base: Record<string, unknown> = {};
   if (name === "search") {
     base["query"] = queryText(input["query"]);
@@ -114,11 +137,21 @@ export function planPlatforms(catalog: Catalog, name: "search" | "trending", inp
     const provider = catalog.providers[single];
     const spec = provider.operations.find((o) => o.name === name);
     if (!spec) return { ok: false, refusal: noSuchCapability(catalog, single, name) };
-    if (typeof base["cursor"] === "string" && !provider.cursorValid(name, base["cursor"])) return { ok: false, refusal: badCursor() };
+    if (typeof base["cursor"] === "string" && !provider.cursorValid(name, base["cursor"]))
+      return { ok: false, refusal: badCursor() };
     const warnings: string[] = [];
     const applied: Record<string, unknown> = { ...extra, platform: single, ...base };
     scoped(provider, applied, warnings);
-    return { ok: true, plan: { operation: name, shape: "single", errorScope, calls: [call(provider, spec, applied, warnings)], warnings: [] } };
+    return {
+      ok: true,
+      plan: {
+        operation: name,
+        shape: "single",
+        errorScope,
+        calls: [call(provider, spec, applied, warnings)],
+        warnings: [],
+      },
+    };
   }
 
   const requested = input["platforms"];
@@ -160,7 +193,13 @@ export function planPlatforms(catalog: Catalog, name: "search" | "trending", inp
 }
 
 /** Plans `detail`, `comments`, `user_profile` or `user_posts`: one target, or a list (each value a call of its own). */
-export function planTargets(catalog: Catalog, name: "detail" | "comments" | "user_profile" | "user_posts", platform: Platform, input: Body, extra: Record<string, unknown> = {}): PlanResult {
+export function planTargets(
+  catalog: Catalog,
+  name: "detail" | "comments" | "user_profile" | "user_posts",
+  platform: Platform,
+  input: Body,
+  extra: Record<string, unknown> = {},
+): PlanResult {
   const provider = catalog.providers[platform];
   const spec = provider.operations.find((o) => o.name === name);
   if (!spec) return { ok: false, refusal: noSuchCapability(catalog, platform, name) };
@@ -176,19 +215,40 @@ export function planTargets(catalog: Catalog, name: "detail" | "comments" | "use
     }
   }
   const values = Array.isArray(value) ? value : [value];
-  const calls = values.map((v) => call(provider, spec, { ...extra, platform, [by]: v, ...shared }, [], Array.isArray(value) ? v : undefined));
-  return { ok: true, plan: { operation: name, shape: Array.isArray(value) ? "targets" : "single", errorScope: "data", calls, warnings: [] } };
+  const calls = values.map((v) =>
+    call(provider, spec, { ...extra, platform, [by]: v, ...shared }, [], Array.isArray(value) ? v : undefined),
+  );
+  return {
+    ok: true,
+    plan: {
+      operation: name,
+      shape: Array.isArray(value) ? "targets" : "single",
+      errorScope: "data",
+      calls,
+      warnings: [],
+    },
+  };
 }
 
 function checkParam(p: OpParam, v: unknown): string | null {
   if (p.type === "integer") {
-    if (typeof v !== "number" || !Number.isSafeInteger(v) || (p.min !== undefined && v < p.min) || (p.max !== undefined && v > p.max)) return `\`${p.name}\` must be a whole number from ${p.min ?? 0} to ${p.max ?? 9007199254740991}.`;
+    if (
+      typeof v !== "number" ||
+      !Number.isSafeInteger(v) ||
+      (p.min !== undefined && v < p.min) ||
+      (p.max !== undefined && v > p.max)
+    )
+      return `\`${p.name}\` must be a whole number from ${p.min ?? 0} to ${p.max ?? 9007199254740991}.`;
     return null;
   }
   if (typeof v !== "string") return `\`${p.name}\` must be text.`;
   const n = [...v].length;
-  if (p.allowed && !p.allowed.includes(v)) return `\`${p.name}\` must be one of ${p.allowed.map((a) => `\`${a}\``).join(", ")}.`;
-  if ((p.min !== undefined && n < p.min) || (p.max !== undefined && n > p.max)) return p.min === p.max ? `\`${p.name}\` must be text of ${p.min} characters.` : `\`${p.name}\` must be text of ${p.min ?? 0} to ${p.max} characters.`;
+  if (p.allowed && !p.allowed.includes(v))
+    return `\`${p.name}\` must be one of ${p.allowed.map((a) => `\`${a}\``).join(", ")}.`;
+  if ((p.min !== undefined && n < p.min) || (p.max !== undefined && n > p.max))
+    return p.min === p.max
+      ? `\`${p.name}\` must be text of ${p.min} characters.`
+      : `\`${p.name}\` must be text of ${p.min ?? 0} to ${p.max} characters.`;
   return null;
 }
 
@@ -197,22 +257,53 @@ export function planExtra(provider: PlatformProvider, spec: OperationSpec, op: s
   const params = spec.params ?? [];
   const allowed = [...params.map((p) => p.name), "max_cost_credits"];
   for (const k of Object.keys(body)) {
-    if (!allowed.includes(k)) return { ok: false, refusal: { code: "invalid_params", invalid: { param: k, message: `\`${k}\` is not a parameter of this call.`, allowed } } };
+    if (!allowed.includes(k))
+      return {
+        ok: false,
+        refusal: {
+          code: "invalid_params",
+          invalid: { param: k, message: `\`${k}\` is not a parameter of this call.`, allowed },
+        },
+      };
   }
   const applied: Record<string, unknown> = { op };
   for (const p of params) {
     const v = body[p.name];
     if (v === undefined) {
-      if (p.required) return { ok: false, refusal: { code: "invalid_params", invalid: { param: p.name, message: `\`${p.name}\` is required.`, allowed } } };
+      if (p.required)
+        return {
+          ok: false,
+          refusal: {
+            code: "invalid_params",
+            invalid: { param: p.name, message: `\`${p.name}\` is required.`, allowed },
+          },
+        };
       if (p.default !== undefined) applied[p.name] = p.default;
       continue;
     }
     const wrong = checkParam(p, v);
-    if (wrong) return { ok: false, refusal: { code: "invalid_params", invalid: { param: p.name, message: wrong, ...(p.allowed ? { allowed: p.allowed } : {}) } } };
+    if (wrong)
+      return {
+        ok: false,
+        refusal: {
+          code: "invalid_params",
+          invalid: { param: p.name, message: wrong, ...(p.allowed ? { allowed: p.allowed } : {}) },
+        },
+      };
     applied[p.name] = v;
   }
-  if (typeof applied["cursor"] === "string" && !provider.cursorValid(spec.name, applied["cursor"])) return { ok: false, refusal: badCursor() };
-  return { ok: true, plan: { operation: spec.name, shape: "single", errorScope: "data", calls: [call(provider, spec, applied, [])], warnings: [] } };
+  if (typeof applied["cursor"] === "string" && !provider.cursorValid(spec.name, applied["cursor"]))
+    return { ok: false, refusal: badCursor() };
+  return {
+    ok: true,
+    plan: {
+      operation: spec.name,
+      shape: "single",
+      errorScope: "data",
+      calls: [call(provider, spec, applied, [])],
+      warnings: [],
+    },
+  };
 }
 
 /** The quote of a plan: the price of every call that will run (calls answered `not_supported` cost nothing). */

@@ -47,7 +47,10 @@ export function refusalAnswer(r: PlanRefusal | ToolRefusal, urls: ServiceUrls): 
  * The `403 plan_limit` a free account gets for what opens after the first purchase: a confirmed `account_watch`
  * with `schedule` (D11, D51: `schedules_need_purchase`) or a confirmed `batch_stats` (D58: `batches_need_purchase`).
  */
-export function purchaseRefusal(tool: "account_watch" | "batch_stats", urls: ServiceUrls): RefusalAnswer & { code: "plan_limit" } {
+export function purchaseRefusal(
+  tool: "account_watch" | "batch_stats",
+  urls: ServiceUrls,
+): RefusalAnswer & { code: "plan_limit" } {
   const nothing = "Nothing ran and nothing was charged.";
   if (tool === "account_watch") {
     const message = `Schedules open after the first purchase; this call without \`schedule\` runs now. ${nothing}`;

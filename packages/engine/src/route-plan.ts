@@ -21,7 +21,12 @@ export type DataRouteId =
   | "callOperation";
 
 const EVERY_OP = "GET /v1/capabilities lists every op.";
-const TARGET_OPS = { detail: "detail", comments: "comments", userProfile: "user_profile", userPosts: "user_posts" } as const;
+const TARGET_OPS = {
+  detail: "detail",
+  comments: "comments",
+  userProfile: "user_profile",
+  userPosts: "user_posts",
+} as const;
 
 /**
  * Checks the body of a typed op called by name against its route's validator (`requestValidators[routeOp].body`
@@ -35,7 +40,13 @@ type Body = Readonly<Record<string, unknown>>;
  * Plans a validated request of a data route: `input` is the query of `GET /v1/search`, else the JSON body; `op` is
  * the `{op}` of `POST /v1/call/{op}`, whose typed ops `check` validates.
  */
-export function planRoute(catalog: Catalog, operationId: DataRouteId, input: Body, op: string, check: RouteBodyCheck): PlanResult {
+export function planRoute(
+  catalog: Catalog,
+  operationId: DataRouteId,
+  input: Body,
+  op: string,
+  check: RouteBodyCheck,
+): PlanResult {
   switch (operationId) {
     case "search":
       return planPlatforms(catalog, "search", input, "search");
@@ -74,7 +85,9 @@ export function planOperation(catalog: Catalog, op: string, body: Body, check: R
   }
   if (!isRouteOperation(name)) return planExtra(found.provider, found.spec, op, body);
   const routeOp = ROUTES[name].operationId;
-  const allowed = Object.keys(OPERATIONS[routeOp].body?.params ?? {}).filter((p) => p !== "platform" && p !== "platforms");
+  const allowed = Object.keys(OPERATIONS[routeOp].body?.params ?? {}).filter(
+    (p) => p !== "platform" && p !== "platforms",
+  );
   const unknown = Object.keys(body).find((k) => !allowed.includes(k));
   if (unknown !== undefined) {
     const invalid = { param: unknown, message: `\`${unknown}\` is not a parameter of this call.`, allowed };

@@ -9,7 +9,14 @@ import type { RunResult, ToolPlan } from "./tools/types.ts";
 
 /** The tool quote: what the call would run and cost; `billing.cost_credits` 0. */
 export function toolQuoteAnswer(requestId: string, plan: ToolPlan, view: CreditView): ToolQuoteAnswer {
-  return { request_id: requestId, schema_version: "v1", tool: plan.tool, applied_params: plan.applied_params, quote: plan.quote, billing: creditBilling(view, 0) as ToolQuoteAnswer["billing"] };
+  return {
+    request_id: requestId,
+    schema_version: "v1",
+    tool: plan.tool,
+    applied_params: plan.applied_params,
+    quote: plan.quote,
+    billing: creditBilling(view, 0) as ToolQuoteAnswer["billing"],
+  };
 }
 
 /** What a finished tool answer is made of. */
@@ -44,5 +51,7 @@ export function toolAnswer(p: ToolAnswerParts): ToolAnswer {
     charge: { quote_credits: p.plan.quote.quote_credits, charged_credits: p.charged },
     billing: creditBilling(p.view, p.charged),
   };
-  return (result.error && result.status !== "ok" && result.status !== "empty" ? { ...base, error: result.error } : base) as ToolAnswer;
+  return (
+    result.error && result.status !== "ok" && result.status !== "empty" ? { ...base, error: result.error } : base
+  ) as ToolAnswer;
 }

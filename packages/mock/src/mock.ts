@@ -4,7 +4,15 @@
  * idempotency, paging; and any status or error code on demand (scenarios).
  */
 import { Catalog, Finder, Simulator, TOOLS, cellOf, creditBilling, creditsFor, entryOf } from "@sdgw/engine";
-import { finishedAnswer, fromBase64url, notSupportedEntry, planRoute, quoteOf, refusalAnswer, seedText } from "@sdgw/engine";
+import {
+  finishedAnswer,
+  fromBase64url,
+  notSupportedEntry,
+  planRoute,
+  quoteOf,
+  refusalAnswer,
+  seedText,
+} from "@sdgw/engine";
 import { presentedKey, purchaseRefusal, toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
 import type { CreditView, DataRouteId, EndedCall, PlanRefusal, PlannedCall } from "@sdgw/engine";
 import type { PlatformProvider, RunResult, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
@@ -12,7 +20,13 @@ import type { OnStep } from "@sdgw/engine/tools";
 import { ERROR_CATALOGUE, TOOL_NAMES } from "@sdgw/types";
 import type { AccountAnswer, ErrorCode, OperationId, Platform, Schedule, Step, ToolName } from "@sdgw/types";
 import { DEFAULT_URLS, OPERATIONS, answerHeaders, bodyTextProblem, errorAnswer, invalidBody } from "@sdgw/validators";
-import { invalidParamsAnswer, keyInQueryRefusal, keysInQuery, nextUtcMidnight, normalizeHeaders } from "@sdgw/validators";
+import {
+  invalidParamsAnswer,
+  keyInQueryRefusal,
+  keysInQuery,
+  nextUtcMidnight,
+  normalizeHeaders,
+} from "@sdgw/validators";
 import { parseQuery, queryTextProblem, requestValidators, responseValidators, toCsv, toNdjson } from "@sdgw/validators";
 import { validateErrorStructure } from "@sdgw/validators";
 import type { HttpErrorCode, InvalidParams, RequestValidation, ServiceUrls } from "@sdgw/validators";
@@ -161,7 +175,9 @@ type Planned = { call?: Charged; refusal?: Refusal; beforeKey?: boolean };
 type Validators = Record<string, (v: unknown) => RequestValidation<unknown>>;
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
-const isProduction = () => (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["NODE_ENV"] === "production";
+const isProduction = () =>
+  (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["NODE_ENV"] ===
+  "production";
 
 const decodePart = (v: string) => {
   try {
@@ -209,7 +225,8 @@ export function createMock(options: MockOptions = {}): Mock {
   const slow = options.slow ?? /\bslow\b/i;
   const isSlow = (call: Parameters<Exclude<MockOptions["slow"], RegExp | undefined>>[0]) =>
     slow instanceof RegExp ? slow.test(JSON.stringify(call.params)) : slow(call);
-  if (!(Number.isInteger(polls) && polls >= 0)) throw new TypeError(`@sdgw/mock: polls must be a whole number, 0 or more (got ${polls})`);
+  if (!(Number.isInteger(polls) && polls >= 0))
+    throw new TypeError(`@sdgw/mock: polls must be a whole number, 0 or more (got ${polls})`);
 
   const store = new Store(options.balance ?? 100);
   const simulator = new Simulator({ now: clock, ...(options.anchor !== undefined ? { anchor: options.anchor } : {}) });
@@ -220,7 +237,10 @@ export function createMock(options: MockOptions = {}): Mock {
   // ---------------------------------------------------------------------------------------------- scenarios
 
   /** The scenario for this request: the header's, else the newest `use`d one for this operation. */
-  function pick(op: OperationId, fromHeader: Scenario | undefined): { scenario: Scenario; consume(): void } | undefined {
+  function pick(
+    op: OperationId,
+    fromHeader: Scenario | undefined,
+  ): { scenario: Scenario; consume(): void } | undefined {
     if (fromHeader) return { scenario: fromHeader, consume: () => {} };
     const found = active.find((a) => a.left > 0 && (a.scenario.operation === undefined || a.scenario.operation === op));
     if (!found) return undefined;
@@ -249,12 +269,17 @@ export function createMock(options: MockOptions = {}): Mock {
     const row = ERROR_CATALOGUE[code];
     const non200 = row.http.find((h) => h !== 200);
     const dataRoute = route.charging && op !== "search";
-    const wanted = s.http ?? (non200 === undefined || ((code === "not_found" || code === "temporarily_unavailable") && dataRoute) ? 200 : non200);
+    const wanted =
+      s.http ??
+      (non200 === undefined || ((code === "not_found" || code === "temporarily_unavailable") && dataRoute)
+        ? 200
+        : non200);
     if (wanted === 200) {
       if (runs && (op === "getResult" || envelopeAllows(code, op))) return { kind: "outcome", outcome: code };
       return { kind: "skip", reason: `${op} answers no ${code} inside an HTTP 200 answer` };
     }
-    if ((row.http as readonly number[]).includes(wanted) && route.responses.includes(wanted)) return { kind: "refusal", code: code as HttpErrorCode, http: wanted };
+    if ((row.http as readonly number[]).includes(wanted) && route.responses.includes(wanted))
+      return { kind: "refusal", code: code as HttpErrorCode, http: wanted };
     return { kind: "skip", reason: `${op} documents no HTTP ${wanted} answer for ${code}` };
   }
 
@@ -328,7 +353,11 @@ export function createMock(options: MockOptions = {}): Mock {
     if (route.charging && !(key.permissions ?? []).includes("read_data")) {
       throw refuse("key_scope_denied", requestId, {
         message: "This key lacks the permission read_data.",
-        fix: { allowed: ["read_data"], action_url: urls.console, note: "Give the key read_data in the console; it holds from the next call." },
+        fix: {
+          allowed: ["read_data"],
+          action_url: urls.console,
+          note: "Give the key read_data in the console; it holds from the next call.",
+        },
       });
     }
     return presented.key;
@@ -342,13 +371,19 @@ export function createMock(options: MockOptions = {}): Mock {
 
   /** The JSON body of a request: one sent without `Content-Type: application/json` is refused like bad JSON (seed invalid_params case 1). */
   /** The JSON body, or why it is none: not JSON (`invalidBody`), or bytes that are not UTF-8 (issue: never replaced). */
-  async function readBody(request: Request, contentType: string | undefined): Promise<{ ok: true; value: unknown } | { ok: false; why?: InvalidParams }> {
+  async function readBody(
+    request: Request,
+    contentType: string | undefined,
+  ): Promise<{ ok: true; value: unknown } | { ok: false; why?: InvalidParams }> {
     if ((contentType ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") return { ok: false };
     let text: string;
     try {
       text = UTF8.decode(await request.arrayBuffer());
     } catch {
-      return { ok: false, why: { param: "body", message: "The body is not UTF-8 text.", note: "Send one JSON object encoded as UTF-8." } };
+      return {
+        ok: false,
+        why: { param: "body", message: "The body is not UTF-8 text.", note: "Send one JSON object encoded as UTF-8." },
+      };
     }
     if (text.trim() === "") return { ok: false };
     try {
@@ -364,7 +399,12 @@ export function createMock(options: MockOptions = {}): Mock {
   const view = (): CreditView => {
     return { balance: store.balance, todaySpend: store.spentToday, dailyLimit: null, dailyRemaining: null, held: 0 };
   };
-  const toolContext = (providers: ToolContext["providers"]): ToolContext => ({ providers, accountPlan: "paid", now: clock(), urls });
+  const toolContext = (providers: ToolContext["providers"]): ToolContext => ({
+    providers,
+    accountPlan: "paid",
+    now: clock(),
+    urls,
+  });
   const failure = (o: Outcome, platform: string, params: object = {}) => forcedOutcome(o, platform, params, retryAfter);
 
   /** One planned call on its provider, or the outcome a scenario forces instead. */
@@ -377,7 +417,12 @@ export function createMock(options: MockOptions = {}): Mock {
       return { call, entry: { ...entry, error: ownError(forced, call.platform, urls) }, cost: 0 };
     }
     const { platform, operation, params } = call;
-    const outcome = await simulator.providers[platform].call({ platform, operation, params, signal: new AbortController().signal });
+    const outcome = await simulator.providers[platform].call({
+      platform,
+      operation,
+      params,
+      signal: new AbortController().signal,
+    });
     return entryOf(call, outcome, scope, urls);
   }
 
@@ -397,7 +442,9 @@ export function createMock(options: MockOptions = {}): Mock {
       providers = Object.fromEntries(Object.entries(providers).map(([k, p]) => [k, wrap(p)])) as typeof providers;
     }
     const waves: Step[][] = [];
-    const tool = TOOLS[c.plan.tool] as unknown as { run(r: unknown, ctx: ToolContext, onStep: OnStep): Promise<RunResult> };
+    const tool = TOOLS[c.plan.tool] as unknown as {
+      run(r: unknown, ctx: ToolContext, onStep: OnStep): Promise<RunResult>;
+    };
     let result = await tool.run(c.body, toolContext(providers), (steps) => waves.push(steps));
     if (forced && forced !== "ok" && !failure(forced, "") && result.status === "error") {
       result = { ...result, error: ownError(forced, c.plan.tool, urls) };
@@ -415,8 +462,14 @@ export function createMock(options: MockOptions = {}): Mock {
   /** The same run when the balance no longer covers it: every call `insufficient_balance`, nothing charged. */
   function unpaid(done: Done): Done {
     const error = (platform: string) => ownError("insufficient_balance", platform, urls);
-    if (done.kind === "tool") return { ...done, result: { ...done.result, status: "error", items: [], error: error("") } };
-    const entry = (e: EndedCall) => ({ ...e.entry, status: "error" as const, items: [], error: error(e.call.platform) });
+    if (done.kind === "tool")
+      return { ...done, result: { ...done.result, status: "error", items: [], error: error("") } };
+    const entry = (e: EndedCall) => ({
+      ...e.entry,
+      status: "error" as const,
+      items: [],
+      error: error(e.call.platform),
+    });
     return { kind: "data", ended: done.ended.map((e) => ({ call: e.call, entry: entry(e), cost: 0 })) };
   }
 
@@ -441,7 +494,10 @@ export function createMock(options: MockOptions = {}): Mock {
     }
     const { plan, warnings } = c as Extract<Charged, { kind: "tool" }>;
     const result = (done as Extract<Done, { kind: "tool" }>).result;
-    return { body: toolAnswer({ requestId, fetchedAt, plan, result, charged, view: view(), warnings }) as never, charged };
+    return {
+      body: toolAnswer({ requestId, fetchedAt, plan, result, charged, view: view(), warnings }) as never,
+      charged,
+    };
   }
 
   function finishedReply(body: Record<string, unknown>, extraHeaders: Record<string, string> = {}): Reply {
@@ -451,13 +507,16 @@ export function createMock(options: MockOptions = {}): Mock {
   }
 
   /** `batch_stats`' `format`: the media type of its answer, and the default of a read of its handle (D31). */
-  const formatOf = (c: Charged): unknown => (c.kind === "tool" && c.plan.tool === "batch_stats" ? c.body["format"] : undefined);
+  const formatOf = (c: Charged): unknown =>
+    c.kind === "tool" && c.plan.tool === "batch_stats" ? c.body["format"] : undefined;
 
   /** A finished answer in the media type asked for (D31): csv or ndjson rows of its items, else its JSON. */
   function fileReply(body: Record<string, unknown>, format: unknown, extraHeaders: Record<string, string> = {}): Reply {
     const r = finishedReply(body, extraHeaders);
-    if (format === "csv") return { status: r.status, headers: r.headers, text: toCsv(body), contentType: "text/csv; charset=utf-8" };
-    if (format === "ndjson") return { status: r.status, headers: r.headers, text: toNdjson(body), contentType: "application/x-ndjson" };
+    if (format === "csv")
+      return { status: r.status, headers: r.headers, text: toCsv(body), contentType: "text/csv; charset=utf-8" };
+    if (format === "ndjson")
+      return { status: r.status, headers: r.headers, text: toNdjson(body), contentType: "application/x-ndjson" };
     return r;
   }
 
@@ -510,7 +569,15 @@ export function createMock(options: MockOptions = {}): Mock {
       ...fixture,
       request_id: requestId,
       workspace: { ...fixture.workspace, schedules_count: store.scheduleList.length },
-      key: { ...fixture.key, id, prefix: apiKey.slice(0, 9), name: "mock key", permissions, daily_limit_credits: null, expires_at: null },
+      key: {
+        ...fixture.key,
+        id,
+        prefix: apiKey.slice(0, 9),
+        name: "mock key",
+        permissions,
+        daily_limit_credits: null,
+        expires_at: null,
+      },
       billing: creditBilling(view(), 0) as AccountAnswer["billing"],
     };
   }
@@ -539,7 +606,8 @@ export function createMock(options: MockOptions = {}): Mock {
       const planned = TOOLS[route.tool as ToolName].plan(params as never, toolContext(simulator.providers));
       if (!planned.ok) {
         const r = planned.refusal;
-        const beforeKey = r.code === "invalid_params" || (r.code === "not_supported" && r.reason === "no_such_capability");
+        const beforeKey =
+          r.code === "invalid_params" || (r.code === "not_supported" && r.reason === "no_such_capability");
         return { refusal: planRefusal(r, requestId), beforeKey };
       }
       const p = planned.plan;
@@ -564,12 +632,21 @@ export function createMock(options: MockOptions = {}): Mock {
   }
 
   /** A data or tool call, from its plan to its answer. */
-  async function charging(req: Pending, c: Charged, apiKey: string, pathParams: Record<string, string>): Promise<Reply> {
+  async function charging(
+    req: Pending,
+    c: Charged,
+    apiKey: string,
+    pathParams: Record<string, string>,
+  ): Promise<Reply> {
     const { route, forced, consume, skipped, requestId, params, headers } = req;
     const op = route.operationId;
     const confirmed = params["confirm"] !== false;
     if (op === "accountWatch" && isObject(params["schedule"]) && confirmed && store.scheduleList.length >= 20) {
-      throw invalid(requestId, { param: "schedule", message: "A workspace has at most 20 schedules.", note: "DELETE /v1/schedules/{schedule_id} removes one; GET /v1/schedules lists them." });
+      throw invalid(requestId, {
+        param: "schedule",
+        message: "A workspace has at most 20 schedules.",
+        note: "DELETE /v1/schedules/{schedule_id} removes one; GET /v1/schedules lists them.",
+      });
     }
 
     // idempotency (seed: 409 while running, the first answer again after, 422 with other parameters)
@@ -583,19 +660,24 @@ export function createMock(options: MockOptions = {}): Mock {
         fix: { param: "Idempotency-Key", note: "Use a new key for a new call, or send the same parameters again." },
       });
     }
-    if (record?.answer) return { ...clone(record.answer), headers: { ...record.answer.headers, "Idempotent-Replayed": "true" } };
+    if (record?.answer)
+      return { ...clone(record.answer), headers: { ...record.answer.headers, "Idempotent-Replayed": "true" } };
     if (record?.handle) {
       const run = store.runMap.get(record.handle)!;
-      if (run.status === "running" && (run.reads < polls && !run.due)) {
+      if (run.status === "running" && run.reads < polls && !run.due) {
         run.reads += 1;
         throw refuse("idempotency_in_progress", requestId, {
           message: "The call under this Idempotency-Key is still running.",
           retry_after: retryAfter,
-          fix: { param: "Idempotency-Key", note: `Ask again with the same key and parameters after ${retryAfter} seconds, or read ${run.handle}; it is charged once.` },
+          fix: {
+            param: "Idempotency-Key",
+            note: `Ask again with the same key and parameters after ${retryAfter} seconds, or read ${run.handle}; it is charged once.`,
+          },
         });
       }
       if (run.status === "running") finish(run);
-      if (run.status === "finished") return fileReply(clone(run.finished!), formatOf(run.call), { "Idempotent-Replayed": "true" });
+      if (run.status === "finished")
+        return fileReply(clone(run.finished!), formatOf(run.call), { "Idempotent-Replayed": "true" });
       store.idempotency.delete(slot!); // broken or expired: the key starts a new call
     }
 
@@ -605,7 +687,8 @@ export function createMock(options: MockOptions = {}): Mock {
     };
 
     if (c.kind === "tool" && !confirmed) {
-      if (forced?.kind === "running" || forced?.kind === "outcome") skipped.push(`${op} with confirm: false answers the quote only`);
+      if (forced?.kind === "running" || forced?.kind === "outcome")
+        skipped.push(`${op} with confirm: false answers the quote only`);
       return remember(reply(200, toolQuoteAnswer(requestId, c.plan, view())));
     }
 
@@ -650,7 +733,9 @@ export function createMock(options: MockOptions = {}): Mock {
     // A tool quoted `background` (over 10 calls, D51) answers 202 at once; any call may pass the wait (`slow`).
     const runs = c.kind === "tool" || c.plan.calls.some((x) => !x.unsupported);
     const background =
-      forced?.kind === "running" || (c.kind === "tool" && c.plan.quote.mode === "background") || (runs && isSlow({ operationId: op, params, headers }));
+      forced?.kind === "running" ||
+      (c.kind === "tool" && c.plan.quote.mode === "background") ||
+      (runs && isSlow({ operationId: op, params, headers }));
     const done = await execute(c, outcome);
     if (background) {
       const fresh = { reads: 0, status: "running" as const, due: false, charged: 0 };
@@ -669,7 +754,11 @@ export function createMock(options: MockOptions = {}): Mock {
   function addSchedule(plan: ToolPlan): Schedule {
     const every = String(plan.applied_params["schedule.every"]) as Schedule["every"];
     const hours = every === "1h" ? 1 : every === "6h" ? 6 : 24;
-    const params = Object.fromEntries(Object.entries(plan.applied_params).filter(([k]) => k !== "schedule.every" && k !== "confirm" && k !== "max_cost_credits"));
+    const params = Object.fromEntries(
+      Object.entries(plan.applied_params).filter(
+        ([k]) => k !== "schedule.every" && k !== "confirm" && k !== "max_cost_credits",
+      ),
+    );
     const schedule: Schedule = {
       id: `sch_${newHandle().slice(2, 10)}`,
       tool: "account_watch",
@@ -692,7 +781,10 @@ export function createMock(options: MockOptions = {}): Mock {
       throw refuse("not_found", requestId, {
         reason: "no_such_handle",
         message: `No result ${handle} was started by this key.`,
-        fix: { param: "handle", note: "A result is read only by the key that started the call; check the handle and the key." },
+        fix: {
+          param: "handle",
+          note: "A result is read only by the key that started the call; check the handle and the key.",
+        },
       });
     }
     if (run.status === "finished" && clock() - run.endedAt! >= RETENTION_MS) run.status = "expired";
@@ -705,7 +797,10 @@ export function createMock(options: MockOptions = {}): Mock {
     if (run.status === "broken") {
       throw refuse("internal_error", requestId, {
         message: `The run behind ${handle} broke on the service's side; nothing was charged.`,
-        fix: { param: "handle", note: "Send the original call again; under the same Idempotency-Key it is never charged twice." },
+        fix: {
+          param: "handle",
+          note: "Send the original call again; under the same Idempotency-Key it is never charged twice.",
+        },
       });
     }
     if (run.status === "running") {
@@ -754,7 +849,8 @@ export function createMock(options: MockOptions = {}): Mock {
     if (forced?.kind === "skip") skipped.push(forced.reason);
     if (forced?.kind === "noop") consume();
 
-    const done = (r: Reply): Reply => (skipped.length ? { ...r, headers: { ...r.headers, [SKIPPED_HEADER]: skipped.join("; ") } } : r);
+    const done = (r: Reply): Reply =>
+      skipped.length ? { ...r, headers: { ...r.headers, [SKIPPED_HEADER]: skipped.join("; ") } } : r;
     try {
       refuseKeyInQuery(url, requestId); // every route, keyless ones too: a key in a URL has leaked (D25)
       if (forced?.kind === "refusal") {
@@ -793,7 +889,14 @@ export function createMock(options: MockOptions = {}): Mock {
 
       switch (op) {
         case "listCapabilities":
-          return done(reply(200, { request_id: requestId, schema_version: "v1", operations: catalog.operations, tools: catalog.tools }));
+          return done(
+            reply(200, {
+              request_id: requestId,
+              schema_version: "v1",
+              operations: catalog.operations,
+              tools: catalog.tools,
+            }),
+          );
         case "getOpenApiDocument":
           return done(reply(200, OPENAPI_DOCUMENT));
         case "findOperation":
@@ -801,12 +904,18 @@ export function createMock(options: MockOptions = {}): Mock {
         case "getAccount":
           return done(reply(200, account(apiKey, requestId)));
         case "listSchedules":
-          return done(reply(200, { request_id: requestId, schema_version: "v1", schedules: store.schedules, limit: 20 }));
+          return done(
+            reply(200, { request_id: requestId, schema_version: "v1", schedules: store.schedules, limit: 20 }),
+          );
         case "deleteSchedule": {
           const id = pathParams["schedule_id"] ?? "";
           const at = store.scheduleList.findIndex((s) => s.id === id);
           if (at < 0) {
-            throw refuse("not_found", requestId, { reason: "no_such_schedule", message: `The workspace has no schedule ${id}.`, fix: { param: "schedule_id", example_call: { method: "GET", path: "/v1/schedules" } } });
+            throw refuse("not_found", requestId, {
+              reason: "no_such_schedule",
+              message: `The workspace has no schedule ${id}.`,
+              fix: { param: "schedule_id", example_call: { method: "GET", path: "/v1/schedules" } },
+            });
           }
           store.scheduleList.splice(at, 1);
           return done(reply(200, { request_id: requestId, schema_version: "v1", deleted: true, schedule_id: id }));
@@ -825,7 +934,9 @@ export function createMock(options: MockOptions = {}): Mock {
   /** Dev check: every JSON answer against the contract. */
   function conform(route: MockRoute | undefined, r: Reply): void {
     if (!validate || r.json === undefined) return;
-    const result = route ? responseValidators[route.operationId as keyof typeof responseValidators](r.status, r.json) : validateErrorStructure(r.json);
+    const result = route
+      ? responseValidators[route.operationId as keyof typeof responseValidators](r.status, r.json)
+      : validateErrorStructure(r.json);
     if (!result.ok) {
       const where = route ? `${route.method} ${route.path} (${route.operationId})` : "a refused route";
       throw new Error(
@@ -845,7 +956,8 @@ export function createMock(options: MockOptions = {}): Mock {
   function toResponse(r: Reply, path: string): Response {
     const type = r.text !== undefined ? (r.contentType ?? "text/plain") : "application/json";
     const headers = { ...answerHeaders(path, type), ...r.headers };
-    if (r.text !== undefined) return new HttpResponse(r.text, { status: r.status, headers: { ...headers, "Content-Type": type } });
+    if (r.text !== undefined)
+      return new HttpResponse(r.text, { status: r.status, headers: { ...headers, "Content-Type": type } });
     return HttpResponse.json(r.json as never, { status: r.status, headers });
   }
 
@@ -859,7 +971,12 @@ export function createMock(options: MockOptions = {}): Mock {
   });
 
   /** 404 `not_found` of a path the contract has no route for (after D25's key check), checked like every answer. */
-  function notFound(request: Request, reason: "no_such_tool" | "no_such_route", why: string, allowed: string[]): Response {
+  function notFound(
+    request: Request,
+    reason: "no_such_tool" | "no_such_route",
+    why: string,
+    allowed: string[],
+  ): Response {
     const requestId = newRequestId();
     const exposed = keyInUrl(new URL(request.url), requestId);
     if (exposed) return toResponse(exposed, contractPath(request));

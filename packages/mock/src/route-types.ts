@@ -2,7 +2,16 @@
 import type { OperationId } from "@sdgw/types";
 
 /** What kind of answer a fixture holds. */
-export type FixtureShape = "envelope" | "fanout" | "targets" | "tool" | "quote" | "running" | "error" | "file" | "other";
+export type FixtureShape =
+  | "envelope"
+  | "fanout"
+  | "targets"
+  | "tool"
+  | "quote"
+  | "running"
+  | "error"
+  | "file"
+  | "other";
 
 /** One fixture of an operation, as listed in fixtures/index.json. */
 export interface FixtureRef {

@@ -15,7 +15,9 @@ export type StatusScenario = (typeof STATUS_SCENARIOS)[number];
  * Every name a scenario can have: the six statuses (`ok`, `empty`, `error`, `not_supported`, `timeout`,
  * `running`) and the 19 error codes. `not_supported` and `timeout` are both: the envelope status and its code.
  */
-export const SCENARIO_NAMES: readonly ScenarioName[] = [...new Set<ScenarioName>([...STATUS_SCENARIOS, ...ERROR_CODES])];
+export const SCENARIO_NAMES: readonly ScenarioName[] = [
+  ...new Set<ScenarioName>([...STATUS_SCENARIOS, ...ERROR_CODES]),
+];
 
 /** A status or an error code. */
 export type ScenarioName = StatusScenario | ErrorCode;
@@ -69,14 +71,16 @@ export function isScenarioName(name: string): name is ScenarioName {
  * ```
  */
 export function scenario(name: ScenarioName, options: ScenarioOptions = {}): Scenario {
-  if (!isScenarioName(name)) throw new TypeError(`@sdgw/mock: no scenario "${String(name)}"; one of ${SCENARIO_NAMES.join(", ")}`);
+  if (!isScenarioName(name))
+    throw new TypeError(`@sdgw/mock: no scenario "${String(name)}"; one of ${SCENARIO_NAMES.join(", ")}`);
   if (options.operation !== undefined && !(options.operation in ROUTES)) {
     throw new TypeError(`@sdgw/mock: no operation "${options.operation}"; one of ${Object.keys(ROUTES).join(", ")}`);
   }
   if (options.times !== undefined && !(Number.isInteger(options.times) && options.times >= 1)) {
     throw new TypeError(`@sdgw/mock: times must be a whole number, 1 or more (got ${options.times})`);
   }
-  if (options.http !== undefined && !Number.isInteger(options.http)) throw new TypeError(`@sdgw/mock: http must be an HTTP status (got ${options.http})`);
+  if (options.http !== undefined && !Number.isInteger(options.http))
+    throw new TypeError(`@sdgw/mock: http must be an HTTP status (got ${options.http})`);
   const out: { -readonly [K in keyof Scenario]: Scenario[K] } = { name };
   if (options.operation !== undefined) out.operation = options.operation;
   if (options.times !== undefined) out.times = options.times;
@@ -112,9 +116,16 @@ export function forcedOutcome(o: Outcome, p: string, params: object, retryAfter:
     case "not_supported":
       return { status: "not_supported", message: `${p} does not offer this action; ${ended}.` };
     case "timeout":
-      return { status: "timeout", message: `${p} gave no result in time; it is unknown whether it ran. Nothing was charged.` };
+      return {
+        status: "timeout",
+        message: `${p} gave no result in time; it is unknown whether it ran. Nothing was charged.`,
+      };
     case "upstream_error":
-      return failed({ code: o, message: `${p} answered HTTP 502; ${ended}. A retry later usually works.`, retryable: true });
+      return failed({
+        code: o,
+        message: `${p} answered HTTP 502; ${ended}. A retry later usually works.`,
+        retryable: true,
+      });
     case "rate_limited":
       return failed({ code: o, message: `${p} is limiting how fast the gateway may read; ${ended}.`, retryAfter });
     case "not_found":
@@ -131,7 +142,11 @@ export function forcedOutcome(o: Outcome, p: string, params: object, retryAfter:
 /** @internal The error objects no platform answers: `insufficient_balance`, else `invalid_params`. */
 export function ownError(code: Outcome, platform: string, urls: ServiceUrls): EnvelopeError {
   if (code !== "insufficient_balance") {
-    return { code: "invalid_params", message: `${platform} refused the parameters; nothing was charged.`, retryable: false };
+    return {
+      code: "invalid_params",
+      message: `${platform} refused the parameters; nothing was charged.`,
+      retryable: false,
+    };
   }
   const message = `The balance does not cover this ${platform} call; nothing ran and nothing was charged.`;
   return { code, message, retryable: false, action_url: urls.billing } as EnvelopeError;

@@ -135,7 +135,8 @@ export class Store implements MockState {
   }
 
   setBalance(credits: number): void {
-    if (!(Number.isInteger(credits) && credits >= 0)) throw new TypeError(`@sdgw/mock: a balance is a whole number of credits, 0 or more (got ${credits})`);
+    if (!(Number.isInteger(credits) && credits >= 0))
+      throw new TypeError(`@sdgw/mock: a balance is a whole number of credits, 0 or more (got ${credits})`);
     this.balance = credits;
   }
 
@@ -161,7 +162,8 @@ export class Store implements MockState {
 
   breakRun(handle: string): void {
     const r = this.must(handle);
-    if (r.status !== "running") throw new TypeError(`@sdgw/mock: run ${handle} is ${r.status}; only a running run can break`);
+    if (r.status !== "running")
+      throw new TypeError(`@sdgw/mock: run ${handle} is ${r.status}; only a running run can break`);
     r.status = "broken";
   }
 
@@ -181,5 +183,13 @@ export class Store implements MockState {
 }
 
 function info(r: Run): RunInfo {
-  return { handle: r.handle, operationId: r.op, key: r.key, status: r.status, reads: r.reads, quoteCredits: r.call.quote, chargedCredits: r.charged };
+  return {
+    handle: r.handle,
+    operationId: r.op,
+    key: r.key,
+    status: r.status,
+    reads: r.reads,
+    quoteCredits: r.call.quote,
+    chargedCredits: r.charged,
+  };
 }

@@ -20,7 +20,10 @@ import { startServer, type LocalServer, type Reply } from "../../client/test/loc
 
 const PKG = fileURLToPath(new URL("..", import.meta.url));
 const CLIENT = fileURLToPath(new URL("../../client/src/index.ts", import.meta.url));
-const WORKER = readFileSync(join(createRequire(join(PKG, "package.json")).resolve("msw/package.json"), "..", "lib", "mockServiceWorker.js"), "utf8");
+const WORKER = readFileSync(
+  join(createRequire(join(PKG, "package.json")).resolve("msw/package.json"), "..", "lib", "mockServiceWorker.js"),
+  "utf8",
+);
 
 const PAGE_SCRIPT = `
 import { setupWorker } from "msw/browser";
@@ -89,10 +92,21 @@ async function setUp(): Promise<void> {
   });
   const script = bundled.outputFiles[0]!.text;
   server = await startServer((req): Reply => {
-    if (req.method === "GET" && req.path === "/") return { status: 200, body: HTML, headers: { "content-type": "text/html; charset=utf-8" } };
-    if (req.method === "GET" && req.path === "/app.js") return { status: 200, body: script, headers: { "content-type": "text/javascript; charset=utf-8" } };
-    if (req.method === "GET" && req.path === "/mockServiceWorker.js") return { status: 200, body: WORKER, headers: { "content-type": "text/javascript; charset=utf-8" } };
-    return { status: 404, body: { request_id: "req_404", schema_version: "v1", code: "not_found", message: `the server was asked ${req.method} ${req.path}` } };
+    if (req.method === "GET" && req.path === "/")
+      return { status: 200, body: HTML, headers: { "content-type": "text/html; charset=utf-8" } };
+    if (req.method === "GET" && req.path === "/app.js")
+      return { status: 200, body: script, headers: { "content-type": "text/javascript; charset=utf-8" } };
+    if (req.method === "GET" && req.path === "/mockServiceWorker.js")
+      return { status: 200, body: WORKER, headers: { "content-type": "text/javascript; charset=utf-8" } };
+    return {
+      status: 404,
+      body: {
+        request_id: "req_404",
+        schema_version: "v1",
+        code: "not_found",
+        message: `the server was asked ${req.method} ${req.path}`,
+      },
+    };
   });
   ({ context, profile } = await launchLocalChromium(chromium, "mock-chromium"));
   const origin = server.url;

@@ -19,14 +19,18 @@ beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
 afterAll(() => server.close());
 beforeEach(() => mock.reset());
 
-const search = (query: Record<string, string>, key?: string) => send({ path: "/v1/search", query, headers: { "Idempotency-Key": idem() }, ...(key ? { key } : {}) });
-const post = (path: string, body: unknown, key?: string) => send({ method: "POST", path, body, ...(key ? { key } : {}) });
+const search = (query: Record<string, string>, key?: string) =>
+  send({ path: "/v1/search", query, headers: { "Idempotency-Key": idem() }, ...(key ? { key } : {}) });
+const post = (path: string, body: unknown, key?: string) =>
+  send({ method: "POST", path, body, ...(key ? { key } : {}) });
 const without = (...left: string[]) => PLATFORMS.filter((p) => !left.includes(p));
 
 /** The platforms `GET /v1/capabilities` lists for an operation name. */
 async function listed(name: string): Promise<string[]> {
   const caps = await send({ path: "/v1/capabilities", key: null });
-  return (caps.body.operations as Array<{ platform: string; name: string }>).filter((o) => o.name === name).map((o) => o.platform);
+  return (caps.body.operations as Array<{ platform: string; name: string }>)
+    .filter((o) => o.name === name)
+    .map((o) => o.platform);
 }
 
 describe("a platform without the operation (D41)", () => {
@@ -41,7 +45,9 @@ describe("a platform without the operation (D41)", () => {
       expect(got.body.fix.allowed, path).toEqual(without("wechat"));
       expect(got.body.fix.allowed, path).toEqual(await listed(name));
       expect(got.body.fix.example_call).toEqual({ method: "GET", path: "/v1/capabilities" });
-      expect(got.body.message).toMatch(/^(The catalog has no op wechat\.\w+: )?wechat does not offer \w+; xiaohongshu, douyin, .* do\. Nothing ran and nothing was charged\.$/);
+      expect(got.body.message).toMatch(
+        /^(The catalog has no op wechat\.\w+: )?wechat does not offer \w+; xiaohongshu, douyin, .* do\. Nothing ran and nothing was charged\.$/,
+      );
     }
     expect(mock.state.balance).toBe(100);
   });
@@ -49,7 +55,12 @@ describe("a platform without the operation (D41)", () => {
   it("is decided from the request alone, before the key (D50): an unknown key still gets the 400", async () => {
     const got = await post("/v1/trending", { platform: "wechat" }, "sdgw_not_a_key");
     expect([got.status, got.body.reason]).toEqual([400, "no_such_capability"]);
-    const inQuery = await send({ method: "POST", path: "/v1/trending", query: { key: "leaked" }, body: { platform: "wechat" } });
+    const inQuery = await send({
+      method: "POST",
+      path: "/v1/trending",
+      query: { key: "leaked" },
+      body: { platform: "wechat" },
+    });
     expect([inQuery.status, inQuery.body.reason]).toEqual([401, "key_in_query"]); // D25 still first
   });
 
@@ -64,7 +75,12 @@ describe("a platform without the operation (D41)", () => {
 describe("a platform with the operation but not the parameter value (D41)", () => {
   it("answers HTTP 200 with status not_supported, the reason, no items, cost 0; nothing is charged", async () => {
     const video = await search({ platform: "wechat", query: "年终奖 个税", content_type: "video" });
-    expect([video.status, video.body.status, video.body.items, video.body.billing.cost]).toEqual([200, "not_supported", [], 0]);
+    expect([video.status, video.body.status, video.body.items, video.body.billing.cost]).toEqual([
+      200,
+      "not_supported",
+      [],
+      0,
+    ]);
     expect(video.body.error).toEqual({
       code: "not_supported",
       message: expect.stringMatching(/^wechat search .*does not offer content_type=video; .*douyin.* do\.$/),
@@ -73,7 +89,12 @@ describe("a platform with the operation but not the parameter value (D41)", () =
     });
     expect(video.body.applied_params).toMatchObject({ platform: "wechat", content_type: "video" });
     const collected = await post("/v1/search", { platform: "x", query: "typescript", sort: "most_collected" });
-    expect([collected.status, collected.body.status, collected.body.billing.cost, collected.body.error.message]).toEqual([200, "not_supported", 0, expect.stringContaining("sort=most_collected")]);
+    expect([
+      collected.status,
+      collected.body.status,
+      collected.body.billing.cost,
+      collected.body.error.message,
+    ]).toEqual([200, "not_supported", 0, expect.stringContaining("sort=most_collected")]);
     const byName = await post("/v1/call/wechat.search", { query: "年终奖", content_type: "video" });
     expect([byName.status, byName.body.status, byName.body.billing.cost]).toEqual([200, "not_supported", 0]);
     expect(mock.state.balance).toBe(100);
@@ -96,17 +117,35 @@ describe("a platform with the operation but not the parameter value (D41)", () =
 describe("in a fanout (D41)", () => {
   it("both kinds are not_supported entries, free; the others run and are charged", async () => {
     const got = await search({ platforms: "wechat,x", query: "vision pro", content_type: "video" });
-    expect([got.status, got.body.status, got.body.fanout.wechat.status, got.body.fanout.x.status, got.body.billing.cost]).toEqual([200, "ok", "not_supported", "ok", 1]);
+    expect([
+      got.status,
+      got.body.status,
+      got.body.fanout.wechat.status,
+      got.body.fanout.x.status,
+      got.body.billing.cost,
+    ]).toEqual([200, "ok", "not_supported", "ok", 1]);
     expect(got.body.fanout.wechat.error.message).toMatch(/content_type=video/);
     const trending = await post("/v1/trending", { platforms: ["wechat", "weibo"] });
-    expect([trending.body.fanout.wechat.status, trending.body.fanout.weibo.status, trending.body.billing.cost]).toEqual(["not_supported", "ok", 1]);
+    expect([trending.body.fanout.wechat.status, trending.body.fanout.weibo.status, trending.body.billing.cost]).toEqual(
+      ["not_supported", "ok", 1],
+    );
     expect(trending.body.fanout.wechat.error.message).toMatch(/^wechat does not offer trending; /);
     expect(mock.state.balance).toBe(98);
   });
 
   it("every entry not supported: the answer's status is not_supported and it costs 0 (D4)", async () => {
-    const got = await post("/v1/search", { platforms: ["x", "reddit"], query: "typescript", sort: "most_collected", max_cost_credits: 0 });
-    expect([got.status, got.body.status, got.body.billing.cost, Object.keys(got.body.fanout)]).toEqual([200, "not_supported", 0, ["x", "reddit"]]);
+    const got = await post("/v1/search", {
+      platforms: ["x", "reddit"],
+      query: "typescript",
+      sort: "most_collected",
+      max_cost_credits: 0,
+    });
+    expect([got.status, got.body.status, got.body.billing.cost, Object.keys(got.body.fanout)]).toEqual([
+      200,
+      "not_supported",
+      0,
+      ["x", "reddit"],
+    ]);
   });
 });
 
@@ -119,27 +158,52 @@ describe("platforms=all (D41)", () => {
     const trending = await post("/v1/trending", { platforms: "all" });
     expect(Object.keys(trending.body.fanout)).toEqual(without("wechat"));
     expect(trending.body.warnings).toEqual([`platforms=all expanded to 9 platforms: ${without("wechat").join(", ")}`]);
-    const both = await post("/v1/search", { platforms: "all", query: "装修", sort: "most_collected", content_type: "text" });
+    const both = await post("/v1/search", {
+      platforms: "all",
+      query: "装修",
+      sort: "most_collected",
+      content_type: "text",
+    });
     expect(Object.keys(both.body.fanout)).toEqual(["wechat", "weibo", "bilibili", "zhihu"]);
     expect(both.body.warnings).toEqual(["platforms=all expanded to 4 platforms: wechat, weibo, bilibili, zhihu"]);
   });
 
   it("with no gap it is every platform", async () => {
     const got = await post("/v1/search", { platforms: "all", query: "咖啡" });
-    expect([Object.keys(got.body.fanout), got.body.warnings]).toEqual([[...PLATFORMS], [`platforms=all expanded to 10 platforms: ${PLATFORMS.join(", ")}`]]);
+    expect([Object.keys(got.body.fanout), got.body.warnings]).toEqual([
+      [...PLATFORMS],
+      [`platforms=all expanded to 10 platforms: ${PLATFORMS.join(", ")}`],
+    ]);
   });
 });
 
 describe("the fixtures agree with the engine's catalog (D41)", () => {
   const providers = new Catalog(new Simulator().providers).providers;
-  const NAMES: Record<string, string> = { search: "search", searchPost: "search", trending: "trending", detail: "detail", comments: "comments", userProfile: "user_profile", userPosts: "user_posts" };
+  const NAMES: Record<string, string> = {
+    search: "search",
+    searchPost: "search",
+    trending: "trending",
+    detail: "detail",
+    comments: "comments",
+    userProfile: "user_profile",
+    userPosts: "user_posts",
+  };
   const typedNameOf = (op: string): string | undefined => NAMES[op];
   const unsupported = (platform: string, name: string, applied: Record<string, unknown>) =>
-    providers[platform as keyof typeof providers].operations.some((o) => o.name === name) ? (providers[platform as keyof typeof providers].unsupported(name, applied) ?? undefined) : "no such operation";
+    providers[platform as keyof typeof providers].operations.some((o) => o.name === name)
+      ? (providers[platform as keyof typeof providers].unsupported(name, applied) ?? undefined)
+      : "no such operation";
 
   /** Every result of a typed operation in the fixtures: the platform, its status and applied parameters. */
-  function results(): Array<{ file: string; op: string; platform: string; status: string; applied: Record<string, unknown> }> {
-    const out: Array<{ file: string; op: string; platform: string; status: string; applied: Record<string, unknown> }> = [];
+  function results(): Array<{
+    file: string;
+    op: string;
+    platform: string;
+    status: string;
+    applied: Record<string, unknown>;
+  }> {
+    const out: Array<{ file: string; op: string; platform: string; status: string; applied: Record<string, unknown> }> =
+      [];
     for (const route of Object.values(ROUTES)) {
       const name = typedNameOf(route.operationId);
       if (!name) continue;
@@ -147,7 +211,8 @@ describe("the fixtures agree with the engine's catalog (D41)", () => {
         const body = FIXTURES[f.file] as Record<string, any> | undefined;
         if (!body || typeof body !== "object") continue;
         const push = (platform: unknown, r: Record<string, any> | undefined) => {
-          if (typeof platform === "string" && r && typeof r["status"] === "string") out.push({ file: f.file, op: name, platform, status: r["status"], applied: r["applied_params"] ?? {} });
+          if (typeof platform === "string" && r && typeof r["status"] === "string")
+            out.push({ file: f.file, op: name, platform, status: r["status"], applied: r["applied_params"] ?? {} });
         };
         push(body["platform"], body);
         for (const [p, entry] of Object.entries(body["fanout"] ?? {})) push(p, entry as Record<string, any>);
@@ -162,8 +227,10 @@ describe("the fixtures agree with the engine's catalog (D41)", () => {
     expect(all.filter((r) => r.status === "not_supported").length).toBeGreaterThanOrEqual(3);
     for (const r of all) {
       const gap = unsupported(r.platform, r.op, r.applied);
-      if (r.status === "not_supported") expect(gap, `${r.file}: ${r.platform} ${r.op} not_supported with ${JSON.stringify(r.applied)}`).toBeDefined();
-      else if (["ok", "empty"].includes(r.status)) expect(gap, `${r.file}: ${r.platform} ${r.op} ${r.status}`).toBeUndefined();
+      if (r.status === "not_supported")
+        expect(gap, `${r.file}: ${r.platform} ${r.op} not_supported with ${JSON.stringify(r.applied)}`).toBeDefined();
+      else if (["ok", "empty"].includes(r.status))
+        expect(gap, `${r.file}: ${r.platform} ${r.op} ${r.status}`).toBeUndefined();
     }
   });
 });

@@ -13,7 +13,11 @@ const mock = createMock({ baseUrl: BASE, polls: 1, retryAfter: 1 });
 const server = setupServer(...mock.handlers);
 const seen: Array<{ path: string; key: string | null; status?: number }> = [];
 server.events.on("response:mocked", ({ request, response }) => {
-  seen.push({ path: new URL(request.url).pathname, key: request.headers.get("idempotency-key"), status: response.status });
+  seen.push({
+    path: new URL(request.url).pathname,
+    key: request.headers.get("idempotency-key"),
+    status: response.status,
+  });
 });
 beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
 afterAll(() => server.close());
@@ -36,7 +40,10 @@ describe("@sdgw/client against @sdgw/mock", () => {
 
   it("a polled call: 202, one 202 read, then the finished answer", async () => {
     const progress: string[] = [];
-    const answer = await client().tools.brandBuzz({ query: "slow 瑞幸咖啡", platforms: ["xiaohongshu", "weibo"] }, { onProgress: (r) => progress.push(r.handle) });
+    const answer = await client().tools.brandBuzz(
+      { query: "slow 瑞幸咖啡", platforms: ["xiaohongshu", "weibo"] },
+      { onProgress: (r) => progress.push(r.handle) },
+    );
     expect(answer).toMatchObject({ tool: "brand_buzz", status: "ok", charge: { quote_credits: 6 } }); // 2 searches + 2 × 2 comments (D51)
     const charged = (answer as { charge: { charged_credits: number } }).charge.charged_credits; // the calls made, at most the quote
     expect(charged).toBeGreaterThanOrEqual(2);

@@ -21,16 +21,31 @@ const signal = new AbortController().signal;
 
 describe("answers from the engine", () => {
   it("a search answers the simulator's items for its applied parameters, dated before the anchor", async () => {
-    const got = await send({ path: "/v1/search", query: { platform: "reddit", query: "espresso", count: "5" }, headers: { "Idempotency-Key": idem() } });
+    const got = await send({
+      path: "/v1/search",
+      query: { platform: "reddit", query: "espresso", count: "5" },
+      headers: { "Idempotency-Key": idem() },
+    });
     expect([got.status, got.body.status, responseValidators.search(200, got.body).ok]).toEqual([200, "ok", true]);
-    const params = { query: "espresso", type: "content", sort: "relevance", time_range: "all", content_type: "all", count: 5 };
+    const params = {
+      query: "espresso",
+      type: "content",
+      sort: "relevance",
+      time_range: "all",
+      content_type: "all",
+      count: 5,
+    };
     const want = await simulator.providers.reddit.call({ platform: "reddit", operation: "search", params, signal });
     expect(want.status === "ok" && want.items).toEqual(got.body.items);
     for (const item of got.body.items) expect(Date.parse(item.published_at)).toBeLessThan(Date.parse(ANCHOR));
   });
 
   it("a targets answer reads each target on its own, charged its catalog price per ok call", async () => {
-    const got = await send({ method: "POST", path: "/v1/detail", body: { platform: "weibo", id: ["5236417809123457", "deleted-post"] } });
+    const got = await send({
+      method: "POST",
+      path: "/v1/detail",
+      body: { platform: "weibo", id: ["5236417809123457", "deleted-post"] },
+    });
     expect(got.body.targets.map((c: { result: { status: string } }) => c.result.status)).toEqual(["ok", "error"]);
     expect(got.body.targets[1].result.error.code).toBe("not_found");
     const price = new Catalog(simulator.providers).lookup("weibo.detail")!.spec.price;

@@ -63,28 +63,99 @@ export interface Sample {
   targets?: boolean;
 }
 
-const post = (path: string, body: unknown, key?: string | null): Req => ({ method: "POST", path, body, ...(key !== undefined ? { key } : {}) });
+const post = (path: string, body: unknown, key?: string | null): Req => ({
+  method: "POST",
+  path,
+  body,
+  ...(key !== undefined ? { key } : {}),
+});
 
 /** One request of every operation (and the fanout and targets shapes), valid by the contract; every tool's plan inline (≤ 10 calls, D51). */
 export const SAMPLES: Sample[] = [
-  { op: "search", label: "search (one platform)", req: { path: "/v1/search", query: { platform: "xiaohongshu", query: "露营装备" } } },
-  { op: "search", label: "search (fanout)", fanout: true, req: { path: "/v1/search", query: { platforms: "x,reddit", query: "typescript 7" } } },
+  {
+    op: "search",
+    label: "search (one platform)",
+    req: { path: "/v1/search", query: { platform: "xiaohongshu", query: "露营装备" } },
+  },
+  {
+    op: "search",
+    label: "search (fanout)",
+    fanout: true,
+    req: { path: "/v1/search", query: { platforms: "x,reddit", query: "typescript 7" } },
+  },
   { op: "searchPost", label: "searchPost", req: post("/v1/search", { platform: "bilibili", query: "老房改造" }) },
   { op: "trending", label: "trending", req: post("/v1/trending", { platform: "weibo" }) },
-  { op: "trending", label: "trending (fanout)", fanout: true, req: post("/v1/trending", { platforms: ["douyin", "bilibili"] }) },
-  { op: "detail", label: "detail", req: post("/v1/detail", { platform: "bilibili", url: "https://www.bilibili.com/video/BV1xK4y1a7Zq" }) },
-  { op: "detail", label: "detail (targets)", targets: true, req: post("/v1/detail", { platform: "xiaohongshu", id: ["6afd23b0000000001d03b7c4", "6af9a615000000001e0347a2"] }) },
+  {
+    op: "trending",
+    label: "trending (fanout)",
+    fanout: true,
+    req: post("/v1/trending", { platforms: ["douyin", "bilibili"] }),
+  },
+  {
+    op: "detail",
+    label: "detail",
+    req: post("/v1/detail", { platform: "bilibili", url: "https://www.bilibili.com/video/BV1xK4y1a7Zq" }),
+  },
+  {
+    op: "detail",
+    label: "detail (targets)",
+    targets: true,
+    req: post("/v1/detail", { platform: "xiaohongshu", id: ["6afd23b0000000001d03b7c4", "6af9a615000000001e0347a2"] }),
+  },
   { op: "comments", label: "comments", req: post("/v1/comments", { platform: "reddit", id: "t3_1gq8x2k", limit: 5 }) },
-  { op: "userProfile", label: "userProfile", req: post("/v1/user_profile", { platform: "zhihu", id: "zhang-jia-wei" }) },
-  { op: "userPosts", label: "userPosts", req: post("/v1/user_posts", { platform: "douyin", url: "https://www.douyin.com/user/MS4wLjABAAAAv7iSuuXDJGDvJkmH" }) },
-  { op: "callOperation", label: "callOperation", req: post("/v1/call/bilibili.video_danmaku", { bvid: "BV1xK4y1a7Zq", limit: 10 }) },
-  { op: "brandBuzz", label: "brandBuzz", req: post("/v1/tools/brand_buzz", { query: "瑞幸咖啡", platforms: ["xiaohongshu", "weibo", "douyin"] }) },
-  { op: "commentInsights", label: "commentInsights", req: post("/v1/tools/comment_insights", { targets: ["https://www.bilibili.com/video/BV1xK4y1a7Zq"] }) },
-  { op: "accountWatch", label: "accountWatch", req: post("/v1/tools/account_watch", { accounts: ["https://x.com/vercel"], range: "7d" }) },
-  { op: "findCreators", label: "findCreators", req: post("/v1/tools/find_creators", { query: "home espresso", platforms: ["youtube", "reddit"], count: 3 }) },
-  { op: "creatorCard", label: "creatorCard", req: post("/v1/tools/creator_card", { accounts: ["https://space.bilibili.com/946974"], include: ["metrics"] }) },
-  { op: "batchStats", label: "batchStats", req: post("/v1/tools/batch_stats", { targets: ["https://www.douyin.com/video/7301234567890123456"] }) },
-  { op: "viralFinder", label: "viralFinder", req: post("/v1/tools/viral_finder", { query: "AI 绘画", platforms: ["douyin", "kuaishou"], count: 3 }) },
+  {
+    op: "userProfile",
+    label: "userProfile",
+    req: post("/v1/user_profile", { platform: "zhihu", id: "zhang-jia-wei" }),
+  },
+  {
+    op: "userPosts",
+    label: "userPosts",
+    req: post("/v1/user_posts", {
+      platform: "douyin",
+      url: "https://www.douyin.com/user/MS4wLjABAAAAv7iSuuXDJGDvJkmH",
+    }),
+  },
+  {
+    op: "callOperation",
+    label: "callOperation",
+    req: post("/v1/call/bilibili.video_danmaku", { bvid: "BV1xK4y1a7Zq", limit: 10 }),
+  },
+  {
+    op: "brandBuzz",
+    label: "brandBuzz",
+    req: post("/v1/tools/brand_buzz", { query: "瑞幸咖啡", platforms: ["xiaohongshu", "weibo", "douyin"] }),
+  },
+  {
+    op: "commentInsights",
+    label: "commentInsights",
+    req: post("/v1/tools/comment_insights", { targets: ["https://www.bilibili.com/video/BV1xK4y1a7Zq"] }),
+  },
+  {
+    op: "accountWatch",
+    label: "accountWatch",
+    req: post("/v1/tools/account_watch", { accounts: ["https://x.com/vercel"], range: "7d" }),
+  },
+  {
+    op: "findCreators",
+    label: "findCreators",
+    req: post("/v1/tools/find_creators", { query: "home espresso", platforms: ["youtube", "reddit"], count: 3 }),
+  },
+  {
+    op: "creatorCard",
+    label: "creatorCard",
+    req: post("/v1/tools/creator_card", { accounts: ["https://space.bilibili.com/946974"], include: ["metrics"] }),
+  },
+  {
+    op: "batchStats",
+    label: "batchStats",
+    req: post("/v1/tools/batch_stats", { targets: ["https://www.douyin.com/video/7301234567890123456"] }),
+  },
+  {
+    op: "viralFinder",
+    label: "viralFinder",
+    req: post("/v1/tools/viral_finder", { query: "AI 绘画", platforms: ["douyin", "kuaishou"], count: 3 }),
+  },
   { op: "findOperation", label: "findOperation", req: post("/v1/find", { query: "弹幕", limit: 3 }, null) },
   { op: "listCapabilities", label: "listCapabilities", req: { path: "/v1/capabilities", key: null } },
   { op: "getAccount", label: "getAccount", req: { path: "/v1/account" } },
@@ -97,7 +168,13 @@ export const SAMPLES: Sample[] = [
 
 /** Starts a run (202) with a slow single-platform POST /v1/search; answers its handle. */
 export async function startRun(key: string = KEY): Promise<string> {
-  const got = await send({ method: "POST", path: "/v1/search", body: { platform: "bilibili", query: "slow 老房改造" }, key, headers: { "Idempotency-Key": idem() } });
+  const got = await send({
+    method: "POST",
+    path: "/v1/search",
+    body: { platform: "bilibili", query: "slow 老房改造" },
+    key,
+    headers: { "Idempotency-Key": idem() },
+  });
   if (got.status !== 202) throw new Error(`expected 202, got ${got.status}: ${got.text}`);
   return got.body.handle as string;
 }

@@ -25,7 +25,11 @@ beforeAll(() => {
   const require = createRequire(join(PKG, "package.json"));
   const tsupPkg = require.resolve("tsup/package.json");
   const bin = (require("tsup/package.json") as { bin: Record<string, string> }).bin["tsup"]!;
-  execFileSync(process.execPath, [join(tsupPkg, "..", bin), "--out-dir", OUT, "--silent"], { cwd: PKG, stdio: "pipe", timeout: 180_000 });
+  execFileSync(process.execPath, [join(tsupPkg, "..", bin), "--out-dir", OUT, "--silent"], {
+    cwd: PKG,
+    stdio: "pipe",
+    timeout: 180_000,
+  });
 }, 200_000);
 afterAll(() => rmSync(OUT, { recursive: true, force: true }));
 
@@ -45,7 +49,9 @@ describe("@sdgw/mock dist", () => {
     const server = setupServer(...mock.handlers);
     server.listen({ onUnhandledFrame: "error" });
     try {
-      const res = await fetch("http://dist.test/v1/search?platform=weibo&query=a", { headers: { "X-API-Key": "sdgw_test_key", "Idempotency-Key": "dist-1" } });
+      const res = await fetch("http://dist.test/v1/search?platform=weibo&query=a", {
+        headers: { "X-API-Key": "sdgw_test_key", "Idempotency-Key": "dist-1" },
+      });
       expect([res.status, ((await res.json()) as { platform: string }).platform]).toEqual([200, "weibo"]);
     } finally {
       server.close();

@@ -11,25 +11,43 @@ import { loadSpec } from "../../../generators/src/spec.ts";
 import { FIXTURES, ROUTES } from "../src/index.ts";
 
 const ROOT = new URL("../../../", import.meta.url);
-const index = JSON.parse(readFileSync(new URL("fixtures/index.json", ROOT), "utf8")) as Array<{ file: string; operationId: string; http: number; status: string | null; code: string | null; mediaType: string }>;
+const index = JSON.parse(readFileSync(new URL("fixtures/index.json", ROOT), "utf8")) as Array<{
+  file: string;
+  operationId: string;
+  http: number;
+  status: string | null;
+  code: string | null;
+  mediaType: string;
+}>;
 
 describe("the generated route table", () => {
   it("has every operation of the spec, with its method, path, MSW pattern and whether it needs a key", () => {
     expect(Object.keys(ROUTES).sort()).toEqual(Object.keys(OPERATIONS).sort());
     for (const [op, info] of Object.entries(OPERATIONS)) {
       const route = ROUTES[op as keyof typeof ROUTES];
-      expect([route.method, route.path, route.keyless, [...route.responses]], op).toEqual([info.method.toUpperCase(), info.path, info.keyless, [...info.responses]]);
+      expect([route.method, route.path, route.keyless, [...route.responses]], op).toEqual([
+        info.method.toUpperCase(),
+        info.path,
+        info.keyless,
+        [...info.responses],
+      ]);
       expect(route.mswPath).toBe(info.path.replace(/\{(\w+)\}/g, ":$1"));
       expect(route.charging, op).toBe(info.responses.includes(202 as never) && op !== "getResult");
     }
     expect(ROUTES.getResult.mswPath).toBe("/v1/results/:handle");
-    expect(Object.values(ROUTES).filter((r) => r.keyless).map((r) => r.operationId).sort()).toEqual(["findOperation", "getOpenApiDocument", "listCapabilities"]);
+    expect(
+      Object.values(ROUTES)
+        .filter((r) => r.keyless)
+        .map((r) => r.operationId)
+        .sort(),
+    ).toEqual(["findOperation", "getOpenApiDocument", "listCapabilities"]);
   });
 
   it("names each operation's first ok fixture (else its first JSON 200 fixture) as the default 200 answer", () => {
     for (const route of Object.values(ROUTES)) {
       const own = index.filter((e) => e.operationId === route.operationId);
-      const want = own.find((e) => e.status === "ok") ?? own.find((e) => e.http === 200 && e.mediaType === "application/json");
+      const want =
+        own.find((e) => e.status === "ok") ?? own.find((e) => e.http === 200 && e.mediaType === "application/json");
       expect(route.defaultFixture, route.operationId).toBe(want?.file ?? null);
     }
     expect(ROUTES.search.defaultFixture).toBe("search/fanout-ok-mixed.json");

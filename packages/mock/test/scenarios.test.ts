@@ -31,7 +31,9 @@ const CASES: string[] = [
   ...SCENARIO_NAMES,
   "not_supported@400",
   "temporarily_unavailable@503",
-  ...["rate_limited", "insufficient_balance", "invalid_params", "not_found", "temporarily_unavailable"].map((c) => `${c}@200`),
+  ...["rate_limited", "insufficient_balance", "invalid_params", "not_found", "temporarily_unavailable"].map(
+    (c) => `${c}@200`,
+  ),
 ];
 
 /** What the seed and the decisions say a scenario gives on one request; written apart from the mock's own logic. */
@@ -48,14 +50,21 @@ function expected(sample: Sample, name: string): Expected {
     return { http: 200, status: "error", code };
   }
   if (STATUSES.includes(name) && runs) {
-    return { http: 200, status: name, ...(name === "error" ? { code: "upstream_error" } : name === "ok" || name === "empty" ? {} : { code: name }) };
+    return {
+      http: 200,
+      status: name,
+      ...(name === "error" ? { code: "upstream_error" } : name === "ok" || name === "empty" ? {} : { code: name }),
+    };
   }
   if (name === "running") return runs ? { http: 202, status: "running" } : "skipped";
   if (name === "ok") return { http: 200 };
   if (["empty", "error", "timeout"].includes(name)) return "skipped";
   const code = name as ErrorCode;
   const dataRoute = runs && op !== "search" && op !== "getResult";
-  const at200 = code === "invalid_target" || code === "upstream_error" || ((code === "not_found" || code === "temporarily_unavailable") && dataRoute);
+  const at200 =
+    code === "invalid_target" ||
+    code === "upstream_error" ||
+    ((code === "not_found" || code === "temporarily_unavailable") && dataRoute);
   if (at200) {
     if (!runs) return "skipped";
     if (sample.fanout && !SEARCH_TABLE.includes(code)) return "skipped"; // D13: fanout entries take the search table
@@ -74,7 +83,8 @@ function units(body: any): Array<{ status: string; error?: { code: string } }> {
 }
 
 function checkHeaders(got: Got): void {
-  if ([202, 409, 429, 503].includes(got.status)) expect(Number(got.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+  if ([202, 409, 429, 503].includes(got.status))
+    expect(Number(got.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
   if ([202, 409, 429, 503].includes(got.status)) expect(got.headers.get("retry-after")).toMatch(/^\d+$/);
   if (got.body?.status === "timeout") expect(got.headers.get("x-should-retry")).toBe("false");
   if (got.status === 202) expect(got.body.retry_after_seconds).toBe(Number(got.headers.get("retry-after")));
@@ -91,16 +101,23 @@ describe.each(["use", "header"] as const)("scenarios turned on by %s", (how) => 
   describe.each(SAMPLES)("$label", (sample) => {
     it.each(CASES)("%s", async (name) => {
       const [plain, at] = name.split("@") as [ScenarioName, string | undefined];
-      if (how === "use") mock.use(scenario(plain, { operation: sample.op, times: 1, ...(at ? { http: Number(at) } : {}) }));
+      if (how === "use")
+        mock.use(scenario(plain, { operation: sample.op, times: 1, ...(at ? { http: Number(at) } : {}) }));
       const got = await request(sample, how === "header" ? { "x-sdgw-scenario": name } : {});
       const want = expected(sample, name);
 
       const valid = responseValidators[sample.op](got.status, got.body);
-      expect(valid.ok, `${sample.label} × ${name}: ${JSON.stringify(valid.ok ? [] : valid.errors)}\n${got.text.slice(0, 600)}`).toBe(true);
+      expect(
+        valid.ok,
+        `${sample.label} × ${name}: ${JSON.stringify(valid.ok ? [] : valid.errors)}\n${got.text.slice(0, 600)}`,
+      ).toBe(true);
       checkHeaders(got);
 
       if (want === "skipped") {
-        expect(got.headers.get(SKIPPED_HEADER), `${sample.label} × ${name} should be skipped; got ${got.status} ${got.text.slice(0, 300)}`).toBeTruthy();
+        expect(
+          got.headers.get(SKIPPED_HEADER),
+          `${sample.label} × ${name} should be skipped; got ${got.status} ${got.text.slice(0, 300)}`,
+        ).toBeTruthy();
         return;
       }
       expect(got.headers.get(SKIPPED_HEADER), got.headers.get(SKIPPED_HEADER) ?? "").toBeNull();
@@ -128,7 +145,8 @@ describe.each(["use", "header"] as const)("scenarios turned on by %s", (how) => 
 describe("scenario options", () => {
   it("forces a code for every operation until reset, once with times: 1, and per operation", async () => {
     mock.use(scenario("rate_limited"));
-    for (const path of ["/v1/capabilities", "/v1/account", "/openapi.json"]) expect((await send({ path })).status).toBe(429);
+    for (const path of ["/v1/capabilities", "/v1/account", "/openapi.json"])
+      expect((await send({ path })).status).toBe(429);
     mock.reset();
     expect((await send({ path: "/v1/account" })).status).toBe(200);
 
@@ -138,23 +156,45 @@ describe("scenario options", () => {
 
     mock.use(scenario("plan_limit", { operation: "search" }));
     expect((await send({ path: "/v1/account" })).status).toBe(200);
-    const got = await send({ path: "/v1/search", query: { platform: "x", query: "a" }, headers: { "Idempotency-Key": idem() } });
+    const got = await send({
+      path: "/v1/search",
+      query: { platform: "x", query: "a" },
+      headers: { "Idempotency-Key": idem() },
+    });
     expect([got.status, got.body.code]).toEqual([403, "plan_limit"]);
   });
 
   it("answers a code inside the envelope with http: 200, and temporarily_unavailable as a 503 refusal on a data route with http: 503", async () => {
     mock.use(scenario("rate_limited", { http: 200, times: 1 }));
-    const inside = await send({ path: "/v1/search", query: { platform: "douyin", query: "a" }, headers: { "Idempotency-Key": idem() } });
+    const inside = await send({
+      path: "/v1/search",
+      query: { platform: "douyin", query: "a" },
+      headers: { "Idempotency-Key": idem() },
+    });
     expect([inside.status, inside.body.status, inside.body.error.code]).toEqual([200, "error", "rate_limited"]);
     expect(inside.body.error.retry_after).toBeGreaterThan(0);
 
     mock.use(scenario("temporarily_unavailable", { http: 503, times: 1 }));
-    const refused = await send({ method: "POST", path: "/v1/detail", body: { platform: "weibo", id: "5236417809123457" } });
+    const refused = await send({
+      method: "POST",
+      path: "/v1/detail",
+      body: { platform: "weibo", id: "5236417809123457" },
+    });
     expect([refused.status, refused.body.code]).toEqual([503, "temporarily_unavailable"]);
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
 
-    const header = await send({ method: "POST", path: "/v1/detail", body: { platform: "weibo", id: "5236417809123457" }, headers: { "x-sdgw-scenario": "not_found@200" } });
-    expect([header.status, header.body.status, header.body.error.code, header.body.error.retryable]).toEqual([200, "error", "not_found", false]);
+    const header = await send({
+      method: "POST",
+      path: "/v1/detail",
+      body: { platform: "weibo", id: "5236417809123457" },
+      headers: { "x-sdgw-scenario": "not_found@200" },
+    });
+    expect([header.status, header.body.status, header.body.error.code, header.body.error.retryable]).toEqual([
+      200,
+      "error",
+      "not_found",
+      false,
+    ]);
     expect(header.body.error.fix.note).toMatch(/Check the id or link/); // the server's not_found object (engine)
   });
 
@@ -166,7 +206,12 @@ describe("scenario options", () => {
     const c = await send({ method: "POST", path: "/v1/trending", body: { platform: "weibo" } });
     expect([a.body.status, b.body.status, c.body.status]).toEqual(["empty", "timeout", "ok"]);
 
-    const d = await send({ method: "POST", path: "/v1/trending", body: { platform: "weibo" }, headers: { "x-sdgw-scenario": "meltdown" } });
+    const d = await send({
+      method: "POST",
+      path: "/v1/trending",
+      body: { platform: "weibo" },
+      headers: { "x-sdgw-scenario": "meltdown" },
+    });
     expect(d.status).toBe(200);
     expect(d.headers.get(SKIPPED_HEADER)).toContain("meltdown");
   });

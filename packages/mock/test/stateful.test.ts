@@ -21,13 +21,21 @@ beforeEach(() => {
 });
 
 const search = (query: Record<string, string>, headers: Record<string, string> = {}, key?: string | null) =>
-  send({ path: "/v1/search", query, headers: { "Idempotency-Key": idem(), ...headers }, ...(key !== undefined ? { key } : {}) });
+  send({
+    path: "/v1/search",
+    query,
+    headers: { "Idempotency-Key": idem(), ...headers },
+    ...(key !== undefined ? { key } : {}),
+  });
 const post = (path: string, body: unknown, headers: Record<string, string> = {}, key?: string | null) =>
   send({ method: "POST", path, body, headers, ...(key !== undefined ? { key } : {}) });
 
 describe("keys (seed: Authentication; D25, D26)", () => {
   it("no key: 401 unauthorized, reason missing", async () => {
-    for (const got of [await search({ platform: "x", query: "a" }, {}, null), await send({ path: "/v1/account", key: null })]) {
+    for (const got of [
+      await search({ platform: "x", query: "a" }, {}, null),
+      await send({ path: "/v1/account", key: null }),
+    ]) {
       expect([got.status, got.body.code, got.body.reason]).toEqual([401, "unauthorized", "missing"]);
     }
   });
@@ -50,7 +58,9 @@ describe("keys (seed: Authentication; D25, D26)", () => {
   });
 
   it("X-API-Key and Bearer both: the same key passes, two different keys are 401 invalid", async () => {
-    expect((await send({ path: "/v1/account", key: null, headers: { Authorization: `Bearer ${KEY}` } })).status).toBe(200);
+    expect((await send({ path: "/v1/account", key: null, headers: { Authorization: `Bearer ${KEY}` } })).status).toBe(
+      200,
+    );
     expect((await send({ path: "/v1/account", headers: { Authorization: `Bearer ${KEY}` } })).status).toBe(200);
     const two = await send({ path: "/v1/account", headers: { Authorization: `Bearer ${NOSCOPE}` } });
     expect([two.status, two.body.reason]).toEqual([401, "invalid"]);
@@ -113,22 +123,43 @@ describe("request validation through @sdgw/validators", () => {
   it("a body that is not one JSON object: invalid_params on body", async () => {
     for (const raw of ["[1, 2]", "not json", "", "null"]) {
       const got = await send({ method: "POST", path: "/v1/detail", raw });
-      expect([got.status, got.body.fix.param, got.body.fix.note], raw).toEqual([400, "body", "Send one JSON object with `Content-Type: application/json`."]);
+      expect([got.status, got.body.fix.param, got.body.fix.note], raw).toEqual([
+        400,
+        "body",
+        "Send one JSON object with `Content-Type: application/json`.",
+      ]);
     }
   });
 
   it("a JSON body sent without Content-Type: application/json: invalid_params on body (seed invalid_params case 1), before the key is looked at (D50)", async () => {
     const body = JSON.stringify({ platform: "x", query: "typescript" });
-    for (const headers of [{}, { "Content-Type": "text/plain" }, { "Content-Type": "application/x-www-form-urlencoded" }] as Array<Record<string, string>>) {
+    for (const headers of [
+      {},
+      { "Content-Type": "text/plain" },
+      { "Content-Type": "application/x-www-form-urlencoded" },
+    ] as Array<Record<string, string>>) {
       for (const key of [KEY, "sdgw_nope"]) {
-        const res = await fetch(`${BASE}/v1/search`, { method: "POST", headers: { ...headers, "X-API-Key": key }, body });
+        const res = await fetch(`${BASE}/v1/search`, {
+          method: "POST",
+          headers: { ...headers, "X-API-Key": key },
+          body,
+        });
         const got = (await res.json()) as { code: string; fix: { param: string; note: string } };
-        expect([res.status, got.code, got.fix.param, got.fix.note], JSON.stringify(headers)).toEqual([400, "invalid_params", "body", "Send one JSON object with `Content-Type: application/json`."]);
+        expect([res.status, got.code, got.fix.param, got.fix.note], JSON.stringify(headers)).toEqual([
+          400,
+          "invalid_params",
+          "body",
+          "Send one JSON object with `Content-Type: application/json`.",
+        ]);
       }
     }
     const find = await fetch(`${BASE}/v1/find`, { method: "POST", body: JSON.stringify({ query: "弹幕" }) });
     expect(find.status).toBe(400);
-    const typed = await fetch(`${BASE}/v1/search`, { method: "POST", headers: { "X-API-Key": KEY, "Content-Type": "Application/JSON; charset=utf-8" }, body });
+    const typed = await fetch(`${BASE}/v1/search`, {
+      method: "POST",
+      headers: { "X-API-Key": KEY, "Content-Type": "Application/JSON; charset=utf-8" },
+      body,
+    });
     expect(typed.status).toBe(200);
     expect(mock.state.balance).toBe(99);
   });
@@ -141,7 +172,12 @@ describe("request validation through @sdgw/validators", () => {
 
   it("POST /v1/call/{op}: an op the catalog lacks is not_supported, a parameter the op lacks is invalid_params (D23)", async () => {
     const op = await post("/v1/call/wechat.video_danmaku", {});
-    expect([op.status, op.body.code, op.body.reason, op.body.fix.allowed]).toEqual([400, "not_supported", "no_such_capability", ["bilibili"]]);
+    expect([op.status, op.body.code, op.body.reason, op.body.fix.allowed]).toEqual([
+      400,
+      "not_supported",
+      "no_such_capability",
+      ["bilibili"],
+    ]);
     const param = await post("/v1/call/bilibili.video_danmaku", { bvid: "BV1", colour: "red" });
     expect([param.status, param.body.fix.param]).toEqual([400, "colour"]);
     expect(param.body.fix.allowed).toContain("bvid");
@@ -149,15 +185,31 @@ describe("request validation through @sdgw/validators", () => {
 
   it("brand_buzz scale=large is not available yet (D24)", async () => {
     const got = await post("/v1/tools/brand_buzz", { query: "瑞幸咖啡", scale: "large" });
-    expect([got.status, got.body.code, got.body.reason, got.body.fix.param]).toEqual([400, "not_supported", "not_available_yet", "scale"]);
+    expect([got.status, got.body.code, got.body.reason, got.body.fix.param]).toEqual([
+      400,
+      "not_supported",
+      "not_available_yet",
+      "scale",
+    ]);
     // D73: confirm: true names confirm; confirm: false answers the plan and price of scale=large, free
     const start = mock.state.balance;
     const confirmed = await post("/v1/tools/brand_buzz", { query: "瑞幸咖啡", scale: "large", confirm: true });
-    expect([confirmed.status, confirmed.body.reason, confirmed.body.fix.param]).toEqual([400, "not_available_yet", "confirm"]);
+    expect([confirmed.status, confirmed.body.reason, confirmed.body.fix.param]).toEqual([
+      400,
+      "not_available_yet",
+      "confirm",
+    ]);
     expect(confirmed.body.fix.note).toMatch(/confirm: false/);
-    const quote = await post("/v1/tools/brand_buzz", { query: "瑞幸咖啡", platforms: ["weibo", "x"], scale: "large", confirm: false });
+    const quote = await post("/v1/tools/brand_buzz", {
+      query: "瑞幸咖啡",
+      platforms: ["weibo", "x"],
+      scale: "large",
+      confirm: false,
+    });
     expect(quote.body).toMatchObject({ tool: "brand_buzz" });
-    expect([quote.status, quote.body.applied_params.scale, quote.body.quote.calls_planned, mock.state.balance]).toEqual([200, "large", 30, start]);
+    expect([quote.status, quote.body.applied_params.scale, quote.body.quote.calls_planned, mock.state.balance]).toEqual(
+      [200, "large", 30, start],
+    );
   });
 });
 
@@ -170,15 +222,24 @@ describe("credits (seed: billing)", () => {
     expect([fan.body.status, fan.body.billing.cost, fan.body.billing.balance]).toEqual(["ok", 3, start - 4]);
     const targets = await post("/v1/detail", { platform: "bilibili", id: ["BV1", "BV2"] });
     expect([targets.body.status, targets.body.billing.cost, mock.state.balance]).toEqual(["ok", 2, start - 6]);
-    expect(targets.body.targets.map((c: { result: { items: Array<{ id: string }> } }) => c.result.items[0]!.id)).toEqual(["BV1", "BV2"]);
+    expect(
+      targets.body.targets.map((c: { result: { items: Array<{ id: string }> } }) => c.result.items[0]!.id),
+    ).toEqual(["BV1", "BV2"]);
     mock.use(scenario("empty", { times: 1 }));
     const empty = await post("/v1/trending", { platforms: ["weibo", "zhihu"] });
     expect([empty.body.status, empty.body.billing.cost, mock.state.balance]).toEqual(["empty", 2, start - 8]);
     // D51: a tool is charged per provider call made that answered ok or empty, at most its quote (3 searches +
     // 3 × 2 comments); a post without comments is a call not made.
-    const tool = await post("/v1/tools/brand_buzz", { query: "瑞幸咖啡", platforms: ["xiaohongshu", "weibo", "douyin"] });
+    const tool = await post("/v1/tools/brand_buzz", {
+      query: "瑞幸咖啡",
+      platforms: ["xiaohongshu", "weibo", "douyin"],
+    });
     const charged = tool.body.charge.charged_credits as number;
-    expect([tool.body.status, tool.body.charge.quote_credits, tool.body.billing.cost_credits]).toEqual(["ok", 9, charged]);
+    expect([tool.body.status, tool.body.charge.quote_credits, tool.body.billing.cost_credits]).toEqual([
+      "ok",
+      9,
+      charged,
+    ]);
     expect(charged).toBeGreaterThanOrEqual(3);
     expect(charged).toBeLessThanOrEqual(9);
     expect([tool.body.billing.balance_credits, mock.state.spentToday]).toEqual([start - 8 - charged, 8 + charged]);
@@ -186,7 +247,14 @@ describe("credits (seed: billing)", () => {
 
   it("errors never cost: failures inside 200 answers and every refusal", async () => {
     const start = mock.state.balance;
-    for (const name of ["error", "timeout", "not_supported", "rate_limited", "internal_error", "invalid_target"] as const) {
+    for (const name of [
+      "error",
+      "timeout",
+      "not_supported",
+      "rate_limited",
+      "internal_error",
+      "invalid_target",
+    ] as const) {
       mock.use(scenario(name, { times: 1 }));
       const got = await post("/v1/detail", { platform: "bilibili", id: "BV1" });
       if (got.status === 200) expect(got.body.billing.cost, name).toBe(0);
@@ -208,29 +276,56 @@ describe("credits (seed: billing)", () => {
 
   it("max_cost_credits under the quote answers 402 max_cost_exceeded with quote_credits", async () => {
     const got = await post("/v1/search", { platforms: ["x", "reddit", "weibo"], query: "a", max_cost_credits: 2 });
-    expect([got.status, got.body.code, got.body.quote_credits, got.body.fix.param]).toEqual([402, "max_cost_exceeded", 3, "max_cost_credits"]);
+    expect([got.status, got.body.code, got.body.quote_credits, got.body.fix.param]).toEqual([
+      402,
+      "max_cost_exceeded",
+      3,
+      "max_cost_credits",
+    ]);
     const q = await search({ platform: "x", query: "a", max_cost_credits: "0" });
     expect([q.status, q.body.quote_credits]).toEqual([402, 1]);
-    expect((await post("/v1/search", { platforms: ["x", "reddit", "weibo"], query: "a", max_cost_credits: 3 })).status).toBe(200);
+    expect(
+      (await post("/v1/search", { platforms: ["x", "reddit", "weibo"], query: "a", max_cost_credits: 3 })).status,
+    ).toBe(200);
   });
 
   it("confirm: false answers the tool's quote and charges nothing (D8)", async () => {
-    const got = await post("/v1/tools/viral_finder", { query: "AI 绘画", platforms: ["douyin", "kuaishou"], confirm: false });
+    const got = await post("/v1/tools/viral_finder", {
+      query: "AI 绘画",
+      platforms: ["douyin", "kuaishou"],
+      confirm: false,
+    });
     expect(got.status).toBe(200);
     // D51: 2 searches + the latest posts of 2 × count (10) authors = 22 calls, over 10: background.
-    expect([got.body.quote.quote_credits, got.body.quote.calls_planned, got.body.billing.cost_credits, got.body.quote.mode]).toEqual([22, 22, 0, "background"]);
-    expect(got.body.quote.plan.map((s: { name: string; calls_planned: number }) => [s.name, s.calls_planned])).toEqual([["search", 2], ["posts", 20], ["aggregate", 0]]);
+    expect([
+      got.body.quote.quote_credits,
+      got.body.quote.calls_planned,
+      got.body.billing.cost_credits,
+      got.body.quote.mode,
+    ]).toEqual([22, 22, 0, "background"]);
+    expect(got.body.quote.plan.map((s: { name: string; calls_planned: number }) => [s.name, s.calls_planned])).toEqual([
+      ["search", 2],
+      ["posts", 20],
+      ["aggregate", 0],
+    ]);
     expect(mock.state.balance).toBe(100);
   });
 });
 
 describe("202 runs and GET /v1/results/{handle}", () => {
   it("a slow call answers 202 with a handle, reads answer 202 `polls` times, then the finished answer charged once, then the same for free", async () => {
-    const started = await post("/v1/search", { platforms: ["x", "reddit"], query: "slow typescript" }, { "Idempotency-Key": idem() });
+    const started = await post(
+      "/v1/search",
+      { platforms: ["x", "reddit"], query: "slow typescript" },
+      { "Idempotency-Key": idem() },
+    );
     expect(started.status).toBe(202);
     expect(validateHandleAnswer(started.body).ok).toBe(true);
     expect(started.headers.get("retry-after")).toBe("1");
-    expect([started.body.charge, started.body.billing.cost_credits]).toEqual([{ quote_credits: 2, charged_credits: 0 }, 0]);
+    expect([started.body.charge, started.body.billing.cost_credits]).toEqual([
+      { quote_credits: 2, charged_credits: 0 },
+      0,
+    ]);
     expect(mock.state.balance).toBe(100);
     const handle = started.body.handle as string;
 
@@ -245,7 +340,11 @@ describe("202 runs and GET /v1/results/{handle}", () => {
   });
 
   it("every running and finished read keeps the request_id of the call that started the run; refusals get their own (D47)", async () => {
-    const started = await post("/v1/search", { platforms: ["x", "reddit"], query: "slow typescript" }, { "Idempotency-Key": idem() });
+    const started = await post(
+      "/v1/search",
+      { platforms: ["x", "reddit"], query: "slow typescript" },
+      { "Idempotency-Key": idem() },
+    );
     const id = started.body.request_id as string;
     const handle = started.body.handle as string;
     const reads = [];
@@ -290,7 +389,12 @@ describe("202 runs and GET /v1/results/{handle}", () => {
   it("another key reads 404 not_found (no_such_handle); an unknown handle too", async () => {
     const handle = await startRun();
     const other = await send({ path: `/v1/results/${handle}`, key: NOSCOPE });
-    expect([other.status, other.body.code, other.body.reason, other.body.fix.param]).toEqual([404, "not_found", "no_such_handle", "handle"]);
+    expect([other.status, other.body.code, other.body.reason, other.body.fix.param]).toEqual([
+      404,
+      "not_found",
+      "no_such_handle",
+      "handle",
+    ]);
     const unknown = await send({ path: "/v1/results/h_nothing_here" });
     expect([unknown.status, unknown.body.reason]).toEqual([404, "no_such_handle"]);
   });
@@ -338,9 +442,18 @@ describe("202 runs and GET /v1/results/{handle}", () => {
   it("a tool run shows its steps while it runs; polls and retry-after are options", async () => {
     const quick = createMock({ baseUrl: "http://quick.test", polls: 0, retryAfter: 3 });
     server.use(...quick.handlers);
-    const r = await fetch("http://quick.test/v1/tools/account_watch", { method: "POST", headers: { "X-API-Key": KEY, "Content-Type": "application/json" }, body: JSON.stringify({ accounts: ["https://x.com/slow"] }) });
+    const r = await fetch("http://quick.test/v1/tools/account_watch", {
+      method: "POST",
+      headers: { "X-API-Key": KEY, "Content-Type": "application/json" },
+      body: JSON.stringify({ accounts: ["https://x.com/slow"] }),
+    });
     const body = (await r.json()) as { handle: string; retry_after_seconds: number; steps: unknown[] };
-    expect([r.status, r.headers.get("retry-after"), body.retry_after_seconds, body.steps.length > 0]).toEqual([202, "3", 3, true]);
+    expect([r.status, r.headers.get("retry-after"), body.retry_after_seconds, body.steps.length > 0]).toEqual([
+      202,
+      "3",
+      3,
+      true,
+    ]);
     const read = await fetch(`http://quick.test/v1/results/${body.handle}`, { headers: { "X-API-Key": KEY } });
     expect([read.status, ((await read.json()) as { tool: string }).tool]).toEqual([200, "account_watch"]);
     server.resetHandlers();
@@ -361,8 +474,16 @@ describe("202 runs and GET /v1/results/{handle}", () => {
   it("slow is an option: a pattern or a predicate", async () => {
     const custom = createMock({ baseUrl: "http://slow.test", slow: (call) => call.operationId === "trending" });
     server.use(...custom.handlers);
-    const t = await fetch("http://slow.test/v1/trending", { method: "POST", headers: { "X-API-Key": KEY, "Content-Type": "application/json" }, body: JSON.stringify({ platform: "weibo" }) });
-    const d = await fetch("http://slow.test/v1/detail", { method: "POST", headers: { "X-API-Key": KEY, "Content-Type": "application/json" }, body: JSON.stringify({ platform: "weibo", id: "slow" }) });
+    const t = await fetch("http://slow.test/v1/trending", {
+      method: "POST",
+      headers: { "X-API-Key": KEY, "Content-Type": "application/json" },
+      body: JSON.stringify({ platform: "weibo" }),
+    });
+    const d = await fetch("http://slow.test/v1/detail", {
+      method: "POST",
+      headers: { "X-API-Key": KEY, "Content-Type": "application/json" },
+      body: JSON.stringify({ platform: "weibo", id: "slow" }),
+    });
     expect([t.status, d.status]).toEqual([202, 200]);
     server.resetHandlers();
   });
@@ -375,12 +496,21 @@ describe("idempotency (seed: Idempotency; D35)", () => {
     const first = await post("/v1/search", body, { "Idempotency-Key": key });
     expect(first.status).toBe(202);
     const busy = await post("/v1/search", body, { "Idempotency-Key": key });
-    expect([busy.status, busy.body.code, busy.headers.get("retry-after")]).toEqual([409, "idempotency_in_progress", "1"]);
+    expect([busy.status, busy.body.code, busy.headers.get("retry-after")]).toEqual([
+      409,
+      "idempotency_in_progress",
+      "1",
+    ]);
     await send({ path: `/v1/results/${first.body.handle}` });
     const finished = await send({ path: `/v1/results/${first.body.handle}` });
     expect([finished.status, mock.state.balance]).toEqual([200, 99]);
     const replay = await post("/v1/search", body, { "Idempotency-Key": key });
-    expect([replay.status, replay.headers.get("idempotent-replayed"), replay.body.billing.cost, mock.state.balance]).toEqual([200, "true", 1, 99]);
+    expect([
+      replay.status,
+      replay.headers.get("idempotent-replayed"),
+      replay.body.billing.cost,
+      mock.state.balance,
+    ]).toEqual([200, "true", 1, 99]);
     expect(replay.body.request_id).toBe(finished.body.request_id);
   });
 
@@ -389,9 +519,17 @@ describe("idempotency (seed: Idempotency; D35)", () => {
     const first = await search({ platform: "x", query: "a" }, { "Idempotency-Key": key });
     const again = await search({ platform: "x", query: "a" }, { "Idempotency-Key": key });
     expect(again.body).toEqual(first.body);
-    expect([again.headers.get("idempotent-replayed"), first.headers.get("idempotent-replayed"), mock.state.balance]).toEqual(["true", null, 99]);
+    expect([
+      again.headers.get("idempotent-replayed"),
+      first.headers.get("idempotent-replayed"),
+      mock.state.balance,
+    ]).toEqual(["true", null, 99]);
     const other = await search({ platform: "x", query: "b" }, { "Idempotency-Key": key });
-    expect([other.status, other.body.code, other.body.fix.param]).toEqual([422, "idempotency_conflict", "Idempotency-Key"]);
+    expect([other.status, other.body.code, other.body.fix.param]).toEqual([
+      422,
+      "idempotency_conflict",
+      "Idempotency-Key",
+    ]);
   });
 
   it("a refusal is not kept under the key: the same key runs once the refusal is gone", async () => {
@@ -413,7 +551,10 @@ describe("paging (D19)", () => {
       seen.push(got.body.page.has_more);
       for (const item of got.body.items) ids.add(item.id);
       if (!got.body.page.has_more) break;
-      expect(JSON.parse(Buffer.from(got.body.page.cursor, "base64url").toString())).toMatchObject({ p: "xiaohongshu", op: "search" });
+      expect(JSON.parse(Buffer.from(got.body.page.cursor, "base64url").toString())).toMatchObject({
+        p: "xiaohongshu",
+        op: "search",
+      });
       got = await search({ platform: "xiaohongshu", query: "露营", count: "2", cursor: got.body.page.cursor });
     }
     expect(seen).toEqual([true, true, false]);
@@ -425,7 +566,12 @@ describe("paging (D19)", () => {
     for (const path of ["/v1/comments", "/v1/user_posts"]) {
       const first = await post(path, { platform: "reddit", id: "t3_1gq8x2k", limit: 2 });
       expect(first.body.page.has_more, path).toBe(true);
-      const second = await post(path, { platform: "reddit", id: "t3_1gq8x2k", limit: 2, cursor: first.body.page.cursor });
+      const second = await post(path, {
+        platform: "reddit",
+        id: "t3_1gq8x2k",
+        limit: 2,
+        cursor: first.body.page.cursor,
+      });
       expect([second.status, second.body.page.has_more]).toEqual([200, true]);
     }
   });
@@ -442,7 +588,12 @@ describe("paging (D19)", () => {
     const made = Buffer.from(JSON.stringify({ v: 1, op: "search", platform: "x", page: 2 })).toString("base64url");
     for (const cursor of ["nope", made]) {
       const got = await search({ platform: "x", query: "a", cursor });
-      expect([got.status, got.body.code, got.body.fix.param, got.body.message]).toEqual([400, "invalid_params", "cursor", "`cursor` is invalid or expired; restart without `cursor`."]);
+      expect([got.status, got.body.code, got.body.fix.param, got.body.message]).toEqual([
+        400,
+        "invalid_params",
+        "cursor",
+        "`cursor` is invalid or expired; restart without `cursor`.",
+      ]);
     }
   });
 });
@@ -455,7 +606,10 @@ describe("schedules (D11) and the account", () => {
     expect(list).toHaveLength(before + 1);
     const id = list.at(-1).id;
     expect((await send({ path: "/v1/account" })).body.workspace.schedules_count).toBe(before + 1);
-    expect((await send({ method: "DELETE", path: `/v1/schedules/${id}` })).body).toMatchObject({ deleted: true, schedule_id: id });
+    expect((await send({ method: "DELETE", path: `/v1/schedules/${id}` })).body).toMatchObject({
+      deleted: true,
+      schedule_id: id,
+    });
     const gone = await send({ method: "DELETE", path: `/v1/schedules/${id}` });
     expect([gone.status, gone.body.reason]).toEqual([404, "no_such_schedule"]);
   });
@@ -471,15 +625,42 @@ describe("schedules (D11) and the account", () => {
 describe("routes", () => {
   it("an unknown tool is 404 no_such_tool; with a base address any other /v1/ path is 404 no_such_route", async () => {
     const tool = await post("/v1/tools/sentiment", {});
-    expect([tool.status, tool.body.reason, tool.body.fix.allowed]).toEqual([404, "no_such_tool", ["brand_buzz", "comment_insights", "account_watch", "find_creators", "creator_card", "batch_stats", "viral_finder"]]);
+    expect([tool.status, tool.body.reason, tool.body.fix.allowed]).toEqual([
+      404,
+      "no_such_tool",
+      [
+        "brand_buzz",
+        "comment_insights",
+        "account_watch",
+        "find_creators",
+        "creator_card",
+        "batch_stats",
+        "viral_finder",
+      ],
+    ]);
     const route = await send({ path: "/v1/nothing" });
-    expect([route.status, route.body.reason, route.body.fix.example_call]).toEqual([404, "no_such_route", { method: "GET", path: "/v1/capabilities" }]);
+    expect([route.status, route.body.reason, route.body.fix.example_call]).toEqual([
+      404,
+      "no_such_route",
+      { method: "GET", path: "/v1/capabilities" },
+    ]);
   });
 
   it("with a base address, any path under it outside the contract answers as the gateway: 404 no_such_route with the routes and GET /v1/capabilities", async () => {
-    for (const [method, path] of [["GET", "/v2/search"], ["GET", "/nothing"], ["GET", "/"], ["POST", "/v2/search"], ["DELETE", "/v1/search"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/v2/search"],
+      ["GET", "/nothing"],
+      ["GET", "/"],
+      ["POST", "/v2/search"],
+      ["DELETE", "/v1/search"],
+    ] as const) {
       const got = await send({ method, path, ...(method === "POST" ? { body: {} } : {}) });
-      expect([got.status, got.body.code, got.body.reason, got.body.fix.example_call], `${method} ${path}`).toEqual([404, "not_found", "no_such_route", { method: "GET", path: "/v1/capabilities" }]);
+      expect([got.status, got.body.code, got.body.reason, got.body.fix.example_call], `${method} ${path}`).toEqual([
+        404,
+        "not_found",
+        "no_such_route",
+        { method: "GET", path: "/v1/capabilities" },
+      ]);
       expect(got.body.fix.allowed).toContain("GET /v1/search");
       expect(got.body.fix.allowed).toHaveLength(22);
       expect(got.body.message).toBe(`There is no route ${method} ${path}.`);
@@ -487,7 +668,8 @@ describe("routes", () => {
   });
 
   it("never answers other origins, nor, under a base with a path, what is outside that path; with the base * only /v1/ paths when asked", async () => {
-    const answered = async (handlers: Parameters<typeof getResponse>[0], url: string) => (await getResponse(handlers, new Request(url)))?.status;
+    const answered = async (handlers: Parameters<typeof getResponse>[0], url: string) =>
+      (await getResponse(handlers, new Request(url)))?.status;
     expect(await answered(mock.handlers, "http://elsewhere.test/nothing")).toBeUndefined();
     expect(await answered(mock.handlers, "http://elsewhere.test/v1/search")).toBeUndefined();
     const prefixed = createMock({ baseUrl: "https://api.example.test/gateway/" });
@@ -500,7 +682,9 @@ describe("routes", () => {
     expect(await answered(anywhere.handlers, "http://any.test/v1/nothing")).toBeUndefined();
     expect(await answered(createMock({ unknownRoutes: true }).handlers, "http://any.test/v1/nothing")).toBe(404);
     expect(await answered(createMock({ unknownRoutes: true }).handlers, "http://any.test/nothing")).toBeUndefined();
-    expect(await answered(createMock({ baseUrl: BASE, unknownRoutes: false }).handlers, `${BASE}/nothing`)).toBeUndefined();
+    expect(
+      await answered(createMock({ baseUrl: BASE, unknownRoutes: false }).handlers, `${BASE}/nothing`),
+    ).toBeUndefined();
   });
 
   it("reset() turns scenarios off and restores the state", async () => {
@@ -508,7 +692,9 @@ describe("routes", () => {
     mock.state.setBalance(3);
     await startRun().catch(() => undefined);
     mock.reset();
-    expect([mock.state.balance, mock.state.runs.length, (await send({ path: "/v1/account" })).status]).toEqual([100, 0, 200]);
+    expect([mock.state.balance, mock.state.runs.length, (await send({ path: "/v1/account" })).status]).toEqual([
+      100, 0, 200,
+    ]);
   });
 });
 
@@ -522,11 +708,16 @@ describe("the development check of every answer", () => {
         async (r) => `${r.status} ${await r.text()}`,
         (e: unknown) => String(e),
       );
-      expect(got).toMatch(/@sdgw\/mock: the answer to GET \/v1\/account \(getAccount\) under HTTP 200 does not match the contract: \/account\/plan/);
+      expect(got).toMatch(
+        /@sdgw\/mock: the answer to GET \/v1\/account \(getAccount\) under HTTP 200 does not match the contract: \/account\/plan/,
+      );
       const loose = createMock({ baseUrl: "http://loose.test", validate: false });
       server.use(...loose.handlers);
       const served = await fetch("http://loose.test/v1/account", { headers: { "X-API-Key": KEY } });
-      expect([served.status, ((await served.json()) as { account: { plan: string } }).account.plan]).toEqual([200, "gold"]);
+      expect([served.status, ((await served.json()) as { account: { plan: string } }).account.plan]).toEqual([
+        200,
+        "gold",
+      ]);
     } finally {
       fixture.account.plan = "paid";
       errors.mockRestore();

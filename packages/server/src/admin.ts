@@ -43,7 +43,20 @@ export const ADMIN_USAGE = `Usage: sdgw-admin <command> [options]   (prints JSON
 Options: --db PATH   the server's database (default $SDGW_DB, else ./data/sdgw.sqlite)
          --help      this text`;
 
-const COMMANDS = ["create-account", "grant", "create-key", "revoke-key", "list-keys", "suspend", "resume", "pause", "unpause", "call-cap", "create-user", "disable-user"] as const;
+const COMMANDS = [
+  "create-account",
+  "grant",
+  "create-key",
+  "revoke-key",
+  "list-keys",
+  "suspend",
+  "resume",
+  "pause",
+  "unpause",
+  "call-cap",
+  "create-user",
+  "disable-user",
+] as const;
 
 /** Whether these arguments ask for the usage text (`--help`, `-h`, `help`). */
 export function wantsAdminHelp(argv: readonly string[]): boolean {
@@ -66,7 +79,9 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     throw new Error(`unknown command ${command ?? "(none)"}; commands: ${COMMANDS.join(", ")} (sdgw-admin --help)`);
   }
   if (rest.some((a) => a === "--password" || a.startsWith("--password="))) {
-    throw new Error("a password is never taken from the command line (ps and shell history show it): pipe it to --password-stdin, or leave it out to have one made");
+    throw new Error(
+      "a password is never taken from the command line (ps and shell history show it): pipe it to --password-stdin, or leave it out to have one made",
+    );
   }
   const { values } = parseArgs({
     args: [...rest],
@@ -87,7 +102,11 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     },
     strict: true,
   });
-  const gw = createGateway({ dbPath: values.db ?? env["SDGW_DB"] ?? "./data/sdgw.sqlite", log: () => undefined, recover: false });
+  const gw = createGateway({
+    dbPath: values.db ?? env["SDGW_DB"] ?? "./data/sdgw.sqlite",
+    log: () => undefined,
+    recover: false,
+  });
   const whole = (v: string | undefined, what: string): number | null => {
     if (v === undefined) return null;
     if (!/^\d+$/.test(v)) throw new Error(`${what} must be a whole number`);
@@ -102,7 +121,11 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       case "create-account": {
         const plan = values.plan ?? "paid";
         if (plan !== "free" && plan !== "paid") throw new Error("--plan is free or paid");
-        const { account, workspace } = gw.accounts.createAccount({ name: need(values.name, "name"), plan, dailyLimit: whole(values["daily-limit"], "--daily-limit") });
+        const { account, workspace } = gw.accounts.createAccount({
+          name: need(values.name, "name"),
+          plan,
+          dailyLimit: whole(values["daily-limit"], "--daily-limit"),
+        });
         return { account: account.id, workspace: workspace.id, plan: account.plan };
       }
       case "grant": {
@@ -113,8 +136,19 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       case "create-key": {
         const account = need(values.account, "account");
         if (!gw.accounts.account(account)) throw new Error(`no account ${account}`);
-        const key = gw.accounts.createKey({ accountId: account, name: values.name ?? "default", permissions: values["no-read-data"] ? [] : ["read_data"], dailyLimit: whole(values["daily-limit"], "--daily-limit"), expiresAt: values.expires ?? null });
-        return { key: key.id, prefix: key.prefix, secret: key.secret, note: "The secret is shown once; only its hash is stored." };
+        const key = gw.accounts.createKey({
+          accountId: account,
+          name: values.name ?? "default",
+          permissions: values["no-read-data"] ? [] : ["read_data"],
+          dailyLimit: whole(values["daily-limit"], "--daily-limit"),
+          expiresAt: values.expires ?? null,
+        });
+        return {
+          key: key.id,
+          prefix: key.prefix,
+          secret: key.secret,
+          note: "The secret is shown once; only its hash is stored.",
+        };
       }
       case "revoke-key": {
         const found = gw.accounts.findKey(need(values.key, "key"));
@@ -124,7 +158,8 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       case "suspend":
       case "resume": {
         const status = command === "suspend" ? "suspended" : "active";
-        if ((values.account === undefined) === (values.key === undefined)) throw new Error(`${command} takes --account or --key (one of them)`);
+        if ((values.account === undefined) === (values.key === undefined))
+          throw new Error(`${command} takes --account or --key (one of them)`);
         if (values.account !== undefined) {
           if (!gw.accounts.account(values.account)) throw new Error(`no account ${values.account}`);
           gw.accounts.setAccountStatus(values.account, status);
@@ -156,10 +191,18 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         if (!gw.accounts.account(account)) throw new Error(`no account ${account}`);
         const email = need(values.email, "email");
         const made = !values["password-stdin"];
-        const password = made ? newPassword() : (io.readStdin ?? (() => readFileSync(0, "utf8")))().replace(/\r?\n$/, "");
-        if (password.length < PASSWORD_MIN || Buffer.byteLength(password) > PASSWORD_MAX) throw new Error(`the password must be ${PASSWORD_MIN} characters to ${PASSWORD_MAX} bytes`);
+        const password = made
+          ? newPassword()
+          : (io.readStdin ?? (() => readFileSync(0, "utf8")))().replace(/\r?\n$/, "");
+        if (password.length < PASSWORD_MIN || Buffer.byteLength(password) > PASSWORD_MAX)
+          throw new Error(`the password must be ${PASSWORD_MIN} characters to ${PASSWORD_MAX} bytes`);
         const user = sessionsOf(gw).createUser({ accountId: account, email, passwordHash: hashPasswordSync(password) });
-        return { user: user.id, account: user.account_id, email: user.email, ...(made ? { password, note: "The password is shown once; only its hash is stored." } : {}) };
+        return {
+          user: user.id,
+          account: user.account_id,
+          email: user.email,
+          ...(made ? { password, note: "The password is shown once; only its hash is stored." } : {}),
+        };
       }
       case "disable-user": {
         const email = need(values.email, "email");
@@ -168,7 +211,19 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         return { user: done.user.id, email: done.user.email, disabled: true, sessions_ended: done.sessionsEnded };
       }
       case "list-keys":
-        return gw.accounts.keys(values.account).map((k) => ({ id: k.id, prefix: k.prefix, account: k.account_id, name: k.name, status: k.exposed_at ? "exposed" : k.status, permissions: JSON.parse(k.permissions) as string[], daily_limit: k.daily_limit, created_at: k.created_at, expires_at: k.expires_at }));
+        return gw.accounts
+          .keys(values.account)
+          .map((k) => ({
+            id: k.id,
+            prefix: k.prefix,
+            account: k.account_id,
+            name: k.name,
+            status: k.exposed_at ? "exposed" : k.status,
+            permissions: JSON.parse(k.permissions) as string[],
+            daily_limit: k.daily_limit,
+            created_at: k.created_at,
+            expires_at: k.expires_at,
+          }));
       default:
         throw new Error(`unknown command ${command}`);
     }

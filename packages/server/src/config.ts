@@ -118,7 +118,13 @@ export interface McpConfig {
 }
 
 /** A partial configuration; `limits`, `http`, `urls`, `mcp` and `sessions` may be partial too. */
-export type ServerOptions = Partial<Omit<ServerConfig, "limits" | "urls" | "http" | "mcp" | "sessions">> & { limits?: Partial<LimitsConfig>; urls?: Partial<ServiceUrls>; http?: Partial<HttpConfig>; mcp?: Partial<McpConfig>; sessions?: Partial<SessionConfig> };
+export type ServerOptions = Partial<Omit<ServerConfig, "limits" | "urls" | "http" | "mcp" | "sessions">> & {
+  limits?: Partial<LimitsConfig>;
+  urls?: Partial<ServiceUrls>;
+  http?: Partial<HttpConfig>;
+  mcp?: Partial<McpConfig>;
+  sessions?: Partial<SessionConfig>;
+};
 
 /** The HTTP bounds' defaults (D57). */
 export const DEFAULT_HTTP: HttpConfig = {
@@ -184,14 +190,17 @@ export class ConfigError extends Error {
 /** A reader of `SDGW_*` variables that collects every problem before refusing (so one start names them all). */
 function envReader(env: NodeJS.ProcessEnv) {
   const problems: string[] = [];
-  const text = (name: string): string | undefined => (env[name] !== undefined && env[name] !== "" ? env[name] : undefined);
+  const text = (name: string): string | undefined =>
+    env[name] !== undefined && env[name] !== "" ? env[name] : undefined;
   /** A whole number in [min, max], or undefined when the variable is unset or empty. */
   const whole = (name: string, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined => {
     const raw = text(name);
     if (raw === undefined) return undefined;
     const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
     if (!Number.isSafeInteger(value) || value < min || value > max) {
-      problems.push(`${name} must be ${what}, a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? " up" : ` to ${max}`} (got ${JSON.stringify(raw)})`);
+      problems.push(
+        `${name} must be ${what}, a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? " up" : ` to ${max}`} (got ${JSON.stringify(raw)})`,
+      );
       return undefined;
     }
     return value;
@@ -229,17 +238,32 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpti
   if (db !== undefined) out.dbPath = db;
   const wait = r.whole("SDGW_WAIT_MS", "the milliseconds a call may take before it answers 202", 0);
   if (wait !== undefined) out.waitMs = wait;
-  const pollAfter = r.whole("SDGW_POLL_AFTER_SECONDS", "the seconds a 202 asks the caller to wait (Retry-After)", 1, 3600);
+  const pollAfter = r.whole(
+    "SDGW_POLL_AFTER_SECONDS",
+    "the seconds a 202 asks the caller to wait (Retry-After)",
+    1,
+    3600,
+  );
   if (pollAfter !== undefined) out.pollAfterSeconds = pollAfter;
   const latency = r.whole("SDGW_LATENCY_MS", "the simulated platforms' latency in milliseconds", 0, 600_000);
   if (latency) out.simulator = { knobs: { "*": { latencyMs: [latency / 2, latency * 1.5] } } };
   const http: Partial<HttpConfig> = {};
-  const requestTimeout = r.whole("SDGW_REQUEST_TIMEOUT_MS", "the milliseconds a request may take to arrive", 1000, 600_000);
+  const requestTimeout = r.whole(
+    "SDGW_REQUEST_TIMEOUT_MS",
+    "the milliseconds a request may take to arrive",
+    1000,
+    600_000,
+  );
   if (requestTimeout !== undefined) http.requestTimeoutMs = requestTimeout;
   const perAddress = r.whole("SDGW_CONNECTIONS_PER_ADDRESS", "open connections per network address", 1, 100_000);
   if (perAddress !== undefined) http.connectionsPerAddress = perAddress;
   if (Object.keys(http).length) out.http = http;
-  const quota = r.whole("SDGW_ANSWER_LOG_QUOTA_BYTES", "the answer log's disk quota in bytes", 1024 * 1024, Number.MAX_SAFE_INTEGER);
+  const quota = r.whole(
+    "SDGW_ANSWER_LOG_QUOTA_BYTES",
+    "the answer log's disk quota in bytes",
+    1024 * 1024,
+    Number.MAX_SAFE_INTEGER,
+  );
   if (quota !== undefined) out.answerLogQuotaBytes = quota;
   const chunks = r.whole("SDGW_ANSWER_LOG_CHUNKS", "0 or 1 (store answers as chunks, each once)", 0, 1);
   if (chunks !== undefined) out.answerLogChunks = chunks === 1;

@@ -27,7 +27,9 @@ export function seedDemo(gw: Gateway): DemoAccount {
   let prefix: string;
   if (existing) {
     accountId = existing.value;
-    const key = gw.accounts.keys(accountId).find((k) => k.status === "active" && !k.exposed_at && !k.name.startsWith("console:"));
+    const key = gw.accounts
+      .keys(accountId)
+      .find((k) => k.status === "active" && !k.exposed_at && !k.name.startsWith("console:"));
     prefix = key?.prefix ?? "(no active key: sdgw-admin create-key)";
   } else {
     const { account } = gw.accounts.createAccount({ name: "Demo account", plan: "paid" });

@@ -85,7 +85,10 @@ export function runLeaseFromEnv(env: NodeJS.ProcessEnv = process.env): { runLeas
   const raw = env["SDGW_RUN_LEASE_MS"];
   if (raw === undefined || raw === "") return {};
   const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(value) || value < 300) throw new ConfigError([`SDGW_RUN_LEASE_MS must be the milliseconds the runs of a process stay its own without a heartbeat, a whole number from 300 up (got ${JSON.stringify(raw)})`]);
+  if (!Number.isSafeInteger(value) || value < 300)
+    throw new ConfigError([
+      `SDGW_RUN_LEASE_MS must be the milliseconds the runs of a process stay its own without a heartbeat, a whole number from 300 up (got ${JSON.stringify(raw)})`,
+    ]);
   return { runLeaseMs: value };
 }
 
@@ -98,7 +101,13 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const now = options.now ?? Date.now;
   const log = options.log ?? ((message: string, error?: unknown) => console.error(`[sdgw] ${message}`, error ?? ""));
   // Chunks off (the default): every answer is stored whole, the chunk threshold out of reach (D67).
-  const store = new Store(config.dbPath, { answers: { quotaBytes: config.answerLogQuotaBytes, fullForMs: config.answerLogFullMs, ...(config.answerLogChunks ? {} : { chunkFrom: Number.POSITIVE_INFINITY }) } });
+  const store = new Store(config.dbPath, {
+    answers: {
+      quotaBytes: config.answerLogQuotaBytes,
+      fullForMs: config.answerLogFullMs,
+      ...(config.answerLogChunks ? {} : { chunkFrom: Number.POSITIVE_INFINITY }),
+    },
+  });
   const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
   const providers = options.providers ?? simulator!.providers;
   const accounts = new Accounts({ store, now });
@@ -120,9 +129,30 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       owners.start((renewed) => {
         if (!renewed) runs.reconcile();
         const ended = recover();
-        if (ended.length) log(`recovered ${ended.length} run(s) of a process that is gone: ended as broken, holds released, nothing charged`);
+        if (ended.length)
+          log(
+            `recovered ${ended.length} run(s) of a process that is gone: ended as broken, holds released, nothing charged`,
+          );
       });
     }
   }
-  return { config, store, accounts, ledger, idempotency, limits, runs, owners, schedules, service: new ServiceState(store, now), providers, catalog, finder: new Finder(catalog), simulator, now, log, recovered };
+  return {
+    config,
+    store,
+    accounts,
+    ledger,
+    idempotency,
+    limits,
+    runs,
+    owners,
+    schedules,
+    service: new ServiceState(store, now),
+    providers,
+    catalog,
+    finder: new Finder(catalog),
+    simulator,
+    now,
+    log,
+    recovered,
+  };
 }

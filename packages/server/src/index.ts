@@ -12,12 +12,41 @@ export type { SdgwServer } from "./server.ts";
 export { createGateway } from "./gateway.ts";
 export type { Gateway, GatewayOptions } from "./gateway.ts";
 export { buildApp, ROUTE_LIST } from "./http/server.ts";
-export { ConfigError, configFromEnv, defaultConfig, DEFAULT_HTTP, DEFAULT_LIMITS, DEFAULT_SESSIONS, listenFromEnv } from "./config.ts";
+export {
+  ConfigError,
+  configFromEnv,
+  defaultConfig,
+  DEFAULT_HTTP,
+  DEFAULT_LIMITS,
+  DEFAULT_SESSIONS,
+  listenFromEnv,
+} from "./config.ts";
 export type { HttpConfig, LimitsConfig, ServerConfig, ServerOptions, SessionConfig } from "./config.ts";
 export { seedDemo } from "./demo.ts";
 export type { DemoAccount } from "./demo.ts";
 export { runAdmin } from "./admin.ts";
 export { Simulator, PLATFORM_MODULES, ROUTE_OPERATIONS } from "@sdgw/engine";
-export type { FakeContext, OperationSpec, OpParam, PlatformModule, PlatformProvider, ProviderFailure, ProviderOutcome, ProviderRequest, RouteOperation, SimulatorKnobs, SimulatorOptions } from "@sdgw/engine";
-export { createMcpServer, mcpRoutes, MCP_TOOLS, MCP_TOOLSETS, McpToolsetError, MCP_ANSWER_BYTES, MORE_NOTE, fitAnswer } from "./mcp/index.ts";
+export type {
+  FakeContext,
+  OperationSpec,
+  OpParam,
+  PlatformModule,
+  PlatformProvider,
+  ProviderFailure,
+  ProviderOutcome,
+  ProviderRequest,
+  RouteOperation,
+  SimulatorKnobs,
+  SimulatorOptions,
+} from "@sdgw/engine";
+export {
+  createMcpServer,
+  mcpRoutes,
+  MCP_TOOLS,
+  MCP_TOOLSETS,
+  McpToolsetError,
+  MCP_ANSWER_BYTES,
+  MORE_NOTE,
+  fitAnswer,
+} from "./mcp/index.ts";
 export type { CreateMcpServerOptions, McpRoutesOptions, McpToolFilter, McpToolsetName, Fitted } from "./mcp/index.ts";

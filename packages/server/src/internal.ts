@@ -25,6 +25,13 @@ export { Schedules, SCHEDULES_PER_WORKSPACE, EVERY_MS } from "./systems/schedule
 export type { ScheduleRecord, SchedulesDeps } from "./systems/schedules.ts";
 export { planTool, startToolRun, toolContext } from "./tool-runs.ts";
 export type { StartToolRun } from "./tool-runs.ts";
-export { Sessions, sessionOf, sessionsOf, SESSION_COOKIE, hashPasswordSync, verifyPassword } from "./systems/sessions.ts";
+export {
+  Sessions,
+  sessionOf,
+  sessionsOf,
+  SESSION_COOKIE,
+  hashPasswordSync,
+  verifyPassword,
+} from "./systems/sessions.ts";
 export type { ConsoleSession, SessionRecord, UserRecord, SignInResult } from "./systems/sessions.ts";
 export { consoleSessionRoutes, csrfRefusal, originRefusal, sessionRequired } from "./http/console-session.ts";

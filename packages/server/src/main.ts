@@ -25,7 +25,10 @@ try {
   // (absolute URLs from the listen address); without a build they stay the library's https defaults.
   if (consoleBuilt() && address.port !== 0) {
     const base = `http://${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}/console`;
-    options = { ...options, urls: { console: `${base}/keys`, signIn: `${base}/sign-in`, billing: `${base}/account`, ...options.urls } };
+    options = {
+      ...options,
+      urls: { console: `${base}/keys`, signIn: `${base}/sign-in`, billing: `${base}/account`, ...options.urls },
+    };
   }
 } catch (e) {
   if (!(e instanceof ConfigError)) throw e;
@@ -44,7 +47,9 @@ const pnpm = viaNpx ? "npx -y -p node@24 -p pnpm@12 -- pnpm" : "pnpm";
 const config = server.gateway.config;
 const lines = [
   `Social Data Gateway reference server on ${url} (storage: ${config.dbPath}; platforms: the deterministic simulator)`,
-  server.gateway.recovered ? `Recovered ${server.gateway.recovered} run(s) left running by a process that is gone: ended as broken, holds released, nothing charged.` : "",
+  server.gateway.recovered
+    ? `Recovered ${server.gateway.recovered} run(s) left running by a process that is gone: ended as broken, holds released, nothing charged.`
+    : "",
   demo.key
     ? `Demo account ${demo.accountId} with 5000 credits. Its key, shown once (stored only as a hash):\n\n  ${demo.key}\n`
     : `Demo account ${demo.accountId} (key ${demo.prefix}…, shown on the first start). A new key: ${pnpm} admin create-key --account ${demo.accountId}`,

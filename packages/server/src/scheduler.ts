@@ -14,7 +14,14 @@ import type { ScheduleRecord } from "./systems/schedules.ts";
 import { planTool, startToolRun } from "./tool-runs.ts";
 
 /** Why a due schedule did not run now. */
-export type SkipReason = "key_unusable" | "plan_limit" | "refused" | "insufficient_balance" | "daily_limit_reached" | "daily_cap" | "workspace_concurrency";
+export type SkipReason =
+  | "key_unusable"
+  | "plan_limit"
+  | "refused"
+  | "insufficient_balance"
+  | "daily_limit_reached"
+  | "daily_cap"
+  | "workspace_concurrency";
 
 /** What one tick did. */
 export interface TickReport {
@@ -37,7 +44,10 @@ export class Scheduler {
   /** Ticks every `everyMs` until `stop` (the timer does not keep the process alive). */
   start(everyMs: number): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.tick().catch((e: unknown) => this.gw.log("scheduler tick failed", e)), everyMs);
+    this.timer = setInterval(
+      () => void this.tick().catch((e: unknown) => this.gw.log("scheduler tick failed", e)),
+      everyMs,
+    );
     this.timer.unref();
   }
 
@@ -72,7 +82,14 @@ export class Scheduler {
     const key = gw.accounts.key(row.key_id);
     const account = gw.accounts.account(row.account_id);
     const now = gw.now();
-    const keyUsable = key && account && key.status === "active" && !key.exposed_at && (!key.expires_at || Date.parse(key.expires_at) > now) && account.status === "active" && canReadData(key);
+    const keyUsable =
+      key &&
+      account &&
+      key.status === "active" &&
+      !key.exposed_at &&
+      (!key.expires_at || Date.parse(key.expires_at) > now) &&
+      account.status === "active" &&
+      canReadData(key);
     if (!keyUsable || !key || !account) {
       schedules.pause(row.id, "key_unusable");
       return "key_unusable";
@@ -105,8 +122,10 @@ export class Scheduler {
       plan: planned.plan,
       background: true,
       warnings: [`Scheduled run of schedule ${row.id} (every ${row.every}).`],
-      onHandle: (handle) => schedules.started({ id: row.id, runId, handle, every: row.every, nextRunAt: row.next_run_at }),
-      onEnd: (end) => schedules.ended(row.id, runId, end.status as NonNullable<Schedule["last_run"]>["status"], end.charged),
+      onHandle: (handle) =>
+        schedules.started({ id: row.id, runId, handle, every: row.every, nextRunAt: row.next_run_at }),
+      onEnd: (end) =>
+        schedules.ended(row.id, runId, end.status as NonNullable<Schedule["last_run"]>["status"], end.charged),
     });
     return null;
   }

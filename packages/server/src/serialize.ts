@@ -30,11 +30,23 @@ export function serializeAnswer(body: Record<string, unknown>): Buffer {
     spliced.push(itemsBytes(items));
     return `\u0000${NONCE}${spliced.length - 1}\u0000`;
   };
-  const entry = (e: Entry): Entry => (e.items.length > 0 ? ({ ...e, items: token(e.items) as unknown as Item[] } as Entry) : e);
+  const entry = (e: Entry): Entry =>
+    e.items.length > 0 ? ({ ...e, items: token(e.items) as unknown as Item[] } as Entry) : e;
   let shallow: Record<string, unknown> = body;
-  if (Array.isArray(body["items"]) && (body["items"] as Item[]).length > 0) shallow = { ...body, items: token(body["items"] as Item[]) };
-  else if (body["fanout"]) shallow = { ...body, fanout: Object.fromEntries(Object.entries(body["fanout"] as Record<string, Entry>).map(([p, e]) => [p, entry(e)])) };
-  else if (Array.isArray(body["targets"])) shallow = { ...body, targets: (body["targets"] as Array<{ result: Entry }>).map((c) => ({ ...c, result: entry(c.result) })) };
+  if (Array.isArray(body["items"]) && (body["items"] as Item[]).length > 0)
+    shallow = { ...body, items: token(body["items"] as Item[]) };
+  else if (body["fanout"])
+    shallow = {
+      ...body,
+      fanout: Object.fromEntries(
+        Object.entries(body["fanout"] as Record<string, Entry>).map(([p, e]) => [p, entry(e)]),
+      ),
+    };
+  else if (Array.isArray(body["targets"]))
+    shallow = {
+      ...body,
+      targets: (body["targets"] as Array<{ result: Entry }>).map((c) => ({ ...c, result: entry(c.result) })),
+    };
   const text = JSON.stringify(shallow);
   if (spliced.length === 0) return Buffer.from(text);
   const parts: Buffer[] = [];

@@ -22,7 +22,12 @@ export function toolContext(gw: Gateway, accountPlan: "free" | "paid"): ToolCont
 }
 
 /** The quote of a tool request for an account of `accountPlan`, or why it is refused. Pure. */
-export function planTool(gw: Gateway, tool: ToolName, body: Record<string, unknown>, accountPlan: "free" | "paid"): PlanResult {
+export function planTool(
+  gw: Gateway,
+  tool: ToolName,
+  body: Record<string, unknown>,
+  accountPlan: "free" | "paid",
+): PlanResult {
   return TOOLS[tool].plan(body as never, toolContext(gw, accountPlan));
 }
 
@@ -65,8 +70,11 @@ export interface ToolRunStart extends StartToolRun {
  */
 export function startToolRun(gw: Gateway, start: ToolRunStart): Promise<HttpAnswer> {
   const { runId, ctx, body, plan } = start;
-  const module = TOOLS[plan.tool] as { run(request: ToolRequest<ToolName>, ctx: ToolContext, onStep: (steps: never[]) => void): Promise<RunResult> };
-  const format = plan.tool === "batch_stats" ? ((body["format"] as "json" | "csv" | "ndjson" | undefined) ?? "json") : "json";
+  const module = TOOLS[plan.tool] as {
+    run(request: ToolRequest<ToolName>, ctx: ToolContext, onStep: (steps: never[]) => void): Promise<RunResult>;
+  };
+  const format =
+    plan.tool === "batch_stats" ? ((body["format"] as "json" | "csv" | "ndjson" | undefined) ?? "json") : "json";
   return gw.runs.executeTool(runId, ctx, {
     plan,
     run: (onStep) => module.run(body as never, toolContext(gw, ctx.account.plan), onStep as never),

@@ -17,7 +17,14 @@ describe("sdgw-admin", () => {
   const bin = join(import.meta.dirname, "..", "src", "bin", "sdgw-admin.ts");
   const admin = (args: string[]) => {
     try {
-      return { code: 0, stdout: execFileSync(process.execPath, ["--conditions=source", bin, ...args], { encoding: "utf8", stdio: "pipe" }), stderr: "" };
+      return {
+        code: 0,
+        stdout: execFileSync(process.execPath, ["--conditions=source", bin, ...args], {
+          encoding: "utf8",
+          stdio: "pipe",
+        }),
+        stderr: "",
+      };
     } catch (e) {
       const err = e as { status: number; stdout: string; stderr: string };
       return { code: err.status, stdout: err.stdout, stderr: err.stderr };
@@ -30,11 +37,24 @@ describe("sdgw-admin", () => {
       expect(ran.code, args.join(" ")).toBe(0);
       expect(ran.stdout.trim()).toBe(ADMIN_USAGE);
     }
-    for (const command of ["create-account", "grant", "create-key", "revoke-key", "list-keys", "suspend", "resume", "pause", "unpause"]) expect(ADMIN_USAGE).toContain(command);
+    for (const command of [
+      "create-account",
+      "grant",
+      "create-key",
+      "revoke-key",
+      "list-keys",
+      "suspend",
+      "resume",
+      "pause",
+      "unpause",
+    ])
+      expect(ADMIN_USAGE).toContain(command);
     const db = join(dir, "never-made.sqlite");
     const typo = admin(["creat-account", "--db", db]);
     expect(typo.code).toBe(1);
-    expect(typo.stderr).toMatch(/unknown command creat-account; commands: create-account, grant, create-key, revoke-key, list-keys, suspend, resume, pause, unpause, call-cap, create-user, disable-user \(sdgw-admin --help\)/);
+    expect(typo.stderr).toMatch(
+      /unknown command creat-account; commands: create-account, grant, create-key, revoke-key, list-keys, suspend, resume, pause, unpause, call-cap, create-user, disable-user \(sdgw-admin --help\)/,
+    );
     expect(existsSync(db)).toBe(false);
   });
 
@@ -42,7 +62,11 @@ describe("sdgw-admin", () => {
     const db = join(dir, "suspend.sqlite");
     const acc = runAdmin(["create-account", "--db", db, "--name", "Acme"]) as { account: string };
     runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "10"]);
-    const key = runAdmin(["create-key", "--db", db, "--account", acc.account]) as { key: string; secret: string; prefix: string };
+    const key = runAdmin(["create-key", "--db", db, "--account", acc.account]) as {
+      key: string;
+      secret: string;
+      prefix: string;
+    };
     const server = createServer({ dbPath: db, log: () => undefined });
     // A write of another connection is seen from the server's next turn of the event loop (Store.sync), as a
     // request arriving on a socket always is.
@@ -56,14 +80,21 @@ describe("sdgw-admin", () => {
     expect(await reason()).toBe("suspended");
     runAdmin(["resume", "--db", db, "--key", key.key]);
     expect(await reason()).toBe("ok");
-    expect(runAdmin(["suspend", "--db", db, "--account", acc.account])).toEqual({ account: acc.account, status: "suspended" });
+    expect(runAdmin(["suspend", "--db", db, "--account", acc.account])).toEqual({
+      account: acc.account,
+      status: "suspended",
+    });
     expect(await reason()).toBe("suspended");
     runAdmin(["resume", "--db", db, "--account", acc.account]);
     expect(await reason()).toBe("ok");
     // A grant made by the CLI is spendable at once; a revocation holds at once.
     runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "5"]);
     await nextTurn();
-    const account = await server.app.inject({ method: "GET", url: "/v1/account", headers: { "x-api-key": key.secret } });
+    const account = await server.app.inject({
+      method: "GET",
+      url: "/v1/account",
+      headers: { "x-api-key": key.secret },
+    });
     expect(JSON.parse(account.body).billing.balance_credits).toBe(15);
     runAdmin(["revoke-key", "--db", db, "--key", key.key]);
     expect(await reason()).toBe("revoked");
@@ -80,7 +111,16 @@ describe("sdgw-admin", () => {
     const server = createServer({ dbPath: db, log: () => undefined });
     const call = async (method: "GET" | "POST", url: string, body?: unknown, idem = "pause-1") => {
       await nextTurn();
-      const res = await server.app.inject({ method, url, headers: { "x-api-key": secret, "idempotency-key": idem, ...(body ? { "content-type": "application/json" } : {}) }, ...(body ? { payload: JSON.stringify(body) } : {}) });
+      const res = await server.app.inject({
+        method,
+        url,
+        headers: {
+          "x-api-key": secret,
+          "idempotency-key": idem,
+          ...(body ? { "content-type": "application/json" } : {}),
+        },
+        ...(body ? { payload: JSON.stringify(body) } : {}),
+      });
       return { status: res.statusCode, headers: res.headers, body: JSON.parse(res.body) as Record<string, any> };
     };
     // In one thread the server's turn (its write transaction) must end before another connection writes; separate
@@ -91,12 +131,21 @@ describe("sdgw-admin", () => {
     };
     const balance = async () => (await call("GET", "/v1/account")).body["billing"].balance_credits as number;
     await expect(admin(["pause"])).rejects.toThrow(/--message is required/);
-    expect(await admin(["pause", "--message", "Maintenance until 14:00 UTC."])).toMatchObject({ paused: { message: "Maintenance until 14:00 UTC." } });
+    expect(await admin(["pause", "--message", "Maintenance until 14:00 UTC."])).toMatchObject({
+      paused: { message: "Maintenance until 14:00 UTC." },
+    });
     const refused = await call("GET", "/v1/search?platform=x&query=a");
-    expect([refused.status, refused.body["code"], refused.body["reason"]]).toEqual([503, "temporarily_unavailable", "paused"]);
+    expect([refused.status, refused.body["code"], refused.body["reason"]]).toEqual([
+      503,
+      "temporarily_unavailable",
+      "paused",
+    ]);
     expect(refused.body["message"]).toContain("Maintenance until 14:00 UTC.");
     expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(1);
-    expect((await call("POST", "/v1/tools/brand_buzz", { query: "q", platforms: ["weibo"], confirm: false }, "quote-1")).status).toBe(200);
+    expect(
+      (await call("POST", "/v1/tools/brand_buzz", { query: "q", platforms: ["weibo"], confirm: false }, "quote-1"))
+        .status,
+    ).toBe(200);
     expect(await balance()).toBe(10);
     expect(await admin(["unpause"])).toEqual({ unpaused: true });
     // The same Idempotency-Key runs now: the refusal claimed nothing.
@@ -116,28 +165,53 @@ describe("sdgw-admin", () => {
     const server = createServer({ dbPath: db, log: () => undefined, now: () => Date.now() + offset });
     const call = async (url: string, idem: string, method: "GET" | "POST" = "GET", body?: unknown) => {
       await nextTurn();
-      const res = await server.app.inject({ method, url, headers: { "x-api-key": secret, "idempotency-key": idem, ...(body ? { "content-type": "application/json" } : {}) }, ...(body ? { payload: JSON.stringify(body) } : {}) });
+      const res = await server.app.inject({
+        method,
+        url,
+        headers: {
+          "x-api-key": secret,
+          "idempotency-key": idem,
+          ...(body ? { "content-type": "application/json" } : {}),
+        },
+        ...(body ? { payload: JSON.stringify(body) } : {}),
+      });
       return { status: res.statusCode, headers: res.headers, body: JSON.parse(res.body) as Record<string, any> };
     };
     const balance = async () => (await call("/v1/account", "acct")).body["billing"].balance_credits as number;
-    expect(() => runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "three"])).toThrow(/--calls must be a whole number/);
-    expect(() => runAdmin(["call-cap", "--db", db, "--account", "acc_nope", "--calls", "3"])).toThrow(/no account acc_nope/);
+    expect(() => runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "three"])).toThrow(
+      /--calls must be a whole number/,
+    );
+    expect(() => runAdmin(["call-cap", "--db", db, "--account", "acc_nope", "--calls", "3"])).toThrow(
+      /no account acc_nope/,
+    );
     await nextTurn();
-    expect(runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "3"])).toEqual({ account: acc.account, call_cap: 3 });
+    expect(runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "3"])).toEqual({
+      account: acc.account,
+      call_cap: 3,
+    });
     // a two-platform search is two calls (each platform a call, as D43 counts them); one more fits, then none
     expect((await call("/v1/search?platforms=x,weibo&query=a", "c1")).status).toBe(200);
     expect((await call("/v1/search?platform=x&query=b", "c2")).status).toBe(200);
     expect(await balance()).toBe(97);
     const refused = await call("/v1/search?platform=x&query=c", "c3");
-    expect([refused.status, refused.body["code"], refused.body["reason"], refused.body["retryable"]]).toEqual([503, "temporarily_unavailable", "daily_cap", true]);
+    expect([refused.status, refused.body["code"], refused.body["reason"], refused.body["retryable"]]).toEqual([
+      503,
+      "temporarily_unavailable",
+      "daily_cap",
+      true,
+    ]);
     const midnight = new Date(Date.now() + offset);
     const resets = new Date(Date.UTC(midnight.getUTCFullYear(), midnight.getUTCMonth(), midnight.getUTCDate() + 1));
     expect(Date.parse(refused.body["resets_at"])).toBe(resets.getTime());
-    expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(Math.floor((resets.getTime() - Date.now() - offset) / 1000) - 2);
+    expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(
+      Math.floor((resets.getTime() - Date.now() - offset) / 1000) - 2,
+    );
     expect(refused.body["message"]).toMatch(/3 of its 3 calls/);
     expect(refused.body["fix"]).toMatchObject({ action_url: expect.stringMatching(/^https?:/) });
     // a quote runs nothing and still answers; reads of results and the account too
-    expect((await call("/v1/tools/brand_buzz", "q1", "POST", { query: "q", platforms: ["weibo"], confirm: false })).status).toBe(200);
+    expect(
+      (await call("/v1/tools/brand_buzz", "q1", "POST", { query: "q", platforms: ["weibo"], confirm: false })).status,
+    ).toBe(200);
     expect(await balance()).toBe(97);
     // raising the cap lets the same Idempotency-Key run: the refusal claimed nothing
     await nextTurn();
@@ -148,7 +222,10 @@ describe("sdgw-admin", () => {
     offset = resets.getTime() - Date.now() + 1000;
     expect((await call("/v1/search?platform=x&query=d", "c4")).status).toBe(200);
     await nextTurn();
-    expect(runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "off"])).toEqual({ account: acc.account, call_cap: null });
+    expect(runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "off"])).toEqual({
+      account: acc.account,
+      call_cap: null,
+    });
     expect(await balance()).toBe(95);
     const audit = server.gateway.ledger.audit(acc.account);
     expect(audit.balance + audit.charges).toBe(audit.grants);
@@ -157,15 +234,27 @@ describe("sdgw-admin", () => {
   });
 
   it("call-cap holds under concurrent calls: 12 at once on a cap of 5 start exactly 5 (D74)", async () => {
-    const server = createServer({ dbPath: ":memory:", log: () => undefined, limits: { keyQps: 100, workspaceConcurrency: 100 } });
+    const server = createServer({
+      dbPath: ":memory:",
+      log: () => undefined,
+      limits: { keyQps: 100, workspaceConcurrency: 100 },
+    });
     const gw = server.gateway;
     const { account } = gw.accounts.createAccount({ name: "burst", callCap: 5 });
     gw.accounts.grant(account.id, 100, "test");
     const key = gw.accounts.createKey({ accountId: account.id }).secret;
     const answers = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => server.app.inject({ method: "GET", url: `/v1/search?platform=x&query=q${i}`, headers: { "x-api-key": key, "idempotency-key": `b${i}` } })),
+      Array.from({ length: 12 }, (_, i) =>
+        server.app.inject({
+          method: "GET",
+          url: `/v1/search?platform=x&query=q${i}`,
+          headers: { "x-api-key": key, "idempotency-key": `b${i}` },
+        }),
+      ),
     );
-    const codes = answers.map((a) => (a.statusCode === 200 ? "ok" : (JSON.parse(a.body) as { reason?: string }).reason ?? String(a.statusCode)));
+    const codes = answers.map((a) =>
+      a.statusCode === 200 ? "ok" : ((JSON.parse(a.body) as { reason?: string }).reason ?? String(a.statusCode)),
+    );
     expect(codes.filter((c) => c === "ok")).toHaveLength(5);
     expect(codes.filter((c) => c === "daily_cap")).toHaveLength(7);
     expect(gw.ledger.audit(account.id)).toMatchObject({ grants: 100, charges: 5, balance: 95, held: 0, inMemory: 0 });
@@ -175,11 +264,26 @@ describe("sdgw-admin", () => {
   it("creates accounts and keys, grants credits, lists and revokes keys", async () => {
     const db = join(dir, "admin.sqlite");
     const acc = runAdmin(["create-account", "--db", db, "--name", "Acme", "--plan", "free"]) as { account: string };
-    expect(runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "250"])).toEqual({ account: acc.account, balance: 250 });
-    const key = runAdmin(["create-key", "--db", db, "--account", acc.account, "--name", "ci", "--daily-limit", "40"]) as { key: string; prefix: string; secret: string };
+    expect(runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "250"])).toEqual({
+      account: acc.account,
+      balance: 250,
+    });
+    const key = runAdmin([
+      "create-key",
+      "--db",
+      db,
+      "--account",
+      acc.account,
+      "--name",
+      "ci",
+      "--daily-limit",
+      "40",
+    ]) as { key: string; prefix: string; secret: string };
     expect(key.secret.startsWith(key.prefix)).toBe(true);
     const listed = runAdmin(["list-keys", "--db", db, "--account", acc.account]) as Array<Record<string, unknown>>;
-    expect(listed).toEqual([expect.objectContaining({ id: key.key, prefix: key.prefix, status: "active", daily_limit: 40 })]);
+    expect(listed).toEqual([
+      expect.objectContaining({ id: key.key, prefix: key.prefix, status: "active", daily_limit: 40 }),
+    ]);
     expect(JSON.stringify(listed)).not.toContain(key.secret);
     expect(runAdmin(["revoke-key", "--db", db, "--key", key.prefix])).toEqual({ key: key.key, revoked: true });
     expect(() => runAdmin(["grant", "--db", db, "--account", acc.account, "--credits=-3"])).toThrow(/whole number/);
@@ -199,7 +303,11 @@ describe("sdgw-admin", () => {
     gw.accounts.grant(account.id, 10);
     const key = gw.accounts.createKey({ accountId: account.id });
     const get = async (url: string) => {
-      const res = await server.app.inject({ method: "GET", url, headers: { "x-api-key": key.secret, "idempotency-key": `live-${Math.random()}` } });
+      const res = await server.app.inject({
+        method: "GET",
+        url,
+        headers: { "x-api-key": key.secret, "idempotency-key": `live-${Math.random()}` },
+      });
       return JSON.parse(res.body) as Record<string, any>;
     };
     expect((await get("/v1/search?platform=x&query=a")).billing).toMatchObject({ cost: 1, balance: 9 });
@@ -207,7 +315,10 @@ describe("sdgw-admin", () => {
     gw.simulator!.setKnobs("reddit", { latencyMs: 100 });
     const running = await get("/v1/search?platform=reddit&query=a");
     expect(running["status"]).toBe("running");
-    expect(runAdmin(["grant", "--db", db, "--account", account.id, "--credits", "5"])).toEqual({ account: account.id, balance: 14 });
+    expect(runAdmin(["grant", "--db", db, "--account", account.id, "--credits", "5"])).toEqual({
+      account: account.id,
+      balance: 14,
+    });
     await nextTurn(); // the server checks for other connections' writes once per turn of its event loop
     expect((await get("/v1/account")).billing).toMatchObject({ balance_credits: 14, today_spend_credits: 2 });
     await gw.runs.drain();
@@ -221,7 +332,20 @@ describe("sdgw-admin", () => {
 
   it("runs as a command", () => {
     const db = join(dir, "cli.sqlite");
-    const out = execFileSync(process.execPath, ["--conditions=source", "--no-warnings", join(import.meta.dirname, "..", "src", "bin", "sdgw-admin.ts"), "create-account", "--db", db, "--name", "Cli"], { encoding: "utf8" });
+    const out = execFileSync(
+      process.execPath,
+      [
+        "--conditions=source",
+        "--no-warnings",
+        join(import.meta.dirname, "..", "src", "bin", "sdgw-admin.ts"),
+        "create-account",
+        "--db",
+        db,
+        "--name",
+        "Cli",
+      ],
+      { encoding: "utf8" },
+    );
     expect(JSON.parse(out)).toMatchObject({ plan: "paid" });
   });
 

@@ -22,8 +22,19 @@ const tempDir = () => join(dir, `d-${++n}`);
 const folderBytes = (d: string) => readdirSync(d).reduce((s, f) => s + statSync(join(d, f)).size, 0);
 
 /** An answer like the search answers: the same items, a new request id and balance each time. */
-const ITEMS = JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ id: `item${i}`, title: `露营装备 ${i} 全攻略，建议收藏`, text: "评论区聊聊你们的看法！".repeat(8), metrics: { likes: i * 37 } })));
-const answerOf = (i: number) => Buffer.from(`{"request_id":"req_${String(i).padStart(8, "0")}","items":${ITEMS},"billing":{"balance":${1_000_000 - i}}}`, "utf8");
+const ITEMS = JSON.stringify(
+  Array.from({ length: 10 }, (_, i) => ({
+    id: `item${i}`,
+    title: `露营装备 ${i} 全攻略，建议收藏`,
+    text: "评论区聊聊你们的看法！".repeat(8),
+    metrics: { likes: i * 37 },
+  })),
+);
+const answerOf = (i: number) =>
+  Buffer.from(
+    `{"request_id":"req_${String(i).padStart(8, "0")}","items":${ITEMS},"billing":{"balance":${1_000_000 - i}}}`,
+    "utf8",
+  );
 
 describe("answers stored by content", () => {
   it("answers that repeat but for an id and a balance take a few hundred bytes each, and read back byte for byte", () => {
@@ -45,19 +56,26 @@ describe("answers stored by content", () => {
 
   it("any answers, repeated or not, across rollovers: every one reads back byte for byte; a flipped byte reads as null", () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.integer({ min: 0, max: 5 }).map(answerOf), fc.uint8Array({ minLength: 0, maxLength: 5000 })), { minLength: 1, maxLength: 30 }), fc.integer({ min: 200, max: 20_000 }), (bodies, segmentBytes) => {
-        const d = tempDir();
-        const log = new AnswerLog(d, { segmentBytes });
-        const refs = bodies.map((b, i) => {
-          const ref = log.append(b);
-          if (i % 3 === 2) log.flush();
-          return ref;
-        });
-        log.flush();
-        for (const [i, ref] of refs.entries()) expect(log.read(ref)?.equals(Buffer.from(bodies[i]!))).toBe(true);
-        log.close();
-        rmSync(d, { recursive: true, force: true });
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(fc.integer({ min: 0, max: 5 }).map(answerOf), fc.uint8Array({ minLength: 0, maxLength: 5000 })),
+          { minLength: 1, maxLength: 30 },
+        ),
+        fc.integer({ min: 200, max: 20_000 }),
+        (bodies, segmentBytes) => {
+          const d = tempDir();
+          const log = new AnswerLog(d, { segmentBytes });
+          const refs = bodies.map((b, i) => {
+            const ref = log.append(b);
+            if (i % 3 === 2) log.flush();
+            return ref;
+          });
+          log.flush();
+          for (const [i, ref] of refs.entries()) expect(log.read(ref)?.equals(Buffer.from(bodies[i]!))).toBe(true);
+          log.close();
+          rmSync(d, { recursive: true, force: true });
+        },
+      ),
       { numRuns: 30 },
     );
   });
@@ -85,14 +103,24 @@ describe("the quota", () => {
       let i = 0;
       while (!idem.full()) {
         expect(idem.claim("key", `k${i}`, "print", `run_${i}`).kind).toBe("claimed");
-        store.tx(() => idem.complete({ keyId: "key", idemKey: `k${i}`, answer: { status: 200, headers: {}, body: Buffer.from(`{"n":${i},"pad":"${"x".repeat(300)}"}`) } }));
+        store.tx(() =>
+          idem.complete({
+            keyId: "key",
+            idemKey: `k${i}`,
+            answer: { status: 200, headers: {}, body: Buffer.from(`{"n":${i},"pad":"${"x".repeat(300)}"}`) },
+          }),
+        );
         await store.durable();
         i++;
         expect(i).toBeLessThan(100);
       }
       expect(idem.full()).toMatchObject({ reason: "quota" });
       expect(store.answers!.usedBytes()).toBeGreaterThanOrEqual(4000);
-      for (let k = 0; k < i; k++) expect(idem.peek("key", `k${k}`, "print")).toMatchObject({ kind: "replay", body: `{"n":${k},"pad":"${"x".repeat(300)}"}` });
+      for (let k = 0; k < i; k++)
+        expect(idem.peek("key", `k${k}`, "print")).toMatchObject({
+          kind: "replay",
+          body: `{"n":${k},"pad":"${"x".repeat(300)}"}`,
+        });
       // a restart does not forget it: the usage is the folder's
       await store.close();
       const again = new Store(path, { answers: { quotaBytes: 4000, now: () => now } });
@@ -110,11 +138,20 @@ describe("the quota", () => {
 
 describe("a full disk", () => {
   const now = Date.parse("2026-11-21T08:00:00Z");
-  const open = (db: string): SdgwServer => createServer({ dbPath: db, now: () => now, scheduleTickMs: 0, waitMs: 10_000, log: () => undefined, limits: GENEROUS });
+  const open = (db: string): SdgwServer =>
+    createServer({
+      dbPath: db,
+      now: () => now,
+      scheduleTickMs: 0,
+      waitMs: 10_000,
+      log: () => undefined,
+      limits: GENEROUS,
+    });
 
   function ledgerIdentity(s: SdgwServer) {
     const st = s.gateway.store;
-    const sum = (kind: string) => st.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM ledger WHERE kind = ?", kind)!.s ?? 0;
+    const sum = (kind: string) =>
+      st.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM ledger WHERE kind = ?", kind)!.s ?? 0;
     const balance = st.get<{ b: number; h: number }>("SELECT SUM(balance) AS b, SUM(held) AS h FROM accounts")!;
     const holds = st.get<{ n: number }>("SELECT COUNT(*) AS n FROM holds WHERE state = 'held'")!.n;
     return { grants: sum("grant"), charges: sum("charge"), balance: balance.b, held: balance.h, holds };
@@ -128,7 +165,11 @@ describe("a full disk", () => {
     s.gateway.accounts.grant(account.id, 100);
     const key = s.gateway.accounts.createKey({ accountId: account.id }).secret;
     const call = async (idem: string) => {
-      const res = await s.app.inject({ method: "GET", url: `/v1/search?platform=weibo&query=${idem}`, headers: { "x-api-key": key, "idempotency-key": idem } });
+      const res = await s.app.inject({
+        method: "GET",
+        url: `/v1/search?platform=weibo&query=${idem}`,
+        headers: { "x-api-key": key, "idempotency-key": idem },
+      });
       await s.gateway.store.durable().catch(() => undefined);
       return res;
     };
@@ -152,7 +193,9 @@ describe("a full disk", () => {
       expect(after.held).toBe(0);
       expect(after.holds).toBe(0);
       expect(s.gateway.store.get("SELECT COUNT(*) AS n FROM idempotency WHERE idem_key = 'during'")).toEqual({ n: 0 });
-      expect(s.gateway.idempotency.peek(s.gateway.store.get<{ id: string }>("SELECT id FROM keys")!.id, "during", "x").kind).toBe("claimed");
+      expect(
+        s.gateway.idempotency.peek(s.gateway.store.get<{ id: string }>("SELECT id FROM keys")!.id, "during", "x").kind,
+      ).toBe("claimed");
       expect(s.gateway.idempotency.full()).toMatchObject({ reason: "disk_full" });
       // the answer stored before replays byte for byte
       const replay = await call("before");
@@ -193,14 +236,27 @@ describe("a full disk", () => {
 describe("the refusal while the log is full, over HTTP (D67)", () => {
   it("once the quota is reached, a new keyed call answers 503 temporarily_unavailable (paused), uncharged; earlier keys still replay", async () => {
     const db = join(tempDir(), "quota.sqlite");
-    const server = createServer({ dbPath: db, waitMs: 2000, log: () => undefined, limits: GENEROUS, answerLogQuotaBytes: 6000 });
+    const server = createServer({
+      dbPath: db,
+      waitMs: 2000,
+      log: () => undefined,
+      limits: GENEROUS,
+      answerLogQuotaBytes: 6000,
+    });
     try {
       const gw = server.gateway;
       const { account } = gw.accounts.createAccount({ name: "quota", plan: "paid" });
       gw.accounts.grant(account.id, 1000);
       const key = gw.accounts.createKey({ accountId: account.id }).secret;
       const call = async (i: number) =>
-        validateAnswer("search", await server.app.inject({ method: "GET", url: `/v1/search?platform=x&query=quota+${i}&count=10`, headers: { "x-api-key": key, "idempotency-key": `quota-${i}` } }));
+        validateAnswer(
+          "search",
+          await server.app.inject({
+            method: "GET",
+            url: `/v1/search?platform=x&query=quota+${i}&count=10`,
+            headers: { "x-api-key": key, "idempotency-key": `quota-${i}` },
+          }),
+        );
       const balance = () => gw.accounts.account(account.id)!.balance;
       let refused: Awaited<ReturnType<typeof call>> | null = null;
       let i = 0;
@@ -232,17 +288,33 @@ describe("the refusal while the log is full, over HTTP (D67)", () => {
 describe("a run that answered 202 and whose final write meets a full disk (D75)", () => {
   /** A server whose weibo answers after 150 ms, so that a call with waitMs 20 answers 202 and ends later. */
   const slow = (name: string, finalRetryMs: number) => {
-    const server = createServer({ dbPath: join(tempDir(), `${name}.sqlite`), waitMs: 20, scheduleTickMs: 0, log: () => undefined, limits: GENEROUS, finalRetryMs });
+    const server = createServer({
+      dbPath: join(tempDir(), `${name}.sqlite`),
+      waitMs: 20,
+      scheduleTickMs: 0,
+      log: () => undefined,
+      limits: GENEROUS,
+      finalRetryMs,
+    });
     server.gateway.simulator!.setKnobs("weibo", { latencyMs: 150 });
     const { account } = server.gateway.accounts.createAccount({ name, plan: "paid" });
     server.gateway.accounts.grant(account.id, 100);
     const key = server.gateway.accounts.createKey({ accountId: account.id }).secret;
-    const call = (idem: string) => server.app.inject({ method: "GET", url: `/v1/search?platform=weibo&query=${idem}`, headers: { "x-api-key": key, "idempotency-key": idem } });
+    const call = (idem: string) =>
+      server.app.inject({
+        method: "GET",
+        url: `/v1/search?platform=weibo&query=${idem}`,
+        headers: { "x-api-key": key, "idempotency-key": idem },
+      });
     // A request whose turn shares a commit that the full disk rolled back answers a retryable 500 without
     // `fix.param` (it may have read what was undone); the handle's own answers are read past those.
     const read = async (handle: string) => {
       for (;;) {
-        const res = await server.app.inject({ method: "GET", url: `/v1/results/${handle}`, headers: { "x-api-key": key } });
+        const res = await server.app.inject({
+          method: "GET",
+          url: `/v1/results/${handle}`,
+          headers: { "x-api-key": key },
+        });
         const body = JSON.parse(res.body) as { fix?: { param?: string } } & Record<string, unknown>;
         if (res.statusCode === 500 && body.fix?.param !== "handle") continue;
         return { status: res.statusCode, body, text: res.body };

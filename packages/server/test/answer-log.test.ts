@@ -55,18 +55,25 @@ const utf8 = (text: string) => new TextEncoder().encode(text);
 describe("AnswerLog", () => {
   it("reads back every answer appended, in any sizes and turns, byte for byte", () => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.string({ unit: "grapheme", maxLength: 300 }), { maxLength: 6 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 64, max: 4096 }), (turns, segmentBytes) => {
-        const dir = tempDir();
-        const l = new AnswerLog(dir, { segmentBytes });
-        const written: Array<[ReturnType<AnswerLog["append"]>, string]> = [];
-        for (const turn of turns) {
-          for (const text of turn) written.push([l.append(utf8(text)), text]);
-          l.flush();
-        }
-        for (const [ref, text] of written) expect(l.read(ref)?.toString("utf8")).toBe(text);
-        l.close();
-        rmSync(dir, { recursive: true, force: true });
-      }),
+      fc.property(
+        fc.array(fc.array(fc.string({ unit: "grapheme", maxLength: 300 }), { maxLength: 6 }), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+        fc.integer({ min: 64, max: 4096 }),
+        (turns, segmentBytes) => {
+          const dir = tempDir();
+          const l = new AnswerLog(dir, { segmentBytes });
+          const written: Array<[ReturnType<AnswerLog["append"]>, string]> = [];
+          for (const turn of turns) {
+            for (const text of turn) written.push([l.append(utf8(text)), text]);
+            l.flush();
+          }
+          for (const [ref, text] of written) expect(l.read(ref)?.toString("utf8")).toBe(text);
+          l.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -98,7 +105,8 @@ describe("AnswerLog", () => {
       return ref;
     });
     expect(new Set(refs.map((r) => r.file)).size).toBe(40);
-    for (let pass = 0; pass < 2; pass++) for (const [i, ref] of refs.entries()) expect(l.read(ref)?.toString()).toBe(`answer ${i}`);
+    for (let pass = 0; pass < 2; pass++)
+      for (const [i, ref] of refs.entries()) expect(l.read(ref)?.toString()).toBe(`answer ${i}`);
   });
 
   it("tells bytes that are missing or not what was written apart from an answer", () => {
@@ -171,11 +179,18 @@ describe("idempotency records on a database file", () => {
 
   it("keep the answer in the log, not in the row, and replay it byte for byte after a restart", async () => {
     const { path, s } = await oneRecord({ "content-type": "application/json" });
-    const row = s.readNow<{ answer: string | null; answer_file: number; answer_len: number }>("SELECT answer, answer_file, answer_len FROM idempotency")!;
+    const row = s.readNow<{ answer: string | null; answer_file: number; answer_len: number }>(
+      "SELECT answer, answer_file, answer_len FROM idempotency",
+    )!;
     expect(row).toMatchObject({ answer: null, answer_file: 1, answer_len: answer.byteLength });
     await s.close();
     const again = fileStore(path);
-    expect(idem(again).claim("key_1", "k1", "print")).toEqual({ kind: "replay", status: 200, headers: { "content-type": "application/json" }, body: new TextDecoder().decode(answer) });
+    expect(idem(again).claim("key_1", "k1", "print")).toEqual({
+      kind: "replay",
+      status: 200,
+      headers: { "content-type": "application/json" },
+      body: new TextDecoder().decode(answer),
+    });
   });
 
   it("a record whose answer bytes are gone reads as lost, not as a free key", async () => {
@@ -212,7 +227,9 @@ describe("idempotency records on a database file", () => {
     const second = fileStore(path);
     const i2 = idem(second, () => now);
     i2.claim("key_1", "new", "print", "run_2");
-    second.tx(() => i2.complete({ keyId: "key_1", idemKey: "new", answer: { status: 200, headers: {}, body: answer } }));
+    second.tx(() =>
+      i2.complete({ keyId: "key_1", idemKey: "new", answer: { status: 200, headers: {}, body: answer } }),
+    );
     await second.durable();
     expect(second.answers!.segments()).toEqual([1, 2]);
     expect(i2.sweep()).toBe(0);
@@ -231,7 +248,11 @@ describe("idempotency records on a database file", () => {
       state TEXT NOT NULL CHECK (state IN ('running','done')), run_id TEXT, http_status INTEGER, headers TEXT, answer TEXT,
       created_at TEXT NOT NULL, expires_at TEXT
     ); CREATE UNIQUE INDEX idempotency_key ON idempotency(key_id, idem_key);`);
-    old.prepare("INSERT INTO idempotency (key_id, idem_key, fingerprint, state, http_status, headers, answer, created_at, expires_at) VALUES ('key_1', 'k', 'print', 'done', 200, '{}', '{\"old\":true}', '2026-11-21T00:00:00Z', '2026-11-22T00:00:00Z')").run();
+    old
+      .prepare(
+        "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, http_status, headers, answer, created_at, expires_at) VALUES ('key_1', 'k', 'print', 'done', 200, '{}', '{\"old\":true}', '2026-11-21T00:00:00Z', '2026-11-22T00:00:00Z')",
+      )
+      .run();
     old.close();
     const s = fileStore(path);
     const i = idem(s);
@@ -245,12 +266,20 @@ describe("idempotency records on a database file", () => {
 });
 
 describe("the answer log under any sequence of calls, turns, restarts, sweeps and time", () => {
-  type Step = { op: "call"; size: number } | { op: "turn" } | { op: "restart" } | { op: "advance"; hours: number } | { op: "sweep" };
+  type Step =
+    | { op: "call"; size: number }
+    | { op: "turn" }
+    | { op: "restart" }
+    | { op: "advance"; hours: number }
+    | { op: "sweep" };
   const step: fc.Arbitrary<Step> = fc.oneof(
     { arbitrary: fc.record({ op: fc.constant("call" as const), size: fc.integer({ min: 1, max: 200 }) }), weight: 5 },
     { arbitrary: fc.constant({ op: "turn" as const }), weight: 2 },
     { arbitrary: fc.constant({ op: "restart" as const }), weight: 1 },
-    { arbitrary: fc.record({ op: fc.constant("advance" as const), hours: fc.integer({ min: 1, max: 30 }) }), weight: 2 },
+    {
+      arbitrary: fc.record({ op: fc.constant("advance" as const), hours: fc.integer({ min: 1, max: 30 }) }),
+      weight: 2,
+    },
     { arbitrary: fc.constant({ op: "sweep" as const }), weight: 2 },
   );
 
@@ -278,7 +307,9 @@ describe("the answer log under any sequence of calls, turns, restarts, sweeps an
               const key = `k${model.size}`;
               const body = `{"n":${model.size},"pad":"${"露".repeat(st.size)}"}`;
               i.claim("key_1", key, "print", `run_${model.size}`);
-              s.tx(() => i.complete({ keyId: "key_1", idemKey: key, answer: { status: 200, headers: {}, body: utf8(body) } }));
+              s.tx(() =>
+                i.complete({ keyId: "key_1", idemKey: key, answer: { status: 200, headers: {}, body: utf8(body) } }),
+              );
               model.set(key, { body, expiresAt: now + DAY });
             } else if (st.op === "turn") await s.durable();
             else if (st.op === "restart") {

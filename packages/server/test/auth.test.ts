@@ -17,7 +17,9 @@ describe("key carriers", () => {
     h = harness();
     const other = h.server.gateway.accounts.createKey({ accountId: h.accountId }).secret;
     expect((await h.call("search", "GET", search)).status).toBe(200);
-    expect((await h.call("search", "GET", search, { key: null, headers: { authorization: `Bearer ${h.key}` } })).status).toBe(200);
+    expect(
+      (await h.call("search", "GET", search, { key: null, headers: { authorization: `Bearer ${h.key}` } })).status,
+    ).toBe(200);
     expect((await h.call("search", "GET", search, { headers: { authorization: `Bearer ${h.key}` } })).status).toBe(200);
     const two = await h.call("search", "GET", search, { headers: { authorization: `Bearer ${other}` } });
     expect(two.status).toBe(401);
@@ -29,7 +31,11 @@ describe("key carriers", () => {
   it("answers missing and invalid keys 401 with the console to act on", async () => {
     h = harness();
     const missing = await h.call("search", "GET", search, { key: null });
-    expect(missing.json).toMatchObject({ code: "unauthorized", reason: "missing", fix: { action_url: "https://console.sdgw.dev/keys" } });
+    expect(missing.json).toMatchObject({
+      code: "unauthorized",
+      reason: "missing",
+      fix: { action_url: "https://console.sdgw.dev/keys" },
+    });
     expect((await h.call("search", "GET", search, { key: "sdgw_wrong" })).json.reason).toBe("invalid");
   });
 
@@ -42,7 +48,9 @@ describe("key carriers", () => {
     expect(later.json.reason).toBe("key_in_query");
     expect(h.server.gateway.accounts.keys(h.accountId)[0]!.exposed_at).not.toBeNull();
     // also on routes that need no key, and before any validation
-    expect((await h.call("listCapabilities", "GET", "/v1/capabilities?key=sdgw_other", { key: null })).json.reason).toBe("key_in_query");
+    expect(
+      (await h.call("listCapabilities", "GET", "/v1/capabilities?key=sdgw_other", { key: null })).json.reason,
+    ).toBe("key_in_query");
     expect((await h.call("detail", "POST", "/v1/detail?key=x", { raw: "not json" })).json.reason).toBe("key_in_query");
     // a fresh key works
     const fresh = h.server.gateway.accounts.createKey({ accountId: h.accountId }).secret;
@@ -52,13 +60,39 @@ describe("key carriers", () => {
   it("finds a key under any of its names in any case, however the name is encoded, and never elsewhere", () => {
     h = harness();
     const piece = fc.oneof(
-      fc.constantFrom("key", "KEY", "Api_Key", "apikey", "token", "access_token", "k", "ey", "_", "%6B", "%6b", "%65", "%79", "%5F", "%", "=", "&", "?", "+", "keys", "a", "%20", "露营"),
+      fc.constantFrom(
+        "key",
+        "KEY",
+        "Api_Key",
+        "apikey",
+        "token",
+        "access_token",
+        "k",
+        "ey",
+        "_",
+        "%6B",
+        "%6b",
+        "%65",
+        "%79",
+        "%5F",
+        "%",
+        "=",
+        "&",
+        "?",
+        "+",
+        "keys",
+        "a",
+        "%20",
+        "露营",
+      ),
       fc.string({ maxLength: 4 }),
     );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 10 }), (pieces) => {
         const raw = pieces.join("");
-        const named = [...new URLSearchParams(raw)].filter(([n]) => KEY_QUERY_NAMES.includes(n.toLowerCase())).map(([, v]) => v);
+        const named = [...new URLSearchParams(raw)]
+          .filter(([n]) => KEY_QUERY_NAMES.includes(n.toLowerCase()))
+          .map(([, v]) => v);
         expect(keysInQuery(raw), raw).toEqual(named.length ? named : null);
       }),
       { numRuns: 20_000 },
@@ -84,7 +118,12 @@ describe("key carriers", () => {
     for (const [i, [method, path]] of paths.entries()) {
       const name = KEY_QUERY_NAMES[i % KEY_QUERY_NAMES.length]!;
       const victim = gw.accounts.createKey({ accountId: h.accountId }).secret;
-      const res = await h.server.app.inject({ method, url: `${path}?${name.toUpperCase()}=${victim}`, headers: { "content-type": "application/json", "x-api-key": h.key }, payload: method === "POST" ? "x".repeat(gw.config.bodyLimit + 10) : undefined });
+      const res = await h.server.app.inject({
+        method,
+        url: `${path}?${name.toUpperCase()}=${victim}`,
+        headers: { "content-type": "application/json", "x-api-key": h.key },
+        payload: method === "POST" ? "x".repeat(gw.config.bodyLimit + 10) : undefined,
+      });
       expect([res.statusCode, JSON.parse(res.body).reason], `${method} ${path}?${name}`).toEqual([401, "key_in_query"]);
       expect(res.headers["x-content-type-options"]).toBe("nosniff");
       const later = await h.call("getAccount", "GET", "/v1/account", { key: victim });
@@ -140,15 +179,24 @@ describe("key carriers", () => {
     expect((await h.call("search", "GET", search, { key: exposed.secret })).json.reason).toBe("key_in_query");
     const limited = await used();
     gw.accounts.setKeyDailyLimit(limited.id, 1);
-    expect((await h.call("search", "GET", search, { key: limited.secret })).json).toMatchObject({ code: "daily_limit_reached", reason: "key" });
+    expect((await h.call("search", "GET", search, { key: limited.secret })).json).toMatchObject({
+      code: "daily_limit_reached",
+      reason: "key",
+    });
     const before = (await h.call("getAccount", "GET", "/v1/account")).json.billing.balance_credits as number;
     gw.accounts.grant(h.accountId, 7);
     expect((await h.call("getAccount", "GET", "/v1/account")).json.billing.balance_credits).toBe(before + 7);
     gw.accounts.setAccountStatus(h.accountId, "suspended");
-    expect((await h.call("search", "GET", search)).json).toMatchObject({ reason: "suspended", message: expect.stringMatching(/account/) });
+    expect((await h.call("search", "GET", search)).json).toMatchObject({
+      reason: "suspended",
+      message: expect.stringMatching(/account/),
+    });
     gw.accounts.setAccountStatus(h.accountId, "active");
     gw.accounts.setAccountDailyLimit(h.accountId, 1);
-    expect((await h.call("search", "GET", search)).json).toMatchObject({ code: "daily_limit_reached", reason: "account" });
+    expect((await h.call("search", "GET", search)).json).toMatchObject({
+      code: "daily_limit_reached",
+      reason: "account",
+    });
   });
 
   it("refuses data calls of a key without read_data (403, fix.allowed [read_data]) but lets it read its account", async () => {

@@ -15,7 +15,11 @@ afterEach(async () => {
 });
 
 /** Sends raw bytes on a new connection; answers what came back and how long until the server closed it. */
-function raw(port: number, data: (string | Buffer)[], opts: { gapMs?: number } = {}): Promise<{ text: string; ms: number }> {
+function raw(
+  port: number,
+  data: (string | Buffer)[],
+  opts: { gapMs?: number } = {},
+): Promise<{ text: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const socket = connect(port, "127.0.0.1");
@@ -34,7 +38,11 @@ function raw(port: number, data: (string | Buffer)[], opts: { gapMs?: number } =
 }
 
 /** The status and JSON body of a raw HTTP/1.1 answer, the body checked against the error structure. */
-function parse(text: string): { status: number; headers: string; body: { code: string; request_id: string; fix: { param?: string }; reason?: string } } {
+function parse(text: string): {
+  status: number;
+  headers: string;
+  body: { code: string; request_id: string; fix: { param?: string }; reason?: string };
+} {
   const [head, body] = [text.slice(0, text.indexOf("\r\n\r\n")), text.slice(text.indexOf("\r\n\r\n") + 4)];
   const json = JSON.parse(Buffer.from(body, "latin1").toString("utf8"));
   expect(validateErrorStructure(json).ok, body).toBe(true);
@@ -64,7 +72,9 @@ describe("requests that never arrive whole", () => {
 
   it("headers over the limit: 400 naming headers, with a request_id, in the contract's words", async () => {
     const port = await listen();
-    const { text } = await raw(port, [`GET /v1/capabilities HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(70 * 1024)}\r\n\r\n`]);
+    const { text } = await raw(port, [
+      `GET /v1/capabilities HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(70 * 1024)}\r\n\r\n`,
+    ]);
     const a = parse(text);
     expect([a.status, a.body.fix.param]).toEqual([400, "headers"]);
     expect(a.body.request_id).toMatch(/^req_/);
@@ -73,21 +83,37 @@ describe("requests that never arrive whole", () => {
 
   it("a 20,000-character cursor fits in a GET and is judged as a cursor", async () => {
     const port = await listen();
-    const res = await fetch(`http://127.0.0.1:${port}/v1/search?platform=x&query=a&cursor=${"c".repeat(20_000)}`, { headers: { "x-api-key": h.key, "idempotency-key": newIdem() } });
+    const res = await fetch(`http://127.0.0.1:${port}/v1/search?platform=x&query=a&cursor=${"c".repeat(20_000)}`, {
+      headers: { "x-api-key": h.key, "idempotency-key": newIdem() },
+    });
     const body = (await res.json()) as { fix: { param: string } };
     expect([res.status, body.fix.param]).toEqual([400, "cursor"]);
   });
 
   it("bytes that are not HTTP, and a request without Host, are answered 400 in the contract's words", async () => {
     const port = await listen();
-    const nul = parse((await raw(port, [Buffer.from("GET /v1/capabilities?a=\u0000 HTTP/1.1\r\nHost: x\r\n\r\n", "latin1")])).text);
+    const nul = parse(
+      (await raw(port, [Buffer.from("GET /v1/capabilities?a=\u0000 HTTP/1.1\r\nHost: x\r\n\r\n", "latin1")])).text,
+    );
     expect([nul.status, nul.body.fix.param]).toEqual([400, "request"]);
-    const high = parse((await raw(port, [Buffer.concat([Buffer.from("GET /v1/capabilities?q="), Buffer.from([0xe9, 0x9c, 0xb2]), Buffer.from(" HTTP/1.1\r\nHost: x\r\n\r\n")])])).text);
+    const high = parse(
+      (
+        await raw(port, [
+          Buffer.concat([
+            Buffer.from("GET /v1/capabilities?q="),
+            Buffer.from([0xe9, 0x9c, 0xb2]),
+            Buffer.from(" HTTP/1.1\r\nHost: x\r\n\r\n"),
+          ]),
+        ])
+      ).text,
+    );
     expect([high.status, high.body.fix.param]).toEqual([400, "request"]);
     const noHost = parse((await raw(port, ["GET /v1/capabilities HTTP/1.1\r\nConnection: close\r\n\r\n"])).text);
     expect([noHost.status, noHost.body.fix.param]).toEqual([400, "Host"]);
     // A key in the URL is refused first, before the missing Host (D50).
-    const both = parse((await raw(port, ["GET /v1/capabilities?key=sdgw_leaked HTTP/1.1\r\nConnection: close\r\n\r\n"])).text);
+    const both = parse(
+      (await raw(port, ["GET /v1/capabilities?key=sdgw_leaked HTTP/1.1\r\nConnection: close\r\n\r\n"])).text,
+    );
     expect([both.status, both.body.reason]).toEqual([401, "key_in_query"]);
   });
 });
@@ -96,9 +122,13 @@ describe("connections per address", () => {
   it("one over the cap is answered 429 rate_limited (reason address) with Retry-After and closed; the others work", async () => {
     const port = await listen({ http: { connectionsPerAddress: 3 } });
     const held = await Promise.all(
-      Array.from({ length: 3 }, () => new Promise<ReturnType<typeof connect>>((resolve) => {
-        const s = connect(port, "127.0.0.1", () => resolve(s));
-      })),
+      Array.from(
+        { length: 3 },
+        () =>
+          new Promise<ReturnType<typeof connect>>((resolve) => {
+            const s = connect(port, "127.0.0.1", () => resolve(s));
+          }),
+      ),
     );
     const a = parse((await raw(port, ["GET /v1/capabilities HTTP/1.1\r\nHost: x\r\n\r\n"])).text);
     expect([a.status, a.body.code, a.body.reason]).toEqual([429, "rate_limited", "address"]);

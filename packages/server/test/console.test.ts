@@ -33,12 +33,26 @@ async function setup(options: Partial<Parameters<typeof createServer>[0]> = {}) 
   gw.accounts.grant(account.id, 1000, "test");
   sessionsOf(gw).createUser({ accountId: account.id, email: EMAIL, passwordHash: hashPasswordSync(PASSWORD) });
   const app = server.app;
-  const signIn = await app.inject({ method: "POST", url: "/console/session", headers: { "content-type": "application/json" }, payload: JSON.stringify({ email: EMAIL, password: PASSWORD }) });
+  const signIn = await app.inject({
+    method: "POST",
+    url: "/console/session",
+    headers: { "content-type": "application/json" },
+    payload: JSON.stringify({ email: EMAIL, password: PASSWORD }),
+  });
   expect(signIn.statusCode).toBe(200);
   const cookie = String(signIn.headers["set-cookie"]).split(";")[0]!;
   const csrf = JSON.parse(signIn.body).csrf_token as string;
-  const inject = (method: "GET" | "POST" | "DELETE", url: string, o: { headers?: Record<string, string>; body?: unknown } = {}) =>
-    app.inject({ method, url, headers: { ...(o.body !== undefined ? { "content-type": "application/json" } : {}), ...o.headers }, ...(o.body !== undefined ? { payload: JSON.stringify(o.body) } : {}) });
+  const inject = (
+    method: "GET" | "POST" | "DELETE",
+    url: string,
+    o: { headers?: Record<string, string>; body?: unknown } = {},
+  ) =>
+    app.inject({
+      method,
+      url,
+      headers: { ...(o.body !== undefined ? { "content-type": "application/json" } : {}), ...o.headers },
+      ...(o.body !== undefined ? { payload: JSON.stringify(o.body) } : {}),
+    });
   return { gw, app, account, cookie, csrf, inject };
 }
 
@@ -55,7 +69,10 @@ describe("cookie authentication of the API (D87)", () => {
     expect(keys).toHaveLength(1);
     expect(JSON.parse(keys[0]!.permissions)).toEqual(["read_data"]);
     // A second call uses the same key, not a new one.
-    await inject("POST", "/v1/search", { headers: { cookie, "x-csrf-token": csrf }, body: { ...SEARCH, query: "咖啡" } });
+    await inject("POST", "/v1/search", {
+      headers: { cookie, "x-csrf-token": csrf },
+      body: { ...SEARCH, query: "咖啡" },
+    });
     expect(gw.accounts.keys(account.id).filter((k) => k.name === `console:${EMAIL}`)).toHaveLength(1);
     // The calls are listed under the sign-in, with their handles, and read by handle with the cookie alone (a GET).
     const list = JSON.parse((await inject("GET", "/console/api/results", { headers: { cookie } })).body);
@@ -67,8 +84,14 @@ describe("cookie authentication of the API (D87)", () => {
 
   it("reads a result under the sign-in after the console key that started it was revoked (D105)", async () => {
     // weibo answers slower than waitMs: the search answers 202 with a handle.
-    const { gw, account, cookie, csrf, inject } = await setup({ waitMs: 50, simulator: { knobs: { weibo: { latencyMs: [300, 300] } } } });
-    const started = await inject("POST", "/v1/search", { headers: { cookie, "x-csrf-token": csrf }, body: { platform: "weibo", query: "露营", count: 2 } });
+    const { gw, account, cookie, csrf, inject } = await setup({
+      waitMs: 50,
+      simulator: { knobs: { weibo: { latencyMs: [300, 300] } } },
+    });
+    const started = await inject("POST", "/v1/search", {
+      headers: { cookie, "x-csrf-token": csrf },
+      body: { platform: "weibo", query: "露营", count: 2 },
+    });
     expect(started.statusCode).toBe(202);
     const { handle } = JSON.parse(started.body) as { handle: string };
     let read = await inject("GET", `/v1/results/${handle}`, { headers: { cookie } });
@@ -79,7 +102,10 @@ describe("cookie authentication of the API (D87)", () => {
     expect(read.statusCode).toBe(200);
     const answer = JSON.parse(read.body);
     const first = gw.accounts.keys(account.id).find((k) => k.name === `console:${EMAIL}`)!;
-    expect((await inject("DELETE", `/console/api/keys/${first.id}`, { headers: { cookie, "x-csrf-token": csrf } })).statusCode).toBe(200);
+    expect(
+      (await inject("DELETE", `/console/api/keys/${first.id}`, { headers: { cookie, "x-csrf-token": csrf } }))
+        .statusCode,
+    ).toBe(200);
     // The next request under the session runs under a new console key, and still reads the handle, unchanged.
     const again = await inject("GET", `/v1/results/${handle}`, { headers: { cookie } });
     expect(again.statusCode).toBe(200);
@@ -103,7 +129,10 @@ describe("cookie authentication of the API (D87)", () => {
       expect(JSON.parse(res.body).fix.param).toBe("X-CSRF-Token");
     }
     // GET /v1/search charges too: it needs the token as well.
-    expect((await inject("GET", "/v1/search?platform=weibo&query=x", { headers: { cookie, "idempotency-key": "get-1" } })).statusCode).toBe(403);
+    expect(
+      (await inject("GET", "/v1/search?platform=weibo&query=x", { headers: { cookie, "idempotency-key": "get-1" } }))
+        .statusCode,
+    ).toBe(403);
     expect(gw.ledger.view(account.id, null).balance).toBe(before);
   });
 
@@ -114,18 +143,26 @@ describe("cookie authentication of the API (D87)", () => {
     expect(JSON.parse(account.body).key.name).toBe(`console:${EMAIL}`);
     expect((await inject("GET", "/v1/schedules", { headers: { cookie } })).statusCode).toBe(200);
     expect((await inject("DELETE", "/v1/schedules/sch_none", { headers: { cookie } })).statusCode).toBe(403);
-    expect((await inject("DELETE", "/v1/schedules/sch_none", { headers: { cookie, "x-csrf-token": csrf } })).statusCode).toBe(404);
+    expect(
+      (await inject("DELETE", "/v1/schedules/sch_none", { headers: { cookie, "x-csrf-token": csrf } })).statusCode,
+    ).toBe(404);
   });
 
   it("answers an invalid or signed-out cookie with the 401 without a reason; no key and no cookie stays `missing`", async () => {
     const { cookie, csrf, inject } = await setup();
-    const bad = await inject("GET", "/v1/account", { headers: { cookie: "sdgw_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" } });
+    const bad = await inject("GET", "/v1/account", {
+      headers: { cookie: "sdgw_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" },
+    });
     expect(bad.statusCode).toBe(401);
     expect(JSON.parse(bad.body).reason).toBeUndefined();
     expect(JSON.parse(bad.body).message).toMatch(/valid session is required/);
     expect(JSON.parse((await inject("GET", "/v1/account")).body).reason).toBe("missing");
-    expect((await inject("DELETE", "/console/session", { headers: { cookie, "x-csrf-token": csrf } })).statusCode).toBe(200);
-    expect((await inject("POST", "/v1/search", { headers: { cookie, "x-csrf-token": csrf }, body: SEARCH })).statusCode).toBe(401);
+    expect((await inject("DELETE", "/console/session", { headers: { cookie, "x-csrf-token": csrf } })).statusCode).toBe(
+      200,
+    );
+    expect(
+      (await inject("POST", "/v1/search", { headers: { cookie, "x-csrf-token": csrf }, body: SEARCH })).statusCode,
+    ).toBe(401);
   });
 
   it("lets a key header win over the cookie", async () => {
@@ -139,7 +176,10 @@ describe("cookie authentication of the API (D87)", () => {
 
   it("refuses a cross-site Origin with the cookie", async () => {
     const { cookie, csrf, inject } = await setup();
-    const res = await inject("POST", "/v1/search", { headers: { cookie, "x-csrf-token": csrf, origin: "https://evil.example" }, body: SEARCH });
+    const res = await inject("POST", "/v1/search", {
+      headers: { cookie, "x-csrf-token": csrf, origin: "https://evil.example" },
+      body: SEARCH,
+    });
     expect(res.statusCode).toBe(403);
     expect(JSON.parse(res.body).fix.param).toBe("Origin");
   });
@@ -149,7 +189,10 @@ describe("the console's account routes (D88)", () => {
   it("creates a key shown once, lists it without its secret, changes its limit and revokes it", async () => {
     const { gw, cookie, csrf, inject } = await setup();
     const h = { cookie, "x-csrf-token": csrf };
-    const created = await inject("POST", "/console/api/keys", { headers: h, body: { name: "ci", daily_limit: 50, read_data: true } });
+    const created = await inject("POST", "/console/api/keys", {
+      headers: h,
+      body: { name: "ci", daily_limit: 50, read_data: true },
+    });
     expect(created.statusCode).toBe(200);
     const { key, secret } = JSON.parse(created.body);
     expect(secret).toMatch(/^sdgw_/);
@@ -159,30 +202,46 @@ describe("the console's account routes (D88)", () => {
     const list = await inject("GET", "/console/api/keys", { headers: { cookie } });
     expect(list.body).not.toContain(secret);
     expect(JSON.parse(list.body).keys.map((k: { name: string }) => k.name)).toContain("ci");
-    const changed = await inject("POST", `/console/api/keys/${key.id}`, { headers: h, body: { daily_limit: null, read_data: false } });
+    const changed = await inject("POST", `/console/api/keys/${key.id}`, {
+      headers: h,
+      body: { daily_limit: null, read_data: false },
+    });
     expect(JSON.parse(changed.body).key).toMatchObject({ daily_limit: null, permissions: [] });
     expect((await inject("DELETE", `/console/api/keys/${key.id}`, { headers: h })).statusCode).toBe(200);
-    expect(JSON.parse((await inject("GET", "/v1/account", { headers: { "x-api-key": secret } })).body).reason).toBe("revoked");
+    expect(JSON.parse((await inject("GET", "/v1/account", { headers: { "x-api-key": secret } })).body).reason).toBe(
+      "revoked",
+    );
     expect(gw.accounts.key(key.id)!.status).toBe("revoked");
   });
 
   it("refuses without a session, without the CSRF token, a bad body, and another account's key", async () => {
     const { gw, cookie, csrf, inject } = await setup();
     expect((await inject("GET", "/console/api/keys")).statusCode).toBe(401);
-    expect((await inject("POST", "/console/api/keys", { headers: { cookie }, body: { name: "x" } })).statusCode).toBe(403);
-    const bad = await inject("POST", "/console/api/keys", { headers: { cookie, "x-csrf-token": csrf }, body: { name: "x", daily_limit: -1 } });
+    expect((await inject("POST", "/console/api/keys", { headers: { cookie }, body: { name: "x" } })).statusCode).toBe(
+      403,
+    );
+    const bad = await inject("POST", "/console/api/keys", {
+      headers: { cookie, "x-csrf-token": csrf },
+      body: { name: "x", daily_limit: -1 },
+    });
     expect(bad.statusCode).toBe(400);
     expect(JSON.parse(bad.body).fix.param).toBe("daily_limit");
     const other = gw.accounts.createAccount({ name: "Other" });
     const theirs = gw.accounts.createKey({ accountId: other.account.id, name: "theirs" });
-    expect((await inject("DELETE", `/console/api/keys/${theirs.id}`, { headers: { cookie, "x-csrf-token": csrf } })).statusCode).toBe(404);
+    expect(
+      (await inject("DELETE", `/console/api/keys/${theirs.id}`, { headers: { cookie, "x-csrf-token": csrf } }))
+        .statusCode,
+    ).toBe(404);
     expect(gw.accounts.key(theirs.id)!.status).toBe("active");
   });
 
   it("answers 30 days of spend, today's charges included", async () => {
     const { cookie, csrf, inject } = await setup();
     await inject("POST", "/v1/search", { headers: { cookie, "x-csrf-token": csrf }, body: SEARCH });
-    const days = JSON.parse((await inject("GET", "/console/api/spend", { headers: { cookie } })).body).days as Array<{ day: string; credits: number }>;
+    const days = JSON.parse((await inject("GET", "/console/api/spend", { headers: { cookie } })).body).days as Array<{
+      day: string;
+      credits: number;
+    }>;
     expect(days).toHaveLength(30);
     expect(days.at(-1)!.credits).toBeGreaterThan(0);
   });
@@ -230,7 +289,12 @@ describe("the demo user of a first start (D89)", () => {
     expect(stored.account_id).toBe(demo.accountId);
     expect(await verifyPassword(user.password!, stored.password_hash)).toBe(true);
     expect(seedDemoUser(server.gateway, demo.accountId)).toEqual({ email: DEMO_EMAIL, password: null });
-    const res = await server.app.inject({ method: "POST", url: "/console/session", headers: { "content-type": "application/json" }, payload: JSON.stringify({ email: DEMO_EMAIL, password: user.password }) });
+    const res = await server.app.inject({
+      method: "POST",
+      url: "/console/session",
+      headers: { "content-type": "application/json" },
+      payload: JSON.stringify({ email: DEMO_EMAIL, password: user.password }),
+    });
     expect(res.statusCode).toBe(200);
   });
 });

@@ -9,7 +9,8 @@ afterEach(async () => {
 });
 
 const balance = (x: Harness) => x.server.gateway.accounts.account(x.accountId)!.balance;
-const ledgerRows = (x: Harness) => x.server.gateway.store.all<{ kind: string; amount: number }>("SELECT kind, amount FROM ledger WHERE kind = 'charge'");
+const ledgerRows = (x: Harness) =>
+  x.server.gateway.store.all<{ kind: string; amount: number }>("SELECT kind, amount FROM ledger WHERE kind = 'charge'");
 
 describe("charging", () => {
   it("charges each platform and each target as a call of its own; failures never", async () => {
@@ -32,21 +33,29 @@ describe("charging", () => {
     expect(a.status).toBe(402);
     expect(a.json).toMatchObject({ code: "max_cost_exceeded", quote_credits: 3, fix: { param: "max_cost_credits" } });
     expect(h.server.gateway.store.all("SELECT * FROM holds")).toEqual([]);
-    expect((await h.call("search", "GET", "/v1/search?platforms=x,reddit,weibo&query=a&max_cost_credits=3")).status).toBe(200);
+    expect(
+      (await h.call("search", "GET", "/v1/search?platforms=x,reddit,weibo&query=a&max_cost_credits=3")).status,
+    ).toBe(200);
   });
 
   it("refuses when the balance does not cover the quote (402 insufficient_balance), nothing held", async () => {
     h = harness({ credits: 2 });
     const a = await h.call("detail", "POST", "/v1/detail", { body: { platform: "x", id: ["1", "2", "3"] } });
     expect(a.status).toBe(402);
-    expect(a.json).toMatchObject({ code: "insufficient_balance", quote_credits: 3, fix: { action_url: "https://console.sdgw.dev/billing" } });
+    expect(a.json).toMatchObject({
+      code: "insufficient_balance",
+      quote_credits: 3,
+      fix: { action_url: "https://console.sdgw.dev/billing" },
+    });
     expect(balance(h)).toBe(2);
     expect(h.server.gateway.store.all("SELECT * FROM holds")).toEqual([]);
   });
 
   it("charges exactly 10 of 100 concurrent calls on a balance of 10, never below 0", async () => {
     h = harness({ credits: 10 });
-    const answers = await Promise.all(Array.from({ length: 100 }, () => h.call("search", "GET", "/v1/search?platform=weibo&query=a")));
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, () => h.call("search", "GET", "/v1/search?platform=weibo&query=a")),
+    );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(10);
     expect(answers.filter((a) => a.status === 402)).toHaveLength(90);
     expect(balance(h)).toBe(0);
@@ -56,7 +65,11 @@ describe("charging", () => {
   it("charges exactly 10 of 100 concurrent slow calls too (holds, not balance reads, decide)", async () => {
     h = harness({ credits: 10 });
     h.server.gateway.simulator!.setKnobs("*", { latencyMs: [5, 30] });
-    const answers = await Promise.all(Array.from({ length: 100 }, () => h.call("searchPost", "POST", "/v1/search", { body: { platform: "zhihu", query: "a" } })));
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        h.call("searchPost", "POST", "/v1/search", { body: { platform: "zhihu", query: "a" } }),
+      ),
+    );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(10);
     expect(balance(h)).toBe(0);
   });
@@ -98,7 +111,11 @@ describe("where holds live", () => {
   it("charges exactly 10 of 100 concurrent calls on a balance of 10 when some answer 202 and some end inline", async () => {
     h = harness({ credits: 10, waitMs: 15 });
     h.server.gateway.simulator!.setKnobs("*", { latencyMs: [0, 30] });
-    const answers = await Promise.all(Array.from({ length: 100 }, () => h.call("searchPost", "POST", "/v1/search", { body: { platform: "zhihu", query: "a" } })));
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        h.call("searchPost", "POST", "/v1/search", { body: { platform: "zhihu", query: "a" } }),
+      ),
+    );
     expect(answers.filter((a) => a.status === 200 || a.status === 202)).toHaveLength(10);
     expect(answers.filter((a) => a.status === 402)).toHaveLength(90);
     await h.server.gateway.runs.drain();
@@ -112,15 +129,25 @@ describe("daily limits and the free plan", () => {
     h = harness();
     const gw = h.server.gateway;
     const key = gw.accounts.createKey({ accountId: h.accountId, dailyLimit: 2 });
-    expect((await h.call("search", "GET", "/v1/search?platforms=x,reddit&query=a", { key: key.secret })).status).toBe(200);
+    expect((await h.call("search", "GET", "/v1/search?platforms=x,reddit&query=a", { key: key.secret })).status).toBe(
+      200,
+    );
     const a = await h.call("search", "GET", "/v1/search?platform=x&query=a", { key: key.secret });
     expect(a.status).toBe(429);
     const midnight = new Date();
     midnight.setUTCHours(24, 0, 0, 0);
-    expect(a.json).toMatchObject({ code: "daily_limit_reached", reason: "key", resets_at: midnight.toISOString().replace(".000Z", "Z") });
+    expect(a.json).toMatchObject({
+      code: "daily_limit_reached",
+      reason: "key",
+      resets_at: midnight.toISOString().replace(".000Z", "Z"),
+    });
     expect(Number(a.headers["retry-after"])).toBeGreaterThan(0);
     const view = await h.call("getAccount", "GET", "/v1/account", { key: key.secret });
-    expect(view.json.billing).toMatchObject({ today_spend_credits: 2, daily_limit_credits: 2, daily_remaining_credits: 0 });
+    expect(view.json.billing).toMatchObject({
+      today_spend_credits: 2,
+      daily_limit_credits: 2,
+      daily_remaining_credits: 0,
+    });
     gw.accounts.setAccountDailyLimit(h.accountId, 3);
     expect((await h.call("search", "GET", "/v1/search?platform=x&query=a")).status).toBe(200);
     const b = await h.call("search", "GET", "/v1/search?platform=x&query=a");
@@ -143,6 +170,8 @@ describe("daily limits and the free plan", () => {
     expect((await h.call("search", "GET", "/v1/search?platform=x&query=a", { key })).json.status).toBe("error");
     h.server.gateway.simulator!.resetKnobs();
     expect((await h.call("search", "GET", "/v1/search?platform=x&query=a", { key })).status).toBe(200);
-    expect((await h.call("search", "GET", "/v1/search?platform=x&query=a", { key })).json.reason).toBe("free_calls_used");
+    expect((await h.call("search", "GET", "/v1/search?platform=x&query=a", { key })).json.reason).toBe(
+      "free_calls_used",
+    );
   });
 });

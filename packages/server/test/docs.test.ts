@@ -19,7 +19,11 @@ import { launchLocalChromium } from "../../../generators/src/testing/chromium.ts
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 // playwright-core is a dev dependency of the mock and the client, not of the server: taken from beside the mock.
 // Its types are not the server's either: the little this test uses is declared here.
-interface Locator { innerText(): Promise<string>; first(): Locator; click(): Promise<void> }
+interface Locator {
+  innerText(): Promise<string>;
+  first(): Locator;
+  click(): Promise<void>;
+}
 interface Page {
   on(event: "pageerror", listener: (error: Error) => void): void;
   goto(url: string, options: { waitUntil: "load" }): Promise<unknown>;
@@ -27,8 +31,14 @@ interface Page {
   locator(selector: string): Locator;
   getByText(text: string, options: { exact: boolean }): Locator;
 }
-interface BrowserContext { on(event: "request", listener: (request: { url(): string }) => void): void; newPage(): Promise<Page>; close(): Promise<void> }
-const playwright = (await import(createRequire(new URL("../../mock/package.json", import.meta.url)).resolve("playwright-core"))) as { chromium: Parameters<typeof launchLocalChromium<BrowserContext>>[0] };
+interface BrowserContext {
+  on(event: "request", listener: (request: { url(): string }) => void): void;
+  newPage(): Promise<Page>;
+  close(): Promise<void>;
+}
+const playwright = (await import(
+  createRequire(new URL("../../mock/package.json", import.meta.url)).resolve("playwright-core")
+)) as { chromium: Parameters<typeof launchLocalChromium<BrowserContext>>[0] };
 const { chromium } = playwright;
 
 let server: SdgwServer;
@@ -60,7 +70,9 @@ describe("fix → the error catalogue (D92)", () => {
         const body = res.json();
         expect(isErrorStructure(body), c.url).toBe(true);
         expect(body.code).toBe(c.code);
-        expect(body.fix.note, c.url).toMatch(new RegExp(`The error catalogue explains ${c.code}: http://gw\\.example:8787/docs/errors\\.html#${c.code}$`));
+        expect(body.fix.note, c.url).toMatch(
+          new RegExp(`The error catalogue explains ${c.code}: http://gw\\.example:8787/docs/errors\\.html#${c.code}$`),
+        );
         const plain = await server.app.inject({ method: "GET", url: c.url, headers: { host: "gw.example:8787" } });
         expect(plain.json().fix.note ?? "", `without docsLinks, ${c.url}`).not.toMatch(/errors\.html/);
         if (plain.json().fix.note) expect(body.fix.note.startsWith(plain.json().fix.note)).toBe(true);
@@ -74,9 +86,22 @@ describe("fix → the error catalogue (D92)", () => {
   });
 
   it("leaves what is not an error structure alone, and a Host that cannot stand in a URL out", () => {
-    for (const p of [undefined, "", "text", '{"a":1}', '{"code":"nope","fix":{"note":"x"}}', '{"code":"not_found"}', Buffer.from("{}")]) expect(withCatalogueLink(p, "http", "h")).toBe(p);
-    const out = JSON.parse(withCatalogueLink('{"code":"rate_limited","fix":{"note":"Wait."}}', "http", "evil host/") as string);
-    expect(out.fix).toEqual({ note: "Wait. The error catalogue explains rate_limited: /docs/errors.html#rate_limited" });
+    for (const p of [
+      undefined,
+      "",
+      "text",
+      '{"a":1}',
+      '{"code":"nope","fix":{"note":"x"}}',
+      '{"code":"not_found"}',
+      Buffer.from("{}"),
+    ])
+      expect(withCatalogueLink(p, "http", "h")).toBe(p);
+    const out = JSON.parse(
+      withCatalogueLink('{"code":"rate_limited","fix":{"note":"Wait."}}', "http", "evil host/") as string,
+    );
+    expect(out.fix).toEqual({
+      note: "Wait. The error catalogue explains rate_limited: /docs/errors.html#rate_limited",
+    });
   });
 });
 
@@ -130,12 +155,15 @@ describe("/docs", () => {
       const menu = await page.locator("body").innerText();
       for (const tag of ["Data", "Tools", "Results", "Discovery", "Account"]) expect(menu).toContain(tag);
       await page.getByText("Data", { exact: true }).first().click();
-      await page.waitForFunction('(document.body.textContent ?? "").includes("Search one platform or several")', null, { timeout: 20_000 });
+      await page.waitForFunction('(document.body.textContent ?? "").includes("Search one platform or several")', null, {
+        timeout: 20_000,
+      });
       expect(problems, "errors on the page").toEqual([]);
       expect(await page.locator("body").innerText()).toContain("error catalogue");
       await page.goto(`${base}/docs/errors.html`, { waitUntil: "load" });
       const catalogue = await page.locator("body").innerText();
-      for (const code of ["invalid_params", "rate_limited", "timeout", "max_cost_exceeded"]) expect(catalogue).toContain(code);
+      for (const code of ["invalid_params", "rate_limited", "timeout", "max_cost_exceeded"])
+        expect(catalogue).toContain(code);
       expect(requests.length).toBeGreaterThan(0);
       const outside = requests.filter((u) => !u.startsWith(base) && !u.startsWith("data:") && !u.startsWith("blob:"));
       expect(outside, "requests that left 127.0.0.1").toEqual([]);

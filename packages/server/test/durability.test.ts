@@ -16,7 +16,8 @@ import { GENEROUS, newIdem, validateAnswer } from "./helpers.ts";
 const dir = mkdtempSync(join(tmpdir(), "sdgw-durable-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const open = (db: string, options: Parameters<typeof createServer>[0] = {}) => createServer({ dbPath: db, waitMs: 2000, log: () => undefined, limits: GENEROUS, ...options });
+const open = (db: string, options: Parameters<typeof createServer>[0] = {}) =>
+  createServer({ dbPath: db, waitMs: 2000, log: () => undefined, limits: GENEROUS, ...options });
 
 function audit(server: SdgwServer, accountId: string) {
   const s = server.gateway.ledger.audit(accountId);
@@ -25,8 +26,18 @@ function audit(server: SdgwServer, accountId: string) {
   return s;
 }
 
-async function inject(server: SdgwServer, op: Parameters<typeof validateAnswer>[0], url: string, key: string, idem?: string) {
-  const res = await server.app.inject({ method: "GET", url, headers: { "x-api-key": key, ...(idem ? { "idempotency-key": idem } : {}) } });
+async function inject(
+  server: SdgwServer,
+  op: Parameters<typeof validateAnswer>[0],
+  url: string,
+  key: string,
+  idem?: string,
+) {
+  const res = await server.app.inject({
+    method: "GET",
+    url,
+    headers: { "x-api-key": key, ...(idem ? { "idempotency-key": idem } : {}) },
+  });
   return validateAnswer(op, res);
 }
 
@@ -43,7 +54,17 @@ async function funded(name: string, accountName: string) {
 
 /** The server of children/holding-server.ts over `db` (x takes 60 s; a call answers 202 after `waitMs`). */
 async function holdingServer(db: string, waitMs: number): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", join(import.meta.dirname, "children", "holding-server.ts"), db, String(waitMs)], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(
+    process.execPath,
+    [
+      "--conditions=source",
+      "--no-warnings",
+      join(import.meta.dirname, "children", "holding-server.ts"),
+      db,
+      String(waitMs),
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout.on("data", (c: Buffer) => {
@@ -84,8 +105,14 @@ describe("durability", () => {
 
     const { child, url } = await holdingServer(db, 30);
     const idem = newIdem();
-    const res = await fetch(`${url}/v1/search?platforms=x,reddit&query=a`, { headers: { "x-api-key": key, "idempotency-key": idem } });
-    const a = validateAnswer("search", { statusCode: res.status, headers: Object.fromEntries(res.headers), body: await res.text() });
+    const res = await fetch(`${url}/v1/search?platforms=x,reddit&query=a`, {
+      headers: { "x-api-key": key, "idempotency-key": idem },
+    });
+    const a = validateAnswer("search", {
+      statusCode: res.status,
+      headers: Object.fromEntries(res.headers),
+      body: await res.text(),
+    });
     expect(a.status).toBe(202);
     expect(a.json.cells).toHaveLength(1);
     // A call that answered 202 outlives its request: its hold was written before the 202 was sent.
@@ -116,7 +143,9 @@ describe("durability", () => {
 
     const { child, url } = await holdingServer(db, 120_000);
     const idem = newIdem();
-    const pending = fetch(`${url}/v1/search?platforms=x,reddit&query=a`, { headers: { "x-api-key": key, "idempotency-key": idem } }).catch(() => "no answer");
+    const pending = fetch(`${url}/v1/search?platforms=x,reddit&query=a`, {
+      headers: { "x-api-key": key, "idempotency-key": idem },
+    }).catch(() => "no answer");
     // The hold is in memory: the account's billing counts it, the database holds nothing of it.
     let spend = 0;
     for (let i = 0; i < 100 && spend === 0; i++) {
@@ -125,7 +154,9 @@ describe("durability", () => {
       spend = ((await view.json()) as { billing: { today_spend_credits: number } }).billing.today_spend_credits;
     }
     expect(spend).toBe(2);
-    const busy = await fetch(`${url}/v1/search?platforms=x,reddit&query=a`, { headers: { "x-api-key": key, "idempotency-key": idem } });
+    const busy = await fetch(`${url}/v1/search?platforms=x,reddit&query=a`, {
+      headers: { "x-api-key": key, "idempotency-key": idem },
+    });
     expect(busy.status).toBe(409);
     const exited = new Promise((r) => child.once("exit", r));
     child.kill("SIGKILL");
@@ -151,7 +182,9 @@ describe("durability", () => {
 
     const { child, url } = await holdingServer(db, 120_000);
     const idem = newIdem();
-    const res = await fetch(`${url}/v1/search?platform=weibo&query=%E9%9C%B2%E8%90%A5`, { headers: { "x-api-key": key, "idempotency-key": idem } });
+    const res = await fetch(`${url}/v1/search?platform=weibo&query=%E9%9C%B2%E8%90%A5`, {
+      headers: { "x-api-key": key, "idempotency-key": idem },
+    });
     const first = await res.text();
     expect(res.status).toBe(200);
     const exited = new Promise((r) => child.once("exit", r));

@@ -20,7 +20,13 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const ENV = { SDGW_WAIT_MS: "150", SDGW_LATENCY_MS: "300", SDGW_WORKSPACE_CONCURRENCY: "1000", SDGW_FAILURE_THRESHOLD: "100000", SDGW_RUN_LEASE_MS: "1000" };
+const ENV = {
+  SDGW_WAIT_MS: "150",
+  SDGW_LATENCY_MS: "300",
+  SDGW_WORKSPACE_CONCURRENCY: "1000",
+  SDGW_FAILURE_THRESHOLD: "100000",
+  SDGW_RUN_LEASE_MS: "1000",
+};
 
 interface Got {
   status: number;
@@ -30,9 +36,16 @@ interface Got {
 }
 
 async function send(url: string, key: string, path: string, idem?: string): Promise<Got> {
-  const res = await fetch(`${url}${path}`, { headers: { "X-API-Key": key, ...(idem ? { "Idempotency-Key": idem } : {}) } });
+  const res = await fetch(`${url}${path}`, {
+    headers: { "X-API-Key": key, ...(idem ? { "Idempotency-Key": idem } : {}) },
+  });
   const text = await res.text();
-  return { status: res.status, text, json: JSON.parse(text), replayed: res.headers.get("idempotent-replayed") === "true" };
+  return {
+    status: res.status,
+    text,
+    json: JSON.parse(text),
+    replayed: res.headers.get("idempotent-replayed") === "true",
+  };
 }
 
 /** Follows a 202 to its end by its handle (every 100 ms, at most 15 s). */
@@ -52,11 +65,34 @@ const costOf = (got: Got): number => (got.status === 200 ? Number(got.json.billi
 function ledger(db: string, accountId: string) {
   const peek = new DatabaseSync(db, { readOnly: true });
   try {
-    const account = peek.prepare("SELECT balance, held FROM accounts WHERE id = ?").get(accountId) as { balance: number; held: number };
-    const sum = (kind: string) => (peek.prepare("SELECT COALESCE(SUM(amount), 0) AS s FROM ledger WHERE account_id = ? AND kind = ?").get(accountId, kind) as { s: number }).s;
-    const held = (peek.prepare("SELECT COUNT(*) AS n FROM holds WHERE account_id = ? AND state = 'held'").get(accountId) as { n: number }).n;
-    const running = (peek.prepare("SELECT COUNT(*) AS n FROM runs WHERE account_id = ? AND state = 'running'").get(accountId) as { n: number }).n;
-    return { balance: account.balance, heldCredits: account.held, grants: sum("grant"), charges: sum("charge"), holdsLeft: held, running };
+    const account = peek.prepare("SELECT balance, held FROM accounts WHERE id = ?").get(accountId) as {
+      balance: number;
+      held: number;
+    };
+    const sum = (kind: string) =>
+      (
+        peek
+          .prepare("SELECT COALESCE(SUM(amount), 0) AS s FROM ledger WHERE account_id = ? AND kind = ?")
+          .get(accountId, kind) as { s: number }
+      ).s;
+    const held = (
+      peek.prepare("SELECT COUNT(*) AS n FROM holds WHERE account_id = ? AND state = 'held'").get(accountId) as {
+        n: number;
+      }
+    ).n;
+    const running = (
+      peek.prepare("SELECT COUNT(*) AS n FROM runs WHERE account_id = ? AND state = 'running'").get(accountId) as {
+        n: number;
+      }
+    ).n;
+    return {
+      balance: account.balance,
+      heldCredits: account.held,
+      grants: sum("grant"),
+      charges: sum("charge"),
+      holdsLeft: held,
+      running,
+    };
   } finally {
     peek.close();
   }
@@ -67,7 +103,10 @@ function callsOf(round: number, n: number): Array<{ path: string; idem: string }
   const platforms = ["x", "reddit", "weibo", "douyin", "bilibili", "youtube"];
   return Array.from({ length: n }, (_, i) => {
     const p = platforms[i % platforms.length]!;
-    const path = i % 3 === 2 ? `/v1/search?platforms=${p},zhihu&query=fault+${round}+${i}&count=3` : `/v1/search?platform=${p}&query=fault+${round}+${i}&count=3`;
+    const path =
+      i % 3 === 2
+        ? `/v1/search?platforms=${p},zhihu&query=fault+${round}+${i}&count=3`
+        : `/v1/search?platform=${p}&query=fault+${round}+${i}&count=3`;
     return { path, idem: `fault-${round}-${i}-${Date.now()}` };
   });
 }
@@ -84,13 +123,20 @@ describe("kill -9 during charged calls, repeated", () => {
     for (let round = 1; round <= 4; round++) {
       const calls = callsOf(round, 24);
       // Settled as they come (a call cut by the kill rejects: that is the point, not an unhandled error).
-      const inflight = calls.map((c) => send(server.url, key, c.path, c.idem).then((value) => ({ status: "fulfilled" as const, value }), (reason: unknown) => ({ status: "rejected" as const, reason })));
+      const inflight = calls.map((c) =>
+        send(server.url, key, c.path, c.idem).then(
+          (value) => ({ status: "fulfilled" as const, value }),
+          (reason: unknown) => ({ status: "rejected" as const, reason }),
+        ),
+      );
       const delay = 30 + Math.floor(Math.random() * 400);
       delays.push(delay);
       await new Promise((r) => setTimeout(r, delay));
       await kill(server.child);
       const before = await Promise.all(inflight);
-      const handles = before.flatMap((r) => (r.status === "fulfilled" && r.value.status === 202 ? [r.value.json.handle as string] : []));
+      const handles = before.flatMap((r) =>
+        r.status === "fulfilled" && r.value.status === 202 ? [r.value.json.handle as string] : [],
+      );
 
       server = await startServer(db, ENV);
       const mid = ledger(db, accountId);
@@ -124,7 +170,9 @@ describe("kill -9 during charged calls, repeated", () => {
     }
     expect(finalCosts).toBeGreaterThan(0);
     // The figures of this run, for the record (the assertions above are what fails).
-    console.log(`faults: 4 kill -9 after ${delays.join(", ")} ms, 96 charged calls, ${finalCosts} credits charged = the sum of the final answers' costs; no hold left`);
+    console.log(
+      `faults: 4 kill -9 after ${delays.join(", ")} ms, 96 charged calls, ${finalCosts} credits charged = the sum of the final answers' costs; no hold left`,
+    );
   }, 120_000);
 
   it("50 concurrent requests on one key and one Idempotency-Key: one run, one charge, every answer the same call's", async () => {
@@ -133,7 +181,11 @@ describe("kill -9 during charged calls, repeated", () => {
     const key = server.key!;
     await admin(db, "grant", "--account", server.accountId, "--credits", "100");
     const start = ledger(db, server.accountId);
-    const answers = await Promise.all(Array.from({ length: 50 }, () => send(server.url, key, "/v1/search?platform=x&query=same+key&count=5", "one-key-50")));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        send(server.url, key, "/v1/search?platform=x&query=same+key&count=5", "one-key-50"),
+      ),
+    );
     for (const a of answers) expect([200, 202, 409], a.text.slice(0, 200)).toContain(a.status);
     // Sent once more after them: 409 while the one run goes on (ask again later), then its answer, replayed.
     let again = await send(server.url, key, "/v1/search?platform=x&query=same+key&count=5", "one-key-50");

@@ -5,13 +5,23 @@ import { expect } from "vitest";
 import { createServer, type SdgwServer } from "../src/server.ts";
 import type { GatewayOptions } from "../src/gateway.ts";
 
-export const GENEROUS = { keyQps: 100_000, workspaceConcurrency: 100_000, addressPerMinute: 100_000, failureThreshold: 100_000 } as const;
+export const GENEROUS = {
+  keyQps: 100_000,
+  workspaceConcurrency: 100_000,
+  addressPerMinute: 100_000,
+  failureThreshold: 100_000,
+} as const;
 
 export interface Harness {
   server: SdgwServer;
   key: string;
   accountId: string;
-  call(operationId: keyof typeof responseValidators | null, method: "GET" | "POST" | "DELETE", url: string, options?: { headers?: Record<string, string>; body?: unknown; raw?: string; key?: string | null }): Promise<Answer>;
+  call(
+    operationId: keyof typeof responseValidators | null,
+    method: "GET" | "POST" | "DELETE",
+    url: string,
+    options?: { headers?: Record<string, string>; body?: unknown; raw?: string; key?: string | null },
+  ): Promise<Answer>;
   audit(): void;
 }
 
@@ -27,7 +37,10 @@ let idem = 0;
 export const newIdem = () => `test-${process.pid}-${Date.now()}-${++idem}`;
 
 /** Validates an answer against its operation's contract (unknown routes and 401s on keyless routes: the error structure). */
-export function validateAnswer(operationId: keyof typeof responseValidators | null, res: LightMyRequestResponse | { statusCode: number; headers: Record<string, unknown>; body: string }): Answer {
+export function validateAnswer(
+  operationId: keyof typeof responseValidators | null,
+  res: LightMyRequestResponse | { statusCode: number; headers: Record<string, unknown>; body: string },
+): Answer {
   const type = String(res.headers["content-type"] ?? "");
   const text = res.body;
   const json = type.startsWith("application/json") ? JSON.parse(text) : undefined;
@@ -35,10 +48,18 @@ export function validateAnswer(operationId: keyof typeof responseValidators | nu
     const validator = operationId ? responseValidators[operationId] : null;
     const documented = validator && (validator.statuses as readonly number[]).includes(res.statusCode);
     const v = documented ? validator(res.statusCode as never, json) : validateErrorStructure(json);
-    expect(v.ok, `${operationId} ${res.statusCode}: ${JSON.stringify(v.ok ? "" : v.errors)}\n${text.slice(0, 2000)}`).toBe(true);
-    if (!documented) expect(res.statusCode === 404 || res.statusCode === 401, `undocumented status ${res.statusCode} for ${operationId}`).toBe(true);
+    expect(
+      v.ok,
+      `${operationId} ${res.statusCode}: ${JSON.stringify(v.ok ? "" : v.errors)}\n${text.slice(0, 2000)}`,
+    ).toBe(true);
+    if (!documented)
+      expect(
+        res.statusCode === 404 || res.statusCode === 401,
+        `undocumented status ${res.statusCode} for ${operationId}`,
+      ).toBe(true);
   }
-  if ([202, 409, 429, 503].includes(res.statusCode)) expect(Number(res.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+  if ([202, 409, 429, 503].includes(res.statusCode))
+    expect(Number(res.headers["retry-after"])).toBeGreaterThanOrEqual(1);
   // D53, on every answer any test sees: never sniffed; never stored by a cache but the two public documents.
   expect(res.headers["x-content-type-options"]).toBe("nosniff");
   const cacheable = operationId === "listCapabilities" || operationId === "getOpenApiDocument";
@@ -49,7 +70,13 @@ export function validateAnswer(operationId: keyof typeof responseValidators | nu
 /** A server with one funded paid account (`credits`) and its key. */
 export function harness(options: GatewayOptions & { credits?: number } = {}): Harness {
   const { credits = 1000, ...rest } = options;
-  const server = createServer({ dbPath: ":memory:", waitMs: 2000, log: () => undefined, ...rest, limits: { ...GENEROUS, ...rest.limits } });
+  const server = createServer({
+    dbPath: ":memory:",
+    waitMs: 2000,
+    log: () => undefined,
+    ...rest,
+    limits: { ...GENEROUS, ...rest.limits },
+  });
   const gw = server.gateway;
   const { account } = gw.accounts.createAccount({ name: "Test account", plan: "paid" });
   if (credits > 0) gw.accounts.grant(account.id, credits);

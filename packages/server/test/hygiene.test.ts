@@ -40,29 +40,40 @@ describe("a query that is not text", () => {
   it("any text a client percent-encodes is accepted as that text (property)", async () => {
     h = harness({ credits: 100_000 });
     await fc.assert(
-      fc.asyncProperty(fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== "" && !s.includes("\u0000")), async (text) => {
-        const a = await h.call("search", "GET", `/v1/search?platform=x&count=1&query=${encodeURIComponent(text)}`);
-        expect(a.status, text).toBe(200);
-        expect(a.json.applied_params.query).toBe(text);
-      }),
+      fc.asyncProperty(
+        fc
+          .string({ unit: "grapheme", minLength: 1, maxLength: 40 })
+          .filter((s) => s.trim() !== "" && !s.includes("\u0000")),
+        async (text) => {
+          const a = await h.call("search", "GET", `/v1/search?platform=x&count=1&query=${encodeURIComponent(text)}`);
+          expect(a.status, text).toBe(200);
+          expect(a.json.applied_params.query).toBe(text);
+        },
+      ),
       { numRuns: 60 },
     );
   });
 });
 
 describe("prototype names", () => {
-  it.each(["__proto__", "constructor", "prototype", "hasOwnProperty"])("%s as a query parameter → 400 naming it, uncharged", async (name) => {
-    h = harness();
-    const before = balance();
-    const a = await h.call("search", "GET", `/v1/search?platform=x&query=a&${name}=1`);
-    expect([a.status, a.json.fix.param]).toEqual([400, name]);
-    expect(balance()).toBe(before);
-  });
+  it.each(["__proto__", "constructor", "prototype", "hasOwnProperty"])(
+    "%s as a query parameter → 400 naming it, uncharged",
+    async (name) => {
+      h = harness();
+      const before = balance();
+      const a = await h.call("search", "GET", `/v1/search?platform=x&query=a&${name}=1`);
+      expect([a.status, a.json.fix.param]).toEqual([400, name]);
+      expect(balance()).toBe(before);
+    },
+  );
 
   it.each(["__proto__", "constructor", "prototype"])("%s in a tool body → 400 naming it, uncharged", async (name) => {
     h = harness();
     const before = balance();
-    const a = await h.call("brandBuzz", "POST", "/v1/tools/brand_buzz", { raw: `{"query":"q","${name}":{"x":1}}`, headers: { "content-type": "application/json" } });
+    const a = await h.call("brandBuzz", "POST", "/v1/tools/brand_buzz", {
+      raw: `{"query":"q","${name}":{"x":1}}`,
+      headers: { "content-type": "application/json" },
+    });
     expect([a.status, a.json.fix.param]).toEqual([400, name]);
     expect(balance()).toBe(before);
   });
@@ -70,7 +81,12 @@ describe("prototype names", () => {
 
 describe("a body that is not text", () => {
   const post = async (payload: Buffer | string) => {
-    const res = await h.server.app.inject({ method: "POST", url: "/v1/detail", headers: { "x-api-key": h.key, "content-type": "application/json", "idempotency-key": newIdem() }, payload });
+    const res = await h.server.app.inject({
+      method: "POST",
+      url: "/v1/detail",
+      headers: { "x-api-key": h.key, "content-type": "application/json", "idempotency-key": newIdem() },
+      payload,
+    });
     return validateAnswer("detail", res);
   };
 
@@ -88,7 +104,11 @@ describe("a body that is not text", () => {
   it("a lone surrogate or a NUL in a string → 400 naming its parameter, uncharged", async () => {
     h = harness();
     const before = balance();
-    for (const payload of ['{"platform":"douyin","id":"73012\\ud800"}', '{"platform":"douyin","id":"7301\\u0000"}', '{"platform":"douyin","url":["https://v.douyin.com/a","\\udc00"]}']) {
+    for (const payload of [
+      '{"platform":"douyin","id":"73012\\ud800"}',
+      '{"platform":"douyin","id":"7301\\u0000"}',
+      '{"platform":"douyin","url":["https://v.douyin.com/a","\\udc00"]}',
+    ]) {
       const a = await post(payload);
       expect([a.status, a.json.fix.param], payload).toEqual([400, payload.includes("url") ? "url" : "id"]);
     }
@@ -102,15 +122,39 @@ describe("a body that is not text", () => {
 describe("ids a caller chooses", () => {
   it("any text as an id gives answers that keep the contract: its links percent-encode it (property)", async () => {
     h = harness({ credits: 1_000_000 });
-    const platforms = ["xiaohongshu", "douyin", "x", "reddit", "wechat", "weibo", "bilibili", "zhihu", "kuaishou", "youtube"];
-    const ops = [["detail", "/v1/detail"], ["comments", "/v1/comments"], ["userProfile", "/v1/user_profile"], ["userPosts", "/v1/user_posts"]] as const;
-    const id = fc.oneof(fc.constantFrom("😀", "a b", "a/b?c#d", "%", "%41", "中文", 'x"y', "<>{}|\\^`"), fc.string({ unit: "grapheme", minLength: 1, maxLength: 12 }));
+    const platforms = [
+      "xiaohongshu",
+      "douyin",
+      "x",
+      "reddit",
+      "wechat",
+      "weibo",
+      "bilibili",
+      "zhihu",
+      "kuaishou",
+      "youtube",
+    ];
+    const ops = [
+      ["detail", "/v1/detail"],
+      ["comments", "/v1/comments"],
+      ["userProfile", "/v1/user_profile"],
+      ["userPosts", "/v1/user_posts"],
+    ] as const;
+    const id = fc.oneof(
+      fc.constantFrom("😀", "a b", "a/b?c#d", "%", "%41", "中文", 'x"y', "<>{}|\\^`"),
+      fc.string({ unit: "grapheme", minLength: 1, maxLength: 12 }),
+    );
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...platforms), fc.constantFrom(...ops), id.filter((s) => s.trim() !== "" && !/deleted|missing|private/i.test(s) && !s.includes("\u0000")), async (platform, [op, path], value) => {
-        // h.call validates every answer against the contract (a link must be a URI).
-        const a = await h.call(op, "POST", path, { body: { platform, id: value } });
-        expect([200, 400], `${platform} ${op} ${JSON.stringify(value)}`).toContain(a.status);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...platforms),
+        fc.constantFrom(...ops),
+        id.filter((s) => s.trim() !== "" && !/deleted|missing|private/i.test(s) && !s.includes("\u0000")),
+        async (platform, [op, path], value) => {
+          // h.call validates every answer against the contract (a link must be a URI).
+          const a = await h.call(op, "POST", path, { body: { platform, id: value } });
+          expect([200, 400], `${platform} ${op} ${JSON.stringify(value)}`).toContain(a.status);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -120,9 +164,15 @@ describe("over a real socket", () => {
   it("a bad query and a body of raw bytes are refused the same way", async () => {
     h = harness();
     const url = await h.server.listen({ host: "127.0.0.1", port: 0 });
-    const q = await fetch(`${url}/v1/search?platform=x&query=%E9%9C`, { headers: { "x-api-key": h.key, "idempotency-key": newIdem() } });
+    const q = await fetch(`${url}/v1/search?platform=x&query=%E9%9C`, {
+      headers: { "x-api-key": h.key, "idempotency-key": newIdem() },
+    });
     expect([q.status, ((await q.json()) as { fix: { param: string } }).fix.param]).toEqual([400, "query"]);
-    const b = await fetch(`${url}/v1/tools/brand_buzz`, { method: "POST", headers: { "x-api-key": h.key, "content-type": "application/json" }, body: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]) });
+    const b = await fetch(`${url}/v1/tools/brand_buzz`, {
+      method: "POST",
+      headers: { "x-api-key": h.key, "content-type": "application/json" },
+      body: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]),
+    });
     expect([b.status, ((await b.json()) as { fix: { param: string } }).fix.param]).toEqual([400, "body"]);
   });
 });

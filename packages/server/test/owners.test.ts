@@ -21,7 +21,8 @@ import { GENEROUS, newIdem, validateAnswer } from "./helpers.ts";
 const dir = mkdtempSync(join(tmpdir(), "sdgw-owners-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const open = (db: string, options: Parameters<typeof createServer>[0] = {}) => createServer({ dbPath: db, waitMs: 20, scheduleTickMs: 0, log: () => undefined, limits: GENEROUS, ...options });
+const open = (db: string, options: Parameters<typeof createServer>[0] = {}) =>
+  createServer({ dbPath: db, waitMs: 20, scheduleTickMs: 0, log: () => undefined, limits: GENEROUS, ...options });
 
 /** A pid that existed a moment ago and no longer does (a child that exited and was reaped). */
 async function deadPid(): Promise<number> {
@@ -38,12 +39,19 @@ function audit(server: SdgwServer, accountId: string) {
 }
 
 async function search(server: SdgwServer, key: string, idem: string, query = "a") {
-  const res = await server.app.inject({ method: "GET", url: `/v1/search?platform=weibo&query=${query}`, headers: { "x-api-key": key, "idempotency-key": idem } });
+  const res = await server.app.inject({
+    method: "GET",
+    url: `/v1/search?platform=weibo&query=${query}`,
+    headers: { "x-api-key": key, "idempotency-key": idem },
+  });
   return validateAnswer("search", res);
 }
 
 async function read(server: SdgwServer, key: string, handle: string) {
-  return validateAnswer("getResult", await server.app.inject({ method: "GET", url: `/v1/results/${handle}`, headers: { "x-api-key": key } }));
+  return validateAnswer(
+    "getResult",
+    await server.app.inject({ method: "GET", url: `/v1/results/${handle}`, headers: { "x-api-key": key } }),
+  );
 }
 
 /** A funded paid account and its key on a new database file (the server that made them closed again). */
@@ -60,7 +68,13 @@ async function funded(name: string, credits = 100) {
 describe("which owners are gone", () => {
   const store = new Store(":memory:");
   const owners = new Owners({ store, leaseMs: 30_000, clock: () => 1_000_000 });
-  const row = (over: Partial<{ id: string; host: string; pid: number; lease_until: number }>) => ({ id: "own_x", host: owners.host, pid: process.pid, lease_until: 1_000_000 + 10_000, ...over });
+  const row = (over: Partial<{ id: string; host: string; pid: number; lease_until: number }>) => ({
+    id: "own_x",
+    host: owners.host,
+    pid: process.pid,
+    lease_until: 1_000_000 + 10_000,
+    ...over,
+  });
 
   it("a lease that expired, or was ended (0), is gone; one that holds is live wherever it runs", () => {
     expect(owners.isGone(row({ lease_until: 1_000_000 }))).toBe(true);
@@ -88,7 +102,9 @@ describe("which owners are gone", () => {
 
   it("census and isLive read the rows: no row, or no owner, is not live", () => {
     owners.register();
-    store.run("INSERT INTO owners (id, host, pid, started_at, lease_until) VALUES ('own_old', 'h', 1, 'x', 5), ('own_new', 'h', 1, 'x', 9999999999999)");
+    store.run(
+      "INSERT INTO owners (id, host, pid, started_at, lease_until) VALUES ('own_old', 'h', 1, 'x', 5), ('own_new', 'h', 1, 'x', 9999999999999)",
+    );
     const { live, gone } = owners.census();
     expect([...live].sort()).toEqual([owners.id, "own_new"].sort());
     expect(gone).toEqual(["own_old"]);
@@ -113,7 +129,12 @@ describe("two gateways on one file", () => {
     expect(b.gateway.runs.recover()).toEqual([]);
     const elsewhere = await read(b, key, handle);
     expect(elsewhere.status).toBe(202);
-    expect(elsewhere.json).toMatchObject({ status: "running", handle, charge: { quote_credits: 1, charged_credits: 0 }, waves: { planned: 1, done: 0 } });
+    expect(elsewhere.json).toMatchObject({
+      status: "running",
+      handle,
+      charge: { quote_credits: 1, charged_credits: 0 },
+      waves: { planned: 1, done: 0 },
+    });
     expect(elsewhere.headers["retry-after"]).toBeDefined();
     await a.gateway.runs.drain();
     await a.gateway.store.durable(); // committed at the end of the turn (group commit), then b sees it
@@ -182,7 +203,12 @@ describe("two gateways on one file", () => {
   it("a scheduled tool run ended elsewhere stays as recovered: last_run error, uncharged; its owner neither charges nor records it ok", async () => {
     const { db, accountId, key } = await funded("tool.sqlite", 500);
     const a = open(db, { simulator: { knobs: { "*": { latencyMs: 300 } } } });
-    const res = await a.app.inject({ method: "POST", url: "/v1/tools/account_watch", headers: { "x-api-key": key, "content-type": "application/json" }, payload: JSON.stringify({ accounts: ["https://x.com/vercel"], schedule: { every: "1h" }, confirm: true }) });
+    const res = await a.app.inject({
+      method: "POST",
+      url: "/v1/tools/account_watch",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      payload: JSON.stringify({ accounts: ["https://x.com/vercel"], schedule: { every: "1h" }, confirm: true }),
+    });
     const made = validateAnswer("accountWatch", res);
     expect([200, 202]).toContain(made.status);
     await a.gateway.runs.drain();
@@ -250,9 +276,14 @@ describe("a database made before owners", () => {
 
     const b = open(db);
     expect(b.gateway.recovered).toBe(1);
-    const columns = b.gateway.store.all<{ name: string }>("SELECT name FROM pragma_table_info('runs')").map((c) => c.name);
+    const columns = b.gateway.store
+      .all<{ name: string }>("SELECT name FROM pragma_table_info('runs')")
+      .map((c) => c.name);
     expect(columns).toEqual(expect.arrayContaining(["owner", "waves"]));
-    expect(b.gateway.store.get("SELECT state, owner FROM runs WHERE handle = ?", started.json.handle)).toEqual({ state: "broken", owner: null });
+    expect(b.gateway.store.get("SELECT state, owner FROM runs WHERE handle = ?", started.json.handle)).toEqual({
+      state: "broken",
+      owner: null,
+    });
     expect(audit(b, accountId)).toMatchObject({ balance: 100, charges: 0, held: 0 });
     await b.close();
   });
@@ -266,6 +297,8 @@ describe("SDGW_RUN_LEASE_MS", () => {
     for (const bad of ["abc", "100", "1.5", "-1"]) {
       expect(() => runLeaseFromEnv({ SDGW_RUN_LEASE_MS: bad })).toThrow(ConfigError);
     }
-    expect(() => runLeaseFromEnv({ SDGW_RUN_LEASE_MS: "abc" })).toThrow(/SDGW_RUN_LEASE_MS must be .* from 300 up \(got "abc"\)/);
+    expect(() => runLeaseFromEnv({ SDGW_RUN_LEASE_MS: "abc" })).toThrow(
+      /SDGW_RUN_LEASE_MS must be .* from 300 up \(got "abc"\)/,
+    );
   });
 });

@@ -42,7 +42,16 @@ export interface Started {
 export function startServer(db: string, env: Record<string, string> = {}): Promise<Started> {
   const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], {
     cwd: ROOT,
-    env: { ...process.env, SDGW_PORT: "0", SDGW_HOST: "127.0.0.1", SDGW_DB: db, SDGW_WAIT_MS: "50", SDGW_POLL_AFTER_SECONDS: "1", SDGW_KEY_QPS: "1000", ...env },
+    env: {
+      ...process.env,
+      SDGW_PORT: "0",
+      SDGW_HOST: "127.0.0.1",
+      SDGW_DB: db,
+      SDGW_WAIT_MS: "50",
+      SDGW_POLL_AFTER_SECONDS: "1",
+      SDGW_KEY_QPS: "1000",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -69,7 +78,11 @@ export function startServer(db: string, env: Record<string, string> = {}): Promi
 
 /** Runs the admin CLI on `db` as its own process; resolves to its JSON output. */
 export async function admin(db: string, ...args: string[]): Promise<unknown> {
-  const { stdout } = await promisify(execFile)(process.execPath, ["--conditions=source", "--no-warnings", ADMIN, ...args, "--db", db], { cwd: ROOT, timeout: 20_000 });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ["--conditions=source", "--no-warnings", ADMIN, ...args, "--db", db],
+    { cwd: ROOT, timeout: 20_000 },
+  );
   return JSON.parse(stdout);
 }
 
@@ -87,5 +100,9 @@ export function kill(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL"): P
  * disagree on the time would judge each other's leases wrongly. Spread into a child's `env`.
  */
 export function sameClockEnv(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && (e[0] === "LD_PRELOAD" || e[0].startsWith("FAKETIME"))));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (e): e is [string, string] => e[1] !== undefined && (e[0] === "LD_PRELOAD" || e[0].startsWith("FAKETIME")),
+    ),
+  );
 }

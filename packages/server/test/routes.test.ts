@@ -11,12 +11,24 @@ afterEach(async () => {
 describe("GET /v1/search", () => {
   it("answers one platform with the envelope, D20 defaults applied, charged 1", async () => {
     h = harness();
-    const a = await h.call("search", "GET", "/v1/search?platform=xiaohongshu&query=%E9%9C%B2%E8%90%A5%E8%A3%85%E5%A4%87&count=3");
+    const a = await h.call(
+      "search",
+      "GET",
+      "/v1/search?platform=xiaohongshu&query=%E9%9C%B2%E8%90%A5%E8%A3%85%E5%A4%87&count=3",
+    );
     expect(a.status).toBe(200);
     expect(a.json.status).toBe("ok");
     expect(a.json.platform).toBe("xiaohongshu");
     expect(a.json.items).toHaveLength(3);
-    expect(a.json.applied_params).toEqual({ platform: "xiaohongshu", query: "露营装备", type: "content", sort: "relevance", time_range: "all", content_type: "all", count: 3 });
+    expect(a.json.applied_params).toEqual({
+      platform: "xiaohongshu",
+      query: "露营装备",
+      type: "content",
+      sort: "relevance",
+      time_range: "all",
+      content_type: "all",
+      count: 3,
+    });
     expect(a.json.billing).toEqual({ cost: 1, balance: 999, unit: "credits", pricing: "standard" });
     expect(a.json.page.has_more).toBe(true);
     expect(a.json.items[0].title).toMatch(/露营装备/);
@@ -25,17 +37,29 @@ describe("GET /v1/search", () => {
   it("pages with the cursor of the previous answer; a foreign cursor is invalid_params", async () => {
     h = harness();
     const first = await h.call("search", "GET", "/v1/search?platform=reddit&query=typescript&count=5");
-    const next = await h.call("search", "GET", `/v1/search?platform=reddit&query=typescript&count=5&cursor=${first.json.page.cursor}`);
+    const next = await h.call(
+      "search",
+      "GET",
+      `/v1/search?platform=reddit&query=typescript&count=5&cursor=${first.json.page.cursor}`,
+    );
     expect(next.status).toBe(200);
     expect(next.json.items[0].id).not.toBe(first.json.items[0].id);
-    const bad = await h.call("search", "GET", `/v1/search?platform=x&query=typescript&cursor=${first.json.page.cursor}`);
+    const bad = await h.call(
+      "search",
+      "GET",
+      `/v1/search?platform=x&query=typescript&cursor=${first.json.page.cursor}`,
+    );
     expect(bad.status).toBe(400);
     expect(bad.json.fix.param).toBe("cursor");
   });
 
   it("answers `platforms` with the fanout answer; not_supported entries cost nothing (D4)", async () => {
     h = harness();
-    const a = await h.call("search", "GET", "/v1/search?platforms=x,reddit,wechat&query=typescript&count=2&content_type=video");
+    const a = await h.call(
+      "search",
+      "GET",
+      "/v1/search?platforms=x,reddit,wechat&query=typescript&count=2&content_type=video",
+    );
     expect(a.json.status).toBe("ok");
     expect(a.json.fanout.wechat.status).toBe("not_supported");
     expect(a.json.fanout.wechat.error.action_url).toBe("https://console.sdgw.dev/capabilities?platform=wechat");
@@ -74,15 +98,23 @@ describe("GET /v1/search", () => {
   it("refuses both or neither of platform and platforms (D17), and cursor with platforms (D19)", async () => {
     h = harness();
     expect((await h.call("search", "GET", "/v1/search?query=a")).json.fix.param).toBe("platform");
-    expect((await h.call("search", "GET", "/v1/search?query=a&platform=x&platforms=x")).json.fix.param).toBe("platforms");
+    expect((await h.call("search", "GET", "/v1/search?query=a&platform=x&platforms=x")).json.fix.param).toBe(
+      "platforms",
+    );
     expect((await h.call("search", "GET", "/v1/search?query=a&platforms=x&cursor=abc")).json.fix.param).toBe("cursor");
-    const noKey = await h.call("search", "GET", "/v1/search?platform=x&query=a", { headers: { "idempotency-key": "" } });
+    const noKey = await h.call("search", "GET", "/v1/search?platform=x&query=a", {
+      headers: { "idempotency-key": "" },
+    });
     expect(noKey.json.fix.param).toBe("Idempotency-Key");
   });
 
   it("answers a sub-capability gap inside a 200 envelope; scope is a warning where it means nothing (D18)", async () => {
     h = harness();
-    const a = await h.call("search", "GET", "/v1/search?platform=wechat&query=%E5%B9%B4%E7%BB%88%E5%A5%96&content_type=video");
+    const a = await h.call(
+      "search",
+      "GET",
+      "/v1/search?platform=wechat&query=%E5%B9%B4%E7%BB%88%E5%A5%96&content_type=video",
+    );
     expect(a.status).toBe(200);
     expect(a.json.status).toBe("not_supported");
     expect(a.json.billing.cost).toBe(0);
@@ -113,12 +145,17 @@ describe("POST data routes", () => {
     const a = await h.call("trending", "POST", "/v1/trending", { body: { platforms: ["weibo", "zhihu"] } });
     expect(a.json.fanout.weibo.error).toMatchObject({ code: "upstream_error", retryable: true });
     const one = await h.call("trending", "POST", "/v1/trending", { body: { platform: "weibo" } });
-    expect(one.json.error).toMatchObject({ code: "temporarily_unavailable", fix: { action_url: "https://status.sdgw.dev" } });
+    expect(one.json.error).toMatchObject({
+      code: "temporarily_unavailable",
+      fix: { action_url: "https://status.sdgw.dev" },
+    });
   });
 
   it("searches with a JSON body, query as a whole number (D22)", async () => {
     h = harness();
-    const a = await h.call("searchPost", "POST", "/v1/search", { body: { platforms: ["x", "reddit"], query: 2026, count: 2, sort: "latest" } });
+    const a = await h.call("searchPost", "POST", "/v1/search", {
+      body: { platforms: ["x", "reddit"], query: 2026, count: 2, sort: "latest" },
+    });
     expect(a.json.status).toBe("ok");
     expect(a.json.fanout.x.applied_params.query).toBe("2026");
   });
@@ -136,7 +173,11 @@ describe("POST data routes", () => {
 
   it("answers a list of targets with the targets answer, each value a call of its own", async () => {
     h = harness();
-    const urls = ["https://www.xiaohongshu.com/explore/6734a1f2000000001d03b7c4", "https://www.xiaohongshu.com/user/profile/5f1c2a3b000000000101d2e3", "https://www.xiaohongshu.com/explore/6734a1f2000000001d03b7c4"];
+    const urls = [
+      "https://www.xiaohongshu.com/explore/6734a1f2000000001d03b7c4",
+      "https://www.xiaohongshu.com/user/profile/5f1c2a3b000000000101d2e3",
+      "https://www.xiaohongshu.com/explore/6734a1f2000000001d03b7c4",
+    ];
     const a = await h.call("detail", "POST", "/v1/detail", { body: { platform: "xiaohongshu", url: urls } });
     expect(a.json.targets.map((c: { target: string }) => c.target)).toEqual(urls);
     expect(a.json.targets.map((c: { result: { status: string } }) => c.result.status)).toEqual(["ok", "error", "ok"]);
@@ -149,20 +190,35 @@ describe("POST data routes", () => {
 
   it("reads comments, profiles and posts of accounts", async () => {
     h = harness();
-    const c = await h.call("comments", "POST", "/v1/comments", { body: { platform: "reddit", id: "t3_1gq8x2k", limit: 5, sort: "most_liked" } });
+    const c = await h.call("comments", "POST", "/v1/comments", {
+      body: { platform: "reddit", id: "t3_1gq8x2k", limit: 5, sort: "most_liked" },
+    });
     expect(c.json.items.every((i: { parent_id: string }) => i.parent_id === "t3_1gq8x2k")).toBe(true);
-    const p = await h.call("userProfile", "POST", "/v1/user_profile", { body: { platform: "x", id: ["vercel", "nodejs"] } });
-    expect(p.json.targets.map((t: { result: { items: Array<{ id: string }> } }) => t.result.items[0]!.id)).toEqual(["vercel", "nodejs"]);
-    const u = await h.call("userPosts", "POST", "/v1/user_posts", { body: { platform: "bilibili", url: "https://space.bilibili.com/946974", limit: 3 } });
+    const p = await h.call("userProfile", "POST", "/v1/user_profile", {
+      body: { platform: "x", id: ["vercel", "nodejs"] },
+    });
+    expect(p.json.targets.map((t: { result: { items: Array<{ id: string }> } }) => t.result.items[0]!.id)).toEqual([
+      "vercel",
+      "nodejs",
+    ]);
+    const u = await h.call("userPosts", "POST", "/v1/user_posts", {
+      body: { platform: "bilibili", url: "https://space.bilibili.com/946974", limit: 3 },
+    });
     expect(u.json.items).toHaveLength(3);
     expect(u.json.items[0].author.id).toBe("946974");
   });
 
   it("answers a body that is not one JSON object with invalid_params (case 1), and a too large body (case 16)", async () => {
     h = harness({ bodyLimit: 2000 });
-    const bad = await h.call("detail", "POST", "/v1/detail", { raw: "{not json", headers: { "content-type": "application/json" } });
+    const bad = await h.call("detail", "POST", "/v1/detail", {
+      raw: "{not json",
+      headers: { "content-type": "application/json" },
+    });
     expect(bad.json.fix.param).toBe("body");
-    const text = await h.call("detail", "POST", "/v1/detail", { raw: '{"platform":"x","id":"1"}', headers: { "content-type": "text/plain" } });
+    const text = await h.call("detail", "POST", "/v1/detail", {
+      raw: '{"platform":"x","id":"1"}',
+      headers: { "content-type": "text/plain" },
+    });
     expect(text.json.fix.note).toMatch(/application\/json/);
     const array = await h.call("detail", "POST", "/v1/detail", { body: [1] });
     expect(array.json.fix.param).toBe("body");
@@ -175,13 +231,17 @@ describe("POST data routes", () => {
 describe("POST /v1/call/{op}", () => {
   it("calls catalog-only ops and typed ops by name", async () => {
     h = harness();
-    const d = await h.call("callOperation", "POST", "/v1/call/bilibili.video_danmaku", { body: { bvid: "BV1xK4y1a7Zq", limit: 4 } });
+    const d = await h.call("callOperation", "POST", "/v1/call/bilibili.video_danmaku", {
+      body: { bvid: "BV1xK4y1a7Zq", limit: 4 },
+    });
     expect(d.json.applied_params).toEqual({ op: "bilibili.video_danmaku", bvid: "BV1xK4y1a7Zq", limit: 4 });
     expect(d.json.items).toHaveLength(4);
     const s = await h.call("callOperation", "POST", "/v1/call/reddit.search", { body: { query: "rust", count: 2 } });
     expect(s.json.platform).toBe("reddit");
     expect(s.json.applied_params.op).toBe("reddit.search");
-    const t = await h.call("callOperation", "POST", "/v1/call/youtube.video_transcript", { body: { video_id: "dQw4w9WgXcQ" } });
+    const t = await h.call("callOperation", "POST", "/v1/call/youtube.video_transcript", {
+      body: { video_id: "dQw4w9WgXcQ" },
+    });
     expect(t.json.billing).toMatchObject({ cost: 2, pricing: "placeholder" });
   });
 
@@ -189,10 +249,16 @@ describe("POST /v1/call/{op}", () => {
     h = harness();
     const no = await h.call("callOperation", "POST", "/v1/call/wechat.video_danmaku", { body: { bvid: "x" } });
     expect(no.status).toBe(400);
-    expect(no.json).toMatchObject({ code: "not_supported", reason: "no_such_capability", fix: { allowed: ["bilibili"] } });
+    expect(no.json).toMatchObject({
+      code: "not_supported",
+      reason: "no_such_capability",
+      fix: { allowed: ["bilibili"] },
+    });
     const none = await h.call("callOperation", "POST", "/v1/call/x.teleport", { body: {} });
     expect(none.json.fix.allowed).toEqual([]);
-    const extra = await h.call("callOperation", "POST", "/v1/call/bilibili.video_danmaku", { body: { bvid: "BV1xK4y1a7Zq", colour: "red" } });
+    const extra = await h.call("callOperation", "POST", "/v1/call/bilibili.video_danmaku", {
+      body: { bvid: "BV1xK4y1a7Zq", colour: "red" },
+    });
     expect(extra.json.fix).toEqual({ param: "colour", allowed: ["bvid", "limit", "cursor", "max_cost_credits"] });
     const typed = await h.call("callOperation", "POST", "/v1/call/x.search", { body: { query: "a", platform: "x" } });
     expect(typed.json.fix.param).toBe("platform");
@@ -207,19 +273,39 @@ describe("discovery, account, schedules, tools, unknown paths", () => {
     const a = await h.call("listCapabilities", "GET", "/v1/capabilities", { key: null });
     expect(a.json.tools).toHaveLength(7);
     const reddit = a.json.operations.find((o: { op: string }) => o.op === "reddit.search");
-    expect(reddit).toEqual({ op: "reddit.search", platform: "reddit", name: "search", route: "/v1/search", description: "Search posts or users of reddit · 搜索Reddit内容或用户", charged: true, price_credits: 1, pricing: "standard", params: ["query", "type", "sort", "time_range", "content_type", "scope", "count", "cursor", "max_cost_credits"] });
+    expect(reddit).toEqual({
+      op: "reddit.search",
+      platform: "reddit",
+      name: "search",
+      route: "/v1/search",
+      description: "Search posts or users of reddit · 搜索Reddit内容或用户",
+      charged: true,
+      price_credits: 1,
+      pricing: "standard",
+      params: ["query", "type", "sort", "time_range", "content_type", "scope", "count", "cursor", "max_cost_credits"],
+    });
     expect(a.json.operations.some((o: { op: string }) => o.op === "wechat.trending")).toBe(false);
   });
 
   it("finds operations in Chinese and English, best first, without a key", async () => {
     h = harness();
-    const zh = await h.call("findOperation", "POST", "/v1/find", { body: { query: "B站视频弹幕", limit: 3 }, key: null });
+    const zh = await h.call("findOperation", "POST", "/v1/find", {
+      body: { query: "B站视频弹幕", limit: 3 },
+      key: null,
+    });
     expect(zh.json.matches[0].op).toBe("bilibili.video_danmaku");
     const en = await h.call("findOperation", "POST", "/v1/find", { body: { query: "youtube transcript" }, key: null });
     expect(en.json.matches[0].op).toBe("youtube.video_transcript");
     const tool = await h.call("findOperation", "POST", "/v1/find", { body: { query: "品牌声量" }, key: null });
-    expect(tool.json.matches[0]).toMatchObject({ op: "brand_buzz", platform: null, example_call: { method: "POST", path: "/v1/tools/brand_buzz" } });
-    const scoped = await h.call("findOperation", "POST", "/v1/find", { body: { query: "热榜", platform: "weibo" }, key: null });
+    expect(tool.json.matches[0]).toMatchObject({
+      op: "brand_buzz",
+      platform: null,
+      example_call: { method: "POST", path: "/v1/tools/brand_buzz" },
+    });
+    const scoped = await h.call("findOperation", "POST", "/v1/find", {
+      body: { query: "热榜", platform: "weibo" },
+      key: null,
+    });
     expect(scoped.json.matches.every((m: { platform: string }) => m.platform === "weibo")).toBe(true);
     const bad = await h.call("findOperation", "POST", "/v1/find", { body: { query: "" }, key: null });
     expect(bad.json.fix.param).toBe("query");

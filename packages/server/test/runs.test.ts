@@ -25,7 +25,12 @@ describe("runs and handles", () => {
     const a = await h.call("search", "GET", "/v1/search?platforms=x,reddit&query=a");
     expect(a.status).toBe(202);
     expect(a.headers["retry-after"]).toBe("2");
-    expect(a.json).toMatchObject({ status: "running", retry_after_seconds: 2, charge: { quote_credits: 2, charged_credits: 0 }, billing: { cost_credits: 0, balance_credits: 1000, today_spend_credits: 2 } });
+    expect(a.json).toMatchObject({
+      status: "running",
+      retry_after_seconds: 2,
+      charge: { quote_credits: 2, charged_credits: 0 },
+      billing: { cost_credits: 0, balance_credits: 1000, today_spend_credits: 2 },
+    });
     expect(a.json.cells).toEqual([expect.objectContaining({ platform: "x" })]);
     const running = await h.call("getResult", "GET", `/v1/results/${a.json.handle}`);
     expect(running.status).toBe(202);
@@ -42,7 +47,9 @@ describe("runs and handles", () => {
   it("reads only with the starting key (404 no_such_handle otherwise), free and repeatable, as csv and ndjson", async () => {
     h = harness({ waitMs: 10 });
     h.server.gateway.simulator!.setKnobs("*", { latencyMs: 40 });
-    const a = await h.call("detail", "POST", "/v1/detail", { body: { platform: "douyin", id: ["7301234567890123456", "7301234567890123457"] } });
+    const a = await h.call("detail", "POST", "/v1/detail", {
+      body: { platform: "douyin", id: ["7301234567890123456", "7301234567890123457"] },
+    });
     expect(a.status).toBe(202);
     const done = await until(h, a.json.handle);
     expect(done.json.targets).toHaveLength(2);

@@ -33,8 +33,13 @@ function clockHarness(credits = 1000): Harness {
   return h;
 }
 
-const watch = (hh: Harness, body: Record<string, unknown>, key?: string) => hh.call("accountWatch", "POST", "/v1/tools/account_watch", { body, ...(key ? { key } : {}) });
-const charges = (s: SdgwServer, accountId: string) => s.gateway.store.all<{ run_id: string; amount: number }>("SELECT run_id, amount FROM ledger WHERE kind = 'charge' AND account_id = ? ORDER BY id", accountId);
+const watch = (hh: Harness, body: Record<string, unknown>, key?: string) =>
+  hh.call("accountWatch", "POST", "/v1/tools/account_watch", { body, ...(key ? { key } : {}) });
+const charges = (s: SdgwServer, accountId: string) =>
+  s.gateway.store.all<{ run_id: string; amount: number }>(
+    "SELECT run_id, amount FROM ledger WHERE kind = 'charge' AND account_id = ? ORDER BY id",
+    accountId,
+  );
 
 /** Waits until the schedule's last run has ended; returns the schedule as listed. */
 async function lastRunEnded(hh: Harness, id: string): Promise<any> {
@@ -57,7 +62,16 @@ describe("creating, listing and removing schedules", () => {
     const id = /Schedule (sch_\w+)/.exec(note)![1];
     const list = await hh.call("listSchedules", "GET", "/v1/schedules");
     expect(list.json.schedules).toEqual([
-      { id, tool: "account_watch", params: { accounts: ACCOUNTS, range: "7d" }, every: "1h", status: "active", created_at: "2026-11-21T08:00:00Z", next_run_at: "2026-11-21T09:00:00Z", last_run: null },
+      {
+        id,
+        tool: "account_watch",
+        params: { accounts: ACCOUNTS, range: "7d" },
+        every: "1h",
+        status: "active",
+        created_at: "2026-11-21T08:00:00Z",
+        next_run_at: "2026-11-21T09:00:00Z",
+        last_run: null,
+      },
     ]);
     expect((await hh.call("getAccount", "GET", "/v1/account")).json.workspace.schedules_count).toBe(1);
     expect(charges(hh.server, hh.accountId)).toHaveLength(1);
@@ -126,16 +140,26 @@ describe("scheduled runs", () => {
     const tick = await hh.server.scheduler.tick();
     expect(tick).toEqual({ started: [id], skipped: [] });
     const s = await lastRunEnded(hh, id);
-    expect(s).toMatchObject({ status: "active", next_run_at: "2026-11-21T10:00:00Z", last_run: { status: "ok", started_at: "2026-11-21T09:00:00Z" } });
+    expect(s).toMatchObject({
+      status: "active",
+      next_run_at: "2026-11-21T10:00:00Z",
+      last_run: { status: "ok", started_at: "2026-11-21T09:00:00Z" },
+    });
     const all = charges(hh.server, hh.accountId);
     expect(all.map((c) => c.amount)).toEqual([first, s.last_run.charged_credits]);
     expect(hh.server.gateway.ledger.view(hh.accountId, null).balance).toBe(1000 - first - s.last_run.charged_credits);
     const read = await hh.call("getResult", "GET", `/v1/results/${s.last_run.handle}`);
     expect(read.status).toBe(200);
-    expect(read.json).toMatchObject({ tool: "account_watch", status: "ok", charge: { charged_credits: s.last_run.charged_credits } });
+    expect(read.json).toMatchObject({
+      tool: "account_watch",
+      status: "ok",
+      charge: { charged_credits: s.last_run.charged_credits },
+    });
     expect(read.json.warnings[0]).toBe(`Scheduled run of schedule ${id} (every 1h).`);
     // the follower series now holds the reading of the creating call and this run's
-    const followers = read.json.items.filter((i: { kind: string; metric?: string }) => i.kind === "timeseries" && i.metric === "followers");
+    const followers = read.json.items.filter(
+      (i: { kind: string; metric?: string }) => i.kind === "timeseries" && i.metric === "followers",
+    );
     expect(followers.length).toBeGreaterThan(0);
     for (const f of followers) expect(f.points).toHaveLength(2);
     // one tick runs it once: a second tick at the same moment starts nothing
@@ -157,7 +181,11 @@ describe("scheduled runs", () => {
     gw.accounts.setAccountDailyLimit(hh.accountId, null);
     expect((await hh.server.scheduler.tick()).started).toEqual([id]);
     s = await lastRunEnded(hh, id);
-    expect(s).toMatchObject({ status: "active", next_run_at: "2026-11-21T10:00:00Z", last_run: { status: "ok", started_at: "2026-11-21T09:10:00Z" } });
+    expect(s).toMatchObject({
+      status: "active",
+      next_run_at: "2026-11-21T10:00:00Z",
+      last_run: { status: "ok", started_at: "2026-11-21T09:10:00Z" },
+    });
     expect(charges(hh.server, hh.accountId)).toHaveLength(2);
   });
 
@@ -175,10 +203,23 @@ describe("scheduled runs", () => {
 
 describe("schedules across a restart", () => {
   function open(db: string, latencyMs = 0): SdgwServer {
-    return createServer({ dbPath: db, now: () => now, scheduleTickMs: 0, waitMs: 2000, log: () => undefined, limits: GENEROUS, ...(latencyMs ? { simulator: { knobs: { "*": { latencyMs: [latencyMs, latencyMs] } } } } : {}) });
+    return createServer({
+      dbPath: db,
+      now: () => now,
+      scheduleTickMs: 0,
+      waitMs: 2000,
+      log: () => undefined,
+      limits: GENEROUS,
+      ...(latencyMs ? { simulator: { knobs: { "*": { latencyMs: [latencyMs, latencyMs] } } } } : {}),
+    });
   }
   async function post(s: SdgwServer, key: string, body: unknown) {
-    const res = await s.app.inject({ method: "POST", url: "/v1/tools/account_watch", headers: { "x-api-key": key, "content-type": "application/json" }, payload: JSON.stringify(body) });
+    const res = await s.app.inject({
+      method: "POST",
+      url: "/v1/tools/account_watch",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      payload: JSON.stringify(body),
+    });
     return validateAnswer("accountWatch", res);
   }
 
@@ -228,7 +269,11 @@ describe("schedules across a restart", () => {
     expect(charges(b, account.id)).toHaveLength(1);
     expect((await b.scheduler.tick()).started).toHaveLength(1);
     await b.gateway.runs.drain();
-    expect(b.gateway.schedules.list(ws)[0]).toMatchObject({ status: "active", next_run_at: "2026-11-21T10:00:00Z", last_run: { status: "ok" } });
+    expect(b.gateway.schedules.list(ws)[0]).toMatchObject({
+      status: "active",
+      next_run_at: "2026-11-21T10:00:00Z",
+      last_run: { status: "ok" },
+    });
     expect(charges(b, account.id)).toHaveLength(2);
     const audit = b.gateway.ledger.audit(account.id);
     expect(audit.balance + audit.charges).toBe(audit.grants);

@@ -15,7 +15,13 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ADMIN_USAGE, runAdmin } from "../src/admin.ts";
 import { ConfigError, configFromEnv } from "../src/config.ts";
 import { createServer, type SdgwServer } from "../src/server.ts";
-import { LAST_SEEN_EVERY_MS, hashPasswordSync, sessionIdOf, sessionsOf, verifyPassword } from "../src/systems/sessions.ts";
+import {
+  LAST_SEEN_EVERY_MS,
+  hashPasswordSync,
+  sessionIdOf,
+  sessionsOf,
+  verifyPassword,
+} from "../src/systems/sessions.ts";
 import { GENEROUS, validateAnswer } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-sessions-"));
@@ -35,12 +41,25 @@ afterEach(async () => {
 /** A server on `:memory:` with a movable clock, an account and one console user. */
 function setup(options: { sessions?: Record<string, number> } = {}) {
   const clock = { now: T0 };
-  server = createServer({ dbPath: ":memory:", log: () => undefined, now: () => clock.now, limits: GENEROUS, ...options });
+  server = createServer({
+    dbPath: ":memory:",
+    log: () => undefined,
+    now: () => clock.now,
+    limits: GENEROUS,
+    ...options,
+  });
   const gw = server.gateway;
   const { account } = gw.accounts.createAccount({ name: "Console", plan: "paid" });
-  const user = sessionsOf(gw).createUser({ accountId: account.id, email: EMAIL, passwordHash: hashPasswordSync(PASSWORD) });
+  const user = sessionsOf(gw).createUser({
+    accountId: account.id,
+    email: EMAIL,
+    passwordHash: hashPasswordSync(PASSWORD),
+  });
   const app = server.app;
-  const inject = (method: "GET" | "POST" | "DELETE", o: { headers?: Record<string, string>; body?: unknown; raw?: string; ip?: string; url?: string } = {}) =>
+  const inject = (
+    method: "GET" | "POST" | "DELETE",
+    o: { headers?: Record<string, string>; body?: unknown; raw?: string; ip?: string; url?: string } = {},
+  ) =>
     app.inject({
       method,
       url: o.url ?? "/console/session",
@@ -48,7 +67,8 @@ function setup(options: { sessions?: Record<string, number> } = {}) {
       ...(o.body !== undefined ? { payload: JSON.stringify(o.body) } : o.raw !== undefined ? { payload: o.raw } : {}),
       remoteAddress: o.ip ?? "10.0.0.1",
     });
-  const signIn = (email = EMAIL, password = PASSWORD, ip?: string) => inject("POST", { body: { email, password }, ...(ip ? { ip } : {}) });
+  const signIn = (email = EMAIL, password = PASSWORD, ip?: string) =>
+    inject("POST", { body: { email, password }, ...(ip ? { ip } : {}) });
   return { gw, app, clock, account, user, inject, signIn };
 }
 
@@ -98,7 +118,10 @@ describe("sign-in and sign-out", () => {
     expect(check(out).signed_out).toBe(true);
     expect(String(out.headers["set-cookie"])).toMatch(/^sdgw_session=; HttpOnly; SameSite=Strict; Path=\/; Max-Age=0$/);
     expectSessionRequired(await inject("GET", { headers: cookie(token) }), gw.config.urls.signIn);
-    expectSessionRequired(await inject("DELETE", { headers: { ...cookie(token), "x-csrf-token": body.csrf_token } }), gw.config.urls.signIn);
+    expectSessionRequired(
+      await inject("DELETE", { headers: { ...cookie(token), "x-csrf-token": body.csrf_token } }),
+      gw.config.urls.signIn,
+    );
   });
 
   it("the cookie: HttpOnly, SameSite=Strict, Path=/, Max-Age of the lifetime; no Secure over http, whatever X-Forwarded-Proto says", async () => {
@@ -108,7 +131,10 @@ describe("sign-in and sign-out", () => {
     expect(set).toMatch(/^sdgw_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=604800$/);
     expect(set).not.toMatch(/Secure/);
     // The app trusts no proxy: a forwarded scheme does not make the request TLS.
-    const forwarded = await inject("POST", { body: { email: EMAIL, password: PASSWORD }, headers: { "x-forwarded-proto": "https" } });
+    const forwarded = await inject("POST", {
+      body: { email: EMAIL, password: PASSWORD },
+      headers: { "x-forwarded-proto": "https" },
+    });
     expect(forwarded.statusCode).toBe(200);
     expect(String(forwarded.headers["set-cookie"])).not.toMatch(/Secure/);
   });
@@ -139,7 +165,10 @@ describe("sign-in and sign-out", () => {
       [{ body: { email: EMAIL, password: PASSWORD, remember: true } }, "remember"],
       [{ body: [EMAIL, PASSWORD] }, "body"],
       [{ raw: "{", headers: { "content-type": "application/json" } }, "body"],
-      [{ raw: JSON.stringify({ email: EMAIL, password: PASSWORD }), headers: { "content-type": "text/plain" } }, "body"],
+      [
+        { raw: JSON.stringify({ email: EMAIL, password: PASSWORD }), headers: { "content-type": "text/plain" } },
+        "body",
+      ],
       [{}, "body"],
     ];
     for (const [o, param] of cases) {
@@ -190,7 +219,8 @@ describe("throttling (D84)", () => {
 
   it("after 20 failures from one address, its sign-ins are refused; another address is not", async () => {
     const { signIn } = setup();
-    for (let i = 0; i < 20; i++) expect((await signIn(`user${i}@example.com`, "some wrong password", "10.9.9.9")).statusCode).toBe(401);
+    for (let i = 0; i < 20; i++)
+      expect((await signIn(`user${i}@example.com`, "some wrong password", "10.9.9.9")).statusCode).toBe(401);
     const refused = await signIn(EMAIL, PASSWORD, "10.9.9.9");
     expect(refused.statusCode).toBe(429);
     expect(check(refused).message).toMatch(/network address/);
@@ -199,7 +229,9 @@ describe("throttling (D84)", () => {
 
   it("attempts sent together cannot pass the limit while their passwords are checked", async () => {
     const { signIn } = setup();
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => signIn(EMAIL, i === 11 ? PASSWORD : `wrong password ${i}`, `10.0.3.${i}`)));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => signIn(EMAIL, i === 11 ? PASSWORD : `wrong password ${i}`, `10.0.3.${i}`)),
+    );
     const statuses = answers.map((a) => a.statusCode);
     expect(statuses.filter((s) => s === 401)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(7);
@@ -217,9 +249,19 @@ describe("throttling (D84)", () => {
 describe("the seed's 401 without a reason (D28)", () => {
   it("no cookie, a cookie that is no token, an unknown token: unauthorized without reason, pointing to sign-in", async () => {
     const { gw, inject } = setup();
-    for (const headers of [{}, { cookie: "other=1" }, { cookie: "sdgw_session=" }, { cookie: "sdgw_session=abc" }, cookie("A".repeat(43)), { cookie: `sdgw_session=${"é".repeat(43)}` }]) {
+    for (const headers of [
+      {},
+      { cookie: "other=1" },
+      { cookie: "sdgw_session=" },
+      { cookie: "sdgw_session=abc" },
+      cookie("A".repeat(43)),
+      { cookie: `sdgw_session=${"é".repeat(43)}` },
+    ]) {
       expectSessionRequired(await inject("GET", { headers }), gw.config.urls.signIn);
-      expectSessionRequired(await inject("DELETE", { headers: { ...headers, "x-csrf-token": "x" } }), gw.config.urls.signIn);
+      expectSessionRequired(
+        await inject("DELETE", { headers: { ...headers, "x-csrf-token": "x" } }),
+        gw.config.urls.signIn,
+      );
     }
   });
 
@@ -233,14 +275,25 @@ describe("the seed's 401 without a reason (D28)", () => {
     const { gw, inject, signIn } = setup();
     await signIn(); // a session exists: a random value must not find it
     const printable = fc.constantFrom(..."abcXYZ019-_=;., \"'%$!~+/\\".split(""));
-    const value = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{43}$/), fc.string({ unit: printable, maxLength: 80 }), fc.string({ unit: "grapheme-ascii", maxLength: 60 }));
+    const value = fc.oneof(
+      fc.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      fc.string({ unit: printable, maxLength: 80 }),
+      fc.string({ unit: "grapheme-ascii", maxLength: 60 }),
+    );
     await fc.assert(
-      fc.asyncProperty(value, fc.boolean(), fc.constantFrom("GET", "DELETE") as fc.Arbitrary<"GET" | "DELETE">, async (v, named, method) => {
-        const header = (named ? `sdgw_session=${v}` : v).replace(/[\r\n\u0000]/g, "");
-        const res = await inject(method, { headers: { cookie: header, "x-csrf-token": v.replace(/[^\x21-\x7e]/g, "") || "x" } });
-        expect(res.statusCode, header).toBe(401);
-        expectSessionRequired(res, gw.config.urls.signIn);
-      }),
+      fc.asyncProperty(
+        value,
+        fc.boolean(),
+        fc.constantFrom("GET", "DELETE") as fc.Arbitrary<"GET" | "DELETE">,
+        async (v, named, method) => {
+          const header = (named ? `sdgw_session=${v}` : v).replace(/[\r\n\u0000]/g, "");
+          const res = await inject(method, {
+            headers: { cookie: header, "x-csrf-token": v.replace(/[^\x21-\x7e]/g, "") || "x" },
+          });
+          expect(res.statusCode, header).toBe(401);
+          expectSessionRequired(res, gw.config.urls.signIn);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -252,7 +305,12 @@ describe("CSRF and Origin (D84)", () => {
     const a = await signIn();
     const token = tokenOf(a);
     const csrf = check(a).csrf_token as string;
-    for (const extra of [{} as Record<string, string>, { "x-csrf-token": "" }, { "x-csrf-token": "nope" }, { "x-csrf-token": csrf.slice(0, -1) + (csrf.endsWith("A") ? "B" : "A") }]) {
+    for (const extra of [
+      {} as Record<string, string>,
+      { "x-csrf-token": "" },
+      { "x-csrf-token": "nope" },
+      { "x-csrf-token": csrf.slice(0, -1) + (csrf.endsWith("A") ? "B" : "A") },
+    ]) {
       const r = await inject("DELETE", { headers: { ...cookie(token), ...extra } });
       expect(r.statusCode).toBe(403);
       const json = check(r);
@@ -269,27 +327,56 @@ describe("CSRF and Origin (D84)", () => {
     const a = await signIn();
     const token = tokenOf(a);
     const csrf = check(a).csrf_token as string;
-    for (const origin of ["https://evil.example", "null", "http://localhost.evil.example", "http://localhost:81", "file://", "http://localhost/path"]) {
+    for (const origin of [
+      "https://evil.example",
+      "null",
+      "http://localhost.evil.example",
+      "http://localhost:81",
+      "file://",
+      "http://localhost/path",
+    ]) {
       for (const [method, o] of [
         ["POST", { body: { email: EMAIL, password: PASSWORD } }],
         ["DELETE", { headers: { ...cookie(token), "x-csrf-token": csrf } }],
         ["GET", { headers: cookie(token) }],
       ] as const) {
-        const r = await inject(method, { ...o, headers: { ...("headers" in o ? o.headers : {}), origin, host: "localhost:80" } });
+        const r = await inject(method, {
+          ...o,
+          headers: { ...("headers" in o ? o.headers : {}), origin, host: "localhost:80" },
+        });
         expect(r.statusCode, `${method} ${origin}`).toBe(403);
         expect(check(r).fix.param).toBe("Origin");
       }
     }
-    expect((await inject("GET", { headers: { ...cookie(token), origin: "http://localhost", host: "localhost:80" } })).statusCode).toBe(200);
-    expect((await inject("GET", { headers: { ...cookie(token), origin: "https://console.example:8443", host: "console.example:8443" } })).statusCode).toBe(200);
-    expect((await inject("DELETE", { headers: { ...cookie(token), "x-csrf-token": csrf, origin: "http://localhost", host: "localhost" } })).statusCode).toBe(200);
+    expect(
+      (await inject("GET", { headers: { ...cookie(token), origin: "http://localhost", host: "localhost:80" } }))
+        .statusCode,
+    ).toBe(200);
+    expect(
+      (
+        await inject("GET", {
+          headers: { ...cookie(token), origin: "https://console.example:8443", host: "console.example:8443" },
+        })
+      ).statusCode,
+    ).toBe(200);
+    expect(
+      (
+        await inject("DELETE", {
+          headers: { ...cookie(token), "x-csrf-token": csrf, origin: "http://localhost", host: "localhost" },
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it("a key in the URL of a console route is refused and burned first (D25)", async () => {
     const { gw, account, inject } = setup();
     const key = gw.accounts.createKey({ accountId: account.id, name: "k" }).secret;
     for (const method of ["POST", "GET", "DELETE"] as const) {
-      const r = await inject(method, { url: `/console/session?key=${key}`, body: { email: EMAIL, password: PASSWORD }, headers: { origin: "https://evil.example" } });
+      const r = await inject(method, {
+        url: `/console/session?key=${key}`,
+        body: { email: EMAIL, password: PASSWORD },
+        headers: { origin: "https://evil.example" },
+      });
       expect(r.statusCode).toBe(401);
       expect(check(r).reason).toBe("key_in_query");
       expect(r.headers["set-cookie"]).toBeUndefined();
@@ -304,7 +391,12 @@ describe("expiry (D83)", () => {
     const { gw, clock, signIn, inject } = setup();
     const token = tokenOf(await signIn());
     const id = sessionIdOf(token);
-    const lastSeen = () => (gw.store.get<{ last_seen_at: number }>("SELECT last_seen_at FROM sessions WHERE id = ?", id) ?? { last_seen_at: -1 }).last_seen_at;
+    const lastSeen = () =>
+      (
+        gw.store.get<{ last_seen_at: number }>("SELECT last_seen_at FROM sessions WHERE id = ?", id) ?? {
+          last_seen_at: -1,
+        }
+      ).last_seen_at;
     clock.now += LAST_SEEN_EVERY_MS - 1;
     expect((await inject("GET", { headers: cookie(token) })).statusCode).toBe(200);
     expect(lastSeen()).toBe(T0); // not written: less than a minute
@@ -338,7 +430,10 @@ describe("expiry (D83)", () => {
     expect(String(a.headers["set-cookie"])).toMatch(/Max-Age=3600$/);
     clock.now += 5 * 60_000;
     expect((await inject("GET", { headers: cookie(tokenOf(a)) })).statusCode).toBe(401);
-    expect(configFromEnv({ SDGW_SESSION_IDLE_MS: "600000", SDGW_SESSION_LIFETIME_MS: "86400000" }).sessions).toEqual({ idleMs: 600_000, lifetimeMs: 86_400_000 });
+    expect(configFromEnv({ SDGW_SESSION_IDLE_MS: "600000", SDGW_SESSION_LIFETIME_MS: "86400000" }).sessions).toEqual({
+      idleMs: 600_000,
+      lifetimeMs: 86_400_000,
+    });
     expect(() => configFromEnv({ SDGW_SESSION_IDLE_MS: "soon" })).toThrow(ConfigError);
     expect(() => configFromEnv({ SDGW_SESSION_LIFETIME_MS: "5" })).toThrow(/SDGW_SESSION_LIFETIME_MS/);
   });
@@ -351,7 +446,11 @@ describe("secrets at rest", () => {
     const token = tokenOf(a);
     const row = gw.store.get<{ password_hash: string }>("SELECT password_hash FROM users WHERE id = ?", user.id)!;
     expect(row.password_hash).toMatch(/^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
-    const everything = JSON.stringify([gw.store.all("SELECT * FROM users"), gw.store.all("SELECT * FROM sessions"), gw.store.all("SELECT * FROM sign_in_failures")]);
+    const everything = JSON.stringify([
+      gw.store.all("SELECT * FROM users"),
+      gw.store.all("SELECT * FROM sessions"),
+      gw.store.all("SELECT * FROM sign_in_failures"),
+    ]);
     expect(everything).not.toContain(PASSWORD);
     expect(everything).not.toContain(token);
     expect(everything).toContain(sessionIdOf(token));
@@ -373,22 +472,67 @@ describe("sdgw-admin create-user / disable-user", () => {
     const db = join(dir, "users.sqlite");
     const acc = runAdmin(["create-account", "--db", db, "--name", "Acme"]) as { account: string };
     for (const args of [["--password", PASSWORD], [`--password=${PASSWORD}`]]) {
-      expect(() => runAdmin(["create-user", "--db", db, "--account", acc.account, "--email", "x@example.com", ...args])).toThrow(/never taken from the command line/);
+      expect(() =>
+        runAdmin(["create-user", "--db", db, "--account", acc.account, "--email", "x@example.com", ...args]),
+      ).toThrow(/never taken from the command line/);
     }
     // From standard input (the real command, the password piped): it is not printed back.
-    const out = execFileSync(process.execPath, ["--conditions=source", bin, "create-user", "--db", db, "--account", acc.account, "--email", "Grace@Example.com", "--password-stdin"], { encoding: "utf8", input: `${PASSWORD}\n` });
+    const out = execFileSync(
+      process.execPath,
+      [
+        "--conditions=source",
+        bin,
+        "create-user",
+        "--db",
+        db,
+        "--account",
+        acc.account,
+        "--email",
+        "Grace@Example.com",
+        "--password-stdin",
+      ],
+      { encoding: "utf8", input: `${PASSWORD}\n` },
+    );
     const made = JSON.parse(out) as { user: string; email: string; password?: string };
     expect(made).toMatchObject({ account: acc.account, email: "grace@example.com" });
     expect(out).not.toContain(PASSWORD);
-    expect(() => runAdmin(["create-user", "--db", db, "--account", acc.account, "--email", "GRACE@example.com", "--password-stdin"], {}, { readStdin: () => PASSWORD })).toThrow(/exists/);
-    expect(() => runAdmin(["create-user", "--db", db, "--account", acc.account, "--email", "short@example.com", "--password-stdin"], {}, { readStdin: () => "short" })).toThrow(/at least|characters/);
-    expect(() => runAdmin(["create-user", "--db", db, "--account", "acc_nope", "--email", "n@example.com"])).toThrow(/no account/);
+    expect(() =>
+      runAdmin(
+        ["create-user", "--db", db, "--account", acc.account, "--email", "GRACE@example.com", "--password-stdin"],
+        {},
+        { readStdin: () => PASSWORD },
+      ),
+    ).toThrow(/exists/);
+    expect(() =>
+      runAdmin(
+        ["create-user", "--db", db, "--account", acc.account, "--email", "short@example.com", "--password-stdin"],
+        {},
+        { readStdin: () => "short" },
+      ),
+    ).toThrow(/at least|characters/);
+    expect(() => runAdmin(["create-user", "--db", db, "--account", "acc_nope", "--email", "n@example.com"])).toThrow(
+      /no account/,
+    );
     // Without --password-stdin a password is made and printed once.
-    const generated = runAdmin(["create-user", "--db", db, "--account", acc.account, "--email", "linus@example.com"]) as { password: string; note: string };
+    const generated = runAdmin([
+      "create-user",
+      "--db",
+      db,
+      "--account",
+      acc.account,
+      "--email",
+      "linus@example.com",
+    ]) as { password: string; note: string };
     expect(generated.password).toMatch(/^[A-Za-z0-9_-]{24}$/);
 
     server = createServer({ dbPath: db, log: () => undefined, limits: GENEROUS });
-    const post = (email: string, password: string) => server!.app.inject({ method: "POST", url: "/console/session", headers: { "content-type": "application/json" }, payload: JSON.stringify({ email, password }) });
+    const post = (email: string, password: string) =>
+      server!.app.inject({
+        method: "POST",
+        url: "/console/session",
+        headers: { "content-type": "application/json" },
+        payload: JSON.stringify({ email, password }),
+      });
     const grace = await post("grace@example.com", PASSWORD);
     expect(grace.statusCode).toBe(200);
     expect((await post("linus@example.com", generated.password)).statusCode).toBe(200);
@@ -397,7 +541,12 @@ describe("sdgw-admin create-user / disable-user", () => {
     expect((await read()).statusCode).toBe(200);
     await server.gateway.store.durable();
     // Disabled by another process on the same database: seen from the server's next turn.
-    expect(runAdmin(["disable-user", "--db", db, "--email", "GRACE@example.com"])).toEqual({ user: made.user, email: "grace@example.com", disabled: true, sessions_ended: 1 });
+    expect(runAdmin(["disable-user", "--db", db, "--email", "GRACE@example.com"])).toEqual({
+      user: made.user,
+      email: "grace@example.com",
+      disabled: true,
+      sessions_ended: 1,
+    });
     await new Promise((r) => setImmediate(r));
     expect((await read()).statusCode).toBe(401);
     expect(JSON.parse((await post("grace@example.com", PASSWORD)).body).reason).toBe("suspended");
@@ -409,7 +558,11 @@ describe("over a real socket", () => {
   it("fetch with the cookie: sign in, read, sign out, refused after", async () => {
     const { gw } = setup();
     const base = await server!.listen({ host: "127.0.0.1", port: 0 });
-    const signIn = await fetch(`${base}/console/session`, { method: "POST", headers: { "content-type": "application/json", origin: base }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) });
+    const signIn = await fetch(`${base}/console/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: base },
+      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
+    });
     expect(signIn.status).toBe(200);
     const setCookies = signIn.headers.getSetCookie();
     expect(setCookies).toHaveLength(1);
@@ -423,7 +576,10 @@ describe("over a real socket", () => {
     expect(((await read.json()) as { user: { email: string } }).user.email).toBe("ada@example.com");
     const noCsrf = await fetch(`${base}/console/session`, { method: "DELETE", headers: { cookie: jar } });
     expect(noCsrf.status).toBe(403);
-    const out = await fetch(`${base}/console/session`, { method: "DELETE", headers: { cookie: jar, "x-csrf-token": csrf_token, origin: base } });
+    const out = await fetch(`${base}/console/session`, {
+      method: "DELETE",
+      headers: { cookie: jar, "x-csrf-token": csrf_token, origin: base },
+    });
     expect(out.status).toBe(200);
     expect(out.headers.getSetCookie()[0]).toMatch(/Max-Age=0$/);
     const after = await fetch(`${base}/console/session`, { headers: { cookie: jar } });
@@ -437,22 +593,58 @@ describe("over a real socket", () => {
     setup();
     const key = join(dir, "tls.key");
     const cert = join(dir, "tls.crt");
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+      ],
+      { stdio: "ignore" },
+    );
     await server!.app.ready();
-    const tls = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => server!.app.routing(req, res));
+    const tls = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) =>
+      server!.app.routing(req, res),
+    );
     await new Promise<void>((r) => tls.listen(0, "127.0.0.1", r));
     try {
       const port = (tls.address() as AddressInfo).port;
       const payload = JSON.stringify({ email: EMAIL, password: PASSWORD });
       const setCookie = await new Promise<string[]>((resolve, reject) => {
-        const req = httpsRequest({ host: "127.0.0.1", port, path: "/console/session", method: "POST", rejectUnauthorized: false, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } }, (res) => {
-          res.resume();
-          res.on("end", () => (res.statusCode === 200 ? resolve(res.headers["set-cookie"] ?? []) : reject(new Error(`status ${res.statusCode}`))));
-        });
+        const req = httpsRequest(
+          {
+            host: "127.0.0.1",
+            port,
+            path: "/console/session",
+            method: "POST",
+            rejectUnauthorized: false,
+            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+          },
+          (res) => {
+            res.resume();
+            res.on("end", () =>
+              res.statusCode === 200
+                ? resolve(res.headers["set-cookie"] ?? [])
+                : reject(new Error(`status ${res.statusCode}`)),
+            );
+          },
+        );
         req.on("error", reject);
         req.end(payload);
       });
-      expect(setCookie[0]).toMatch(/^sdgw_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=604800; Secure$/);
+      expect(setCookie[0]).toMatch(
+        /^sdgw_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=604800; Secure$/,
+      );
     } finally {
       await new Promise((r) => tls.close(r));
     }

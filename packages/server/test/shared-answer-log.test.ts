@@ -63,9 +63,21 @@ describe("segments of several writers", () => {
 describe("sweeps of two gateways on one file", () => {
   const HOUR = 3_600_000;
   let now = Date.parse("2026-11-21T08:00:00Z");
-  const open = (db: string): SdgwServer => createServer({ dbPath: db, now: () => now, scheduleTickMs: 0, waitMs: 10_000, log: () => undefined, limits: GENEROUS });
+  const open = (db: string): SdgwServer =>
+    createServer({
+      dbPath: db,
+      now: () => now,
+      scheduleTickMs: 0,
+      waitMs: 10_000,
+      log: () => undefined,
+      limits: GENEROUS,
+    });
   async function call(s: SdgwServer, key: string, idem: string) {
-    const res = await s.app.inject({ method: "GET", url: `/v1/search?platform=weibo&query=${idem}`, headers: { "x-api-key": key, "idempotency-key": idem } });
+    const res = await s.app.inject({
+      method: "GET",
+      url: `/v1/search?platform=weibo&query=${idem}`,
+      headers: { "x-api-key": key, "idempotency-key": idem },
+    });
     const a = validateAnswer("search", res);
     await s.gateway.store.durable();
     return a;
@@ -79,7 +91,9 @@ describe("sweeps of two gateways on one file", () => {
     const key = a.gateway.accounts.createKey({ accountId: account.id }).secret;
     await a.gateway.store.durable(); // one thread: b's first write would wait for a's turn, which cannot end meanwhile
     const b = open(db);
-    const segmentOf = (idem: string) => (b.gateway.store.get<{ answer_file: number }>("SELECT answer_file FROM idempotency WHERE idem_key = ?", idem)!).answer_file;
+    const segmentOf = (idem: string) =>
+      b.gateway.store.get<{ answer_file: number }>("SELECT answer_file FROM idempotency WHERE idem_key = ?", idem)!
+        .answer_file;
 
     const a1 = await call(a, key, "a1"); // a's segment, the oldest record
     now += HOUR;
@@ -89,7 +103,9 @@ describe("sweeps of two gateways on one file", () => {
     expect(segmentOf("a1")).toBe(segmentOf("a2"));
     expect(segmentOf("b1")).not.toBe(segmentOf("a1"));
     const aSegment = segmentOf("a1");
-    expect(a.gateway.store.get("SELECT answer_segment FROM owners WHERE id = ?", a.gateway.owners.id)).toEqual({ answer_segment: aSegment });
+    expect(a.gateway.store.get("SELECT answer_segment FROM owners WHERE id = ?", a.gateway.owners.id)).toEqual({
+      answer_segment: aSegment,
+    });
 
     await a.close(); // its lease ends: from now on only records keep its segment
 

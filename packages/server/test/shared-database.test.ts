@@ -13,7 +13,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { sdk } from "./mcp/sdk-client.ts";
 import { admin, kill, MCP_BIN, sameClockEnv, startServer, stopAll } from "./processes.ts";
 
-const { StdioClientTransport } = (await import("@modelcontextprotocol/client/stdio")) as typeof import("@modelcontextprotocol/client/stdio");
+const { StdioClientTransport } = (await import(
+  "@modelcontextprotocol/client/stdio"
+)) as typeof import("@modelcontextprotocol/client/stdio");
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-shared-"));
 const clients: Array<{ close(): Promise<void> }> = [];
@@ -25,7 +27,12 @@ afterAll(async () => {
 
 /** Connects the official MCP client to `sdgw-mcp` over stdio on `db`, acting for `key`. */
 async function startMcp(db: string, key: string, env: Record<string, string> = {}) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: ["--conditions=source", "--no-warnings", MCP_BIN], env: { ...sameClockEnv(), SDGW_DB: db, SDGW_API_KEY: key, PATH: process.env["PATH"] ?? "", ...env }, stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ["--conditions=source", "--no-warnings", MCP_BIN],
+    env: { ...sameClockEnv(), SDGW_DB: db, SDGW_API_KEY: key, PATH: process.env["PATH"] ?? "", ...env },
+    stderr: "pipe",
+  });
   const client = new sdk.Client({ name: "sdgw-shared-db-test", version: "1.0.0" });
   await client.connect(transport);
   clients.push(client);
@@ -38,7 +45,8 @@ async function get(url: string, key: string, idem?: string): Promise<{ status: n
   return { status: res.status, json: await res.json() };
 }
 
-const balanceOf = async (s: { url: string }, key: string): Promise<number> => (await get(`${s.url}/v1/account`, key)).json.billing.balance_credits as number;
+const balanceOf = async (s: { url: string }, key: string): Promise<number> =>
+  (await get(`${s.url}/v1/account`, key)).json.billing.balance_credits as number;
 
 /** Polls a handle until it is no longer 202 (every 100 ms, at most `ms`). */
 async function settle(url: string, handle: string, key: string, ms = 15_000): Promise<{ status: number; json: any }> {
@@ -54,13 +62,45 @@ async function settle(url: string, handle: string, key: string, ms = 15_000): Pr
 function inspect(db: string, accountId: string, handle: string) {
   const peek = new DatabaseSync(db, { readOnly: true });
   try {
-    const account = peek.prepare("SELECT balance, held FROM accounts WHERE id = ?").get(accountId) as { balance: number; held: number };
-    const sum = (kind: string) => (peek.prepare("SELECT COALESCE(SUM(amount), 0) AS s FROM ledger WHERE account_id = ? AND kind = ?").get(accountId, kind) as { s: number }).s;
-    const run = peek.prepare("SELECT id, state, charged, owner FROM runs WHERE handle = ?").get(handle) as { id: string; state: string; charged: number; owner: string | null };
-    const charges = peek.prepare("SELECT amount FROM ledger WHERE run_id = ? AND kind = 'charge'").all(run.id) as Array<{ amount: number }>;
-    const hold = peek.prepare("SELECT state, amount, captured FROM holds WHERE run_id = ?").get(run.id) as { state: string; amount: number; captured: number };
-    const holdsHeld = (peek.prepare("SELECT COALESCE(SUM(amount), 0) AS s FROM holds WHERE account_id = ? AND state = 'held'").get(accountId) as { s: number }).s;
-    return { balance: account.balance, held: account.held, holdsHeld, grants: sum("grant"), charges: sum("charge"), run, runCharges: charges.map((c) => c.amount), hold };
+    const account = peek.prepare("SELECT balance, held FROM accounts WHERE id = ?").get(accountId) as {
+      balance: number;
+      held: number;
+    };
+    const sum = (kind: string) =>
+      (
+        peek
+          .prepare("SELECT COALESCE(SUM(amount), 0) AS s FROM ledger WHERE account_id = ? AND kind = ?")
+          .get(accountId, kind) as { s: number }
+      ).s;
+    const run = peek.prepare("SELECT id, state, charged, owner FROM runs WHERE handle = ?").get(handle) as {
+      id: string;
+      state: string;
+      charged: number;
+      owner: string | null;
+    };
+    const charges = peek
+      .prepare("SELECT amount FROM ledger WHERE run_id = ? AND kind = 'charge'")
+      .all(run.id) as Array<{ amount: number }>;
+    const hold = peek.prepare("SELECT state, amount, captured FROM holds WHERE run_id = ?").get(run.id) as {
+      state: string;
+      amount: number;
+      captured: number;
+    };
+    const holdsHeld = (
+      peek
+        .prepare("SELECT COALESCE(SUM(amount), 0) AS s FROM holds WHERE account_id = ? AND state = 'held'")
+        .get(accountId) as { s: number }
+    ).s;
+    return {
+      balance: account.balance,
+      held: account.held,
+      holdsHeld,
+      grants: sum("grant"),
+      charges: sum("charge"),
+      run,
+      runCharges: charges.map((c) => c.amount),
+      hold,
+    };
   } finally {
     peek.close();
   }
@@ -90,12 +130,23 @@ describe("one database shared by the HTTP server, sdgw-mcp and the admin CLI", (
     expect(poll.status).toBe(202);
     // Read through sdgw-mcp (another process than the run's owner): still running, not broken.
     const viaMcp = await mcp.callTool({ name: "search", arguments: { handle } });
-    expect((viaMcp.structuredContent as { status?: string }).status, JSON.stringify(viaMcp.structuredContent)).toBe("running");
+    expect((viaMcp.structuredContent as { status?: string }).status, JSON.stringify(viaMcp.structuredContent)).toBe(
+      "running",
+    );
     // The same Idempotency-Key through sdgw-mcp is taken (its claim is written with the 202): no second run. The
     // tool sends POST /v1/search, another operation than the GET, hence 422 rather than 409.
-    const twice = await mcp.callTool({ name: "search", arguments: { platform: "weibo", query: "x", idempotency_key: idem } });
-    expect((twice.structuredContent as { code?: string }).code, JSON.stringify(twice.structuredContent)).toBe("idempotency_conflict");
-    const postTwice = await fetch(`${server.url}/v1/search`, { method: "POST", headers: { "X-API-Key": key, "Idempotency-Key": idem, "Content-Type": "application/json" }, body: JSON.stringify({ platform: "weibo", query: "x" }) });
+    const twice = await mcp.callTool({
+      name: "search",
+      arguments: { platform: "weibo", query: "x", idempotency_key: idem },
+    });
+    expect((twice.structuredContent as { code?: string }).code, JSON.stringify(twice.structuredContent)).toBe(
+      "idempotency_conflict",
+    );
+    const postTwice = await fetch(`${server.url}/v1/search`, {
+      method: "POST",
+      headers: { "X-API-Key": key, "Idempotency-Key": idem, "Content-Type": "application/json" },
+      body: JSON.stringify({ platform: "weibo", query: "x" }),
+    });
     expect(postTwice.status).toBe(422);
 
     const done = await settle(server.url, handle, key);
@@ -111,7 +162,9 @@ describe("one database shared by the HTTP server, sdgw-mcp and the admin CLI", (
     expect(s.balance + s.charges).toBe(s.grants);
     expect(s).toMatchObject({ held: 0, holdsHeld: 0, balance: after });
     // The same call again under the same key replays the first answer; nothing more is charged.
-    const replay = await fetch(`${server.url}/v1/search?platform=weibo&query=x`, { headers: { "X-API-Key": key, "Idempotency-Key": idem } });
+    const replay = await fetch(`${server.url}/v1/search?platform=weibo&query=x`, {
+      headers: { "X-API-Key": key, "Idempotency-Key": idem },
+    });
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(await balanceOf(server, key)).toBe(after);
     // sdgw-mcp sees the same account.
@@ -140,12 +193,19 @@ describe("runs of a process that is gone", () => {
     const started = await get(`${first.url}/v1/search?platform=weibo&query=x`, key, idem);
     expect(started.status).toBe(202);
     const handle = started.json.handle as string;
-    expect(inspect(db, first.accountId, handle)).toMatchObject({ run: { state: "running" }, hold: { state: "held" }, held: started.json.charge.quote_credits });
+    expect(inspect(db, first.accountId, handle)).toMatchObject({
+      run: { state: "running" },
+      hold: { state: "held" },
+      held: started.json.charge.quote_credits,
+    });
     await kill(first.child);
     await new Promise((r) => setTimeout(r, 1100)); // past its lease too
 
     // Two processes open the file at once; each may recover, the run is ended exactly once.
-    const [second] = await Promise.all([startServer(db, { SDGW_LATENCY_MS: "1000", SDGW_RUN_LEASE_MS: "1000" }), startMcp(db, key, { SDGW_RUN_LEASE_MS: "1000" })]);
+    const [second] = await Promise.all([
+      startServer(db, { SDGW_LATENCY_MS: "1000", SDGW_RUN_LEASE_MS: "1000" }),
+      startMcp(db, key, { SDGW_RUN_LEASE_MS: "1000" }),
+    ]);
     const s = inspect(db, first.accountId, handle);
     expect(s.run.state).toBe("broken");
     expect(s.runCharges).toEqual([]);
@@ -225,21 +285,35 @@ describe("two processes writing at once", () => {
     const key = server.key!;
     const mcp = await startMcp(db, key, env);
     const before = await balanceOf(server, key);
-    const overHttp = Array.from({ length: 40 }, (_, i) => get(`${server.url}/v1/search?platform=${i % 2 ? "weibo" : "xiaohongshu"}&query=w${i}`, key, `w-http-${i}`));
-    const overMcp = Array.from({ length: 40 }, (_, i) => mcp.callTool({ name: "search", arguments: { platform: "weibo", query: `m${i}`, idempotency_key: `w-mcp-${i}` } }));
+    const overHttp = Array.from({ length: 40 }, (_, i) =>
+      get(`${server.url}/v1/search?platform=${i % 2 ? "weibo" : "xiaohongshu"}&query=w${i}`, key, `w-http-${i}`),
+    );
+    const overMcp = Array.from({ length: 40 }, (_, i) =>
+      mcp.callTool({ name: "search", arguments: { platform: "weibo", query: `m${i}`, idempotency_key: `w-mcp-${i}` } }),
+    );
     const grants = Array.from({ length: 3 }, () => admin(db, "grant", "--account", server.accountId, "--credits", "7"));
     const [http, viaMcp] = await Promise.all([Promise.all(overHttp), Promise.all(overMcp), Promise.all(grants)]);
     expect(http.map((r) => r.status)).toEqual(http.map(() => 200));
     const mcpAnswers = viaMcp.map((r) => r.structuredContent as { status: string; billing: { cost: number } });
     expect(viaMcp.filter((r) => r.isError)).toEqual([]);
-    const charged = [...http.map((r) => r.json.billing.cost as number), ...mcpAnswers.map((a) => a.billing.cost)].reduce((a, b) => a + b, 0);
+    const charged = [
+      ...http.map((r) => r.json.billing.cost as number),
+      ...mcpAnswers.map((a) => a.billing.cost),
+    ].reduce((a, b) => a + b, 0);
     expect(charged).toBeGreaterThan(0);
     const after = await balanceOf(server, key);
     expect(after).toBe(before + 21 - charged);
     const peek = new DatabaseSync(db, { readOnly: true });
     try {
-      const sums = peek.prepare("SELECT kind, COUNT(*) AS n, SUM(amount) AS s FROM ledger WHERE account_id = ? GROUP BY kind ORDER BY kind").all(server.accountId) as Array<{ kind: string; n: number; s: number }>;
-      const account = peek.prepare("SELECT balance, held FROM accounts WHERE id = ?").get(server.accountId) as { balance: number; held: number };
+      const sums = peek
+        .prepare(
+          "SELECT kind, COUNT(*) AS n, SUM(amount) AS s FROM ledger WHERE account_id = ? GROUP BY kind ORDER BY kind",
+        )
+        .all(server.accountId) as Array<{ kind: string; n: number; s: number }>;
+      const account = peek.prepare("SELECT balance, held FROM accounts WHERE id = ?").get(server.accountId) as {
+        balance: number;
+        held: number;
+      };
       expect(account).toEqual({ balance: after, held: 0 });
       expect(sums.find((r) => r.kind === "charge")!.s).toBe(charged);
       expect(account.balance + sums.find((r) => r.kind === "charge")!.s).toBe(sums.find((r) => r.kind === "grant")!.s);

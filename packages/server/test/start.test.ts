@@ -23,13 +23,25 @@ afterAll(() => {
 describe("configFromEnv", () => {
   it("reads every SDGW_* setting it documents", () => {
     const options = configFromEnv({
-      SDGW_DB: "/tmp/x.sqlite", SDGW_WAIT_MS: "0", SDGW_POLL_AFTER_SECONDS: "2", SDGW_LATENCY_MS: "100", SDGW_KEY_QPS: "7",
-      SDGW_WORKSPACE_CONCURRENCY: "3", SDGW_ADDRESS_PER_MINUTE: "9", SDGW_FAILURE_THRESHOLD: "4", SDGW_FREE_CALLS: "0",
-      SDGW_REQUEST_TIMEOUT_MS: "5000", SDGW_CONNECTIONS_PER_ADDRESS: "8", SDGW_ANSWER_LOG_QUOTA_BYTES: "2097152",
+      SDGW_DB: "/tmp/x.sqlite",
+      SDGW_WAIT_MS: "0",
+      SDGW_POLL_AFTER_SECONDS: "2",
+      SDGW_LATENCY_MS: "100",
+      SDGW_KEY_QPS: "7",
+      SDGW_WORKSPACE_CONCURRENCY: "3",
+      SDGW_ADDRESS_PER_MINUTE: "9",
+      SDGW_FAILURE_THRESHOLD: "4",
+      SDGW_FREE_CALLS: "0",
+      SDGW_REQUEST_TIMEOUT_MS: "5000",
+      SDGW_CONNECTIONS_PER_ADDRESS: "8",
+      SDGW_ANSWER_LOG_QUOTA_BYTES: "2097152",
       SDGW_ANSWER_LOG_CHUNKS: "1",
     });
     expect(options).toEqual({
-      dbPath: "/tmp/x.sqlite", waitMs: 0, pollAfterSeconds: 2, simulator: { knobs: { "*": { latencyMs: [50, 150] } } },
+      dbPath: "/tmp/x.sqlite",
+      waitMs: 0,
+      pollAfterSeconds: 2,
+      simulator: { knobs: { "*": { latencyMs: [50, 150] } } },
       limits: { keyQps: 7, workspaceConcurrency: 3, addressPerMinute: 9, failureThreshold: 4, freeCalls: 0 },
       http: { requestTimeoutMs: 5000, connectionsPerAddress: 8 },
       answerLogQuotaBytes: 2097152,
@@ -60,21 +72,35 @@ describe("configFromEnv", () => {
       error = e;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).problems).toEqual([expect.stringMatching(new RegExp(`^${name} must be .*\\(got "${value.replace(/[.]/g, "\\.")}"\\)$`))]);
+    expect((error as ConfigError).problems).toEqual([
+      expect.stringMatching(new RegExp(`^${name} must be .*\\(got "${value.replace(/[.]/g, "\\.")}"\\)$`)),
+    ]);
   });
 
   it("names every wrong variable at once", () => {
-    expect(() => configFromEnv({ SDGW_WAIT_MS: "soon", SDGW_KEY_QPS: "-2" })).toThrow(/SDGW_KEY_QPS must be .*; SDGW_WAIT_MS must be|SDGW_WAIT_MS must be .*SDGW_KEY_QPS must be/);
-    expect(() => listenFromEnv({ SDGW_PORT: "70000" })).toThrow(/SDGW_PORT must be a TCP port, a whole number from 0 to 65535 \(got "70000"\)/);
+    expect(() => configFromEnv({ SDGW_WAIT_MS: "soon", SDGW_KEY_QPS: "-2" })).toThrow(
+      /SDGW_KEY_QPS must be .*; SDGW_WAIT_MS must be|SDGW_WAIT_MS must be .*SDGW_KEY_QPS must be/,
+    );
+    expect(() => listenFromEnv({ SDGW_PORT: "70000" })).toThrow(
+      /SDGW_PORT must be a TCP port, a whole number from 0 to 65535 \(got "70000"\)/,
+    );
   });
 
   it("SDGW_POLL_AFTER_SECONDS is the Retry-After and retry_after_seconds of a 202", async () => {
-    const server = createServer({ ...configFromEnv({ SDGW_WAIT_MS: "1", SDGW_POLL_AFTER_SECONDS: "3", SDGW_LATENCY_MS: "200" }), dbPath: ":memory:", log: () => undefined });
+    const server = createServer({
+      ...configFromEnv({ SDGW_WAIT_MS: "1", SDGW_POLL_AFTER_SECONDS: "3", SDGW_LATENCY_MS: "200" }),
+      dbPath: ":memory:",
+      log: () => undefined,
+    });
     const gw = server.gateway;
     const { account } = gw.accounts.createAccount({ name: "Poll" });
     gw.accounts.grant(account.id, 10);
     const key = gw.accounts.createKey({ accountId: account.id });
-    const res = await server.app.inject({ method: "GET", url: "/v1/search?platform=x&query=a", headers: { "x-api-key": key.secret, "idempotency-key": "poll-1" } });
+    const res = await server.app.inject({
+      method: "GET",
+      url: "/v1/search?platform=x&query=a",
+      headers: { "x-api-key": key.secret, "idempotency-key": "poll-1" },
+    });
     expect(res.statusCode).toBe(202);
     expect(res.headers["retry-after"]).toBe("3");
     expect(JSON.parse(res.body).retry_after_seconds).toBe(3);
@@ -85,7 +111,11 @@ describe("configFromEnv", () => {
 
 /** Starts `main.ts` on a free port; answers its banner once it listens. */
 function start(env: Record<string, string>): Promise<{ banner: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], { cwd: ROOT, env: { ...process.env, SDGW_PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], {
+    cwd: ROOT,
+    env: { ...process.env, SDGW_PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     let out = "";
@@ -103,22 +133,36 @@ const stop = (child: ChildProcess) => new Promise((r) => (child.once("exit", r),
 
 describe("pnpm start", () => {
   it("refuses to start on a wrong setting, naming the variable", async () => {
-    const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], { cwd: ROOT, env: { ...process.env, SDGW_DB: join(dir, "bad.sqlite"), SDGW_WAIT_MS: "abc" } });
+    const child = spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], {
+      cwd: ROOT,
+      env: { ...process.env, SDGW_DB: join(dir, "bad.sqlite"), SDGW_WAIT_MS: "abc" },
+    });
     let err = "";
     child.stderr.on("data", (d) => (err += d));
     const code = await new Promise((r) => child.once("exit", r));
     expect(code).toBe(2);
-    expect(err).toContain('sdgw: not started: SDGW_WAIT_MS must be the milliseconds a call may take before it answers 202, a whole number from 0 up (got "abc").');
+    expect(err).toContain(
+      'sdgw: not started: SDGW_WAIT_MS must be the milliseconds a call may take before it answers 202, a whole number from 0 up (got "abc").',
+    );
   });
 
   it("prints a key that works, says a key in a URL is burned, and how to see a 202; the commands of a later start run as printed", async () => {
     const db = join(dir, "banner.sqlite");
-    const first = await start({ SDGW_DB: db, SDGW_WAIT_MS: "50", SDGW_LATENCY_MS: "1000", SDGW_POLL_AFTER_SECONDS: "1" });
+    const first = await start({
+      SDGW_DB: db,
+      SDGW_WAIT_MS: "50",
+      SDGW_LATENCY_MS: "1000",
+      SDGW_POLL_AFTER_SECONDS: "1",
+    });
     const url = /reference server on (http:\/\/127\.0\.0\.1:\d+)/.exec(first.banner)![1]!;
     const key = /^ {2}(sdgw_\S+)$/m.exec(first.banner)![1]!;
     expect(first.banner).toMatch(/A key sent in a URL \(\?key=…\) is refused and burned/);
-    expect(first.banner).toMatch(/202 with a handle to poll every 1 s; to see 202s, start with SDGW_WAIT_MS=50 SDGW_LATENCY_MS=1000/);
-    const res = await fetch(`${url}/v1/search?platform=x&query=banner`, { headers: { "X-API-Key": key, "Idempotency-Key": "banner-1" } });
+    expect(first.banner).toMatch(
+      /202 with a handle to poll every 1 s; to see 202s, start with SDGW_WAIT_MS=50 SDGW_LATENCY_MS=1000/,
+    );
+    const res = await fetch(`${url}/v1/search?platform=x&query=banner`, {
+      headers: { "X-API-Key": key, "Idempotency-Key": "banner-1" },
+    });
     expect(res.status).toBe(202);
     expect(res.headers.get("retry-after")).toBe("1");
     await stop(first.child);
@@ -128,21 +172,40 @@ describe("pnpm start", () => {
     const printed = /A new key: (.+ admin create-key --account acc_\w+)$/m.exec(later.banner)?.[1];
     expect(printed, later.banner).toBeDefined();
     // Started through npx (as the README says on a machine with an older Node), the banner prints the npx form.
-    if (/[\\/]_npx[\\/]/.test(process.execPath)) expect(printed).toMatch(/^npx -y -p node@24 -p pnpm@12 -- pnpm admin /);
-    const { stdout } = await promisify(execFile)("sh", ["-c", printed!], { cwd: ROOT, env: { ...process.env, SDGW_DB: db }, timeout: 120_000 });
+    if (/[\\/]_npx[\\/]/.test(process.execPath))
+      expect(printed).toMatch(/^npx -y -p node@24 -p pnpm@12 -- pnpm admin /);
+    const { stdout } = await promisify(execFile)("sh", ["-c", printed!], {
+      cwd: ROOT,
+      env: { ...process.env, SDGW_DB: db },
+      timeout: 120_000,
+    });
     expect(JSON.parse(stdout.slice(stdout.indexOf("{")))).toMatchObject({ secret: expect.stringMatching(/^sdgw_/) });
-    const mcp = /stdio: SDGW_API_KEY=… ((npx -y -p node@24 -p pnpm@12 -- )?pnpm --silent mcp)$/m.exec(later.banner)?.[1];
+    const mcp = /stdio: SDGW_API_KEY=… ((npx -y -p node@24 -p pnpm@12 -- )?pnpm --silent mcp)$/m.exec(
+      later.banner,
+    )?.[1];
     expect(mcp, later.banner).toBeDefined();
     // The printed stdio command writes nothing but MCP messages on stdout (pnpm's own banner would break a host).
-    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "start-test", version: "1" } } };
-    const child = spawn("sh", ["-c", mcp!], { cwd: ROOT, env: { ...process.env, SDGW_DB: db, SDGW_API_KEY: key }, stdio: ["pipe", "pipe", "ignore"] });
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "start-test", version: "1" } },
+    };
+    const child = spawn("sh", ["-c", mcp!], {
+      cwd: ROOT,
+      env: { ...process.env, SDGW_DB: db, SDGW_API_KEY: key },
+      stdio: ["pipe", "pipe", "ignore"],
+    });
     children.push(child);
     let out = "";
     child.stdout.on("data", (d) => (out += d));
     child.stdin.write(`${JSON.stringify(initialize)}\n`);
     await new Promise<void>((resolve) => child.stdout.on("data", () => out.includes("\n") && resolve()));
     child.stdin.end();
-    const firstLine = JSON.parse(out.slice(0, out.indexOf("\n"))) as { id: number; result: { serverInfo: { name: string } } };
+    const firstLine = JSON.parse(out.slice(0, out.indexOf("\n"))) as {
+      id: number;
+      result: { serverInfo: { name: string } };
+    };
     expect(firstLine).toMatchObject({ id: 1, result: { serverInfo: { name: "sdgw" } } });
   }, 180_000);
 });
@@ -156,11 +219,17 @@ describe("pnpm start and the console", () => {
     const url = /reference server on (http:\/\/127\.0\.0\.1:\d+)/.exec(first.banner)![1]!;
     const password = /sign in as demo@sdgw\.dev with the password[^\n]*\n\n {2}(\S+)$/m.exec(first.banner)?.[1];
     expect(password, first.banner).toBeDefined();
-    const res = await fetch(`${url}/console/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "demo@sdgw.dev", password }) });
+    const res = await fetch(`${url}/console/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "demo@sdgw.dev", password }),
+    });
     expect(res.status).toBe(200);
     // The console key of the demo user reads the demo account.
     const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
-    const account = (await (await fetch(`${url}/v1/account`, { headers: { cookie } })).json()) as { billing: { balance_credits: number } };
+    const account = (await (await fetch(`${url}/v1/account`, { headers: { cookie } })).json()) as {
+      billing: { balance_credits: number };
+    };
     expect(account.billing.balance_credits).toBe(5000);
     await stop(first.child);
     const later = await start({ SDGW_DB: db });

@@ -137,11 +137,22 @@ describe("idempotency records while their write is deferred", () => {
     const idem = new Idempotency({ store: s, now: () => Date.parse("2026-11-21T00:00:00Z"), ttlMs: 86_400_000 });
     expect(idem.claim("key_1", "k", "print-a", "run_1").kind).toBe("claimed");
     expect(idem.peek("key_1", "k", "print-a").kind).toBe("in_progress");
-    s.tx(() => idem.complete({ keyId: "key_1", idemKey: "k", answer: { status: 200, headers: { "content-type": "application/json" }, body: body } }));
+    s.tx(() =>
+      idem.complete({
+        keyId: "key_1",
+        idemKey: "k",
+        answer: { status: 200, headers: { "content-type": "application/json" }, body: body },
+      }),
+    );
     expect(count(s)).toBe(0);
     expect(s.readNow("SELECT * FROM idempotency")).toBeUndefined(); // not written yet
     const early = idem.peek("key_1", "k", "print-a");
-    expect(early).toEqual({ kind: "replay", status: 200, headers: { "content-type": "application/json" }, body: '{"ok":true,"text":"露营装备"}' });
+    expect(early).toEqual({
+      kind: "replay",
+      status: 200,
+      headers: { "content-type": "application/json" },
+      body: '{"ok":true,"text":"露营装备"}',
+    });
     expect(idem.peek("key_1", "k", "print-b").kind).toBe("conflict");
     await s.durable();
     expect(idem.peek("key_1", "k", "print-a")).toEqual(early); // now from the row
@@ -167,7 +178,12 @@ describe("claims of keys never stored (D100: the filter of records)", () => {
     dirs.push(dir);
     const a = store(join(dir, "db.sqlite"));
     const b = store(join(dir, "db.sqlite"));
-    return { a, b, ia: new Idempotency({ store: a, now: () => at, ttlMs: 86_400_000 }), ib: new Idempotency({ store: b, now: () => at, ttlMs: 86_400_000 }) };
+    return {
+      a,
+      b,
+      ia: new Idempotency({ store: a, now: () => at, ttlMs: 86_400_000 }),
+      ib: new Idempotency({ store: b, now: () => at, ttlMs: 86_400_000 }),
+    };
   }
   const stored = async (s: Store, idem: Idempotency, key: string, print = "p") => {
     expect(idem.claim("key_1", key, print, null).kind).toBe("claimed");
@@ -196,7 +212,9 @@ describe("claims of keys never stored (D100: the filter of records)", () => {
     // another connection deletes the highest row, then stores a new pair: SQLite gives it the same id
     const raw = new DatabaseSync(join(a.path));
     raw.exec("DELETE FROM idempotency WHERE idem_key = 'one'");
-    raw.exec("INSERT INTO idempotency (key_id, idem_key, fingerprint, state, created_at) VALUES ('key_1', 'two', 'p', 'running', '2026-11-21T00:00:00Z')");
+    raw.exec(
+      "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, created_at) VALUES ('key_1', 'two', 'p', 'running', '2026-11-21T00:00:00Z')",
+    );
     expect(raw.prepare("SELECT id FROM idempotency WHERE idem_key = 'two'").get()).toEqual({ id: 1 });
     raw.close();
     await nextTurn();

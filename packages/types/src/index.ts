@@ -270,10 +270,16 @@ type JsonBody<R> = R extends { content: { "application/json": infer B } } ? B : 
 export type RequestBody<Op extends OperationId> = operations[Op] extends { requestBody: infer R } ? JsonBody<R> : never;
 
 /** The JSON body an operation answers under HTTP status `S` (a union when `S` is). */
-export type Answer<Op extends OperationId, S extends keyof operations[Op]["responses"]> = JsonBody<operations[Op]["responses"][S]>;
+export type Answer<Op extends OperationId, S extends keyof operations[Op]["responses"]> = JsonBody<
+  operations[Op]["responses"][S]
+>;
 
 /** The JSON body of an operation's HTTP 200 answer, e.g. `SearchEnvelope | FanoutAnswer` for `search`. */
-export type SuccessAnswer<Op extends OperationId> = operations[Op]["responses"] extends { 200: infer R } ? JsonBody<R> : never;
+export type SuccessAnswer<Op extends OperationId> = operations[Op]["responses"] extends { 200: infer R }
+  ? JsonBody<R>
+  : never;
 
 /** The error structures an operation can answer (every documented status but 200 and 202). */
-export type ErrorAnswer<Op extends OperationId> = JsonBody<operations[Op]["responses"][Exclude<keyof operations[Op]["responses"], 200 | 202>]>;
+export type ErrorAnswer<Op extends OperationId> = JsonBody<
+  operations[Op]["responses"][Exclude<keyof operations[Op]["responses"], 200 | 202>]
+>;

@@ -9,7 +9,10 @@ import { loadSpec } from "../../../generators/src/spec.ts";
 import { generateTypes } from "../../../generators/src/types.ts";
 
 const doc = loadSpec();
-const schemas = doc.components.schemas as Record<string, { enum?: unknown[]; oneOf?: Array<{ $ref: string }>; properties?: Record<string, { const?: unknown }> }>;
+const schemas = doc.components.schemas as Record<
+  string,
+  { enum?: unknown[]; oneOf?: Array<{ $ref: string }>; properties?: Record<string, { const?: unknown }> }
+>;
 
 describe("catalogue constants equal the spec", () => {
   test("PLATFORMS is components.schemas.Platform", () => {

@@ -85,7 +85,9 @@ describe("SearchEnvelope narrows on status", () => {
 describe("DataEnvelope adds the codes of D13", () => {
   test("error: seven codes, not_found with a fix", () => {
     if (data.status === "error") {
-      expectTypeOf(data.error.code).toEqualTypeOf<SearchErrorCode | "not_found" | "invalid_target" | "temporarily_unavailable">();
+      expectTypeOf(data.error.code).toEqualTypeOf<
+        SearchErrorCode | "not_found" | "invalid_target" | "temporarily_unavailable"
+      >();
       if (data.error.code === "invalid_target") expectTypeOf(data.error.fix.param).toEqualTypeOf<string>();
     }
   });
@@ -113,7 +115,8 @@ describe("fanout and targets", () => {
     const cell = targets.targets[0];
     expectTypeOf(cell?.target).toEqualTypeOf<string | undefined>();
     // a target's error takes the codes of D13, as a data envelope's
-    if (cell?.result.status === "error") expectTypeOf(cell.result.error.code).toEqualTypeOf<Extract<DataEnvelope, { status: "error" }>["error"]["code"]>();
+    if (cell?.result.status === "error")
+      expectTypeOf(cell.result.error.code).toEqualTypeOf<Extract<DataEnvelope, { status: "error" }>["error"]["code"]>();
   });
 });
 
@@ -165,14 +168,18 @@ describe("ErrorStructure narrows on code", () => {
   test("ErrorOf picks one code", () => {
     expectTypeOf<ErrorOf<"rate_limited">["reason"]>().toEqualTypeOf<"key_qps" | "workspace_concurrency" | "address">();
     expectTypeOf<ErrorOf<"daily_limit_reached">["resets_at"]>().toEqualTypeOf<string>();
-    expectTypeOf<ErrorOf<"max_cost_exceeded">>().toEqualTypeOf<Extract<ErrorStructure, { code: "max_cost_exceeded" }>>();
+    expectTypeOf<ErrorOf<"max_cost_exceeded">>().toEqualTypeOf<
+      Extract<ErrorStructure, { code: "max_cost_exceeded" }>
+    >();
     // the three codes answered only inside HTTP 200 envelopes have no error structure
     expectTypeOf<ErrorOf<"timeout">>().toBeNever();
   });
 
   test("ErrorStructure holds exactly the codes the catalogue answers under a non-200 status", () => {
     type Catalogue = typeof ERROR_CATALOGUE;
-    type NonOk = { [C in keyof Catalogue]: Exclude<Catalogue[C]["http"][number], 200> extends never ? never : C }[keyof Catalogue];
+    type NonOk = {
+      [C in keyof Catalogue]: Exclude<Catalogue[C]["http"][number], 200> extends never ? never : C;
+    }[keyof Catalogue];
     expectTypeOf<ErrorStructure["code"]>().toEqualTypeOf<NonOk>();
   });
 });
@@ -269,9 +276,19 @@ describe("operation helpers", () => {
     expectTypeOf<SuccessAnswer<"detail">>().toEqualTypeOf<DataEnvelope | TargetsAnswer>();
     expectTypeOf<SuccessAnswer<"deleteSchedule">>().toEqualTypeOf<ScheduleDeleted>();
     expectTypeOf<Answer<"search", 202>>().toEqualTypeOf<HandleAnswer>();
-    expectTypeOf<Answer<"search", 429>["code"]>().toEqualTypeOf<"daily_limit_reached" | "free_failure_limit" | "rate_limited">();
+    expectTypeOf<Answer<"search", 429>["code"]>().toEqualTypeOf<
+      "daily_limit_reached" | "free_failure_limit" | "rate_limited"
+    >();
     expectTypeOf<ErrorAnswer<"deleteSchedule">["code"]>().toEqualTypeOf<
-      "invalid_params" | "not_supported" | "unauthorized" | "not_found" | "daily_limit_reached" | "free_failure_limit" | "rate_limited" | "internal_error" | "temporarily_unavailable"
+      | "invalid_params"
+      | "not_supported"
+      | "unauthorized"
+      | "not_found"
+      | "daily_limit_reached"
+      | "free_failure_limit"
+      | "rate_limited"
+      | "internal_error"
+      | "temporarily_unavailable"
     >();
   });
 });

@@ -31,7 +31,9 @@ export function httpStatusOf(code: HttpErrorCode): number {
 
 /** The next UTC midnight after `now`, when daily limits restart. @group Answers */
 export function nextUtcMidnight(now: Date = new Date()): string {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString().replace(".000Z", "Z");
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1))
+    .toISOString()
+    .replace(".000Z", "Z");
 }
 
 type Extra<C extends HttpErrorCode> = Partial<Omit<ErrorOf<C>, "code" | "request_id" | "schema_version" | "retryable">>;
@@ -43,33 +45,86 @@ function defaults(code: HttpErrorCode, urls: ServiceUrls, now: Date): Record<str
     case "invalid_params":
       return { message: "A parameter is missing or wrong; nothing ran.", fix: { param: "body" } };
     case "not_supported":
-      return { message: "The platform does not offer this action.", reason: "no_such_capability", fix: { allowed: [] } };
+      return {
+        message: "The platform does not offer this action.",
+        reason: "no_such_capability",
+        fix: { allowed: [] },
+      };
     case "unauthorized":
-      return { message: "A valid key is required.", reason: "missing", fix: { action_url: urls.console, note: "Send your key in the X-API-Key header or as Authorization: Bearer." } };
+      return {
+        message: "A valid key is required.",
+        reason: "missing",
+        fix: { action_url: urls.console, note: "Send your key in the X-API-Key header or as Authorization: Bearer." },
+      };
     case "insufficient_balance":
-      return { message: "Not enough credits; nothing ran.", fix: { action_url: urls.billing, note: "Buy credits and send the same request again." } };
+      return {
+        message: "Not enough credits; nothing ran.",
+        fix: { action_url: urls.billing, note: "Buy credits and send the same request again." },
+      };
     case "max_cost_exceeded":
-      return { message: "The quote is over max_cost_credits; nothing ran.", quote_credits: 0, fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." } };
+      return {
+        message: "The quote is over max_cost_credits; nothing ran.",
+        quote_credits: 0,
+        fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." },
+      };
     case "plan_limit":
-      return { message: "A free account has used up its calls.", reason: "free_calls_used", fix: { action_url: urls.billing } };
+      return {
+        message: "A free account has used up its calls.",
+        reason: "free_calls_used",
+        fix: { action_url: urls.billing },
+      };
     case "key_scope_denied":
-      return { message: "This key lacks the permission read_data.", fix: { allowed: ["read_data"], action_url: urls.console } };
+      return {
+        message: "This key lacks the permission read_data.",
+        fix: { allowed: ["read_data"], action_url: urls.console },
+      };
     case "not_found":
-      return { message: "Nothing found here.", reason: "no_such_route", fix: { example_call: { method: "GET", path: "/v1/capabilities" } } };
+      return {
+        message: "Nothing found here.",
+        reason: "no_such_route",
+        fix: { example_call: { method: "GET", path: "/v1/capabilities" } },
+      };
     case "idempotency_in_progress":
-      return { message: "The call under this Idempotency-Key still runs.", ...retry(2), fix: { note: "Ask again after Retry-After seconds." } };
+      return {
+        message: "The call under this Idempotency-Key still runs.",
+        ...retry(2),
+        fix: { note: "Ask again after Retry-After seconds." },
+      };
     case "handle_expired":
-      return { message: "This result is no longer kept (24 hours after the run ended).", fix: { param: "handle", note: "Send the call again; a new call is a new charge." } };
+      return {
+        message: "This result is no longer kept (24 hours after the run ended).",
+        fix: { param: "handle", note: "Send the call again; a new call is a new charge." },
+      };
     case "idempotency_conflict":
-      return { message: "This Idempotency-Key was used with other parameters.", fix: { param: "Idempotency-Key", note: "Use a new key for a new call." } };
+      return {
+        message: "This Idempotency-Key was used with other parameters.",
+        fix: { param: "Idempotency-Key", note: "Use a new key for a new call." },
+      };
     case "daily_limit_reached":
-      return { message: "The daily limit of this key is reached.", reason: "key", resets_at: nextUtcMidnight(now), fix: { action_url: urls.console, note: "The owner can raise or switch off the limit." } };
+      return {
+        message: "The daily limit of this key is reached.",
+        reason: "key",
+        resets_at: nextUtcMidnight(now),
+        fix: { action_url: urls.console, note: "The owner can raise or switch off the limit." },
+      };
     case "free_failure_limit":
-      return { message: "Too many failed calls in a short time.", retry_at: new Date(now.getTime() + 300_000).toISOString().replace(/\.\d+Z$/, "Z"), fix: { note: "Wait until retry_at." } };
+      return {
+        message: "Too many failed calls in a short time.",
+        retry_at: new Date(now.getTime() + 300_000).toISOString().replace(/\.\d+Z$/, "Z"),
+        fix: { note: "Wait until retry_at." },
+      };
     case "rate_limited":
-      return { message: "Too many calls per second for this key.", reason: "key_qps", ...retry(1), fix: { note: "Wait Retry-After seconds." } };
+      return {
+        message: "Too many calls per second for this key.",
+        reason: "key_qps",
+        ...retry(1),
+        fix: { note: "Wait Retry-After seconds." },
+      };
     case "internal_error":
-      return { message: "Something failed on our side; nothing was charged.", fix: { note: "Retry; under the same Idempotency-Key it is never charged twice." } };
+      return {
+        message: "Something failed on our side; nothing was charged.",
+        fix: { note: "Retry; under the same Idempotency-Key it is never charged twice." },
+      };
     case "temporarily_unavailable":
       return { message: "Calls are paused.", reason: "paused", fix: { action_url: urls.status } };
   }

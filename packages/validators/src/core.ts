@@ -58,7 +58,8 @@ export function schemaGuard<T>(raw: RawValidator): (value: unknown) => value is 
 
 /** Wraps a precompiled validator of one schema. @group Answers */
 export function schemaValidator<T>(raw: RawValidator): Validator<T> {
-  const validate = ((value: unknown): Validation<T> => (raw(value) ? { ok: true, value: value as T } : { ok: false, errors: toErrors(raw) })) as Validator<T>;
+  const validate = ((value: unknown): Validation<T> =>
+    raw(value) ? { ok: true, value: value as T } : { ok: false, errors: toErrors(raw) }) as Validator<T>;
   validate.is = (value: unknown): value is T => raw(value);
   return validate;
 }
@@ -68,7 +69,14 @@ export function invalidParamsAnswer(invalid: InvalidParams, requestId: string): 
   const fix: InvalidParamsAnswer["fix"] = { param: invalid.param };
   if (invalid.allowed) fix.allowed = [...invalid.allowed];
   if (invalid.note) fix.note = invalid.note;
-  return { request_id: requestId, schema_version: "v1", code: "invalid_params", message: invalid.message, retryable: false, fix };
+  return {
+    request_id: requestId,
+    schema_version: "v1",
+    code: "invalid_params",
+    message: invalid.message,
+    retryable: false,
+    fix,
+  };
 }
 
 /**
@@ -78,11 +86,21 @@ export function invalidParamsAnswer(invalid: InvalidParams, requestId: string): 
  *
  * @group Requests
  */
-export function requestValidator<T>(table: Readonly<Record<string, OperationInfo>>, operationId: string, part: RequestPart, raw: RawValidator): RequestValidator<T> {
+export function requestValidator<T>(
+  table: Readonly<Record<string, OperationInfo>>,
+  operationId: string,
+  part: RequestPart,
+  raw: RawValidator,
+): RequestValidator<T> {
   const validate = ((value: unknown): RequestValidation<T> => {
     if (raw(value)) return { ok: true, value: value as T };
     const invalid = explainFailure(table[operationId]!, part, raw.errors ?? [], value);
-    return { ok: false, errors: toErrors(raw), invalid, answer: (requestId: string) => invalidParamsAnswer(invalid, requestId) };
+    return {
+      ok: false,
+      errors: toErrors(raw),
+      invalid,
+      answer: (requestId: string) => invalidParamsAnswer(invalid, requestId),
+    };
   }) as RequestValidator<T>;
   validate.is = (value: unknown): value is T => raw(value);
   return validate;
@@ -92,11 +110,15 @@ type Ops = operations;
 /** The query parameters of an operation, as JSON (after `parseQuery`). @group Requests */
 export type QueryOf<O extends keyof Ops> = Ops[O] extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 /** The headers an operation reads (lower-case names). @group Requests */
-export type HeadersOf<O extends keyof Ops> = Ops[O] extends { parameters: { header?: infer H } } ? { [K in keyof NonNullable<H> as Lowercase<K & string>]: NonNullable<H>[K] } : never;
+export type HeadersOf<O extends keyof Ops> = Ops[O] extends { parameters: { header?: infer H } }
+  ? { [K in keyof NonNullable<H> as Lowercase<K & string>]: NonNullable<H>[K] }
+  : never;
 /** The path parameters of an operation. @group Requests */
 export type PathOf<O extends keyof Ops> = Ops[O] extends { parameters: { path?: infer P } } ? NonNullable<P> : never;
 /** The JSON body of an operation. @group Requests */
-export type BodyOf<O extends keyof Ops> = Ops[O] extends { requestBody?: { content: { "application/json": infer B } } } ? B : never;
+export type BodyOf<O extends keyof Ops> = Ops[O] extends { requestBody?: { content: { "application/json": infer B } } }
+  ? B
+  : never;
 /** The JSON answer of an operation under one HTTP status. @group Answers */
 export type AnswerOf<O extends keyof Ops, S extends number> = Ops[O] extends { responses: infer R }
   ? S extends keyof R
@@ -114,10 +136,19 @@ export interface ResponseValidator<M extends Record<number, Validator<unknown>>>
   readonly statuses: readonly number[];
 }
 
-export function responseValidator<M extends Record<number, Validator<unknown>>>(operationId: string, byStatus: M): ResponseValidator<M> {
+export function responseValidator<M extends Record<number, Validator<unknown>>>(
+  operationId: string,
+  byStatus: M,
+): ResponseValidator<M> {
   const validate = ((status: number, body: unknown) => {
     const v = (byStatus as Record<number, Validator<unknown>>)[status];
-    if (!v) return { ok: false, errors: [{ path: "/", keyword: "status", message: `${operationId} documents no JSON answer under HTTP ${status}` }] };
+    if (!v)
+      return {
+        ok: false,
+        errors: [
+          { path: "/", keyword: "status", message: `${operationId} documents no JSON answer under HTTP ${status}` },
+        ],
+      };
     return v(body);
   }) as ResponseValidator<M>;
   Object.defineProperty(validate, "statuses", { value: Object.keys(byStatus).map(Number) });

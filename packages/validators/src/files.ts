@@ -10,9 +10,13 @@ type Row = Record<string, Json>;
 /** The rows of a finished answer: its items; for a fanout or targets answer, each entry's items with where they came from. @group Answers */
 export function resultRows(answer: Record<string, Json>): Row[] {
   const fanout = answer["fanout"] as Record<string, { items: Row[] }> | undefined;
-  if (fanout) return Object.entries(fanout).flatMap(([platform, entry]) => entry.items.map((item) => ({ platform, ...item })));
-  const targets = answer["targets"] as Array<{ platform: string; target: string; result: { items: Row[] } }> | undefined;
-  if (targets) return targets.flatMap((c) => c.result.items.map((item) => ({ platform: c.platform, target: c.target, ...item })));
+  if (fanout)
+    return Object.entries(fanout).flatMap(([platform, entry]) => entry.items.map((item) => ({ platform, ...item })));
+  const targets = answer["targets"] as
+    | Array<{ platform: string; target: string; result: { items: Row[] } }>
+    | undefined;
+  if (targets)
+    return targets.flatMap((c) => c.result.items.map((item) => ({ platform: c.platform, target: c.target, ...item })));
   return (answer["items"] as Row[] | undefined) ?? [];
 }
 
@@ -44,19 +48,28 @@ export function toCsv(answer: Record<string, Json>): string {
   });
   const columns: string[] = [];
   const seen = new Set<string>();
-  for (const m of rows) for (const k of m.keys()) if (!seen.has(k)) (seen.add(k), columns.push(k));
-  return [columns.map(cell).join(","), ...rows.map((m) => columns.map((c) => cell(m.get(c))).join(","))].join("\n") + "\n";
+  for (const m of rows) for (const k of m.keys()) if (!seen.has(k)) seen.add(k), columns.push(k);
+  return (
+    [columns.map(cell).join(","), ...rows.map((m) => columns.map((c) => cell(m.get(c))).join(","))].join("\n") + "\n"
+  );
 }
 
 /** The answer as NDJSON: one row per line. @group Answers */
 export function toNdjson(answer: Record<string, Json>): string {
-  return resultRows(answer).map((r) => JSON.stringify(r)).join("\n") + "\n";
+  return (
+    resultRows(answer)
+      .map((r) => JSON.stringify(r))
+      .join("\n") + "\n"
+  );
 }
 
 /** Paths whose answers are the same for everyone and may be cached (D53): the contract and the capabilities. */
 const CACHEABLE_PATHS = new Set(["/openapi.json", "/v1/capabilities"]);
 const PUBLIC_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-content-type-options": "nosniff" });
-const PRIVATE_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-content-type-options": "nosniff", "cache-control": "no-store" });
+const PRIVATE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "x-content-type-options": "nosniff",
+  "cache-control": "no-store",
+});
 
 /**
  * The headers every answer of the gateway carries besides its own (D53): `X-Content-Type-Options: nosniff`;
@@ -72,6 +85,10 @@ export function answerHeaders(path: string, contentType: string | undefined): Re
   const ext = type === "text/csv" ? "csv" : type === "application/x-ndjson" ? "ndjson" : null;
   // Every answer but a file gets one of two fixed sets: nothing to build per request.
   if (!ext) return CACHEABLE_PATHS.has(pathname) ? PUBLIC_HEADERS : PRIVATE_HEADERS;
-  const name = (pathname.split("/").filter(Boolean).pop() ?? "").replace(/[^A-Za-z0-9_-]/g, "").slice(0, 128) || "result";
-  return { ...(CACHEABLE_PATHS.has(pathname) ? PUBLIC_HEADERS : PRIVATE_HEADERS), "content-disposition": `attachment; filename="${name}.${ext}"` };
+  const name =
+    (pathname.split("/").filter(Boolean).pop() ?? "").replace(/[^A-Za-z0-9_-]/g, "").slice(0, 128) || "result";
+  return {
+    ...(CACHEABLE_PATHS.has(pathname) ? PUBLIC_HEADERS : PRIVATE_HEADERS),
+    "content-disposition": `attachment; filename="${name}.${ext}"`,
+  };
 }

@@ -26,7 +26,18 @@ interface AjvError {
   params: Record<string, unknown>;
 }
 
-const PLATFORMS = ["xiaohongshu", "douyin", "x", "reddit", "wechat", "weibo", "bilibili", "zhihu", "kuaishou", "youtube"] as const;
+const PLATFORMS = [
+  "xiaohongshu",
+  "douyin",
+  "x",
+  "reddit",
+  "wechat",
+  "weibo",
+  "bilibili",
+  "zhihu",
+  "kuaishou",
+  "youtube",
+] as const;
 const TARGET_LISTS = new Set(["id", "url", "targets", "accounts"]);
 
 /** Canonical spelling of header parameters (validators see lower-case names). */
@@ -71,7 +82,8 @@ function exactlyOne(op: OperationInfo, part: RequestPart, errors: readonly AjvEr
   }
   return {
     param: "id",
-    message: "Exactly one of `id`, `url` must be given; only one of them may be a list; each value of a list is fetched and charged as its own call.",
+    message:
+      "Exactly one of `id`, `url` must be given; only one of them may be a list; each value of a list is fetched and charged as its own call.",
     allowed: ["id", "url"],
   };
 }
@@ -83,11 +95,16 @@ function wordingFor(param: string, info: ParamInfo | undefined, error: AjvError,
   switch (param) {
     case "query":
       if (error.keyword === "required") return { ...base, message: "`query` is required." };
-      if (error.keyword === "minLength" || error.keyword === "maxLength") return { ...base, message: "`query` must be text of 1 to 500 characters." };
+      if (error.keyword === "minLength" || error.keyword === "maxLength")
+        return { ...base, message: "`query` must be text of 1 to 500 characters." };
       return { ...base, message: "`query` must be a non-empty string or a whole number." };
     case "Idempotency-Key":
       if (error.keyword === "required") {
-        return { ...base, message: "`Idempotency-Key` is missing: send the header with 1 to 255 visible ASCII characters, a new value for each new call." };
+        return {
+          ...base,
+          message:
+            "`Idempotency-Key` is missing: send the header with 1 to 255 visible ASCII characters, a new value for each new call.",
+        };
       }
       return { ...base, message: "`Idempotency-Key` must be 1 to 255 visible ASCII characters." };
     case "cursor":
@@ -95,23 +112,34 @@ function wordingFor(param: string, info: ParamInfo | undefined, error: AjvError,
     case "format":
       return { ...base, message: "`format` is one of `json`, `csv`, `ndjson`." };
     case "window":
-      return { ...base, message: `\`window\` is not a value this tool takes (allowed: ${(allowed ?? []).join(", ")}).` };
+      return {
+        ...base,
+        message: `\`window\` is not a value this tool takes (allowed: ${(allowed ?? []).join(", ")}).`,
+      };
     case "range":
       return { ...base, message: `\`range\` must be one of the tool's values (${(allowed ?? []).join(", ")}).` };
     case "include":
-      if (error.keyword === "enum") return { ...base, message: `\`include\` does not offer ${String(value)} for this call.` };
+      if (error.keyword === "enum")
+        return { ...base, message: `\`include\` does not offer ${String(value)} for this call.` };
       break;
     case "platforms":
-      if (error.keyword === "maxItems") return { ...base, message: "`platforms` takes at most 5; one request takes at most 20 platforms or targets." };
+      if (error.keyword === "maxItems")
+        return { ...base, message: "`platforms` takes at most 5; one request takes at most 20 platforms or targets." };
       break;
   }
-  if (TARGET_LISTS.has(param) && error.keyword === "maxItems") return { ...base, message: "One request takes at most 20 platforms or targets." };
+  if (TARGET_LISTS.has(param) && error.keyword === "maxItems")
+    return { ...base, message: "One request takes at most 20 platforms or targets." };
   if (error.keyword === "required") return { ...base, message: `\`${param}\` is required.` };
   return { ...base, message: `\`${param}\` must be ${info?.wording ?? "valid"}.` };
 }
 
 /** Explains a failed validation of one request part in the seed's terms. @group Requests */
-export function explainFailure(op: OperationInfo, part: RequestPart, errors: readonly AjvError[], value: unknown): InvalidParams {
+export function explainFailure(
+  op: OperationInfo,
+  part: RequestPart,
+  errors: readonly AjvError[],
+  value: unknown,
+): InvalidParams {
   if (part === "body" && (value === null || typeof value !== "object" || Array.isArray(value))) {
     return invalidBody();
   }
@@ -126,11 +154,24 @@ export function explainFailure(op: OperationInfo, part: RequestPart, errors: rea
 
   if (error.keyword === "additionalProperties" && error.instancePath === "") {
     const name = String(error.params["additionalProperty"]);
-    if (name === "") return { param: "(empty name)", message: "A parameter with an empty name is not a parameter of this call.", allowed: Object.keys(params) };
-    return { param: canonical(op, part, name), message: `\`${name}\` is not a parameter of this call.`, allowed: Object.keys(params) };
+    if (name === "")
+      return {
+        param: "(empty name)",
+        message: "A parameter with an empty name is not a parameter of this call.",
+        allowed: Object.keys(params),
+      };
+    return {
+      param: canonical(op, part, name),
+      message: `\`${name}\` is not a parameter of this call.`,
+      allowed: Object.keys(params),
+    };
   }
   if (error.schemaPath.startsWith("#/dependentSchemas/platforms")) {
-    return { param: "cursor", message: "`cursor` cannot be sent with `platforms`; continue one platform with `platform` and that platform's `cursor`." };
+    return {
+      param: "cursor",
+      message:
+        "`cursor` cannot be sent with `platforms`; continue one platform with `platform` and that platform's `cursor`.",
+    };
   }
   if (error.schemaPath.startsWith("#/dependentSchemas/cursor")) {
     return { param: "cursor", message: "`cursor` goes with a single `id` or `url`, not with a list." };
@@ -144,7 +185,11 @@ export function explainFailure(op: OperationInfo, part: RequestPart, errors: rea
   if (path.length > 1 && error.keyword === "enum" && typeof path[1] === "string" && !/^\d+$/.test(path[1])) {
     // A member of an object parameter (`schedule.every`): name the member and its values.
     const values = ((error.params as { allowedValues?: unknown[] }).allowedValues ?? []).map(String);
-    return { param, message: `\`${param}.${path.slice(1).join(".")}\` must be one of ${values.join(", ")}.`, ...(values.length ? { allowed: values } : {}) };
+    return {
+      param,
+      message: `\`${param}.${path.slice(1).join(".")}\` must be one of ${values.join(", ")}.`,
+      ...(values.length ? { allowed: values } : {}),
+    };
   }
   return wordingFor(param, params[param] ?? params[name], error, valueAt(value, error.instancePath));
 }

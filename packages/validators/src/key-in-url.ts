@@ -25,10 +25,17 @@ export function keysInQuery(rawQuery: string): string[] | null {
 }
 
 /** The `reason`, `message` and `fix` of the `key_in_query` refusal, the same from the server and the mock. @group Requests */
-export function keyInQueryRefusal(consoleUrl: string): { reason: "key_in_query"; message: string; fix: { action_url: string; note: string } } {
+export function keyInQueryRefusal(consoleUrl: string): {
+  reason: "key_in_query";
+  message: string;
+  fix: { action_url: string; note: string };
+} {
   return {
     reason: "key_in_query",
     message: "A key was sent in the URL (?key=, ?api_key=, ?token=, …) and is refused; treat it as exposed.",
-    fix: { action_url: consoleUrl, note: "Revoke this key, create a new one and send it in the X-API-Key or Authorization: Bearer header, never in the URL." },
+    fix: {
+      action_url: consoleUrl,
+      note: "Revoke this key, create a new one and send it in the X-API-Key or Authorization: Bearer header, never in the URL.",
+    },
   };
 }

@@ -44,7 +44,23 @@ const on =
     bareHost(url) === host ? m(path, url) : null;
 
 /** Paths of x.com that are pages of the site, not accounts. */
-const X_RESERVED = new Set(["home", "explore", "search", "i", "settings", "notifications", "messages", "login", "signup", "compose", "tos", "privacy", "hashtag", "intent", "share"]);
+const X_RESERVED = new Set([
+  "home",
+  "explore",
+  "search",
+  "i",
+  "settings",
+  "notifications",
+  "messages",
+  "login",
+  "signup",
+  "compose",
+  "tos",
+  "privacy",
+  "hashtag",
+  "intent",
+  "share",
+]);
 
 const SHAPES: Record<Platform, Shape> = {
   xiaohongshu: {
@@ -54,31 +70,56 @@ const SHAPES: Record<Platform, Shape> = {
   },
   douyin: {
     hosts: ["douyin.com", "iesdouyin.com"],
-    post: [on("douyin.com", re(/^\/(?:video|note)\/(\d{15,20})\/?$/)), on("iesdouyin.com", re(/^\/share\/(?:video|note)\/(\d{15,20})\/?$/))],
-    account: [on("douyin.com", re(/^\/user\/([A-Za-z0-9_-]{10,80})\/?$/)), on("iesdouyin.com", re(/^\/share\/user\/([A-Za-z0-9_-]{10,80})\/?$/))],
+    post: [
+      on("douyin.com", re(/^\/(?:video|note)\/(\d{15,20})\/?$/)),
+      on("iesdouyin.com", re(/^\/share\/(?:video|note)\/(\d{15,20})\/?$/)),
+    ],
+    account: [
+      on("douyin.com", re(/^\/user\/([A-Za-z0-9_-]{10,80})\/?$/)),
+      on("iesdouyin.com", re(/^\/share\/user\/([A-Za-z0-9_-]{10,80})\/?$/)),
+    ],
   },
   x: {
     hosts: ["x.com", "twitter.com"],
-    post: [re(/^\/[A-Za-z0-9_]{1,15}\/status\/(\d{5,20})(?:\/(?:photo|video)\/\d+)?\/?$/), re(/^\/i\/(?:web\/)?status\/(\d{5,20})\/?$/)],
-    account: [(path) => {
-      const m = /^\/([A-Za-z0-9_]{1,15})\/?$/.exec(path);
-      return m && !X_RESERVED.has(m[1]!.toLowerCase()) ? m[1]! : null;
-    }],
+    post: [
+      re(/^\/[A-Za-z0-9_]{1,15}\/status\/(\d{5,20})(?:\/(?:photo|video)\/\d+)?\/?$/),
+      re(/^\/i\/(?:web\/)?status\/(\d{5,20})\/?$/),
+    ],
+    account: [
+      (path) => {
+        const m = /^\/([A-Za-z0-9_]{1,15})\/?$/.exec(path);
+        return m && !X_RESERVED.has(m[1]!.toLowerCase()) ? m[1]! : null;
+      },
+    ],
   },
   reddit: {
     hosts: ["reddit.com", "old.reddit.com", "new.reddit.com", "np.reddit.com", "redd.it"],
-    post: [on("redd.it", re(/^\/([a-z0-9]{4,10})\/?$/, 1, "t3_")), re(/^\/r\/[^/]+\/comments\/([a-z0-9]{4,10})(?:\/|$)/, 1, "t3_"), re(/^\/comments\/([a-z0-9]{4,10})(?:\/|$)/, 1, "t3_")],
+    post: [
+      on("redd.it", re(/^\/([a-z0-9]{4,10})\/?$/, 1, "t3_")),
+      re(/^\/r\/[^/]+\/comments\/([a-z0-9]{4,10})(?:\/|$)/, 1, "t3_"),
+      re(/^\/comments\/([a-z0-9]{4,10})(?:\/|$)/, 1, "t3_"),
+    ],
     account: [re(/^\/(?:user|u)\/([A-Za-z0-9_-]{3,20})\/?$/)],
   },
   wechat: {
     hosts: ["mp.weixin.qq.com"],
-    post: [re(/^\/s\/([A-Za-z0-9_-]{10,40})\/?$/), (path, url) => (/^\/s\/?$/.test(path) ? url.searchParams.get("sn") || null : null)],
+    post: [
+      re(/^\/s\/([A-Za-z0-9_-]{10,40})\/?$/),
+      (path, url) => (/^\/s\/?$/.test(path) ? url.searchParams.get("sn") || null : null),
+    ],
     account: [(path, url) => (path === "/mp/profile_ext" ? url.searchParams.get("__biz") || null : null)],
   },
   weibo: {
     hosts: ["weibo.com", "weibo.cn"],
-    post: [on("weibo.com", re(/^\/\d{5,12}\/([A-Za-z0-9]{9}|\d{16})\/?$/)), on("weibo.cn", re(/^\/(?:detail|status)\/([A-Za-z0-9]{9}|\d{16})\/?$/))],
-    account: [re(/^\/u\/(\d{5,12})\/?$/), on("weibo.com", re(/^\/(\d{5,12})\/?$/)), on("weibo.cn", re(/^\/profile\/(\d{5,12})\/?$/))],
+    post: [
+      on("weibo.com", re(/^\/\d{5,12}\/([A-Za-z0-9]{9}|\d{16})\/?$/)),
+      on("weibo.cn", re(/^\/(?:detail|status)\/([A-Za-z0-9]{9}|\d{16})\/?$/)),
+    ],
+    account: [
+      re(/^\/u\/(\d{5,12})\/?$/),
+      on("weibo.com", re(/^\/(\d{5,12})\/?$/)),
+      on("weibo.cn", re(/^\/profile\/(\d{5,12})\/?$/)),
+    ],
   },
   bilibili: {
     hosts: ["bilibili.com", "space.bilibili.com"],
@@ -87,7 +128,11 @@ const SHAPES: Record<Platform, Shape> = {
   },
   zhihu: {
     hosts: ["zhihu.com", "zhuanlan.zhihu.com"],
-    post: [on("zhihu.com", re(/^\/question\/\d+\/answer\/(\d+)\/?$/)), on("zhihu.com", re(/^\/answer\/(\d+)\/?$/)), on("zhuanlan.zhihu.com", re(/^\/p\/(\d+)\/?$/))],
+    post: [
+      on("zhihu.com", re(/^\/question\/\d+\/answer\/(\d+)\/?$/)),
+      on("zhihu.com", re(/^\/answer\/(\d+)\/?$/)),
+      on("zhuanlan.zhihu.com", re(/^\/p\/(\d+)\/?$/)),
+    ],
     account: [on("zhihu.com", re(/^\/(?:people|org)\/([A-Za-z0-9_-]{2,64})(?:\/[a-z]+)?\/?$/))],
   },
   kuaishou: {
@@ -98,11 +143,17 @@ const SHAPES: Record<Platform, Shape> = {
   youtube: {
     hosts: ["youtube.com", "youtu.be", "music.youtube.com"],
     post: [
-      (path, url) => (bareHost(url) !== "youtu.be" && path === "/watch" && /^[A-Za-z0-9_-]{11}$/.test(url.searchParams.get("v") ?? "") ? url.searchParams.get("v") : null),
+      (path, url) =>
+        bareHost(url) !== "youtu.be" && path === "/watch" && /^[A-Za-z0-9_-]{11}$/.test(url.searchParams.get("v") ?? "")
+          ? url.searchParams.get("v")
+          : null,
       on("youtube.com", re(/^\/(?:shorts|live|embed)\/([A-Za-z0-9_-]{11})\/?$/)),
       on("youtu.be", re(/^\/([A-Za-z0-9_-]{11})\/?$/)),
     ],
-    account: [on("youtube.com", re(/^\/(@[A-Za-z0-9._-]{3,30})(?:\/[a-z]+)?\/?$/)), on("youtube.com", re(/^\/channel\/(UC[A-Za-z0-9_-]{22})(?:\/[a-z]+)?\/?$/))],
+    account: [
+      on("youtube.com", re(/^\/(@[A-Za-z0-9._-]{3,30})(?:\/[a-z]+)?\/?$/)),
+      on("youtube.com", re(/^\/channel\/(UC[A-Za-z0-9_-]{22})(?:\/[a-z]+)?\/?$/)),
+    ],
   },
 };
 
@@ -159,21 +210,34 @@ export function resolveLink(link: string, kind: LinkKind): LinkResolution {
   try {
     url = new URL(link);
   } catch {
-    return { ok: false, message: `\`${shown}\` is neither a link nor \`<platform>:<id>\`; send the ${what}'s full link or \`<platform>:<id>\`.` };
+    return {
+      ok: false,
+      message: `\`${shown}\` is neither a link nor \`<platform>:<id>\`; send the ${what}'s full link or \`<platform>:<id>\`.`,
+    };
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
-    return { ok: false, message: `The platform of \`${shown}\` cannot be told; send the ${what}'s full link on one of the ten platforms, or \`<platform>:<id>\`.` };
+    return {
+      ok: false,
+      message: `The platform of \`${shown}\` cannot be told; send the ${what}'s full link on one of the ten platforms, or \`<platform>:<id>\`.`,
+    };
   }
   const host = bareHost(url);
   const shortener = SHORT_HOSTS[url.hostname.toLowerCase()] ?? SHORT_HOSTS[host];
-  const redditShare = (host === "reddit.com" && /^\/r\/[^/]+\/s\/[A-Za-z0-9]+\/?$/.test(url.pathname)) ? "reddit" : undefined;
+  const redditShare =
+    host === "reddit.com" && /^\/r\/[^/]+\/s\/[A-Za-z0-9]+\/?$/.test(url.pathname) ? "reddit" : undefined;
   if (shortener || redditShare) {
     const p = shortener ?? redditShare!;
-    return { ok: false, message: `\`${shown}\` is a short link (${p}); which ${what} it points at cannot be told without opening it. Send the full link of the ${what}, or \`${p}:<id>\`.` };
+    return {
+      ok: false,
+      message: `\`${shown}\` is a short link (${p}); which ${what} it points at cannot be told without opening it. Send the full link of the ${what}, or \`${p}:<id>\`.`,
+    };
   }
   const platform = platformOfHost(url);
   if (!platform) {
-    return { ok: false, message: `The platform of \`${shown}\` cannot be told; send the ${what}'s full link on one of the ten platforms, or \`<platform>:<id>\`.` };
+    return {
+      ok: false,
+      message: `The platform of \`${shown}\` cannot be told; send the ${what}'s full link on one of the ten platforms, or \`<platform>:<id>\`.`,
+    };
   }
   const shape = SHAPES[platform];
   const path = url.pathname;
@@ -183,15 +247,27 @@ export function resolveLink(link: string, kind: LinkKind): LinkResolution {
   }
   const other = (kind === "post" ? shape.account : shape.post).some((m) => m(path, url) !== null);
   if (other) {
-    return { ok: false, message: `\`${shown}\` is a link to ${kind === "post" ? "an account" : "a post"} on ${platform}, not ${kind === "post" ? "a post" : "an account"}; send the ${what}'s own link.` };
+    return {
+      ok: false,
+      message: `\`${shown}\` is a link to ${kind === "post" ? "an account" : "a post"} on ${platform}, not ${kind === "post" ? "a post" : "an account"}; send the ${what}'s own link.`,
+    };
   }
-  return { ok: false, message: `\`${shown}\` is no ${what} page on ${platform} (the ${what} cannot be told from it); send the ${what}'s full link, or \`${platform}:<id>\`.` };
+  return {
+    ok: false,
+    message: `\`${shown}\` is no ${what} page on ${platform} (the ${what} cannot be told from it); send the ${what}'s full link, or \`${platform}:<id>\`.`,
+  };
 }
 
 /** Why the links of a tool's `targets` or `accounts` were refused (see `resolveLinks`). @group Requests */
 export type LinksRefusal =
   | { code: "invalid_params"; param: "targets" | "accounts"; message: string }
-  | { code: "not_supported"; reason: "no_such_capability"; param: "targets" | "accounts"; message: string; allowed: Platform[] };
+  | {
+      code: "not_supported";
+      reason: "no_such_capability";
+      param: "targets" | "accounts";
+      message: string;
+      allowed: Platform[];
+    };
 
 /**
  * The links of a tool's `targets` or `accounts`, told apart by `resolveLink` (`invalid_params` naming the
@@ -200,7 +276,13 @@ export type LinksRefusal =
  * offer an operation: the server asks its providers, the mock its catalog.
  * @group Parsing
  */
-export function resolveLinks(links: readonly string[], kind: LinkKind, param: "targets" | "accounts", operations: readonly string[], offering: (operation: string) => Platform[]): ResolvedLink[] | LinksRefusal {
+export function resolveLinks(
+  links: readonly string[],
+  kind: LinkKind,
+  param: "targets" | "accounts",
+  operations: readonly string[],
+  offering: (operation: string) => Platform[],
+): ResolvedLink[] | LinksRefusal {
   const out: ResolvedLink[] = [];
   for (const link of links) {
     const r = resolveLink(link, kind);
@@ -208,7 +290,13 @@ export function resolveLinks(links: readonly string[], kind: LinkKind, param: "t
     for (const op of operations) {
       const allowed = offering(op);
       if (!allowed.includes(r.target.platform)) {
-        return { code: "not_supported", reason: "no_such_capability", param, message: `${r.target.platform} does not offer ${op}, which this tool reads for \`${link}\`; ${allowed.join(", ")} do.`, allowed };
+        return {
+          code: "not_supported",
+          reason: "no_such_capability",
+          param,
+          message: `${r.target.platform} does not offer ${op}, which this tool reads for \`${link}\`; ${allowed.join(", ")} do.`,
+          allowed,
+        };
       }
     }
     out.push(r.target);
@@ -230,7 +318,10 @@ export interface IncludeRefusal {
  * `resolveLinks`.
  * @group Requests
  */
-export function refuseCommentsWithout(targets: readonly ResolvedLink[], offering: (operation: string) => Platform[]): IncludeRefusal | null {
+export function refuseCommentsWithout(
+  targets: readonly ResolvedLink[],
+  offering: (operation: string) => Platform[],
+): IncludeRefusal | null {
   const withComments = offering("comments");
   const without = targets.find((t) => !withComments.includes(t.platform));
   if (!without) return null;

@@ -7,7 +7,13 @@ export type QueryInput = URLSearchParams | string | Readonly<Record<string, stri
 function entries(input: QueryInput): Array<[string, string]> {
   if (typeof input === "string") return [...new URLSearchParams(input.startsWith("?") ? input.slice(1) : input)];
   if (input instanceof URLSearchParams) return [...input];
-  return Object.entries(input).flatMap(([k, v]) => (v === undefined ? [] : typeof v === "string" ? [[k, v] as [string, string]] : v.map((x) => [k, x] as [string, string])));
+  return Object.entries(input).flatMap(([k, v]) =>
+    v === undefined
+      ? []
+      : typeof v === "string"
+        ? [[k, v] as [string, string]]
+        : v.map((x) => [k, x] as [string, string]),
+  );
 }
 
 /**
@@ -54,7 +60,9 @@ function own(out: Record<string, unknown>, name: string, value: unknown): void {
 }
 
 /** Header names lower-cased, from a Headers object or a record. @group Parsing */
-export function normalizeHeaders(input: Headers | Readonly<Record<string, string | readonly string[] | undefined>>): Record<string, string> {
+export function normalizeHeaders(
+  input: Headers | Readonly<Record<string, string | readonly string[] | undefined>>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   if (typeof Headers !== "undefined" && input instanceof Headers) {
     input.forEach((v, k) => own(out, k.toLowerCase(), v));

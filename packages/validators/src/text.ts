@@ -45,11 +45,19 @@ export function queryTextProblem(rawQuery: string): InvalidParams | null {
     const rawName = eq < 0 ? pair : pair.slice(0, eq);
     const name = decode(rawName);
     if (name === null || name.includes(NUL)) {
-      return { param: rawName.slice(0, 100), message: `The name of a query parameter (${JSON.stringify(rawName.slice(0, 100))}) is not percent-encoded UTF-8 text.`, note: "Encode each name and value as UTF-8, then percent-encode it (encodeURIComponent)." };
+      return {
+        param: rawName.slice(0, 100),
+        message: `The name of a query parameter (${JSON.stringify(rawName.slice(0, 100))}) is not percent-encoded UTF-8 text.`,
+        note: "Encode each name and value as UTF-8, then percent-encode it (encodeURIComponent).",
+      };
     }
     const value = eq < 0 ? "" : decode(pair.slice(eq + 1));
     if (value === null) {
-      return { param: name, message: `\`${name}\` is not percent-encoded UTF-8 text: a \`%\` must be followed by two hex digits, and the bytes must be UTF-8.`, note: "Encode the value as UTF-8, then percent-encode it (encodeURIComponent)." };
+      return {
+        param: name,
+        message: `\`${name}\` is not percent-encoded UTF-8 text: a \`%\` must be followed by two hex digits, and the bytes must be UTF-8.`,
+        note: "Encode the value as UTF-8, then percent-encode it (encodeURIComponent).",
+      };
     }
     if (value.includes(NUL)) return { param: name, message: `\`${name}\` contains a NUL character (%00).` };
   }
@@ -70,10 +78,18 @@ export function bodyTextProblem(body: unknown): InvalidParams | null {
     if (v !== null && typeof v === "object") return Object.entries(v).some(([k, x]) => bad(k) || walk(x));
     return false;
   };
-  if (body === null || typeof body !== "object" || Array.isArray(body)) return walk(body) ? { param: "body", message: "The body holds text that is not well-formed Unicode, or a NUL." } : null;
+  if (body === null || typeof body !== "object" || Array.isArray(body))
+    return walk(body)
+      ? { param: "body", message: "The body holds text that is not well-formed Unicode, or a NUL." }
+      : null;
   for (const [name, value] of Object.entries(body)) {
-    if (bad(name)) return { param: "body", message: "A member name of the body is not well-formed Unicode, or holds a NUL." };
-    if (walk(value)) return { param: name, message: `\`${name}\` holds text that is not well-formed Unicode (a lone surrogate such as \\ud800) or a NUL.` };
+    if (bad(name))
+      return { param: "body", message: "A member name of the body is not well-formed Unicode, or holds a NUL." };
+    if (walk(value))
+      return {
+        param: name,
+        message: `\`${name}\` holds text that is not well-formed Unicode (a lone surrogate such as \\ud800) or a NUL.`,
+      };
   }
   return null;
 }

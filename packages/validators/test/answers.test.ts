@@ -4,7 +4,17 @@ import fc from "fast-check";
 import { ERROR_CATALOGUE, ERROR_CODES } from "@sdgw/types";
 import { describe, expect, it } from "vitest";
 import { FIXTURES_DIR, loadFixtureIndex } from "../../../generators/src/summary.ts";
-import { answerHeaders, errorAnswer, httpStatusOf, nextUtcMidnight, responseValidators, toCsv, toNdjson, validateErrorStructure, type HttpErrorCode } from "../src/index.ts";
+import {
+  answerHeaders,
+  errorAnswer,
+  httpStatusOf,
+  nextUtcMidnight,
+  responseValidators,
+  toCsv,
+  toNdjson,
+  validateErrorStructure,
+  type HttpErrorCode,
+} from "../src/index.ts";
 
 const httpCodes = ERROR_CODES.filter((c) => ERROR_CATALOGUE[c].http.some((s) => s !== 200)) as HttpErrorCode[];
 
@@ -36,7 +46,10 @@ describe("errorAnswer", () => {
     fc.assert(
       fc.property(fc.constantFrom(...httpCodes), fc.string({ minLength: 1, maxLength: 40 }), (code, id) => {
         const answer = errorAnswer(code, id, (code === "invalid_params" ? { fix: { param: "x" } } : {}) as never);
-        return !responseValidators.search.statuses.includes(answer.status) || responseValidators.search(answer.status, answer.body).ok;
+        return (
+          !responseValidators.search.statuses.includes(answer.status) ||
+          responseValidators.search(answer.status, answer.body).ok
+        );
       }),
     );
   });
@@ -55,8 +68,18 @@ describe("result files (D31) match the golden fixtures byte for byte", () => {
   });
 
   it("neutralises a cell that a spreadsheet would run: = + - @ (the seed) and tab, carriage return (OWASP, D53)", () => {
-    const answer = { items: ["=1+1", "+x", "-3", "@SUM(A1)", "\tcmd", "\rcmd", "plain", "a=b"].map((text, i) => ({ kind: "item", id: String(i), text })) };
-    const cells = toCsv(answer).trimEnd().split("\n").slice(1).map((row) => row.split(",").slice(2).join(","));
+    const answer = {
+      items: ["=1+1", "+x", "-3", "@SUM(A1)", "\tcmd", "\rcmd", "plain", "a=b"].map((text, i) => ({
+        kind: "item",
+        id: String(i),
+        text,
+      })),
+    };
+    const cells = toCsv(answer)
+      .trimEnd()
+      .split("\n")
+      .slice(1)
+      .map((row) => row.split(",").slice(2).join(","));
     expect(cells).toEqual(["'=1+1", "'+x", "'-3", "'@SUM(A1)", "'\tcmd", `"'\rcmd"`, "plain", "a=b"]);
   });
 
@@ -71,15 +94,25 @@ describe("result files (D31) match the golden fixtures byte for byte", () => {
 describe("answerHeaders (D53)", () => {
   it("nosniff on every answer, no-store except on the two public documents", () => {
     for (const path of ["/v1/account", "/v1/search?platform=x", "/v1/results/h_1", "/mcp", "/nope"]) {
-      expect(answerHeaders(path, "application/json; charset=utf-8"), path).toEqual({ "x-content-type-options": "nosniff", "cache-control": "no-store" });
+      expect(answerHeaders(path, "application/json; charset=utf-8"), path).toEqual({
+        "x-content-type-options": "nosniff",
+        "cache-control": "no-store",
+      });
     }
-    for (const path of ["/openapi.json", "/v1/capabilities"]) expect(answerHeaders(path, "application/json")).toEqual({ "x-content-type-options": "nosniff" });
+    for (const path of ["/openapi.json", "/v1/capabilities"])
+      expect(answerHeaders(path, "application/json")).toEqual({ "x-content-type-options": "nosniff" });
   });
 
   it("names csv and ndjson downloads by the path's last segment, with nothing a header could be broken by", () => {
-    expect(answerHeaders("/v1/results/h_abc?format=csv", "text/csv; charset=utf-8")["content-disposition"]).toBe('attachment; filename="h_abc.csv"');
-    expect(answerHeaders("/v1/tools/batch_stats", "application/x-ndjson")["content-disposition"]).toBe('attachment; filename="batch_stats.ndjson"');
-    expect(answerHeaders('/v1/results/a"b\r\nc', "text/csv")["content-disposition"]).toBe('attachment; filename="abc.csv"');
+    expect(answerHeaders("/v1/results/h_abc?format=csv", "text/csv; charset=utf-8")["content-disposition"]).toBe(
+      'attachment; filename="h_abc.csv"',
+    );
+    expect(answerHeaders("/v1/tools/batch_stats", "application/x-ndjson")["content-disposition"]).toBe(
+      'attachment; filename="batch_stats.ndjson"',
+    );
+    expect(answerHeaders('/v1/results/a"b\r\nc', "text/csv")["content-disposition"]).toBe(
+      'attachment; filename="abc.csv"',
+    );
     expect(answerHeaders("/", "text/csv")["content-disposition"]).toBe('attachment; filename="result.csv"');
   });
 });

@@ -19,7 +19,14 @@ function roundTrips(y: number, m: number, d: number, h = 0, mi = 0, s = 0): bool
   const t = new Date(Date.UTC(2000, 0, 1));
   t.setUTCFullYear(y, m - 1, d); // setUTCFullYear, not Date.UTC: years 0–99 are not moved to the 1900s
   t.setUTCHours(h, mi, s, 0);
-  return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d && t.getUTCHours() === h && t.getUTCMinutes() === mi && t.getUTCSeconds() === s;
+  return (
+    t.getUTCFullYear() === y &&
+    t.getUTCMonth() === m - 1 &&
+    t.getUTCDate() === d &&
+    t.getUTCHours() === h &&
+    t.getUTCMinutes() === mi &&
+    t.getUTCSeconds() === s
+  );
 }
 
 /** Reference date-time: the fields round-trip, the offset is in range, and a leap second falls at 23:59 UTC. */
@@ -35,7 +42,8 @@ function reference(y: number, m: number, d: number, h: number, mi: number, s: nu
   return roundTrips(y, m, d, h, mi, s);
 }
 
-const offsetText = (o: number | "Z") => (o === "Z" ? "Z" : `${o < 0 ? "-" : "+"}${pad(Math.trunc(Math.abs(o) / 60))}:${pad(Math.abs(o) % 60)}`);
+const offsetText = (o: number | "Z") =>
+  o === "Z" ? "Z" : `${o < 0 ? "-" : "+"}${pad(Math.trunc(Math.abs(o) / 60))}:${pad(Math.abs(o) % 60)}`;
 
 describe("date", () => {
   it.each([
@@ -64,9 +72,14 @@ describe("date", () => {
 
   it("agrees with the UTC calendar on every year, month and day", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 99 }), fc.integer({ min: 0, max: 99 }), (y, m, d) => {
-        expect(date(`${pad(y, 4)}-${pad(m)}-${pad(d)}`)).toBe(m >= 1 && m <= 12 && d >= 1 && roundTrips(y, m, d));
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 9999 }),
+        fc.integer({ min: 0, max: 99 }),
+        fc.integer({ min: 0, max: 99 }),
+        (y, m, d) => {
+          expect(date(`${pad(y, 4)}-${pad(m)}-${pad(d)}`)).toBe(m >= 1 && m <= 12 && d >= 1 && roundTrips(y, m, d));
+        },
+      ),
       { numRuns: 20_000 },
     );
   });
@@ -130,21 +143,29 @@ describe("date-time", () => {
 
   it("agrees on leap seconds at every offset", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), fc.integer({ min: -1439, max: 1439 }), (h, mi, o) => {
-        const text = `2016-12-31T${pad(h)}:${pad(mi)}:60${offsetText(o)}`;
-        expect(dateTime(text), text).toBe(reference(2016, 12, 31, h, mi, 60, o));
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 23 }),
+        fc.integer({ min: 0, max: 59 }),
+        fc.integer({ min: -1439, max: 1439 }),
+        (h, mi, o) => {
+          const text = `2016-12-31T${pad(h)}:${pad(mi)}:60${offsetText(o)}`;
+          expect(dateTime(text), text).toBe(reference(2016, 12, 31, h, mi, 60, o));
+        },
+      ),
       { numRuns: 20_000 },
     );
   });
 
   it("refuses what is not one (random text near the shape)", () => {
-    const near = fc.stringMatching(/^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]*)?([Zz]|[+-][0-9]{2}:?[0-9]{0,2})?$/);
+    const near = fc.stringMatching(
+      /^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]*)?([Zz]|[+-][0-9]{2}:?[0-9]{0,2})?$/,
+    );
     fc.assert(
       fc.property(near, (text) => {
         const m = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d+)?(?:([Zz])|([+-])(\d\d):(\d\d))$/.exec(text);
         const offset = m?.[8] ? "Z" : m ? (m[9] === "-" ? -1 : 1) * (+m[10]! * 60 + +m[11]!) : 0;
-        const want = !!m && (offset === "Z" || +m[11]! < 60) && reference(+m[1]!, +m[2]!, +m[3]!, +m[4]!, +m[5]!, +m[6]!, offset);
+        const want =
+          !!m && (offset === "Z" || +m[11]! < 60) && reference(+m[1]!, +m[2]!, +m[3]!, +m[4]!, +m[5]!, +m[6]!, offset);
         expect(dateTime(text), text).toBe(want);
       }),
       { numRuns: 20_000 },
@@ -152,10 +173,23 @@ describe("date-time", () => {
   });
 
   it("is what the validators check: SearchEnvelope refuses 2025-02-30 and takes 2024-02-29", () => {
-    const env = { request_id: "r", schema_version: "v1", fetched_at: "2024-02-29T10:00:00+08:00", status: "empty", applied_params: {}, warnings: [], items: [], platform: "x", billing: { cost: 1, balance: 1, unit: "credits" } };
+    const env = {
+      request_id: "r",
+      schema_version: "v1",
+      fetched_at: "2024-02-29T10:00:00+08:00",
+      status: "empty",
+      applied_params: {},
+      warnings: [],
+      items: [],
+      platform: "x",
+      billing: { cost: 1, balance: 1, unit: "credits" },
+    };
     expect(v.validateSearchEnvelope(env).ok).toBe(true);
     const bad = v.validateSearchEnvelope({ ...env, fetched_at: "2025-02-30T10:00:00+08:00" });
-    expect(bad).toMatchObject({ ok: false, errors: [{ path: "/fetched_at", keyword: "format", message: 'must match format "date-time"' }] });
+    expect(bad).toMatchObject({
+      ok: false,
+      errors: [{ path: "/fetched_at", keyword: "format", message: 'must match format "date-time"' }],
+    });
   });
 });
 
@@ -189,15 +223,24 @@ describe("uri", () => {
 
   it("equals ajv-formats' full uri on random URLs and text", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.string(), fc.string({ unit: "grapheme" }).map((s) => `https://x.com/${s}`)), (s) => {
-        expect(uri(s), s).toBe(ajvUri(s));
-      }),
+      fc.property(
+        fc.oneof(
+          fc.webUrl({ withQueryParameters: true, withFragments: true }),
+          fc.string(),
+          fc.string({ unit: "grapheme" }).map((s) => `https://x.com/${s}`),
+        ),
+        (s) => {
+          expect(uri(s), s).toBe(ajvUri(s));
+        },
+      ),
       { numRuns: 5_000 },
     );
   });
 
   it("equals ajv-formats' full uri on text near a plain http(s) link (both the quick path and the fallback)", () => {
-    const near = fc.stringMatching(/^(https?|ftp|HTTP):\/\/[a-zA-Z0-9._~%@:\[\]-]{0,12}(:[0-9]{0,6})?([\/?#][a-zA-Z0-9%\/?#:@!$&'()*+,;=_~ ü"-]{0,30})?$/);
+    const near = fc.stringMatching(
+      /^(https?|ftp|HTTP):\/\/[a-zA-Z0-9._~%@:\[\]-]{0,12}(:[0-9]{0,6})?([\/?#][a-zA-Z0-9%\/?#:@!$&'()*+,;=_~ ü"-]{0,30})?$/,
+    );
     fc.assert(
       fc.property(near, (s) => {
         expect(uri(s), s).toBe(ajvUri(s));

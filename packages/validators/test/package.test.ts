@@ -16,7 +16,9 @@ const PKG = fileURLToPath(new URL("..", import.meta.url));
 const DIST = join(PKG, "dist");
 type Api = typeof import("../src/index.ts");
 
-const fixture = JSON.parse(readFileSync(fileURLToPath(new URL("../../../fixtures/search/ok-xiaohongshu.json", import.meta.url)), "utf8"));
+const fixture = JSON.parse(
+  readFileSync(fileURLToPath(new URL("../../../fixtures/search/ok-xiaohongshu.json", import.meta.url)), "utf8"),
+);
 const broken = { ...fixture, fetched_at: "2025-02-30T00:00:00Z" };
 
 beforeAll(() => ensureBuilt(PKG), 200_000);
@@ -54,7 +56,10 @@ describe("@sdgw/validators dist", () => {
 
   it("bundles for a browser and runs with no Node globals", async () => {
     const out = await build({
-      stdin: { contents: `import { isSearchEnvelope } from ${JSON.stringify(join(DIST, "index.js"))}; globalThis.result = [isSearchEnvelope(globalThis.good), isSearchEnvelope(globalThis.bad)];`, resolveDir: PKG },
+      stdin: {
+        contents: `import { isSearchEnvelope } from ${JSON.stringify(join(DIST, "index.js"))}; globalThis.result = [isSearchEnvelope(globalThis.good), isSearchEnvelope(globalThis.bad)];`,
+        resolveDir: PKG,
+      },
       bundle: true,
       platform: "browser",
       format: "iife",

@@ -7,7 +7,10 @@ import { equal, ucs2length } from "../src/runtime.ts";
 
 type Fn<A extends unknown[], R> = (...args: A) => R;
 /** A CommonJS module's function, whichever way the loader hands it over. */
-const fnOf = <F>(m: unknown): F => ((m as { default?: unknown }).default && typeof (m as { default: unknown }).default === "function" ? (m as { default: F }).default : (m as { default: { default: F } }).default?.default ?? (m as F));
+const fnOf = <F>(m: unknown): F =>
+  (m as { default?: unknown }).default && typeof (m as { default: unknown }).default === "function"
+    ? (m as { default: F }).default
+    : ((m as { default: { default: F } }).default?.default ?? (m as F));
 const ajvEqual = fnOf<Fn<[unknown, unknown], boolean>>(ajvEqualModule);
 const ajvUcs2length = fnOf<Fn<[string], number>>(ajvUcs2lengthModule);
 
@@ -23,9 +26,12 @@ const outcome = (f: () => unknown) => {
 describe("runtime helpers", () => {
   it("ucs2length counts code points as ajv's does", () => {
     expect(ucs2length("a😀b\uD800")).toBe(4);
-    fc.assert(fc.property(fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: "grapheme" }), fc.string()), (s) => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: "grapheme" }), fc.string()), (s) => {
         expect(ucs2length(s)).toBe(ajvUcs2length(s));
-      }), { numRuns: 5_000 });
+      }),
+      { numRuns: 5_000 },
+    );
   });
 
   it("equal compares JSON values as ajv's (fast-deep-equal) does", () => {

@@ -7,7 +7,19 @@ import { toCsv, toNdjson, validateHandleAnswer } from "@sdgw/validators";
 import { schemaProblems } from "../contract.ts";
 import { exchangeLine, got, heldBack, retryAfterMs, sent, sleep, type Exchange, type RequestSpec } from "../http.ts";
 import type { Check, CheckContext, SlowTool, Verdict } from "../types.ts";
-import { balanceOf, bodyOf, expectRefusal, fail, firstDifference, isObject, na, pass, refusal, sameJson, without } from "./util.ts";
+import {
+  balanceOf,
+  bodyOf,
+  expectRefusal,
+  fail,
+  firstDifference,
+  isObject,
+  na,
+  pass,
+  refusal,
+  sameJson,
+  without,
+} from "./util.ts";
 
 /** Everything the suite saw of its one 202 run. */
 export interface SlowRun {
@@ -59,14 +71,19 @@ const RUN_RULE = "seed States and transitions";
 type Call = Pick<RequestSpec, "method" | "path" | "query" | "body">;
 
 /** A balance read's verdict as the scenario's field: a failure, or why the run checks cannot apply. */
-const notRead = (v: Verdict): Pick<SlowRun, "failure" | "notApplicable"> => (v.outcome === "failed" ? { failure: v.message } : { notApplicable: v.message });
+const notRead = (v: Verdict): Pick<SlowRun, "failure" | "notApplicable"> =>
+  v.outcome === "failed" ? { failure: v.message } : { notApplicable: v.message };
 
 /**
  * The fallback when the slow search answered 200: the tool of `slowTool`, quoted first (`confirm: false`, free)
  * and run only when the quote says `mode: background` (D51: more than 10 planned calls answers 202 at once).
  * Answers the started call, or the scenario's end (why not, and the rule broken if the server broke one).
  */
-async function startTool(ctx: CheckContext, run: SlowRun, search: Exchange): Promise<{ call: Call; first: Exchange; idem: string } | { end: SlowRun }> {
+async function startTool(
+  ctx: CheckContext,
+  run: SlowRun,
+  search: Exchange,
+): Promise<{ call: Call; first: Exchange; idem: string } | { end: SlowRun }> {
   const slow = ctx.options.slowTool as SlowTool;
   const path = `/v1/tools/${encodeURIComponent(slow.tool)}`;
   const why = `${exchangeLine(search, 100)}: the slow search answered HTTP 200, not 202 (this server answered it within the request)`;
@@ -77,11 +94,23 @@ async function startTool(ctx: CheckContext, run: SlowRun, search: Exchange): Pro
   run.quote = quote;
   const q = bodyOf(quote)["quote"];
   if (quote.status !== 200 || !isObject(q)) {
-    return { end: { ...run, notApplicable: heldBack(quote) ?? `${why}; the fallback's quote ${exchangeLine(quote, 160)} is not a tool quote (D51: confirm: false answers the plan and price, free), so no background run either` } };
+    return {
+      end: {
+        ...run,
+        notApplicable:
+          heldBack(quote) ??
+          `${why}; the fallback's quote ${exchangeLine(quote, 160)} is not a tool quote (D51: confirm: false answers the plan and price, free), so no background run either`,
+      },
+    };
   }
   run.callsPlanned = Number(q["calls_planned"]);
   if (q["mode"] !== "background") {
-    return { end: { ...run, notApplicable: `${why}; the fallback ${slow.tool} was quoted mode ${String(q["mode"])} with ${String(q["calls_planned"])} planned call(s), and only a plan of more than 10 provider calls is a background run that answers 202 (D51): give --slow-tool-body a bigger plan` } };
+    return {
+      end: {
+        ...run,
+        notApplicable: `${why}; the fallback ${slow.tool} was quoted mode ${String(q["mode"])} with ${String(q["calls_planned"])} planned call(s), and only a plan of more than 10 provider calls is a background run that answers 202 (D51): give --slow-tool-body a bigger plan`,
+      },
+    };
   }
   // The search was charged: the run's balance is read again, after it.
   const before = await balanceOf(ctx);
@@ -92,10 +121,24 @@ async function startTool(ctx: CheckContext, run: SlowRun, search: Exchange): Pro
   const first = await ctx.http.send({ ...call, idempotencyKey: idem });
   if (first.status === 200) {
     const violation = `${exchangeLine(first, 160)}; its quote said mode background with ${run.callsPlanned} planned calls, but the confirmed call answered HTTP 200 in the request (D51: a plan of more than 10 calls is a background run, HTTP 202 with a handle at once; seed States and transitions: a tool call whose quote says background → running, 202)`;
-    return { end: { ...run, first, violation, notApplicable: `${why}; the fallback ${slow.tool} (quoted background, ${run.callsPlanned} calls) answered HTTP 200 too, not 202 (D51): no run to follow` } };
+    return {
+      end: {
+        ...run,
+        first,
+        violation,
+        notApplicable: `${why}; the fallback ${slow.tool} (quoted background, ${run.callsPlanned} calls) answered HTTP 200 too, not 202 (D51): no run to follow`,
+      },
+    };
   }
   if (first.status !== 202) {
-    return { end: { ...run, notApplicable: heldBack(first) ?? `${why}; the fallback ${exchangeLine(first, 160)} answered HTTP ${first.status}, not 202, so no run to follow` } };
+    return {
+      end: {
+        ...run,
+        notApplicable:
+          heldBack(first) ??
+          `${why}; the fallback ${exchangeLine(first, 160)} answered HTTP ${first.status}, not 202, so no run to follow`,
+      },
+    };
   }
   return { call, first, idem };
 }
@@ -134,7 +177,10 @@ export function slowRun(ctx: CheckContext): Promise<SlowRun> {
       try {
         tool = await startTool(ctx, run, first);
       } catch (e) {
-        return { ...run, notApplicable: `the slow search answered HTTP 200, and the fallback ${run.tool ?? "tool"} got no answer: ${(e as Error).message}` };
+        return {
+          ...run,
+          notApplicable: `the slow search answered HTTP 200, and the fallback ${run.tool ?? "tool"} got no answer: ${(e as Error).message}`,
+        };
       }
       if ("end" in tool) return tool.end;
       ({ call: spec, first, idem } = tool);
@@ -144,14 +190,24 @@ export function slowRun(ctx: CheckContext): Promise<SlowRun> {
     run.first = first;
     if (first.status !== 202) {
       const fallback = ctx.options.slowTool ? "" : " (the tool fallback is off)";
-      run.notApplicable = heldBack(first) ?? `${exchangeLine(first, 120)}: the call answered HTTP ${first.status}, not 202, so no run to follow (give slowSearch / --slow-query parameters that this server answers with 202${fallback})`;
+      run.notApplicable =
+        heldBack(first) ??
+        `${exchangeLine(first, 120)}: the call answered HTTP ${first.status}, not 202, so no run to follow (give slowSearch / --slow-query parameters that this server answers with 202${fallback})`;
       return run;
     }
     const handle = bodyOf(first)["handle"];
-    if (typeof handle !== "string" || !/^[A-Za-z0-9_-]{1,128}$/.test(handle)) return { ...run, failure: `${exchangeLine(first)}: a 202 without a usable handle (seed: the 202 answer carries handle)` };
+    if (typeof handle !== "string" || !/^[A-Za-z0-9_-]{1,128}$/.test(handle))
+      return {
+        ...run,
+        failure: `${exchangeLine(first)}: a 202 without a usable handle (seed: the 202 answer carries handle)`,
+      };
     run.handle = handle;
     const read = (format?: string, key?: string) =>
-      ctx.http.send({ path: `/v1/results/${encodeURIComponent(handle)}`, ...(format ? { query: { format } } : {}), ...(key ? { key } : {}) });
+      ctx.http.send({
+        path: `/v1/results/${encodeURIComponent(handle)}`,
+        ...(format ? { query: { format } } : {}),
+        ...(key ? { key } : {}),
+      });
 
     run.second = await call();
     run.runningRead = await read("csv");
@@ -194,7 +250,13 @@ function costOf(body: Record<string, unknown>): number {
 }
 
 /** The billing fields that are the account's state as of the read, not the run's (seed: the balance is as of the read). */
-const AS_OF_READ = ["billing.balance", "billing.balance_credits", "billing.today_spend_credits", "billing.daily_remaining_credits", "billing.display"];
+const AS_OF_READ = [
+  "billing.balance",
+  "billing.balance_credits",
+  "billing.today_spend_credits",
+  "billing.daily_remaining_credits",
+  "billing.display",
+];
 
 /** Either what a check goes on with, or the verdict that ends it early. */
 type Or<T> = { verdict: Verdict; value?: undefined } | { verdict?: undefined; value: T };
@@ -214,8 +276,18 @@ async function withFinished(ctx: CheckContext): Promise<Or<{ run: SlowRun; body:
   if (r.verdict) return r;
   const run = r.value;
   const f = run.finished!;
-  if (f.status === 500 && bodyOf(f)["code"] === "internal_error") return { verdict: na(`the run broke on the server's side (${got(f, 160)}); nothing to compare (seed: a broken run reads 500 internal_error)`) };
-  if (f.status !== 200 || !isObject(f.json)) return { verdict: fail(`the finished read ${exchangeLine(f)}; expected HTTP 200 with the original call's answer (${RUN_RULE}: finished → the original answer and status)`) };
+  if (f.status === 500 && bodyOf(f)["code"] === "internal_error")
+    return {
+      verdict: na(
+        `the run broke on the server's side (${got(f, 160)}); nothing to compare (seed: a broken run reads 500 internal_error)`,
+      ),
+    };
+  if (f.status !== 200 || !isObject(f.json))
+    return {
+      verdict: fail(
+        `the finished read ${exchangeLine(f)}; expected HTTP 200 with the original call's answer (${RUN_RULE}: finished → the original answer and status)`,
+      ),
+    };
   return { value: { run, body: f.json } };
 }
 
@@ -228,11 +300,11 @@ export function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (cell += '"', i++);
+      if (c === '"' && text[i + 1] === '"') (cell += '"'), i++;
       else if (c === '"') quoted = false;
       else cell += c;
     } else if (c === '"') quoted = true;
-    else if (c === ",") (row.push(cell), (cell = ""));
+    else if (c === ",") row.push(cell), (cell = "");
     else if (c === "\n" || c === "\r") {
       if (c === "\r" && text[i + 1] === "\n") i++;
       row.push(cell);
@@ -241,7 +313,7 @@ export function parseCsv(text: string): string[][] {
       cell = "";
     } else cell += c;
   }
-  if (cell !== "" || row.length) (row.push(cell), rows.push(row));
+  if (cell !== "" || row.length) row.push(cell), rows.push(row);
   return rows;
 }
 
@@ -250,7 +322,8 @@ function lineDiff(want: string, gotText: string): string {
   const a = want.split("\n");
   const b = gotText.split("\n");
   for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    if (a[i] !== b[i]) return `line ${i + 1}: expected ${JSON.stringify((a[i] ?? "(none)").slice(0, 120))}, got ${JSON.stringify((b[i] ?? "(none)").slice(0, 120))}`;
+    if (a[i] !== b[i])
+      return `line ${i + 1}: expected ${JSON.stringify((a[i] ?? "(none)").slice(0, 120))}, got ${JSON.stringify((b[i] ?? "(none)").slice(0, 120))}`;
   }
   return "the texts differ";
 }
@@ -270,8 +343,13 @@ export const runChecks: Check[] = [
       const v = validateHandleAnswer(body);
       if (!v.ok) return fail(`${exchangeLine(first)}; not the handle answer (${RUN_RULE}: HTTP 202 with a handle)`);
       const billing = body["billing"] as Record<string, unknown>;
-      if (billing["cost_credits"] !== 0) return fail(`${exchangeLine(first)}; billing.cost_credits ${String(billing["cost_credits"])} (${RUN_RULE}: charge 0; seed Billing: nothing is charged before a run ends)`);
-      return pass(`${run.kind === "tool" ? `${sent(first)} (the slow search answered 200; the ${run.tool} fallback, ${run.callsPlanned} planned calls, D51): ` : ""}handle ${run.handle}, Retry-After ${first.headers.get("retry-after")}`);
+      if (billing["cost_credits"] !== 0)
+        return fail(
+          `${exchangeLine(first)}; billing.cost_credits ${String(billing["cost_credits"])} (${RUN_RULE}: charge 0; seed Billing: nothing is charged before a run ends)`,
+        );
+      return pass(
+        `${run.kind === "tool" ? `${sent(first)} (the slow search answered 200; the ${run.tool} fallback, ${run.callsPlanned} planned calls, D51): ` : ""}handle ${run.handle}, Retry-After ${first.headers.get("retry-after")}`,
+      );
     },
   },
   {
@@ -282,8 +360,15 @@ export const runChecks: Check[] = [
       if (r.verdict) return r.verdict;
       const run = r.value;
       const second = run.second!;
-      if (second.status === 200 && second.headers.get("idempotent-replayed") === "true") return na(endedTooSoon(run, second, "the same call was sent again"));
-      return refusal(second, { status: 409, code: "idempotency_in_progress", rule: "seed Idempotency: same key and parameters while the run is going → HTTP 409 idempotency_in_progress" }) ?? pass(`HTTP 409, Retry-After ${second.headers.get("retry-after")}`);
+      if (second.status === 200 && second.headers.get("idempotent-replayed") === "true")
+        return na(endedTooSoon(run, second, "the same call was sent again"));
+      return (
+        refusal(second, {
+          status: 409,
+          code: "idempotency_in_progress",
+          rule: "seed Idempotency: same key and parameters while the run is going → HTTP 409 idempotency_in_progress",
+        }) ?? pass(`HTTP 409, Retry-After ${second.headers.get("retry-after")}`)
+      );
     },
   },
   {
@@ -296,19 +381,26 @@ export const runChecks: Check[] = [
       const read = run.runningRead!;
       if (read.status !== 202) return na(endedTooSoon(run, read, "its handle was first read"));
       const body = bodyOf(read);
-      if (body["handle"] !== run.handle || body["status"] !== "running") return fail(`${exchangeLine(read)}; expected the handle answer of ${run.handle} with status running (GET /v1/results: running → HTTP 202 with the handle body, whatever the format)`);
+      if (body["handle"] !== run.handle || body["status"] !== "running")
+        return fail(
+          `${exchangeLine(read)}; expected the handle answer of ${run.handle} with status running (GET /v1/results: running → HTTP 202 with the handle body, whatever the format)`,
+        );
       return pass("HTTP 202 handle answer for format=csv");
     },
   },
   {
     id: "runs.lifecycle",
-    title: "polled no sooner than Retry-After, the run ends; the finished read is the original call's answer under HTTP 200",
+    title:
+      "polled no sooner than Retry-After, the run ends; the finished read is the original call's answer under HTTP 200",
     async run(ctx) {
       const r = await withRun(ctx, true);
       if (r.verdict) return r.verdict;
       const run = r.value;
       for (const p of run.polls.slice(0, -1)) {
-        if (p.x.status !== 202 || bodyOf(p.x)["handle"] !== run.handle) return fail(`a read before the end ${exchangeLine(p.x)}; expected HTTP 202 with the same handle (${RUN_RULE}: running → running, same body)`);
+        if (p.x.status !== 202 || bodyOf(p.x)["handle"] !== run.handle)
+          return fail(
+            `a read before the end ${exchangeLine(p.x)}; expected HTTP 202 with the same handle (${RUN_RULE}: running → running, same body)`,
+          );
       }
       const f = await withFinished(ctx);
       if (f.verdict) return f.verdict;
@@ -316,21 +408,37 @@ export const runChecks: Check[] = [
       // D31: a finished read is checked against the answer schema of the call that made it.
       const op = run.first!.op ?? "search";
       const own = schemaProblems(op, 200, body);
-      if (own.length) return fail(`the finished read ${exchangeLine(run.finished!, 160)} is not a valid answer of ${sent(run.first!).split(" [")[0]}: ${own.join("; ")} (${RUN_RULE}: finished → what the original call would have answered; D31)`);
+      if (own.length)
+        return fail(
+          `the finished read ${exchangeLine(run.finished!, 160)} is not a valid answer of ${sent(run.first!).split(" [")[0]}: ${own.join("; ")} (${RUN_RULE}: finished → what the original call would have answered; D31)`,
+        );
       if (run.kind === "tool") {
-        if (body["tool"] !== run.tool) return fail(`the finished read ${exchangeLine(run.finished!, 160)} is not the ${run.tool} answer the call asked for (tool ${JSON.stringify(body["tool"] ?? null)}; ${RUN_RULE}: finished → exactly what the original call would have answered)`);
+        if (body["tool"] !== run.tool)
+          return fail(
+            `the finished read ${exchangeLine(run.finished!, 160)} is not the ${run.tool} answer the call asked for (tool ${JSON.stringify(body["tool"] ?? null)}; ${RUN_RULE}: finished → exactly what the original call would have answered)`,
+          );
       } else {
         const params = run.params;
         if (params["platforms"] !== undefined) {
-          if (!isObject(body["fanout"])) return fail(`the finished read ${exchangeLine(run.finished!, 160)} is not the fanout answer the call asked for (${RUN_RULE}: finished → the original answer; D17)`);
+          if (!isObject(body["fanout"]))
+            return fail(
+              `the finished read ${exchangeLine(run.finished!, 160)} is not the fanout answer the call asked for (${RUN_RULE}: finished → the original answer; D17)`,
+            );
         } else if ("fanout" in body || body["platform"] !== params["platform"]) {
-          return fail(`the finished read ${exchangeLine(run.finished!, 160)} is not the ${params["platform"]} envelope the call asked for (${RUN_RULE}: finished → exactly what the original call would have answered)`);
+          return fail(
+            `the finished read ${exchangeLine(run.finished!, 160)} is not the ${params["platform"]} envelope the call asked for (${RUN_RULE}: finished → exactly what the original call would have answered)`,
+          );
         }
         const applied = isObject(body["applied_params"]) ? body["applied_params"]["query"] : undefined;
-        if (params["query"] !== undefined && applied !== undefined && applied !== params["query"]) return fail(`the finished read's applied_params.query ${JSON.stringify(applied)} is not the call's ${JSON.stringify(params["query"])} (${RUN_RULE})`);
+        if (params["query"] !== undefined && applied !== undefined && applied !== params["query"])
+          return fail(
+            `the finished read's applied_params.query ${JSON.stringify(applied)} is not the call's ${JSON.stringify(params["query"])} (${RUN_RULE})`,
+          );
       }
       const waits = run.polls.map((p) => `${Math.round(p.waitedMs / 100) / 10}s≥${p.askedMs / 1000}s`).join(", ");
-      return pass(`${run.kind === "tool" ? `${run.tool} run: ` : ""}${run.polls.length} poll(s) after Retry-After (${waits || "none needed"}); finished status ${String(body["status"])}`);
+      return pass(
+        `${run.kind === "tool" ? `${run.tool} run: ` : ""}${run.polls.length} poll(s) after Retry-After (${waits || "none needed"}); finished status ${String(body["status"])}`,
+      );
     },
   },
   {
@@ -340,13 +448,18 @@ export const runChecks: Check[] = [
       const r = await withFinished(ctx);
       if (r.verdict) return r.verdict;
       const { run, body } = r.value;
-      if (run.balanceBefore === undefined || run.balanceAfter === undefined) return fail("could not read the balance before and after the run (D10)");
+      if (run.balanceBefore === undefined || run.balanceAfter === undefined)
+        return fail("could not read the balance before and after the run (D10)");
       const cost = costOf(body);
       const moved = run.balanceBefore - run.balanceAfter;
       if (moved !== cost) {
-        return fail(`the balance moved by ${moved} (${run.balanceBefore} → ${run.balanceAfter}) over the run, its reads and its replay, but the finished answer's ${run.kind === "tool" ? "billing.cost_credits" : "billing.cost"} is ${cost} (${RUN_RULE}: charge applied once; seed Billing: reading a stored result is free; D7)`);
+        return fail(
+          `the balance moved by ${moved} (${run.balanceBefore} → ${run.balanceAfter}) over the run, its reads and its replay, but the finished answer's ${run.kind === "tool" ? "billing.cost_credits" : "billing.cost"} is ${cost} (${RUN_RULE}: charge applied once; seed Billing: reading a stored result is free; D7)`,
+        );
       }
-      return pass(`${run.kind === "tool" ? `${run.tool} run: ` : ""}charged ${cost} once (${run.balanceBefore} → ${run.balanceAfter})`);
+      return pass(
+        `${run.kind === "tool" ? `${run.tool} run: ` : ""}charged ${cost} once (${run.balanceBefore} → ${run.balanceAfter})`,
+      );
     },
   },
   {
@@ -357,15 +470,22 @@ export const runChecks: Check[] = [
       if (r.verdict) return r.verdict;
       const run = r.value;
       const id = bodyOf(run.first!)["request_id"];
-      const reads = [run.runningRead, ...run.polls.map((p) => p.x), run.again].filter((x): x is Exchange => x !== undefined && (x.status === 200 || x.status === 202) && isObject(x.json));
+      const reads = [run.runningRead, ...run.polls.map((p) => p.x), run.again].filter(
+        (x): x is Exchange => x !== undefined && (x.status === 200 || x.status === 202) && isObject(x.json),
+      );
       for (const x of reads) {
         if (bodyOf(x)["request_id"] !== id) {
-          return fail(`${exchangeLine(x, 160)}; request_id ${JSON.stringify(bodyOf(x)["request_id"] ?? null)}, expected the call's ${JSON.stringify(id)} (D47: a running or finished read keeps the original call's request_id: one call, one id to quote)`);
+          return fail(
+            `${exchangeLine(x, 160)}; request_id ${JSON.stringify(bodyOf(x)["request_id"] ?? null)}, expected the call's ${JSON.stringify(id)} (D47: a running or finished read keeps the original call's request_id: one call, one id to quote)`,
+          );
         }
       }
       const running = reads.filter((x) => x.status === 202).length;
       const finished = reads.length - running;
-      if (!finished) return pass(`${running} running read(s) kept ${String(id)}; the run did not end within the budget, so no finished read was compared`);
+      if (!finished)
+        return pass(
+          `${running} running read(s) kept ${String(id)}; the run did not end within the budget, so no finished read was compared`,
+        );
       return pass(`${running} running and ${finished} finished read(s) kept ${String(id)}`);
     },
   },
@@ -377,10 +497,16 @@ export const runChecks: Check[] = [
       if (r.verdict) return r.verdict;
       const { run, body } = r.value;
       const again = run.again!;
-      if (again.status !== 200) return fail(`the second read ${exchangeLine(again)}; expected HTTP 200 (${RUN_RULE}: finished → finished, repeatable)`);
+      if (again.status !== 200)
+        return fail(
+          `the second read ${exchangeLine(again)}; expected HTTP 200 (${RUN_RULE}: finished → finished, repeatable)`,
+        );
       const a = without(body, AS_OF_READ);
       const b = without(again.json, AS_OF_READ);
-      if (!sameJson(a, b)) return fail(`two reads of ${run.handle} differ at ${firstDifference(a, b)} (${RUN_RULE}: returns the original answer and status; repeatable)`);
+      if (!sameJson(a, b))
+        return fail(
+          `two reads of ${run.handle} differ at ${firstDifference(a, b)} (${RUN_RULE}: returns the original answer and status; repeatable)`,
+        );
       return pass("two reads identical but for the balance as of the read");
     },
   },
@@ -392,14 +518,23 @@ export const runChecks: Check[] = [
       if (r.verdict) return r.verdict;
       const { run, body } = r.value;
       const csv = run.csv!;
-      if (csv.status !== 200 || !/^text\/csv\b/i.test(csv.headers.get("content-type") ?? "")) return fail(`${exchangeLine(csv, 160)} (content-type ${JSON.stringify(csv.headers.get("content-type"))}); expected HTTP 200 text/csv (GET /v1/results: format csv)`);
+      if (csv.status !== 200 || !/^text\/csv\b/i.test(csv.headers.get("content-type") ?? ""))
+        return fail(
+          `${exchangeLine(csv, 160)} (content-type ${JSON.stringify(csv.headers.get("content-type"))}); expected HTTP 200 text/csv (GET /v1/results: format csv)`,
+        );
       for (const [r, row] of parseCsv(csv.text).entries()) {
         for (const [c, cell] of row.entries()) {
-          if (/^[=+\-@]/.test(cell)) return fail(`csv row ${r + 1} column ${c + 1} is ${JSON.stringify(cell.slice(0, 60))}: a cell that starts with =, +, - or @ must get an apostrophe in front (seed File formats 4)`);
+          if (/^[=+\-@]/.test(cell))
+            return fail(
+              `csv row ${r + 1} column ${c + 1} is ${JSON.stringify(cell.slice(0, 60))}: a cell that starts with =, +, - or @ must get an apostrophe in front (seed File formats 4)`,
+            );
         }
       }
       const want = toCsv(body);
-      if (csv.text !== want) return fail(`the csv is not the rendering of the JSON read: ${lineDiff(want, csv.text)} (seed File formats 1–4: a column for every field, nested a.b, lists in one cell; D31: RFC 4180 quoting, header order as first met, lists as JSON)`);
+      if (csv.text !== want)
+        return fail(
+          `the csv is not the rendering of the JSON read: ${lineDiff(want, csv.text)} (seed File formats 1–4: a column for every field, nested a.b, lists in one cell; D31: RFC 4180 quoting, header order as first met, lists as JSON)`,
+        );
       return pass(`${csv.text.split("\n").length - 2} row(s), byte-identical to toCsv`);
     },
   },
@@ -411,24 +546,41 @@ export const runChecks: Check[] = [
       if (r.verdict) return r.verdict;
       const { run, body } = r.value;
       const nd = run.ndjson!;
-      if (nd.status !== 200 || !/^application\/x-ndjson\b/i.test(nd.headers.get("content-type") ?? "")) return fail(`${exchangeLine(nd, 160)} (content-type ${JSON.stringify(nd.headers.get("content-type"))}); expected HTTP 200 application/x-ndjson (GET /v1/results: format ndjson)`);
+      if (nd.status !== 200 || !/^application\/x-ndjson\b/i.test(nd.headers.get("content-type") ?? ""))
+        return fail(
+          `${exchangeLine(nd, 160)} (content-type ${JSON.stringify(nd.headers.get("content-type"))}); expected HTTP 200 application/x-ndjson (GET /v1/results: format ndjson)`,
+        );
       const want = toNdjson(body);
-      if (nd.text !== want) return fail(`the ndjson is not the rendering of the JSON read: ${lineDiff(want, nd.text)} (seed File formats 5: one JSON object per line; D31: rows are the items in order)`);
+      if (nd.text !== want)
+        return fail(
+          `the ndjson is not the rendering of the JSON read: ${lineDiff(want, nd.text)} (seed File formats 5: one JSON object per line; D31: rows are the items in order)`,
+        );
       return pass(`${nd.text.split("\n").filter(Boolean).length} line(s), byte-identical to toNdjson`);
     },
   },
   {
     id: "idempotency.replay-after-run",
-    title: "the same key and parameters after the run ended → 200, the finished answer, Idempotent-Replayed: true (D40)",
+    title:
+      "the same key and parameters after the run ended → 200, the finished answer, Idempotent-Replayed: true (D40)",
     async run(ctx) {
       const r = await withFinished(ctx);
       if (r.verdict) return r.verdict;
       const { run, body } = r.value;
       const replay = run.replay!;
-      if (replay.status !== 200) return fail(`${exchangeLine(replay)}; expected HTTP 200 with the finished answer (seed Idempotency: after the run has ended the first result is returned again; D40)`);
-      if (replay.headers.get("idempotent-replayed") !== "true") return fail(`${exchangeLine(replay, 120)} came without Idempotent-Replayed: true (D35)`);
-      const keep = (v: unknown) => (isObject(v) ? { status: v["status"], tool: v["tool"], items: v["items"], fanout: v["fanout"], cost: costOf(v) } : v);
-      if (!sameJson(keep(body), keep(replay.json))) return fail(`the replay differs from the finished read at ${firstDifference(keep(body), keep(replay.json))} (seed Idempotency: the first result is returned again; D35: unchanged)`);
+      if (replay.status !== 200)
+        return fail(
+          `${exchangeLine(replay)}; expected HTTP 200 with the finished answer (seed Idempotency: after the run has ended the first result is returned again; D40)`,
+        );
+      if (replay.headers.get("idempotent-replayed") !== "true")
+        return fail(`${exchangeLine(replay, 120)} came without Idempotent-Replayed: true (D35)`);
+      const keep = (v: unknown) =>
+        isObject(v)
+          ? { status: v["status"], tool: v["tool"], items: v["items"], fanout: v["fanout"], cost: costOf(v) }
+          : v;
+      if (!sameJson(keep(body), keep(replay.json)))
+        return fail(
+          `the replay differs from the finished read at ${firstDifference(keep(body), keep(replay.json))} (seed Idempotency: the first result is returned again; D35: unchanged)`,
+        );
       return pass("HTTP 200, same status, items and cost, Idempotent-Replayed: true");
     },
   },
@@ -440,7 +592,13 @@ export const runChecks: Check[] = [
       const r = await withRun(ctx, false);
       if (r.verdict) return r.verdict;
       const run = r.value;
-      return refusal(run.otherKey!, { status: 404, code: "not_found", rule: "seed Authentication 6: a results handle is read only by the key that started the call; another key gets 404 not_found" }) ?? pass("HTTP 404 not_found");
+      return (
+        refusal(run.otherKey!, {
+          status: 404,
+          code: "not_found",
+          rule: "seed Authentication 6: a results handle is read only by the key that started the call; another key gets 404 not_found",
+        }) ?? pass("HTTP 404 not_found")
+      );
     },
   },
   {
@@ -448,11 +606,25 @@ export const runChecks: Check[] = [
     title: "format=xlsx → 400 invalid_params naming format",
     async run(ctx) {
       const run = await slowRun(ctx);
-      const rule = "seed GET /v1/results: format is json, csv or ndjson; any other value gives invalid_params (case 12)";
-      if (run.xlsx) return refusal(run.xlsx, { status: 400, code: "invalid_params", param: ["format"], rule }) ?? pass(`HTTP 400 naming format (handle of the 202 run)`);
-      const x = await ctx.http.send({ path: `/v1/results/conformance-${crypto.randomUUID()}`, query: { format: "xlsx" } });
-      if (x.status === 404) return na(`no handle of this key to read (${run.notApplicable ?? "no 202"}), and the server checks the handle before the format (${got(x, 80)})`);
-      return refusal(x, { status: 400, code: "invalid_params", param: ["format"], rule }) ?? pass("HTTP 400 naming format (unknown handle)");
+      const rule =
+        "seed GET /v1/results: format is json, csv or ndjson; any other value gives invalid_params (case 12)";
+      if (run.xlsx)
+        return (
+          refusal(run.xlsx, { status: 400, code: "invalid_params", param: ["format"], rule }) ??
+          pass(`HTTP 400 naming format (handle of the 202 run)`)
+        );
+      const x = await ctx.http.send({
+        path: `/v1/results/conformance-${crypto.randomUUID()}`,
+        query: { format: "xlsx" },
+      });
+      if (x.status === 404)
+        return na(
+          `no handle of this key to read (${run.notApplicable ?? "no 202"}), and the server checks the handle before the format (${got(x, 80)})`,
+        );
+      return (
+        refusal(x, { status: 400, code: "invalid_params", param: ["format"], rule }) ??
+        pass("HTTP 400 naming format (unknown handle)")
+      );
     },
   },
   {
@@ -462,7 +634,12 @@ export const runChecks: Check[] = [
       expectRefusal(
         ctx,
         { path: `/v1/results/conformance-${crypto.randomUUID()}` },
-        { status: 404, code: "not_found", param: ["handle"], rule: "seed: unknown handle → 404 not_found; Cases by code: fix.param is handle" },
+        {
+          status: 404,
+          code: "not_found",
+          param: ["handle"],
+          rule: "seed: unknown handle → 404 not_found; Cases by code: fix.param is handle",
+        },
       ),
   },
 ];

@@ -36,18 +36,31 @@ export function refusal(x: Exchange, want: Refusal): Verdict | undefined {
   const wrong: string[] = [];
   if (x.status !== want.status) wrong.push(`HTTP ${x.status}`);
   if (body["code"] !== want.code) wrong.push(`code ${JSON.stringify(body["code"] ?? null)}`);
-  if (want.reason !== undefined && body["reason"] !== want.reason) wrong.push(`reason ${JSON.stringify(body["reason"] ?? null)}`);
+  if (want.reason !== undefined && body["reason"] !== want.reason)
+    wrong.push(`reason ${JSON.stringify(body["reason"] ?? null)}`);
   if (want.param) {
     const param = fixOf(x)["param"];
-    if (typeof param !== "string" || !want.param.some((p) => p.toLowerCase() === param.toLowerCase())) wrong.push(`fix.param ${JSON.stringify(param ?? null)}`);
+    if (typeof param !== "string" || !want.param.some((p) => p.toLowerCase() === param.toLowerCase()))
+      wrong.push(`fix.param ${JSON.stringify(param ?? null)}`);
   }
   return wrong.length ? fail(`${exchangeLine(x)}; got ${wrong.join(", ")}; ${expected}`) : undefined;
 }
 
 /** Sends a request and checks it is refused as expected. */
-export async function expectRefusal(ctx: CheckContext, spec: RequestSpec, want: Refusal, passMessage?: string): Promise<Verdict> {
+export async function expectRefusal(
+  ctx: CheckContext,
+  spec: RequestSpec,
+  want: Refusal,
+  passMessage?: string,
+): Promise<Verdict> {
   const x = await ctx.http.send(spec);
-  return refusal(x, want) ?? pass(passMessage ?? `HTTP ${x.status} ${want.code}${want.param ? ` naming \`${String(fixOf(x)["param"])}\`` : ""}${want.reason ? ` reason ${want.reason}` : ""}`);
+  return (
+    refusal(x, want) ??
+    pass(
+      passMessage ??
+        `HTTP ${x.status} ${want.code}${want.param ? ` naming \`${String(fixOf(x)["param"])}\`` : ""}${want.reason ? ` reason ${want.reason}` : ""}`,
+    )
+  );
 }
 
 /**
@@ -64,25 +77,39 @@ export const refusalKey = (ctx: CheckContext): string => ctx.options.secondKey ?
  * after the poll budget, the comparison cannot be trusted: the answer is a not-applicable verdict naming the run;
  * when the balance cannot be read, a failed one.
  */
-export async function balanceOf(ctx: CheckContext, key?: string): Promise<{ ok: true; balance: number } | { ok: false; verdict: Verdict }> {
+export async function balanceOf(
+  ctx: CheckContext,
+  key?: string,
+): Promise<{ ok: true; balance: number } | { ok: false; verdict: Verdict }> {
   const settled = await ctx.http.settle(ctx.options.pollBudgetMs);
   if (settled.open.length) {
     const runs = settled.open.map((r) => `${r.handle} (${r.startedBy})`).join(", ");
-    return { ok: false, verdict: na(`${settled.open.length} background run(s) the suite started had not ended after the poll budget of ${ctx.options.pollBudgetMs / 1000} s: ${runs}; each is charged when it ends, so a balance compared now could move by its charge (raise --poll-budget)`) };
+    return {
+      ok: false,
+      verdict: na(
+        `${settled.open.length} background run(s) the suite started had not ended after the poll budget of ${ctx.options.pollBudgetMs / 1000} s: ${runs}; each is charged when it ends, so a balance compared now could move by its charge (raise --poll-budget)`,
+      ),
+    };
   }
   try {
     const account = await (key ? ctx.clientFor(key) : ctx.client).account();
     return { ok: true, balance: account.billing.balance_credits };
   } catch (e) {
     const last = ctx.http.exchanges.at(-1);
-    return { ok: false, verdict: fail(`could not read the balance (${(e as Error).message}): ${last ? exchangeLine(last) : "no answer"} (D10: GET /v1/account answers billing.balance_credits)`) };
+    return {
+      ok: false,
+      verdict: fail(
+        `could not read the balance (${(e as Error).message}): ${last ? exchangeLine(last) : "no answer"} (D10: GET /v1/account answers billing.balance_credits)`,
+      ),
+    };
   }
 }
 
 /** Deep equality of JSON values. */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
+  if (Array.isArray(a) || Array.isArray(b))
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
   if (isObject(a) && isObject(b)) {
     const ka = Object.keys(a);
     return ka.length === Object.keys(b).length && ka.every((k) => k in b && sameJson(a[k], b[k]));

@@ -39,7 +39,11 @@ export function Account() {
           {b.daily_limit_credits !== null && (
             <>
               {" "}
-              <progress value={b.today_spend_credits} max={b.daily_limit_credits} aria-label="Spent of the daily limit" />
+              <progress
+                value={b.today_spend_credits}
+                max={b.daily_limit_credits}
+                aria-label="Spent of the daily limit"
+              />
             </>
           )}
         </dd>
@@ -50,7 +54,12 @@ export function Account() {
       </dl>
       <p class="muted">{b.display}</p>
       <h2>Last 30 days</h2>
-      {spend?.status === 200 && <Line points={spend.body.days.map((d: { day: string; credits: number }) => ({ t: d.day, value: d.credits }))} label="Credits spent per UTC day" />}
+      {spend?.status === 200 && (
+        <Line
+          points={spend.body.days.map((d: { day: string; credits: number }) => ({ t: d.day, value: d.credits }))}
+          label="Credits spent per UTC day"
+        />
+      )}
     </div>
   );
 }
@@ -65,7 +74,11 @@ export function Keys() {
     const form = e.currentTarget as HTMLFormElement;
     const f = new FormData(form);
     const limit = String(f.get("daily_limit") ?? "");
-    const r = await call("POST", "/console/api/keys", { name: String(f.get("name")), daily_limit: limit === "" ? null : Number(limit), read_data: f.get("read_data") === "on" });
+    const r = await call("POST", "/console/api/keys", {
+      name: String(f.get("name")),
+      daily_limit: limit === "" ? null : Number(limit),
+      read_data: f.get("read_data") === "on",
+    });
     if (r.status !== 200) return setError(r);
     setError(null);
     setCreated({ secret: r.body.secret, prefix: r.body.key.prefix });
@@ -94,7 +107,13 @@ export function Keys() {
           Daily limit in credits (empty: none) <input name="daily_limit" type="number" min="0" step="1" />
         </label>
         <label class="inline">
-          <input name="read_data" type="checkbox" checked={readData} onChange={(e) => setReadData((e.currentTarget as HTMLInputElement).checked)} /> read_data (may call data routes and tools)
+          <input
+            name="read_data"
+            type="checkbox"
+            checked={readData}
+            onChange={(e) => setReadData((e.currentTarget as HTMLInputElement).checked)}
+          />{" "}
+          read_data (may call data routes and tools)
         </label>
         <br />
         <button type="submit">Create key</button>
@@ -133,7 +152,15 @@ export function Keys() {
                     k.permissions.join(", ") || "none"
                   ) : (
                     <label class="inline">
-                      <input type="checkbox" checked={k.permissions.includes("read_data")} onChange={(e) => void change(k.id, { read_data: (e.currentTarget as HTMLInputElement).checked })} aria-label={`read_data for ${k.name}`} /> read_data
+                      <input
+                        type="checkbox"
+                        checked={k.permissions.includes("read_data")}
+                        onChange={(e) =>
+                          void change(k.id, { read_data: (e.currentTarget as HTMLInputElement).checked })
+                        }
+                        aria-label={`read_data for ${k.name}`}
+                      />{" "}
+                      read_data
                     </label>
                   )}
                 </td>
@@ -149,7 +176,14 @@ export function Keys() {
                         void change(k.id, { daily_limit: v === "" ? null : Number(v) });
                       }}
                     >
-                      <input name="limit" type="number" min="0" step="1" value={k.daily_limit ?? ""} aria-label={`Daily limit of ${k.name} in credits (empty: none)`} />
+                      <input
+                        name="limit"
+                        type="number"
+                        min="0"
+                        step="1"
+                        value={k.daily_limit ?? ""}
+                        aria-label={`Daily limit of ${k.name} in credits (empty: none)`}
+                      />
                       <button type="submit" aria-label={`Save the daily limit of ${k.name}`}>
                         Save
                       </button>
@@ -185,7 +219,10 @@ export function Results() {
   if (a.status !== 200) return <Failed a={a} />;
   return (
     <div>
-      <p class="muted">Calls started in the Playground under this sign-in, newest first; a handle is read for 24 hours after its run ends.</p>
+      <p class="muted">
+        Calls started in the Playground under this sign-in, newest first; a handle is read for 24 hours after its run
+        ends.
+      </p>
       <table>
         <thead>
           <tr>

@@ -33,7 +33,10 @@ export function bodyOf(form: FormOperation, values: Values): { body: Record<stri
         out = (v as string[]).includes("all") ? "all" : v;
         break;
       case "list": {
-        const lines = String(v).split("\n").map((s) => s.trim()).filter(Boolean);
+        const lines = String(v)
+          .split("\n")
+          .map((s) => s.trim())
+          .filter(Boolean);
         out = f.single && lines.length === 1 ? lines[0] : lines;
         break;
       }
@@ -54,9 +57,32 @@ export function bodyOf(form: FormOperation, values: Values): { body: Record<stri
   return { body };
 }
 
-function Field({ op, f, values, set }: { op: string; f: FormField; values: Values; set: (name: string, v: Values[string]) => void }) {
+function Field({
+  op,
+  f,
+  values,
+  set,
+}: {
+  op: string;
+  f: FormField;
+  values: Values;
+  set: (name: string, v: Values[string]) => void;
+}) {
   const fid = id(op, f);
-  const hint = [f.description, f.min !== undefined && f.max !== undefined ? `${f.min} to ${f.max}` : f.min !== undefined ? `at least ${f.min}` : f.max !== undefined ? `at most ${f.max}` : "", f.maxItems ? `at most ${f.maxItems}` : "", f.default !== undefined ? `default ${JSON.stringify(f.default)}` : ""].filter(Boolean).join(" · ");
+  const hint = [
+    f.description,
+    f.min !== undefined && f.max !== undefined
+      ? `${f.min} to ${f.max}`
+      : f.min !== undefined
+        ? `at least ${f.min}`
+        : f.max !== undefined
+          ? `at most ${f.max}`
+          : "",
+    f.maxItems ? `at most ${f.maxItems}` : "",
+    f.default !== undefined ? `default ${JSON.stringify(f.default)}` : "",
+  ]
+    .filter(Boolean)
+    .join(" · ");
   const hintId = `${fid}-hint`;
   const common = { id: fid, name: f.name, "aria-describedby": hint ? hintId : undefined };
   const v = values[f.name];
@@ -64,7 +90,11 @@ function Field({ op, f, values, set }: { op: string; f: FormField; values: Value
   switch (f.kind) {
     case "enum":
       input = (
-        <select {...common} value={(v as string) ?? ""} onChange={(e) => set(f.name, (e.currentTarget as HTMLSelectElement).value)}>
+        <select
+          {...common}
+          value={(v as string) ?? ""}
+          onChange={(e) => set(f.name, (e.currentTarget as HTMLSelectElement).value)}
+        >
           <option value="">(not set)</option>
           {f.options!.map((o) => (
             <option value={o}>{o}</option>
@@ -80,7 +110,19 @@ function Field({ op, f, values, set }: { op: string; f: FormField; values: Value
           <legend>{label(f)}</legend>
           {options.map((o) => (
             <label class="inline">
-              <input type="checkbox" name={f.name} value={o} checked={chosen.includes(o)} onChange={(e) => set(f.name, (e.currentTarget as HTMLInputElement).checked ? [...chosen, o] : chosen.filter((c) => c !== o))} /> {o}
+              <input
+                type="checkbox"
+                name={f.name}
+                value={o}
+                checked={chosen.includes(o)}
+                onChange={(e) =>
+                  set(
+                    f.name,
+                    (e.currentTarget as HTMLInputElement).checked ? [...chosen, o] : chosen.filter((c) => c !== o),
+                  )
+                }
+              />{" "}
+              {o}
             </label>
           ))}
           {hint && <p class="hint">{hint}</p>}
@@ -88,17 +130,48 @@ function Field({ op, f, values, set }: { op: string; f: FormField; values: Value
       );
     }
     case "boolean":
-      input = <input {...common} type="checkbox" checked={v === true} onChange={(e) => set(f.name, (e.currentTarget as HTMLInputElement).checked)} />;
+      input = (
+        <input
+          {...common}
+          type="checkbox"
+          checked={v === true}
+          onChange={(e) => set(f.name, (e.currentTarget as HTMLInputElement).checked)}
+        />
+      );
       break;
     case "integer":
-      input = <input {...common} type="number" step="1" min={f.min} max={f.max} value={(v as string) ?? ""} onInput={(e) => set(f.name, (e.currentTarget as HTMLInputElement).value)} />;
+      input = (
+        <input
+          {...common}
+          type="number"
+          step="1"
+          min={f.min}
+          max={f.max}
+          value={(v as string) ?? ""}
+          onInput={(e) => set(f.name, (e.currentTarget as HTMLInputElement).value)}
+        />
+      );
       break;
     case "list":
     case "json":
-      input = <textarea {...common} rows={3} value={(v as string) ?? ""} onInput={(e) => set(f.name, (e.currentTarget as HTMLTextAreaElement).value)} />;
+      input = (
+        <textarea
+          {...common}
+          rows={3}
+          value={(v as string) ?? ""}
+          onInput={(e) => set(f.name, (e.currentTarget as HTMLTextAreaElement).value)}
+        />
+      );
       break;
     default:
-      input = <input {...common} type="text" value={(v as string) ?? ""} onInput={(e) => set(f.name, (e.currentTarget as HTMLInputElement).value)} />;
+      input = (
+        <input
+          {...common}
+          type="text"
+          value={(v as string) ?? ""}
+          onInput={(e) => set(f.name, (e.currentTarget as HTMLInputElement).value)}
+        />
+      );
   }
   return (
     <div>
@@ -151,7 +224,9 @@ export function Playground() {
     const built = bodyOf({ ...form, fields }, values);
     if ("problem" in built) return setProblem(built.problem);
     const body = confirm === false ? { ...built.body, confirm: false } : built.body;
-    const check = (requestValidators as unknown as Record<string, { body: (v: unknown) => { ok: boolean; invalid?: Problem } }>)[form.operationId]!.body(body);
+    const check = (
+      requestValidators as unknown as Record<string, { body: (v: unknown) => { ok: boolean; invalid?: Problem } }>
+    )[form.operationId]!.body(body);
     if (!check.ok) return setProblem(check.invalid!);
     const mine = run.current;
     setBusy(true);
@@ -161,11 +236,19 @@ export function Playground() {
       if (a.status === 200 && confirm === false) return setQuote(a.body);
       while (a.status === 202 && mine === run.current) {
         setProgress({ done: a.body.waves?.done ?? 0, planned: a.body.waves?.planned ?? 1, handle: a.body.handle });
-        await new Promise((r) => setTimeout(r, Math.min(2000, Math.max(200, (a.body.retry_after_seconds ?? 1) * 1000))));
+        await new Promise((r) =>
+          setTimeout(r, Math.min(2000, Math.max(200, (a.body.retry_after_seconds ?? 1) * 1000))),
+        );
         a = await call("GET", `/v1/results/${encodeURIComponent(a.body.handle)}`);
       }
       if (mine !== run.current) return;
-      if (a.status === 400 && a.body?.code === "invalid_params") setProblem({ param: a.body.fix?.param, message: a.body.message, note: a.body.fix?.note, allowed: a.body.fix?.allowed });
+      if (a.status === 400 && a.body?.code === "invalid_params")
+        setProblem({
+          param: a.body.fix?.param,
+          message: a.body.message,
+          note: a.body.fix?.note,
+          allowed: a.body.fix?.allowed,
+        });
       setAnswer(a);
     } finally {
       setBusy(false);
@@ -174,13 +257,23 @@ export function Playground() {
 
   const handle: string | undefined = answer?.body?.handle ?? progress?.handle;
   const isFile = answer && typeof answer.body === "string";
-  const fileUrl = useMemo(() => (isFile ? URL.createObjectURL(new Blob([answer!.body], { type: answer!.headers.get("content-type") ?? "text/plain" })) : null), [answer]);
+  const fileUrl = useMemo(
+    () =>
+      isFile
+        ? URL.createObjectURL(new Blob([answer!.body], { type: answer!.headers.get("content-type") ?? "text/plain" }))
+        : null,
+    [answer],
+  );
   const fileExt = answer?.headers.get("content-type")?.includes("ndjson") ? "ndjson" : "csv";
 
   return (
     <div>
       <label for="op">Operation</label>
-      <select id="op" value={opId} onChange={(e) => (setOpId((e.currentTarget as HTMLSelectElement).value), setValues({}), reset())}>
+      <select
+        id="op"
+        value={opId}
+        onChange={(e) => (setOpId((e.currentTarget as HTMLSelectElement).value), setValues({}), reset())}
+      >
         {FORMS.map((f) => (
           <option value={f.operationId}>
             {f.tool ? "Tool" : "Data"}: {f.path.replace("/v1/", "")} — {f.summary}
@@ -205,7 +298,8 @@ export function Playground() {
       {quote && (
         <section aria-label="Quote" data-testid="quote">
           <p>
-            Quote: <strong>{quote.quote?.quote_credits} credits</strong> for {quote.quote?.calls_planned} calls. {quote.billing?.display}
+            Quote: <strong>{quote.quote?.quote_credits} credits</strong> for {quote.quote?.calls_planned} calls.{" "}
+            {quote.billing?.display}
           </p>
           <button type="button" disabled={busy} onClick={() => void send(true)}>
             Confirm and run
@@ -214,7 +308,8 @@ export function Playground() {
       )}
       {progress && !answer && (
         <p data-testid="progress" role="status">
-          Running (handle <code>{progress.handle}</code>): waves {progress.done} of {progress.planned} done <progress value={progress.done} max={progress.planned} aria-label="Waves done" />
+          Running (handle <code>{progress.handle}</code>): waves {progress.done} of {progress.planned} done{" "}
+          <progress value={progress.done} max={progress.planned} aria-label="Waves done" />
         </p>
       )}
       {answer && (

@@ -32,7 +32,9 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: SessionInfo) => void })
           </p>
         )}
       </form>
-      <p class="muted">A fresh server prints the demo user's sign-in when it first starts; `pnpm admin create-user` makes more.</p>
+      <p class="muted">
+        A fresh server prints the demo user's sign-in when it first starts; `pnpm admin create-user` makes more.
+      </p>
     </main>
   );
 }

@@ -6,7 +6,20 @@
  */
 import type { AccountWatchRequest, ContentItem, Item, ProfileCard, TimeseriesItem } from "@sdgw/types";
 import { validateAccountWatchBody } from "@sdgw/validators";
-import { dailySeries, dayWindow, inWindow, leaderboard, postKey, postsOf, rankBy, tagged, timeOf, titleOf, type DayWindow, type FetchedPost } from "./analysis.ts";
+import {
+  dailySeries,
+  dayWindow,
+  inWindow,
+  leaderboard,
+  postKey,
+  postsOf,
+  rankBy,
+  tagged,
+  timeOf,
+  titleOf,
+  type DayWindow,
+  type FetchedPost,
+} from "./analysis.ts";
 import type { ResolvedLink } from "./links.ts";
 import { applied, defineTool, isRefusal, resolveLinks } from "./params.ts";
 import type { CallOutcome } from "./runner.ts";
@@ -34,7 +47,13 @@ export const accountWatch = defineTool<AccountWatchRequest, Setup>({
     const range = req.range ?? "7d";
     return {
       setup: { accounts, range },
-      applied: applied({ accounts: [...req.accounts], range, "schedule.every": req.schedule?.every, confirm: req.confirm ?? true, max_cost_credits: req.max_cost_credits }),
+      applied: applied({
+        accounts: [...req.accounts],
+        range,
+        "schedule.every": req.schedule?.every,
+        confirm: req.confirm ?? true,
+        max_cost_credits: req.max_cost_credits,
+      }),
       warnings: [],
       waves: [
         { name: "profiles", calls: accounts.length },
@@ -44,10 +63,29 @@ export const accountWatch = defineTool<AccountWatchRequest, Setup>({
   },
   async execute(s, runner, ctx) {
     const win = dayWindow(ctx.now, RANGE_DAYS[s.range]);
-    const profiles = await runner.wave("profiles", () => runner.all(s.accounts, (a) => runner.call(a.platform, "user_profile", { id: a.id }, a.link, "accounts")), []);
-    const cards = profiles.map((out) => (out.ok ? out.items.find((i): i is ProfileCard => i.kind === "profile_card") : undefined));
+    const profiles = await runner.wave(
+      "profiles",
+      () => runner.all(s.accounts, (a) => runner.call(a.platform, "user_profile", { id: a.id }, a.link, "accounts")),
+      [],
+    );
+    const cards = profiles.map((out) =>
+      out.ok ? out.items.find((i): i is ProfileCard => i.kind === "profile_card") : undefined,
+    );
     const found = s.accounts.flatMap((a, i) => (cards[i] ? [{ account: a, card: cards[i] }] : []));
-    const postsOut = await runner.wave("posts", () => runner.all(found, (f) => runner.call(f.account.platform, "user_posts", { id: f.account.id, limit: POSTS_PER_ACCOUNT, sort: "latest" }, f.account.link, "accounts")), [] as CallOutcome[]);
+    const postsOut = await runner.wave(
+      "posts",
+      () =>
+        runner.all(found, (f) =>
+          runner.call(
+            f.account.platform,
+            "user_posts",
+            { id: f.account.id, limit: POSTS_PER_ACCOUNT, sort: "latest" },
+            f.account.link,
+            "accounts",
+          ),
+        ),
+      [] as CallOutcome[],
+    );
 
     const items: Item[] = [];
     const best: Array<FetchedPost & { account: string }> = [];
@@ -56,21 +94,46 @@ export const accountWatch = defineTool<AccountWatchRequest, Setup>({
       const posts = out?.ok ? postsOf(account.platform, out.items) : [];
       const inRange = posts.filter((p) => p.ms !== null && inWindow(p.ms, win));
       best.push(...inRange.map((p) => ({ ...p, account: account.link })));
-      if (out?.ok && out.page?.has_more && posts.length > 0 && posts.every((p) => p.ms !== null && inWindow(p.ms, win))) {
-        runner.warn(`${account.link}: only the latest ${posts.length} posts were read; older posts of the ${s.range} range are not counted.`);
+      if (
+        out?.ok &&
+        out.page?.has_more &&
+        posts.length > 0 &&
+        posts.every((p) => p.ms !== null && inWindow(p.ms, win))
+      ) {
+        runner.warn(
+          `${account.link}: only the latest ${posts.length} posts were read; older posts of the ${s.range} range are not counted.`,
+        );
       }
-      items.push({ ...card, platform_extra: { ...card.platform_extra, platform: account.platform, account: account.link } });
-      const followers = followerSeries(card, account, win, ctx.now, ctx.followerHistory?.(account.platform, account.id) ?? []);
+      items.push({
+        ...card,
+        platform_extra: { ...card.platform_extra, platform: account.platform, account: account.link },
+      });
+      const followers = followerSeries(
+        card,
+        account,
+        win,
+        ctx.now,
+        ctx.followerHistory?.(account.platform, account.id) ?? [],
+      );
       if (followers) items.push(followers);
-      else runner.warn(`${account.link}: ${account.platform} shows no follower count for this account; no follower series.`);
+      else
+        runner.warn(
+          `${account.link}: ${account.platform} shows no follower count for this account; no follower series.`,
+        );
       items.push(
-        dailySeries("engagement", "engagement/day", inRange.map((p) => ({ ms: p.ms!, value: p.engagement })), win, {
-          platform: account.platform,
-          account: account.link,
-          posts_in_range: inRange.length,
-          posts_read: posts.length,
-          engagement: "likes + comments + shares + collects",
-        }),
+        dailySeries(
+          "engagement",
+          "engagement/day",
+          inRange.map((p) => ({ ms: p.ms!, value: p.engagement })),
+          win,
+          {
+            platform: account.platform,
+            account: account.link,
+            posts_in_range: inRange.length,
+            posts_read: posts.length,
+            engagement: "likes + comments + shares + collects",
+          },
+        ),
       );
     });
 
@@ -85,7 +148,11 @@ export const accountWatch = defineTool<AccountWatchRequest, Setup>({
         })),
       ),
     );
-    items.push(...ranked.slice(0, TOP_POST_ITEMS).map((p): ContentItem => tagged(p.item, p.platform, { account: p.account, engagement: p.engagement })));
+    items.push(
+      ...ranked
+        .slice(0, TOP_POST_ITEMS)
+        .map((p): ContentItem => tagged(p.item, p.platform, { account: p.account, engagement: p.engagement })),
+    );
     return items;
   },
 });
@@ -94,7 +161,13 @@ export const accountWatch = defineTool<AccountWatchRequest, Setup>({
  * The followers of an account over the range: the earlier readings inside it and this run's reading, oldest
  * first, one point per reading (a later reading at the same moment wins). Null when the platform shows no count.
  */
-export function followerSeries(card: ProfileCard, account: ResolvedLink, win: DayWindow, now: number, history: readonly FollowerReading[]): TimeseriesItem | null {
+export function followerSeries(
+  card: ProfileCard,
+  account: ResolvedLink,
+  win: DayWindow,
+  now: number,
+  history: readonly FollowerReading[],
+): TimeseriesItem | null {
   if (card.followers === undefined) return null;
   const byMoment = new Map<number, number>();
   for (const r of history) {
@@ -102,6 +175,20 @@ export function followerSeries(card: ProfileCard, account: ResolvedLink, win: Da
     if (ms !== null && Number.isFinite(r.value) && inWindow(ms, win) && ms < now) byMoment.set(ms, r.value);
   }
   byMoment.set(now, card.followers);
-  const points = [...byMoment].sort((a, b) => a[0] - b[0]).map(([ms, value]) => ({ t: new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z"), value }));
-  return { kind: "timeseries", metric: "followers", unit: "followers", points, platform_extra: { platform: account.platform, account: account.link, account_id: account.id, readings: points.length, change: points[points.length - 1]!.value - points[0]!.value } };
+  const points = [...byMoment]
+    .sort((a, b) => a[0] - b[0])
+    .map(([ms, value]) => ({ t: new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z"), value }));
+  return {
+    kind: "timeseries",
+    metric: "followers",
+    unit: "followers",
+    points,
+    platform_extra: {
+      platform: account.platform,
+      account: account.link,
+      account_id: account.id,
+      readings: points.length,
+      change: points[points.length - 1]!.value - points[0]!.value,
+    },
+  };
 }

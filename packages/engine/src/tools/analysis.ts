@@ -61,7 +61,10 @@ export function inWindow(ms: number, w: DayWindow): boolean {
 }
 
 /** The value of each day of the window: the sum of `value` of the entries on that day (0 for none). */
-export function dailySums(entries: ReadonlyArray<{ ms: number; value: number }>, w: DayWindow): Array<{ t: string; value: number }> {
+export function dailySums(
+  entries: ReadonlyArray<{ ms: number; value: number }>,
+  w: DayWindow,
+): Array<{ t: string; value: number }> {
   const sums = new Map<number, number>(w.days.map((d) => [d, 0]));
   for (const e of entries) {
     if (!inWindow(e.ms, w)) continue;
@@ -72,14 +75,38 @@ export function dailySums(entries: ReadonlyArray<{ ms: number; value: number }>,
 }
 
 /** A `timeseries` of one value per day over the window. */
-export function dailySeries(metric: string, unit: string, entries: ReadonlyArray<{ ms: number; value: number }>, w: DayWindow, extra: Record<string, unknown> = {}): TimeseriesItem {
-  return { kind: "timeseries", metric, unit, points: dailySums(entries, w), platform_extra: { timezone: "UTC", days: w.days.length, ...extra } };
+export function dailySeries(
+  metric: string,
+  unit: string,
+  entries: ReadonlyArray<{ ms: number; value: number }>,
+  w: DayWindow,
+  extra: Record<string, unknown> = {},
+): TimeseriesItem {
+  return {
+    kind: "timeseries",
+    metric,
+    unit,
+    points: dailySums(entries, w),
+    platform_extra: { timezone: "UTC", days: w.days.length, ...extra },
+  };
 }
 
 /** A `distribution` of shares (unit `ratio`) over labels, or null when every count is 0. */
-export function shareDistribution(dimension: string, counts: ReadonlyArray<readonly [string, number]>, extra: Record<string, unknown> = {}): DistributionItem | null {
+export function shareDistribution(
+  dimension: string,
+  counts: ReadonlyArray<readonly [string, number]>,
+  extra: Record<string, unknown> = {},
+): DistributionItem | null {
   const buckets = ratioBuckets(counts);
-  return buckets ? { kind: "distribution", dimension, unit: "ratio", buckets, platform_extra: { counts: Object.fromEntries(counts), total: counts.reduce((a, [, n]) => a + n, 0), ...extra } } : null;
+  return buckets
+    ? {
+        kind: "distribution",
+        dimension,
+        unit: "ratio",
+        buckets,
+        platform_extra: { counts: Object.fromEntries(counts), total: counts.reduce((a, [, n]) => a + n, 0), ...extra },
+      }
+    : null;
 }
 
 /** The middle value (mean of the two middle values for an even count), or null for none. */

@@ -29,11 +29,19 @@ export const batchStats = defineTool<BatchStatsRequest, Setup>({
     const include = req.include ?? ["metrics"];
     const targets = resolveLinks(req.targets, "post", "targets", ctx, ["detail"]);
     if (isRefusal(targets)) return targets;
-    const noComments = include.includes("comments") ? refuseCommentsWithout(targets, (op) => platformsOffering(ctx, op)) : null;
+    const noComments = include.includes("comments")
+      ? refuseCommentsWithout(targets, (op) => platformsOffering(ctx, op))
+      : null;
     if (noComments) return noComments;
     return {
       setup: { targets, include },
-      applied: applied({ targets: [...req.targets], include, format: req.format ?? "json", confirm: req.confirm ?? true, max_cost_credits: req.max_cost_credits }),
+      applied: applied({
+        targets: [...req.targets],
+        include,
+        format: req.format ?? "json",
+        confirm: req.confirm ?? true,
+        max_cost_credits: req.max_cost_credits,
+      }),
       warnings: [],
       waves: [
         { name: "details", calls: targets.length },
@@ -42,18 +50,38 @@ export const batchStats = defineTool<BatchStatsRequest, Setup>({
     };
   },
   async execute(s, runner) {
-    const details = await runner.wave("details", () => runner.all(s.targets, (t) => runner.call(t.platform, "detail", { id: t.id }, t.link, "targets")), []);
+    const details = await runner.wave(
+      "details",
+      () => runner.all(s.targets, (t) => runner.call(t.platform, "detail", { id: t.id }, t.link, "targets")),
+      [],
+    );
     const rows = s.targets.flatMap((t, i) => {
       const out = details[i]!;
       const item = out.ok ? out.items.find((it): it is ContentItem => it.kind === "item") : undefined;
       return item ? [{ target: t, item }] : [];
     });
-    const comments = await runner.wave("comments", () => runner.all(rows, (r) => runner.call(r.target.platform, "comments", { id: r.target.id, limit: COMMENTS_PER_TARGET, sort: "most_liked" }, r.target.link, "targets")), [] as CallOutcome[]);
+    const comments = await runner.wave(
+      "comments",
+      () =>
+        runner.all(rows, (r) =>
+          runner.call(
+            r.target.platform,
+            "comments",
+            { id: r.target.id, limit: COMMENTS_PER_TARGET, sort: "most_liked" },
+            r.target.link,
+            "targets",
+          ),
+        ),
+      [] as CallOutcome[],
+    );
     const withMetrics = s.include.includes("metrics");
     const items: Item[] = rows.map(({ target, item }) => {
       const { metrics: _metrics, ...rest } = item;
       const row: ContentItem = withMetrics ? item : rest;
-      return tagged(row, target.platform, { target: target.link, ...(withMetrics ? { engagement: engagementOf(item) } : {}) });
+      return tagged(row, target.platform, {
+        target: target.link,
+        ...(withMetrics ? { engagement: engagementOf(item) } : {}),
+      });
     });
     comments.forEach((out, i) => {
       if (!out.ok) return;

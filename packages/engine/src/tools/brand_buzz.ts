@@ -6,8 +6,28 @@
  */
 import type { BrandBuzzRequest, Item, Platform, ProfileCard } from "@sdgw/types";
 import { validateBrandBuzzBody } from "@sdgw/validators";
-import { dailySeries, dayWindow, inWindow, leaderboard, postKey, postsOf, rankBy, shareDistribution, tagged, titleOf, type FetchedPost } from "./analysis.ts";
-import { applied, defineTool, isRefusal, platformsOffering, queryText, scaleRefusal, searchPlatforms } from "./params.ts";
+import {
+  dailySeries,
+  dayWindow,
+  inWindow,
+  leaderboard,
+  postKey,
+  postsOf,
+  rankBy,
+  shareDistribution,
+  tagged,
+  titleOf,
+  type FetchedPost,
+} from "./analysis.ts";
+import {
+  applied,
+  defineTool,
+  isRefusal,
+  platformsOffering,
+  queryText,
+  scaleRefusal,
+  searchPlatforms,
+} from "./params.ts";
 import { keywordDistribution, keywordsOf, sentimentDistribution, sentimentOf } from "./text.ts";
 
 /** What each `scale` reads per platform: pages of 20 search results, and posts whose comments are read. */
@@ -54,7 +74,14 @@ export const brandBuzz = defineTool<BrandBuzzRequest, Setup>({
     };
     return {
       setup,
-      applied: applied({ query: setup.query, platforms: setup.platforms, window: setup.window, scale, confirm: req.confirm ?? true, max_cost_credits: req.max_cost_credits }),
+      applied: applied({
+        query: setup.query,
+        platforms: setup.platforms,
+        window: setup.window,
+        scale,
+        confirm: req.confirm ?? true,
+        max_cost_credits: req.max_cost_credits,
+      }),
       warnings: found.warnings,
       waves: [
         { name: "search", calls: setup.platforms.length * pages },
@@ -74,7 +101,14 @@ export const brandBuzz = defineTool<BrandBuzzRequest, Setup>({
           const posts: FetchedPost[] = [];
           let cursor: string | undefined;
           for (let page = 0; page < s.pages; page++) {
-            const params = { query: s.query, type: "content", sort: "latest", time_range: s.window, count: PAGE_SIZE, ...(cursor ? { cursor } : {}) };
+            const params = {
+              query: s.query,
+              type: "content",
+              sort: "latest",
+              time_range: s.window,
+              count: PAGE_SIZE,
+              ...(cursor ? { cursor } : {}),
+            };
             const out = await runner.call(platform, "search", params, page > 0 ? `page ${page + 1}` : undefined);
             if (!out.ok) break;
             const got = postsOf(platform, out.items, seen);
@@ -89,7 +123,10 @@ export const brandBuzz = defineTool<BrandBuzzRequest, Setup>({
     const all = perPlatform.flat();
     const mentions = all.filter((p) => p.ms !== null && inWindow(p.ms, win));
     const outside = all.length - mentions.length;
-    if (outside > 0) runner.warn(`${outside} of ${all.length} posts found were outside the ${s.window} window (or undated) and were left out.`);
+    if (outside > 0)
+      runner.warn(
+        `${outside} of ${all.length} posts found were outside the ${s.window} window (or undated) and were left out.`,
+      );
 
     // Wave 2: comments of each platform's most engaging posts in the window.
     const commented = s.commentPlatforms.flatMap((p) =>
@@ -102,7 +139,15 @@ export const brandBuzz = defineTool<BrandBuzzRequest, Setup>({
     const commentTexts = (
       await runner.wave(
         "comments",
-        () => runner.all(commented, (post) => runner.call(post.platform, "comments", { id: post.item.id, limit: COMMENTS_PER_POST, sort: "most_liked" }, post.item.url ?? post.item.id)),
+        () =>
+          runner.all(commented, (post) =>
+            runner.call(
+              post.platform,
+              "comments",
+              { id: post.item.id, limit: COMMENTS_PER_POST, sort: "most_liked" },
+              post.item.url ?? post.item.id,
+            ),
+          ),
         [],
       )
     ).flatMap((out) => (out.ok ? out.items.flatMap((c) => (c.kind === "item" && c.text ? [c.text] : [])) : []));
@@ -116,11 +161,32 @@ export const brandBuzz = defineTool<BrandBuzzRequest, Setup>({
     );
     if (!share) return items;
     items.push(share);
-    items.push(dailySeries("mentions", "posts/day", mentions.map((m) => ({ ms: m.ms!, value: 1 })), win, { platforms: s.platforms }));
-    items.push(dailySeries("engagement", "engagement/day", mentions.map((m) => ({ ms: m.ms!, value: m.engagement })), win, { platforms: s.platforms, engagement: "likes + comments + shares + collects" }));
+    items.push(
+      dailySeries(
+        "mentions",
+        "posts/day",
+        mentions.map((m) => ({ ms: m.ms!, value: 1 })),
+        win,
+        { platforms: s.platforms },
+      ),
+    );
+    items.push(
+      dailySeries(
+        "engagement",
+        "engagement/day",
+        mentions.map((m) => ({ ms: m.ms!, value: m.engagement })),
+        win,
+        { platforms: s.platforms, engagement: "likes + comments + shares + collects" },
+      ),
+    );
 
-    const postTexts = mentions.map((m) => [m.item.title, m.item.text].filter(Boolean).join(" ")).filter((t) => t !== "");
-    const sentiment = commentTexts.length > 0 ? sentimentDistribution(commentTexts, "comments") : sentimentDistribution(postTexts, "posts");
+    const postTexts = mentions
+      .map((m) => [m.item.title, m.item.text].filter(Boolean).join(" "))
+      .filter((t) => t !== "");
+    const sentiment =
+      commentTexts.length > 0
+        ? sentimentDistribution(commentTexts, "comments")
+        : sentimentDistribution(postTexts, "posts");
     if (sentiment) items.push(sentiment);
     const keywords = keywordDistribution(postTexts, { top: TOP_KEYWORDS, exclude: new Set(keywordsOf(s.query)) });
     if (keywords) items.push(keywords);
@@ -139,7 +205,16 @@ export const brandBuzz = defineTool<BrandBuzzRequest, Setup>({
     );
 
     items.push(...topVoices(mentions));
-    items.push(...top.slice(0, TOP_POST_ITEMS).map((m) => tagged(m.item, m.platform, { engagement: m.engagement, sentiment: sentimentOf(`${m.item.title ?? ""} ${m.item.text ?? ""}`) })));
+    items.push(
+      ...top
+        .slice(0, TOP_POST_ITEMS)
+        .map((m) =>
+          tagged(m.item, m.platform, {
+            engagement: m.engagement,
+            sentiment: sentimentOf(`${m.item.title ?? ""} ${m.item.text ?? ""}`),
+          }),
+        ),
+    );
     return items;
   },
 });
@@ -154,7 +229,13 @@ function topVoices(mentions: readonly FetchedPost[]): ProfileCard[] {
     const key = `${m.platform}|${id}`;
     const v = voices.get(key) ?? {
       platform: m.platform,
-      card: { kind: "profile_card" as const, id, name: a.name, ...(a.url ? { url: a.url } : {}), ...(a.followers !== undefined ? { followers: a.followers } : {}) },
+      card: {
+        kind: "profile_card" as const,
+        id,
+        name: a.name,
+        ...(a.url ? { url: a.url } : {}),
+        ...(a.followers !== undefined ? { followers: a.followers } : {}),
+      },
       posts: 0,
       engagement: 0,
     };
@@ -162,7 +243,14 @@ function topVoices(mentions: readonly FetchedPost[]): ProfileCard[] {
     v.engagement += m.engagement;
     voices.set(key, v);
   }
-  return rankBy([...voices.values()], (v) => v.engagement, (v) => `${v.platform}|${v.card.id}`)
+  return rankBy(
+    [...voices.values()],
+    (v) => v.engagement,
+    (v) => `${v.platform}|${v.card.id}`,
+  )
     .slice(0, TOP_VOICES)
-    .map((v) => ({ ...v.card, platform_extra: { platform: v.platform, mentions_in_window: v.posts, engagement: v.engagement } }));
+    .map((v) => ({
+      ...v.card,
+      platform_extra: { platform: v.platform, mentions_in_window: v.posts, engagement: v.engagement },
+    }));
 }

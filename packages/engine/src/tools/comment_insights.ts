@@ -27,13 +27,25 @@ export const commentInsights = defineTool<CommentInsightsRequest, Setup>({
     const limit = req.limit ?? 20;
     return {
       setup: { targets, limit },
-      applied: applied({ targets: [...req.targets], limit, confirm: req.confirm ?? true, max_cost_credits: req.max_cost_credits }),
+      applied: applied({
+        targets: [...req.targets],
+        limit,
+        confirm: req.confirm ?? true,
+        max_cost_credits: req.max_cost_credits,
+      }),
       warnings: [],
       waves: [{ name: "comments", calls: targets.length }],
     };
   },
   async execute(s, runner) {
-    const outs = await runner.wave("comments", () => runner.all(s.targets, (t) => runner.call(t.platform, "comments", { id: t.id, limit: s.limit, sort: "most_liked" }, t.link, "targets")), []);
+    const outs = await runner.wave(
+      "comments",
+      () =>
+        runner.all(s.targets, (t) =>
+          runner.call(t.platform, "comments", { id: t.id, limit: s.limit, sort: "most_liked" }, t.link, "targets"),
+        ),
+      [],
+    );
     const seen = new Set<string>();
     const comments: Array<{ platform: Platform; target: string; item: ContentItem }> = [];
     outs.forEach((out, i) => {
@@ -48,11 +60,23 @@ export const commentInsights = defineTool<CommentInsightsRequest, Setup>({
     const texts = comments.flatMap((c) => (c.item.text ? [c.item.text] : []));
     const items: Item[] = [];
     const keywords = keywordDistribution(texts, { top: TOP_KEYWORDS });
-    if (keywords) items.push({ ...keywords, platform_extra: { ...keywords.platform_extra, comments_read: comments.length } });
+    if (keywords)
+      items.push({ ...keywords, platform_extra: { ...keywords.platform_extra, comments_read: comments.length } });
     const sentiment = sentimentDistribution(texts, "comments");
     if (sentiment) items.push(sentiment);
-    const liked = rankBy(comments, (c) => c.item.metrics?.likes ?? 0, (c) => `${c.platform}|${c.item.id}`).slice(0, TOP_COMMENTS);
-    items.push(...liked.map((c) => tagged(c.item, c.platform, { target: c.target, ...(c.item.text ? { sentiment: sentimentOf(c.item.text) } : {}) })));
+    const liked = rankBy(
+      comments,
+      (c) => c.item.metrics?.likes ?? 0,
+      (c) => `${c.platform}|${c.item.id}`,
+    ).slice(0, TOP_COMMENTS);
+    items.push(
+      ...liked.map((c) =>
+        tagged(c.item, c.platform, {
+          target: c.target,
+          ...(c.item.text ? { sentiment: sentimentOf(c.item.text) } : {}),
+        }),
+      ),
+    );
     return items;
   },
 });

@@ -33,7 +33,8 @@ export function postMetrics(posts: readonly FetchedPost[], followers: number | u
   out["avg_shares"] = round(sum((p) => p.item.metrics?.shares ?? 0) / n, 2);
   out["avg_engagement"] = round(sum((p) => p.engagement) / n, 2);
   out["median_engagement"] = median(posts.map((p) => p.engagement))!;
-  if (followers !== undefined && followers > 0) out["engagement_rate"] = round(sum((p) => p.engagement) / n / followers, 6);
+  if (followers !== undefined && followers > 0)
+    out["engagement_rate"] = round(sum((p) => p.engagement) / n / followers, 6);
   const times = posts.flatMap((p) => (p.ms !== null ? [p.ms] : []));
   if (times.length >= 2) {
     const spanDays = (Math.max(...times) - Math.min(...times)) / DAY_MS;
@@ -48,11 +49,22 @@ export const creatorCard = defineTool<CreatorCardRequest, Setup>({
   validate: validateCreatorCardBody,
   prepare(req, ctx) {
     const include = req.include ?? [...CREATOR_CARD_INCLUDE];
-    const accounts = resolveLinks(req.accounts, "account", "accounts", ctx, include.length > 0 ? ["user_profile", "user_posts"] : ["user_profile"]);
+    const accounts = resolveLinks(
+      req.accounts,
+      "account",
+      "accounts",
+      ctx,
+      include.length > 0 ? ["user_profile", "user_posts"] : ["user_profile"],
+    );
     if (isRefusal(accounts)) return accounts;
     return {
       setup: { accounts, include },
-      applied: applied({ accounts: [...req.accounts], include, confirm: req.confirm ?? true, max_cost_credits: req.max_cost_credits }),
+      applied: applied({
+        accounts: [...req.accounts],
+        include,
+        confirm: req.confirm ?? true,
+        max_cost_credits: req.max_cost_credits,
+      }),
       warnings: [],
       waves: [
         { name: "profiles", calls: accounts.length },
@@ -61,23 +73,48 @@ export const creatorCard = defineTool<CreatorCardRequest, Setup>({
     };
   },
   async execute(s, runner) {
-    const profiles = await runner.wave("profiles", () => runner.all(s.accounts, (a) => runner.call(a.platform, "user_profile", { id: a.id }, a.link, "accounts")), []);
+    const profiles = await runner.wave(
+      "profiles",
+      () => runner.all(s.accounts, (a) => runner.call(a.platform, "user_profile", { id: a.id }, a.link, "accounts")),
+      [],
+    );
     const found = s.accounts.flatMap((account, i) => {
       const out = profiles[i]!;
       const card = out.ok ? out.items.find((it): it is ProfileCard => it.kind === "profile_card") : undefined;
       return card ? [{ account, card }] : [];
     });
-    const postsOut = await runner.wave("posts", () => runner.all(found, (f) => runner.call(f.account.platform, "user_posts", { id: f.account.id, limit: POSTS_READ, sort: "latest" }, f.account.link, "accounts")), [] as CallOutcome[]);
+    const postsOut = await runner.wave(
+      "posts",
+      () =>
+        runner.all(found, (f) =>
+          runner.call(
+            f.account.platform,
+            "user_posts",
+            { id: f.account.id, limit: POSTS_READ, sort: "latest" },
+            f.account.link,
+            "accounts",
+          ),
+        ),
+      [] as CallOutcome[],
+    );
     const items: Item[] = [];
     found.forEach(({ account, card }, i) => {
       const out = postsOut[i];
       const posts = out?.ok ? postsOf(account.platform, out.items) : [];
-      const extra: Record<string, unknown> = { ...card.platform_extra, platform: account.platform, account: account.link };
+      const extra: Record<string, unknown> = {
+        ...card.platform_extra,
+        platform: account.platform,
+        account: account.link,
+      };
       if (s.include.includes("metrics") && out?.ok) extra["metrics"] = postMetrics(posts, card.followers);
       items.push({ ...card, platform_extra: extra });
       if (s.include.includes("posts")) {
-        const latest = [...posts].sort((a, b) => (b.ms ?? 0) - (a.ms ?? 0) || (a.item.id < b.item.id ? -1 : 1)).slice(0, POSTS_SHOWN);
-        items.push(...latest.map((p) => tagged(p.item, p.platform, { account: account.link, engagement: p.engagement })));
+        const latest = [...posts]
+          .sort((a, b) => (b.ms ?? 0) - (a.ms ?? 0) || (a.item.id < b.item.id ? -1 : 1))
+          .slice(0, POSTS_SHOWN);
+        items.push(
+          ...latest.map((p) => tagged(p.item, p.platform, { account: account.link, engagement: p.engagement })),
+        );
       }
     });
     return items;

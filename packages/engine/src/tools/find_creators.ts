@@ -40,10 +40,22 @@ export const findCreators = defineTool<FindCreatorsRequest, Setup>({
   prepare(req, ctx) {
     const found = searchPlatforms(req.platforms, ctx);
     if (isRefusal(found)) return found;
-    const setup: Setup = { query: queryText(req.query), platforms: found.platforms, count: req.count ?? 10, minFollowers: req.min_followers ?? 0 };
+    const setup: Setup = {
+      query: queryText(req.query),
+      platforms: found.platforms,
+      count: req.count ?? 10,
+      minFollowers: req.min_followers ?? 0,
+    };
     return {
       setup,
-      applied: applied({ query: setup.query, platforms: setup.platforms, count: setup.count, min_followers: setup.minFollowers, confirm: req.confirm ?? true, max_cost_credits: req.max_cost_credits }),
+      applied: applied({
+        query: setup.query,
+        platforms: setup.platforms,
+        count: setup.count,
+        min_followers: setup.minFollowers,
+        confirm: req.confirm ?? true,
+        max_cost_credits: req.max_cost_credits,
+      }),
       warnings: found.warnings,
       waves: [
         { name: "search", calls: setup.platforms.length },
@@ -52,7 +64,14 @@ export const findCreators = defineTool<FindCreatorsRequest, Setup>({
     };
   },
   async execute(s, runner) {
-    const outs = await runner.wave("search", () => runner.all(s.platforms, (p) => runner.call(p, "search", { query: s.query, type: "content", sort: "relevance", count: PAGE_SIZE })), []);
+    const outs = await runner.wave(
+      "search",
+      () =>
+        runner.all(s.platforms, (p) =>
+          runner.call(p, "search", { query: s.query, type: "content", sort: "relevance", count: PAGE_SIZE }),
+        ),
+      [],
+    );
     const byAuthor = new Map<string, Candidate>();
     outs.forEach((out, i) => {
       if (!out.ok) return;
@@ -68,7 +87,11 @@ export const findCreators = defineTool<FindCreatorsRequest, Setup>({
       }
     });
     // Authors whose follower count the search already shows below the bar need no profile call.
-    const queue = rankBy([...byAuthor.values()], (c) => c.reach, (c) => c.key).filter((c) => {
+    const queue = rankBy(
+      [...byAuthor.values()],
+      (c) => c.reach,
+      (c) => c.key,
+    ).filter((c) => {
       const f = c.posts[0]!.item.author!.followers;
       return s.minFollowers === 0 || f === undefined || f >= s.minFollowers;
     });
@@ -84,7 +107,13 @@ export const findCreators = defineTool<FindCreatorsRequest, Setup>({
           const batch = queue.splice(0, Math.min(s.count - accepted.length, left));
           const cards = await runner.all(batch, async (c): Promise<ProfileCard> => {
             const author = c.posts[0]!.item.author!;
-            const fallback: ProfileCard = { kind: "profile_card", id: author.id || author.name, name: author.name, ...(author.url ? { url: author.url } : {}), ...(author.followers !== undefined ? { followers: author.followers } : {}) };
+            const fallback: ProfileCard = {
+              kind: "profile_card",
+              id: author.id || author.name,
+              name: author.name,
+              ...(author.url ? { url: author.url } : {}),
+              ...(author.followers !== undefined ? { followers: author.followers } : {}),
+            };
             if (!author.id) return fallback;
             const out = await runner.call(c.platform, "user_profile", { id: author.id }, author.name);
             const card = out.ok ? out.items.find((i): i is ProfileCard => i.kind === "profile_card") : undefined;
@@ -105,7 +134,10 @@ export const findCreators = defineTool<FindCreatorsRequest, Setup>({
       },
       undefined,
     );
-    if (unverifiable > 0) runner.warn(`${unverifiable} authors show no follower count, so min_followers could not be checked; they were left out.`);
+    if (unverifiable > 0)
+      runner.warn(
+        `${unverifiable} authors show no follower count, so min_followers could not be checked; they were left out.`,
+      );
 
     const items: Item[] = [];
     items.push(
@@ -115,14 +147,33 @@ export const findCreators = defineTool<FindCreatorsRequest, Setup>({
           heat: c.reach,
           ...(card.url ? { url: card.url } : {}),
           query: s.query,
-          platform_extra: { platform: c.platform, id: card.id, relevant_posts: c.posts.length, ...(card.followers !== undefined ? { followers: card.followers } : {}) },
+          platform_extra: {
+            platform: c.platform,
+            id: card.id,
+            relevant_posts: c.posts.length,
+            ...(card.followers !== undefined ? { followers: card.followers } : {}),
+          },
         })),
       ),
     );
     items.push(
       ...accepted.map(({ candidate: c, card }, i): ProfileCard => {
-        const top = rankBy(c.posts, (p) => p.engagement, (p) => p.item.id)[0]!;
-        return { ...card, platform_extra: { ...card.platform_extra, platform: c.platform, rank: i + 1, relevant_posts: c.posts.length, relevant_reach: c.reach, ...(top.item.url ? { top_post: top.item.url } : {}) } };
+        const top = rankBy(
+          c.posts,
+          (p) => p.engagement,
+          (p) => p.item.id,
+        )[0]!;
+        return {
+          ...card,
+          platform_extra: {
+            ...card.platform_extra,
+            platform: c.platform,
+            rank: i + 1,
+            relevant_posts: c.posts.length,
+            relevant_reach: c.reach,
+            ...(top.item.url ? { top_post: top.item.url } : {}),
+          },
+        };
       }),
     );
     return items;

@@ -48,10 +48,33 @@ export type { WavePlan } from "./pricing.ts";
 export { resolveLink, platformOfHost } from "./links.ts";
 export type { LinkKind, LinkResolution, ResolvedLink } from "./links.ts";
 /** Words, keywords and lexicon sentiment (Chinese by `Intl.Segmenter`, and English). */
-export { words, isKeyword, keywordsOf, keywordCounts, keywordDistribution, sentimentScore, sentimentOf, sentimentDistribution, ratioBuckets } from "./text.ts";
+export {
+  words,
+  isKeyword,
+  keywordsOf,
+  keywordCounts,
+  keywordDistribution,
+  sentimentScore,
+  sentimentOf,
+  sentimentDistribution,
+  ratioBuckets,
+} from "./text.ts";
 export type { Sentiment } from "./text.ts";
 /** Engagement, UTC day windows, daily series, shares, rankings. */
-export { engagementOf, dayWindow, inWindow, dailySums, dailySeries, shareDistribution, median, rankBy, leaderboard, titleOf, dayIso, DAY_MS } from "./analysis.ts";
+export {
+  engagementOf,
+  dayWindow,
+  inWindow,
+  dailySums,
+  dailySeries,
+  shareDistribution,
+  median,
+  rankBy,
+  leaderboard,
+  titleOf,
+  dayIso,
+  DAY_MS,
+} from "./analysis.ts";
 export type { DayWindow, RankEntry, FetchedPost } from "./analysis.ts";
 /** The wave executor. */
 export { Runner } from "./runner.ts";
@@ -61,7 +84,16 @@ export { defineTool, searchPlatforms, resolveLinks, scaleRefusal } from "./param
 export type { Prepared, RunContext, ToolDefinition } from "./params.ts";
 /** Contexts, plans, refusals and results. */
 export { ToolRefusedError } from "./types.ts";
-export type { FollowerReading, OnStep, PlanResult, RunResult, ToolContext, ToolModule, ToolPlan, ToolRefusal } from "./types.ts";
+export type {
+  FollowerReading,
+  OnStep,
+  PlanResult,
+  RunResult,
+  ToolContext,
+  ToolModule,
+  ToolPlan,
+  ToolRefusal,
+} from "./types.ts";
 
 /** The seven tools by name, each typed by its request body. */
 export const TOOLS: { readonly [T in ToolName]: ToolModule<ToolRequest<T>> } = {

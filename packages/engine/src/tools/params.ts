@@ -9,7 +9,15 @@ import { resolveLinks as resolveLinksOffered, type RequestValidation } from "@sd
 import type { LinkKind, ResolvedLink } from "./links.ts";
 import { quoteOf, type WavePlan } from "./pricing.ts";
 import { Runner } from "./runner.ts";
-import { ToolRefusedError, type OnStep, type PlanResult, type RunResult, type ToolContext, type ToolModule, type ToolRefusal } from "./types.ts";
+import {
+  ToolRefusedError,
+  type OnStep,
+  type PlanResult,
+  type RunResult,
+  type ToolContext,
+  type ToolModule,
+  type ToolRefusal,
+} from "./types.ts";
 
 /** The text searched for a `query` (D22: a whole number is searched as its decimal text). */
 export function queryText(query: string | number): string {
@@ -30,16 +38,39 @@ export function platformsOffering(ctx: ToolContext, operation: string): Platform
  * The platforms a search-based tool reads: the list sent, or every platform that offers `operation` for
  * `platforms: "all"` and when `platforms` is absent (with a warning that says so).
  */
-export function searchPlatforms(requested: readonly Platform[] | "all" | undefined, ctx: ToolContext, operation = "search"): { platforms: Platform[]; warnings: string[] } | ToolRefusal {
+export function searchPlatforms(
+  requested: readonly Platform[] | "all" | undefined,
+  ctx: ToolContext,
+  operation = "search",
+): { platforms: Platform[]; warnings: string[] } | ToolRefusal {
   const offering = platformsOffering(ctx, operation);
   if (requested === undefined || requested === "all") {
-    if (offering.length === 0) return { code: "not_supported", reason: "no_such_capability", param: "platforms", message: `No platform offers ${operation}.`, allowed: [] };
-    const which = requested === undefined ? "platforms not given: every platform that offers " + operation + " is read" : "platforms=all";
-    return { platforms: offering, warnings: [`${which}; expanded to ${offering.length} platforms: ${offering.join(", ")}`] };
+    if (offering.length === 0)
+      return {
+        code: "not_supported",
+        reason: "no_such_capability",
+        param: "platforms",
+        message: `No platform offers ${operation}.`,
+        allowed: [],
+      };
+    const which =
+      requested === undefined
+        ? "platforms not given: every platform that offers " + operation + " is read"
+        : "platforms=all";
+    return {
+      platforms: offering,
+      warnings: [`${which}; expanded to ${offering.length} platforms: ${offering.join(", ")}`],
+    };
   }
   const missing = requested.find((p) => !offering.includes(p));
   if (missing) {
-    return { code: "not_supported", reason: "no_such_capability", param: "platforms", message: `${missing} does not offer ${operation}; ${offering.join(", ")} do.`, allowed: offering };
+    return {
+      code: "not_supported",
+      reason: "no_such_capability",
+      param: "platforms",
+      message: `${missing} does not offer ${operation}; ${offering.join(", ")} do.`,
+      allowed: offering,
+    };
   }
   return { platforms: [...requested], warnings: [] };
 }
@@ -48,7 +79,13 @@ export function searchPlatforms(requested: readonly Platform[] | "all" | undefin
  * The links of `targets` or `accounts`, told apart (seed case 14 for a link that cannot be), each on a platform
  * that offers every one of `operations` (else `not_supported`, reason `no_such_capability`).
  */
-export function resolveLinks(links: readonly string[], kind: LinkKind, param: "targets" | "accounts", ctx: ToolContext, operations: readonly string[]): ResolvedLink[] | ToolRefusal {
+export function resolveLinks(
+  links: readonly string[],
+  kind: LinkKind,
+  param: "targets" | "accounts",
+  ctx: ToolContext,
+  operations: readonly string[],
+): ResolvedLink[] | ToolRefusal {
   return resolveLinksOffered(links, kind, param, operations, (op) => platformsOffering(ctx, op));
 }
 
@@ -59,10 +96,29 @@ export function resolveLinks(links: readonly string[], kind: LinkKind, param: "t
  * price of scale=large.
  */
 export function scaleRefusal(ctx: ToolContext, confirm?: boolean): ToolRefusal {
-  if ((ctx.accountPlan ?? "free") === "free") return { code: "plan_limit", reason: "scale_needs_purchase", param: "scale", message: "scale=large opens after the first purchase; scale small or standard runs now." };
+  if ((ctx.accountPlan ?? "free") === "free")
+    return {
+      code: "plan_limit",
+      reason: "scale_needs_purchase",
+      param: "scale",
+      message: "scale=large opens after the first purchase; scale small or standard runs now.",
+    };
   return confirm === true
-    ? { code: "not_supported", reason: "not_available_yet", param: "confirm", message: "Running scale=large is not available yet; confirm: false returns its plan and price, and scale small or standard runs now." }
-    : { code: "not_supported", reason: "not_available_yet", param: "scale", message: "scale=large is not available yet; scale small or standard runs now, and confirm: false returns the plan and price of scale=large.", allowed: ["small", "standard"] };
+    ? {
+        code: "not_supported",
+        reason: "not_available_yet",
+        param: "confirm",
+        message:
+          "Running scale=large is not available yet; confirm: false returns its plan and price, and scale small or standard runs now.",
+      }
+    : {
+        code: "not_supported",
+        reason: "not_available_yet",
+        param: "scale",
+        message:
+          "scale=large is not available yet; scale small or standard runs now, and confirm: false returns the plan and price of scale=large.",
+        allowed: ["small", "standard"],
+      };
 }
 
 /** Whether a value is a refusal. */
@@ -96,7 +152,13 @@ export interface ToolDefinition<R, S> {
 export function defineTool<R, S>(def: ToolDefinition<R, S>): ToolModule<R> {
   const prepare = (request: R, ctx: ToolContext): Prepared<S> | ToolRefusal => {
     const v = def.validate(request);
-    if (!v.ok) return { code: "invalid_params", param: v.invalid.param, message: v.invalid.message, ...(v.invalid.allowed ? { allowed: [...v.invalid.allowed] } : {}) };
+    if (!v.ok)
+      return {
+        code: "invalid_params",
+        param: v.invalid.param,
+        message: v.invalid.message,
+        ...(v.invalid.allowed ? { allowed: [...v.invalid.allowed] } : {}),
+      };
     return def.prepare(v.value, ctx);
   };
   return {
@@ -104,7 +166,15 @@ export function defineTool<R, S>(def: ToolDefinition<R, S>): ToolModule<R> {
     plan(request: R, ctx: ToolContext): PlanResult {
       const p = prepare(request, ctx);
       if (isRefusal(p)) return { ok: false, refusal: p };
-      return { ok: true, plan: { tool: def.tool, applied_params: p.applied, quote: quoteOf(p.waves, ctx.inlineMaxCalls), warnings: p.warnings } };
+      return {
+        ok: true,
+        plan: {
+          tool: def.tool,
+          applied_params: p.applied,
+          quote: quoteOf(p.waves, ctx.inlineMaxCalls),
+          warnings: p.warnings,
+        },
+      };
     },
     async run(request: R, ctx: ToolContext, onStep?: OnStep): Promise<RunResult> {
       const p = prepare(request, ctx);

@@ -39,7 +39,19 @@ export interface WavePlan {
  */
 export function quoteOf(waves: readonly WavePlan[], inlineMax: number = INLINE_MAX_CALLS): Quote {
   const named = [...waves.filter((w) => w.calls > 0), { name: "aggregate", calls: 0 }];
-  const plan: Step[] = named.map((w, i) => ({ wave: i + 1, name: w.name, status: "pending", calls_planned: w.calls, calls_done: 0 }));
+  const plan: Step[] = named.map((w, i) => ({
+    wave: i + 1,
+    name: w.name,
+    status: "pending",
+    calls_planned: w.calls,
+    calls_done: 0,
+  }));
   const calls = plan.reduce((n, s) => n + s.calls_planned, 0);
-  return { mode: modeFor(calls, inlineMax), quote_credits: creditsFor(calls), waves_planned: plan.length, calls_planned: calls, plan };
+  return {
+    mode: modeFor(calls, inlineMax),
+    quote_credits: creditsFor(calls),
+    waves_planned: plan.length,
+    calls_planned: calls,
+    plan,
+  };
 }

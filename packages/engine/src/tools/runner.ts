@@ -107,15 +107,24 @@ export class Runner {
    * `param` names the request parameter the call's target came from (`targets`, `accounts`): a missing or
    * invalid target's error then says which parameter to fix (`fix.param`).
    */
-  async call(platform: Platform, operation: string, params: Record<string, unknown>, label?: string, param?: "targets" | "accounts"): Promise<CallOutcome> {
+  async call(
+    platform: Platform,
+    operation: string,
+    params: Record<string, unknown>,
+    label?: string,
+    param?: "targets" | "accounts",
+  ): Promise<CallOutcome> {
     const step = this.current;
     if (!step) throw new Error(`${platform}.${operation} called outside a wave`);
-    if (step.calls_done >= step.calls_planned) throw new Error(`the ${step.name} wave has used its ${step.calls_planned} planned calls`);
+    if (step.calls_done >= step.calls_planned)
+      throw new Error(`the ${step.name} wave has used its ${step.calls_planned} planned calls`);
     step.calls_done++;
     this.made++;
     const provider = this.ctx.providers[platform];
     const where = `${platform} ${operation}${label ? ` (${label})` : ""}`;
-    const why = provider.operations.some((o) => o.name === operation) ? provider.unsupported(operation, params) : `${platform} does not offer ${operation}.`;
+    const why = provider.operations.some((o) => o.name === operation)
+      ? provider.unsupported(operation, params)
+      : `${platform} does not offer ${operation}.`;
     let outcome: ProviderOutcome;
     if (why !== null) outcome = { status: "not_supported", message: why };
     else outcome = await this.invoke(platform, operation, params);
@@ -124,16 +133,32 @@ export class Runner {
       case "empty":
         this.succeeded++;
         for (const w of outcome.warnings ?? []) this.warn(`${platform}: ${w}`);
-        return { ok: true, status: outcome.items.length > 0 ? "ok" : "empty", items: outcome.status === "ok" ? outcome.items : [], ...(outcome.page ? { page: outcome.page } : {}) };
+        return {
+          ok: true,
+          status: outcome.items.length > 0 ? "ok" : "empty",
+          items: outcome.status === "ok" ? outcome.items : [],
+          ...(outcome.page ? { page: outcome.page } : {}),
+        };
       case "error": {
         const error = envelopeError(outcome.failure, "data", this.urls);
         if (param && (error.code === "not_found" || error.code === "invalid_target")) {
-          return this.failed(where, "error", { ...error, fix: { param, note: `Check ${label ?? "the link"}, or remove it from ${param}; nothing was charged for it.` } });
+          return this.failed(where, "error", {
+            ...error,
+            fix: {
+              param,
+              note: `Check ${label ?? "the link"}, or remove it from ${param}; nothing was charged for it.`,
+            },
+          });
         }
         return this.failed(where, "error", error);
       }
       case "not_supported":
-        return this.failed(where, "not_supported", { code: "not_supported", message: outcome.message, retryable: false, action_url: capabilitiesUrl(this.urls, platform) });
+        return this.failed(where, "not_supported", {
+          code: "not_supported",
+          message: outcome.message,
+          retryable: false,
+          action_url: capabilitiesUrl(this.urls, platform),
+        });
       case "timeout":
         return this.failed(where, "timeout", { code: "timeout", message: outcome.message, retryable: false });
     }
@@ -145,7 +170,11 @@ export class Runner {
     return { ok: false, status, error };
   }
 
-  private async invoke(platform: Platform, operation: string, params: Record<string, unknown>): Promise<ProviderOutcome> {
+  private async invoke(
+    platform: Platform,
+    operation: string,
+    params: Record<string, unknown>,
+  ): Promise<ProviderOutcome> {
     const outer = this.ctx.signal;
     outer?.throwIfAborted();
     const ctrl = new AbortController();
@@ -159,7 +188,10 @@ export class Runner {
       });
     } catch (e) {
       if (ctrl.signal.reason instanceof CallTimeout && !outer?.aborted) {
-        return { status: "timeout", message: `${platform} did not answer within ${Math.round(this.timeoutMs / 1000)} s; it is unknown whether it ran. Nothing was charged for it.` };
+        return {
+          status: "timeout",
+          message: `${platform} did not answer within ${Math.round(this.timeoutMs / 1000)} s; it is unknown whether it ran. Nothing was charged for it.`,
+        };
       }
       throw e;
     } finally {
@@ -184,13 +216,23 @@ export class Runner {
       aggregate.status = allFailed ? "failed" : "done";
       this.report();
     }
-    const base = { warnings: [...this.warnings], calls_made: this.made, calls_charged: this.succeeded, steps: this.steps.map((s) => ({ ...s })) };
+    const base = {
+      warnings: [...this.warnings],
+      calls_made: this.made,
+      calls_charged: this.succeeded,
+      steps: this.steps.map((s) => ({ ...s })),
+    };
     if (allFailed) {
       const statuses = new Set(this.failures.map((f) => f.status));
       const common = statuses.size === 1 ? [...statuses][0]! : "error";
       const first = this.failures.find((f) => f.status === common);
       // Mixed timeouts and unsupported calls with no plain error: the run failed upstream.
-      const error: EnvelopeError = first?.error ?? { code: "upstream_error", message: `Every provider call failed (${[...statuses].join(", ")}); see the warnings. Nothing was charged.`, retryable: true, action_url: this.urls.status };
+      const error: EnvelopeError = first?.error ?? {
+        code: "upstream_error",
+        message: `Every provider call failed (${[...statuses].join(", ")}); see the warnings. Nothing was charged.`,
+        retryable: true,
+        action_url: this.urls.status,
+      };
       return { status: common, items: [], ...base, error };
     }
     return { status: items.length > 0 ? "ok" : "empty", items: items.length > 0 ? items : [], ...base };

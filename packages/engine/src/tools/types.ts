@@ -49,7 +49,13 @@ export interface ToolContext {
 export type ToolRefusal =
   | { code: "invalid_params"; param: string; message: string; allowed?: string[] }
   | { code: "plan_limit"; reason: "scale_needs_purchase"; param: "scale"; message: string }
-  | { code: "not_supported"; reason: "not_available_yet" | "no_such_capability"; param: string; message: string; allowed?: string[] };
+  | {
+      code: "not_supported";
+      reason: "not_available_yet" | "no_such_capability";
+      param: string;
+      message: string;
+      allowed?: string[];
+    };
 
 /** The plan of an accepted tool request: the parameters as applied, the quote (D8), and request-wide warnings. */
 export interface ToolPlan {

@@ -7,7 +7,19 @@
  */
 import type { Item, Platform, ViralFinderRequest } from "@sdgw/types";
 import { validateViralFinderBody } from "@sdgw/validators";
-import { dayWindow, inWindow, leaderboard, median, postKey, postsOf, rankBy, round, tagged, titleOf, type FetchedPost } from "./analysis.ts";
+import {
+  dayWindow,
+  inWindow,
+  leaderboard,
+  median,
+  postKey,
+  postsOf,
+  rankBy,
+  round,
+  tagged,
+  titleOf,
+  type FetchedPost,
+} from "./analysis.ts";
 import { applied, defineTool, isRefusal, queryText, searchPlatforms } from "./params.ts";
 
 /** A post is viral at this many times its author's median engagement, or more. */
@@ -37,10 +49,22 @@ export const viralFinder = defineTool<ViralFinderRequest, Setup>({
   prepare(req, ctx) {
     const found = searchPlatforms(req.platforms, ctx);
     if (isRefusal(found)) return found;
-    const setup: Setup = { query: queryText(req.query), platforms: found.platforms, window: req.window ?? "7d", count: req.count ?? 10 };
+    const setup: Setup = {
+      query: queryText(req.query),
+      platforms: found.platforms,
+      window: req.window ?? "7d",
+      count: req.count ?? 10,
+    };
     return {
       setup,
-      applied: applied({ query: setup.query, platforms: setup.platforms, window: setup.window, count: setup.count, confirm: req.confirm ?? true, max_cost_credits: req.max_cost_credits }),
+      applied: applied({
+        query: setup.query,
+        platforms: setup.platforms,
+        window: setup.window,
+        count: setup.count,
+        confirm: req.confirm ?? true,
+        max_cost_credits: req.max_cost_credits,
+      }),
       warnings: found.warnings,
       waves: [
         { name: "search", calls: setup.platforms.length },
@@ -52,10 +76,21 @@ export const viralFinder = defineTool<ViralFinderRequest, Setup>({
     const win = dayWindow(ctx.now, s.window === "7d" ? 7 : 30);
     const outs = await runner.wave(
       "search",
-      () => runner.all(s.platforms, (p) => runner.call(p, "search", { query: s.query, type: "content", sort: "most_liked", time_range: s.window, count: PAGE_SIZE })),
+      () =>
+        runner.all(s.platforms, (p) =>
+          runner.call(p, "search", {
+            query: s.query,
+            type: "content",
+            sort: "most_liked",
+            time_range: s.window,
+            count: PAGE_SIZE,
+          }),
+        ),
       [],
     );
-    const posts = outs.flatMap((out, i) => (out.ok ? postsOf(s.platforms[i]!, out.items) : [])).filter((p) => p.ms !== null && inWindow(p.ms, win));
+    const posts = outs
+      .flatMap((out, i) => (out.ok ? postsOf(s.platforms[i]!, out.items) : []))
+      .filter((p) => p.ms !== null && inWindow(p.ms, win));
     const ranked = rankBy(posts, (p) => p.engagement, postKey);
 
     // The authors of the most engaging posts, once each, as many as planned.
@@ -75,7 +110,15 @@ export const viralFinder = defineTool<ViralFinderRequest, Setup>({
     }
     const baselines = await runner.wave(
       "posts",
-      () => runner.all(authors, (a) => runner.call(a.platform, "user_posts", { id: a.id, limit: AUTHOR_POSTS, sort: "latest" }, a.posts[0]!.item.author!.name)),
+      () =>
+        runner.all(authors, (a) =>
+          runner.call(
+            a.platform,
+            "user_posts",
+            { id: a.id, limit: AUTHOR_POSTS, sort: "latest" },
+            a.posts[0]!.item.author!.name,
+          ),
+        ),
       [],
     );
 
@@ -96,9 +139,16 @@ export const viralFinder = defineTool<ViralFinderRequest, Setup>({
         if (ratio >= VIRAL_MIN_RATIO) viral.push({ post, ratio, baseline: m, authorPosts: others.length });
       }
     });
-    if (thin > 0) runner.warn(`${thin} authors had fewer than ${MIN_BASELINE_POSTS} other posts to compare with; their posts were not judged.`);
+    if (thin > 0)
+      runner.warn(
+        `${thin} authors had fewer than ${MIN_BASELINE_POSTS} other posts to compare with; their posts were not judged.`,
+      );
 
-    const top = rankBy(viral, (v) => v.ratio, (v) => postKey(v.post)).slice(0, s.count);
+    const top = rankBy(
+      viral,
+      (v) => v.ratio,
+      (v) => postKey(v.post),
+    ).slice(0, s.count);
     const items: Item[] = [];
     items.push(
       ...leaderboard(
@@ -107,11 +157,26 @@ export const viralFinder = defineTool<ViralFinderRequest, Setup>({
           heat: round(v.ratio, 2),
           ...(v.post.item.url ? { url: v.post.item.url } : {}),
           query: s.query,
-          platform_extra: { platform: v.post.platform, id: v.post.item.id, engagement: v.post.engagement, author_median: v.baseline, author_posts_compared: v.authorPosts, ratio: round(v.ratio, 4) },
+          platform_extra: {
+            platform: v.post.platform,
+            id: v.post.item.id,
+            engagement: v.post.engagement,
+            author_median: v.baseline,
+            author_posts_compared: v.authorPosts,
+            ratio: round(v.ratio, 4),
+          },
         })),
       ),
     );
-    items.push(...top.map((v) => tagged(v.post.item, v.post.platform, { engagement: v.post.engagement, author_median: v.baseline, viral_ratio: round(v.ratio, 4) })));
+    items.push(
+      ...top.map((v) =>
+        tagged(v.post.item, v.post.platform, {
+          engagement: v.post.engagement,
+          author_median: v.baseline,
+          viral_ratio: round(v.ratio, 4),
+        }),
+      ),
+    );
     return items;
   },
 });

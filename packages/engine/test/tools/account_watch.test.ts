@@ -3,7 +3,17 @@ import type { AccountWatchRequest, ContentItem } from "@sdgw/types";
 import { describe, expect, it } from "vitest";
 import { accountWatch } from "../../src/tools/account_watch.ts";
 import { engagementOf } from "../../src/tools/analysis.ts";
-import { ANCHOR, expectDaily, expectRanked, expectValidQuote, expectValidRun, inDays, ofKind, planned, simCtx } from "./helpers.ts";
+import {
+  ANCHOR,
+  expectDaily,
+  expectRanked,
+  expectValidQuote,
+  expectValidRun,
+  inDays,
+  ofKind,
+  planned,
+  simCtx,
+} from "./helpers.ts";
 
 const ACCOUNTS = ["https://x.com/vercel", "https://www.youtube.com/@devbytes_daily"];
 const REQ: AccountWatchRequest = { accounts: ACCOUNTS, range: "14d" };
@@ -24,16 +34,29 @@ describe("account_watch plan", () => {
 
   it("runs inline up to 5 accounts (10 calls) and in the background from 6", () => {
     const { ctx } = simCtx();
-    expect(planned(accountWatch.plan({ accounts: many(5) }, ctx)).quote).toMatchObject({ mode: "inline", calls_planned: 10, quote_credits: 10 });
-    expect(planned(accountWatch.plan({ accounts: many(6) }, ctx)).quote).toMatchObject({ mode: "background", calls_planned: 12, quote_credits: 12 });
+    expect(planned(accountWatch.plan({ accounts: many(5) }, ctx)).quote).toMatchObject({
+      mode: "inline",
+      calls_planned: 10,
+      quote_credits: 10,
+    });
+    expect(planned(accountWatch.plan({ accounts: many(6) }, ctx)).quote).toMatchObject({
+      mode: "background",
+      calls_planned: 12,
+      quote_credits: 12,
+    });
   });
 
   it("refuses a range it does not take, naming the allowed values", () => {
     const { ctx } = simCtx();
     const r = accountWatch.plan({ accounts: ACCOUNTS, range: "1d" } as unknown as AccountWatchRequest, ctx);
-    expect(r).toMatchObject({ ok: false, refusal: { code: "invalid_params", param: "range", allowed: ["today", "7d", "14d", "30d"] } });
+    expect(r).toMatchObject({
+      ok: false,
+      refusal: { code: "invalid_params", param: "range", allowed: ["today", "7d", "14d", "30d"] },
+    });
     expect(!r.ok && r.refusal.message).toMatch(/range.*must be one of/);
-    expect(accountWatch.plan({ accounts: ACCOUNTS, window: "7d" } as unknown as AccountWatchRequest, ctx)).toMatchObject({ ok: false, refusal: { param: "window" } });
+    expect(
+      accountWatch.plan({ accounts: ACCOUNTS, window: "7d" } as unknown as AccountWatchRequest, ctx),
+    ).toMatchObject({ ok: false, refusal: { param: "window" } });
   });
 
   it.each([
@@ -67,7 +90,9 @@ describe("account_watch run", () => {
     expect(cards.map((c) => c.id)).toEqual(["vercel", "@devbytes_daily"]);
     const series = ofKind(r.items, "timeseries");
     const followers = series.filter((s) => s.metric === "followers");
-    expect(followers.map((f) => f.points)).toEqual(cards.map((c) => [{ t: "2026-11-20T00:00:00Z", value: c.followers }]));
+    expect(followers.map((f) => f.points)).toEqual(
+      cards.map((c) => [{ t: "2026-11-20T00:00:00Z", value: c.followers }]),
+    );
     const engagement = series.filter((s) => s.metric === "engagement");
     expect(engagement).toHaveLength(2);
     const best: ContentItem[] = [];
@@ -77,7 +102,11 @@ describe("account_watch run", () => {
       const posts = read.filter((p) => inDays(p.published_at, 14));
       best.push(...posts);
       expect(s.points.reduce((a, p) => a + p.value, 0)).toBe(posts.reduce((a, p) => a + engagementOf(p), 0));
-      expect(s.platform_extra).toMatchObject({ account: ACCOUNTS[i], posts_in_range: posts.length, posts_read: read.length });
+      expect(s.platform_extra).toMatchObject({
+        account: ACCOUNTS[i],
+        posts_in_range: posts.length,
+        posts_read: read.length,
+      });
     });
     const board = ofKind(r.items, "leaderboard");
     expectRanked(board);
@@ -107,17 +136,32 @@ describe("account_watch run", () => {
 
   it("range today is one day", async () => {
     const { ctx } = simCtx();
-    const r = await accountWatch.run({ accounts: ["https://www.douyin.com/user/MS4wLjABAAAAq3cW9rYkF2pXn8bLd5Hj0tVzS7mGe4aUo1iR6wKxQyE"], range: "today" }, ctx);
+    const r = await accountWatch.run(
+      {
+        accounts: ["https://www.douyin.com/user/MS4wLjABAAAAq3cW9rYkF2pXn8bLd5Hj0tVzS7mGe4aUo1iR6wKxQyE"],
+        range: "today",
+      },
+      ctx,
+    );
     expectDaily(ofKind(r.items, "timeseries").find((s) => s.metric === "engagement")!, 1);
   });
 
   it("a missing account is a warning and its posts are not read; an account without follower counts has no follower series", async () => {
     const { ctx, calls } = simCtx();
-    const req = { accounts: ["https://www.zhihu.com/people/deleted-user-8841", "https://mp.weixin.qq.com/mp/profile_ext?action=home&__biz=MzA5NjQ%3D%3D"] };
+    const req = {
+      accounts: [
+        "https://www.zhihu.com/people/deleted-user-8841",
+        "https://mp.weixin.qq.com/mp/profile_ext?action=home&__biz=MzA5NjQ%3D%3D",
+      ],
+    };
     const r = await accountWatch.run(req, ctx);
     expectValidRun("account_watch", planned(accountWatch.plan(req, ctx)), r);
     expect(r.status).toBe("ok");
-    expect(calls.map((c) => `${c.platform}.${c.operation}`)).toEqual(["zhihu.user_profile", "wechat.user_profile", "wechat.user_posts"]);
+    expect(calls.map((c) => `${c.platform}.${c.operation}`)).toEqual([
+      "zhihu.user_profile",
+      "wechat.user_profile",
+      "wechat.user_posts",
+    ]);
     expect(r.calls_made).toBe(3);
     expect(r.warnings).toEqual([
       "zhihu user_profile (https://www.zhihu.com/people/deleted-user-8841): This zhihu account is missing, private or deleted.",
@@ -127,7 +171,9 @@ describe("account_watch run", () => {
   });
 
   it("is deterministic", async () => {
-    expect(await accountWatch.run(REQ, simCtx().ctx)).toEqual(await accountWatch.run(REQ, simCtx({ ctx: { concurrency: 1 } }).ctx));
+    expect(await accountWatch.run(REQ, simCtx().ctx)).toEqual(
+      await accountWatch.run(REQ, simCtx({ ctx: { concurrency: 1 } }).ctx),
+    );
   });
 
   it("every profile failing is an error run; the posts wave makes no call", async () => {

@@ -12,7 +12,11 @@ const TARGETS = [
   "https://www.bilibili.com/video/BV1Gz4y1k7Pe",
 ];
 const REQ: BatchStatsRequest = { targets: TARGETS, include: ["metrics"], format: "csv" };
-const many = (n: number) => Array.from({ length: n }, (_, i) => `https://www.reddit.com/r/espresso/comments/ab${String(i).padStart(4, "0")}/post/`);
+const many = (n: number) =>
+  Array.from(
+    { length: n },
+    (_, i) => `https://www.reddit.com/r/espresso/comments/ab${String(i).padStart(4, "0")}/post/`,
+  );
 
 describe("batch_stats plan", () => {
   it("quotes a detail call per target, and a comments call per target when include has comments", () => {
@@ -34,27 +38,53 @@ describe("batch_stats plan", () => {
 
   it("runs inline up to 10 calls", () => {
     const { ctx } = simCtx();
-    expect(planned(batchStats.plan({ targets: many(10) }, ctx)).quote).toMatchObject({ mode: "inline", quote_credits: 10 });
-    expect(planned(batchStats.plan({ targets: many(11) }, ctx)).quote).toMatchObject({ mode: "background", quote_credits: 11 });
-    expect(planned(batchStats.plan({ targets: many(5), include: ["comments"] }, ctx)).quote).toMatchObject({ mode: "inline", quote_credits: 10 });
-    expect(planned(batchStats.plan({ targets: many(6), include: ["comments"] }, ctx)).quote).toMatchObject({ mode: "background", quote_credits: 12 });
+    expect(planned(batchStats.plan({ targets: many(10) }, ctx)).quote).toMatchObject({
+      mode: "inline",
+      quote_credits: 10,
+    });
+    expect(planned(batchStats.plan({ targets: many(11) }, ctx)).quote).toMatchObject({
+      mode: "background",
+      quote_credits: 11,
+    });
+    expect(planned(batchStats.plan({ targets: many(5), include: ["comments"] }, ctx)).quote).toMatchObject({
+      mode: "inline",
+      quote_credits: 10,
+    });
+    expect(planned(batchStats.plan({ targets: many(6), include: ["comments"] }, ctx)).quote).toMatchObject({
+      mode: "background",
+      quote_credits: 12,
+    });
   });
 
   it("refuses comments for a post whose platform has none (seed case 8), and include values it does not offer", () => {
     const { ctx } = simCtx();
-    const r = batchStats.plan({ targets: [TARGETS[0]!, "https://mp.weixin.qq.com/s/Xy3kLm9QpR2sT7uV1wZ0aB"], include: ["comments"] }, ctx);
+    const r = batchStats.plan(
+      { targets: [TARGETS[0]!, "https://mp.weixin.qq.com/s/Xy3kLm9QpR2sT7uV1wZ0aB"], include: ["comments"] },
+      ctx,
+    );
     expect(r).toMatchObject({ ok: false, refusal: { code: "invalid_params", param: "include", allowed: ["metrics"] } });
     expect(!r.ok && r.refusal.message).toMatch(/^`include` does not offer comments for this call/);
-    expect(batchStats.plan({ targets: TARGETS, include: ["posts"] } as unknown as BatchStatsRequest, ctx)).toMatchObject({
+    expect(
+      batchStats.plan({ targets: TARGETS, include: ["posts"] } as unknown as BatchStatsRequest, ctx),
+    ).toMatchObject({
       ok: false,
-      refusal: { code: "invalid_params", param: "include", message: "`include` does not offer posts for this call.", allowed: ["metrics", "comments"] },
+      refusal: {
+        code: "invalid_params",
+        param: "include",
+        message: "`include` does not offer posts for this call.",
+        allowed: ["metrics", "comments"],
+      },
     });
   });
 
   it.each([
     [{ targets: TARGETS, format: "xml" }, "format", "`format` is one of `json`, `csv`, `ndjson`."],
     [{ targets: [...TARGETS, "https://v.douyin.com/iRNBho6u/"] }, "targets", undefined],
-    [{ targets: ["https://www.douyin.com/user/MS4wLjABAAAAq3cW9rYkF2pXn8bLd5Hj0tVzS7mGe4aUo1iR6wKxQyE"] }, "targets", undefined],
+    [
+      { targets: ["https://www.douyin.com/user/MS4wLjABAAAAq3cW9rYkF2pXn8bLd5Hj0tVzS7mGe4aUo1iR6wKxQyE"] },
+      "targets",
+      undefined,
+    ],
     [{ targets: many(21) }, "targets", "One request takes at most 20 platforms or targets."],
   ])("refuses %j with invalid_params", (body, param, message) => {
     const { ctx } = simCtx();
@@ -71,11 +101,20 @@ describe("batch_stats run", () => {
     const r = await batchStats.run(REQ, ctx);
     expectValidRun("batch_stats", plan, r);
     const rows = ofKind(r.items, "item");
-    expect(rows.map((i) => i.id)).toEqual(["7709876897014223310", "3xg9avuebhtfcku", "6afbc401000000001f03c9d2", "BV1Gz4y1k7Pe"]);
+    expect(rows.map((i) => i.id)).toEqual([
+      "7709876897014223310",
+      "3xg9avuebhtfcku",
+      "6afbc401000000001f03c9d2",
+      "BV1Gz4y1k7Pe",
+    ]);
     rows.forEach((row, i) => {
       const fetched = (calls[i]!.outcome as { items: ContentItem[] }).items[0]!;
       expect(row.metrics).toEqual(fetched.metrics);
-      expect(row.platform_extra).toMatchObject({ platform: calls[i]!.platform, target: TARGETS[i], engagement: engagementOf(fetched) });
+      expect(row.platform_extra).toMatchObject({
+        platform: calls[i]!.platform,
+        target: TARGETS[i],
+        engagement: engagementOf(fetched),
+      });
     });
   });
 
@@ -89,16 +128,23 @@ describe("batch_stats run", () => {
     expect(items.slice(0, 3).map((i) => i.id)).toEqual(["BV1Gz4y1k7Pe", "BV1Gz4y1k7Pe", "7709876897014223310"]);
     expect(items.slice(0, 3).every((i) => i.metrics === undefined && i.parent_id === undefined)).toBe(true);
     const comments = items.slice(3);
-    const fetched = calls.filter((c) => c.operation === "comments").flatMap((c) => (c.outcome as { items: ContentItem[] }).items);
+    const fetched = calls
+      .filter((c) => c.operation === "comments")
+      .flatMap((c) => (c.outcome as { items: ContentItem[] }).items);
     expect(comments.map((c) => c.id)).toEqual(fetched.map((c) => c.id));
-    expect(comments.every((c) => c.parent_id !== undefined && typeof c.platform_extra!["target"] === "string")).toBe(true);
+    expect(comments.every((c) => c.parent_id !== undefined && typeof c.platform_extra!["target"] === "string")).toBe(
+      true,
+    );
     expect(comments.length).toBeLessThanOrEqual(30);
   });
 
   it("a missing post is a warning; all missing is an error run", async () => {
     const { ctx } = simCtx();
     const r = await batchStats.run({ targets: ["douyin:deleted-77", TARGETS[0]!] }, ctx);
-    expect(r).toMatchObject({ status: "ok", warnings: ["douyin detail (douyin:deleted-77): This douyin post is missing, private or deleted."] });
+    expect(r).toMatchObject({
+      status: "ok",
+      warnings: ["douyin detail (douyin:deleted-77): This douyin post is missing, private or deleted."],
+    });
     expect(ofKind(r.items, "item")).toHaveLength(1);
     const req = { targets: ["douyin:deleted-77"] };
     const gone = await batchStats.run(req, ctx);
@@ -107,6 +153,8 @@ describe("batch_stats run", () => {
   });
 
   it("is deterministic", async () => {
-    expect(await batchStats.run(REQ, simCtx().ctx)).toEqual(await batchStats.run(REQ, simCtx({ ctx: { concurrency: 1 } }).ctx));
+    expect(await batchStats.run(REQ, simCtx().ctx)).toEqual(
+      await batchStats.run(REQ, simCtx({ ctx: { concurrency: 1 } }).ctx),
+    );
   });
 });

@@ -5,7 +5,12 @@ import { commentInsights } from "../../src/tools/comment_insights.ts";
 import { keywordCounts, sentimentOf } from "../../src/tools/text.ts";
 import { expectShares, expectValidQuote, expectValidRun, ofKind, planned, simCtx } from "./helpers.ts";
 
-const TARGETS = ["https://www.bilibili.com/video/BV1xK4y1a7Zq", "https://www.xiaohongshu.com/explore/6afd23b0000000001d03b7c4", "https://x.com/vercel/status/2122526005990306014", "youtube:Qx7pL2mR9sA"];
+const TARGETS = [
+  "https://www.bilibili.com/video/BV1xK4y1a7Zq",
+  "https://www.xiaohongshu.com/explore/6afd23b0000000001d03b7c4",
+  "https://x.com/vercel/status/2122526005990306014",
+  "youtube:Qx7pL2mR9sA",
+];
 const REQ: CommentInsightsRequest = { targets: TARGETS, limit: 50 };
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `weibo:50${String(i).padStart(14, "0")}`);
 
@@ -24,9 +29,19 @@ describe("comment_insights plan", () => {
 
   it("runs inline up to 10 targets and in the background from 11", () => {
     const { ctx } = simCtx();
-    expect(planned(commentInsights.plan({ targets: ids(10) }, ctx)).quote).toMatchObject({ mode: "inline", calls_planned: 10, quote_credits: 10 });
-    expect(planned(commentInsights.plan({ targets: ids(11) }, ctx)).quote).toMatchObject({ mode: "background", calls_planned: 11, quote_credits: 11 });
-    expect(planned(commentInsights.plan({ targets: ids(20), confirm: false }, ctx)).applied_params["confirm"]).toBe(false);
+    expect(planned(commentInsights.plan({ targets: ids(10) }, ctx)).quote).toMatchObject({
+      mode: "inline",
+      calls_planned: 10,
+      quote_credits: 10,
+    });
+    expect(planned(commentInsights.plan({ targets: ids(11) }, ctx)).quote).toMatchObject({
+      mode: "background",
+      calls_planned: 11,
+      quote_credits: 11,
+    });
+    expect(planned(commentInsights.plan({ targets: ids(20), confirm: false }, ctx)).applied_params["confirm"]).toBe(
+      false,
+    );
   });
 
   it.each([
@@ -43,7 +58,11 @@ describe("comment_insights plan", () => {
     expect(r.refusal).toMatchObject({ code, param: "targets" });
     expect(r.refusal.message).toMatch(why);
     expect(r.refusal.message).toContain(link);
-    if (code === "not_supported") expect(r.refusal).toMatchObject({ reason: "no_such_capability", allowed: expect.not.arrayContaining(["wechat"]) });
+    if (code === "not_supported")
+      expect(r.refusal).toMatchObject({
+        reason: "no_such_capability",
+        allowed: expect.not.arrayContaining(["wechat"]),
+      });
   });
 
   it.each([
@@ -53,7 +72,10 @@ describe("comment_insights plan", () => {
     [{ targets: TARGETS, include: ["comments"] }, "include"],
   ])("refuses %j with invalid_params", (body, param) => {
     const { ctx } = simCtx();
-    expect(commentInsights.plan(body as CommentInsightsRequest, ctx)).toMatchObject({ ok: false, refusal: { code: "invalid_params", param } });
+    expect(commentInsights.plan(body as CommentInsightsRequest, ctx)).toMatchObject({
+      ok: false,
+      refusal: { code: "invalid_params", param },
+    });
   });
 });
 
@@ -84,7 +106,8 @@ describe("comment_insights run", () => {
 
     expect(sentiment).toMatchObject({ dimension: "sentiment", unit: "ratio" });
     expectShares(sentiment!.buckets);
-    for (const b of sentiment!.buckets) expect(b.value).toBeCloseTo(texts.filter((t) => sentimentOf(t) === b.label).length / texts.length, 12);
+    for (const b of sentiment!.buckets)
+      expect(b.value).toBeCloseTo(texts.filter((t) => sentimentOf(t) === b.label).length / texts.length, 12);
 
     const top = ofKind(r.items, "item");
     expect(top).toHaveLength(10);
@@ -99,18 +122,27 @@ describe("comment_insights run", () => {
   });
 
   it("is deterministic", async () => {
-    expect(await commentInsights.run(REQ, simCtx().ctx)).toEqual(await commentInsights.run(REQ, simCtx({ ctx: { concurrency: 1 } }).ctx));
+    expect(await commentInsights.run(REQ, simCtx().ctx)).toEqual(
+      await commentInsights.run(REQ, simCtx({ ctx: { concurrency: 1 } }).ctx),
+    );
   });
 
   it("a missing post is a warning; every target missing is an error run with not_found", async () => {
     const { ctx } = simCtx();
     const some = await commentInsights.run({ targets: ["zhihu:deleted-1", TARGETS[0]!] }, ctx);
     expect(some.status).toBe("ok");
-    expect(some.warnings).toEqual(["zhihu comments (zhihu:deleted-1): This zhihu post is missing, private or deleted."]);
+    expect(some.warnings).toEqual([
+      "zhihu comments (zhihu:deleted-1): This zhihu post is missing, private or deleted.",
+    ]);
     const req = { targets: ["zhihu:deleted-1", "weibo:missing-2"] };
     const all = await commentInsights.run(req, ctx);
     expectValidRun("comment_insights", planned(commentInsights.plan(req, ctx)), all);
-    expect(all).toMatchObject({ status: "error", error: { code: "not_found", retryable: false, fix: { param: "targets" } }, calls_made: 2, calls_charged: 0 });
+    expect(all).toMatchObject({
+      status: "error",
+      error: { code: "not_found", retryable: false, fix: { param: "targets" } },
+      calls_made: 2,
+      calls_charged: 0,
+    });
   });
 
   it("no comments at all: empty", async () => {

@@ -8,8 +8,13 @@ import { expectRanked, expectValidQuote, expectValidRun, ofKind, planned, simCtx
 const REQ: FindCreatorsRequest = { query: "home espresso", platforms: ["youtube", "reddit", "x"], count: 5 };
 
 /** Authors of the search results with their relevant reach, best first (ties by key). */
-function reachOf(calls: readonly Recorded[]): Array<{ key: string; platform: Platform; id: string; reach: number; followers: number | undefined }> {
-  const m = new Map<string, { key: string; platform: Platform; id: string; reach: number; followers: number | undefined }>();
+function reachOf(
+  calls: readonly Recorded[],
+): Array<{ key: string; platform: Platform; id: string; reach: number; followers: number | undefined }> {
+  const m = new Map<
+    string,
+    { key: string; platform: Platform; id: string; reach: number; followers: number | undefined }
+  >();
   const seen = new Set<string>();
   for (const c of calls.filter((c) => c.operation === "search")) {
     if (c.outcome.status !== "ok") continue;
@@ -17,7 +22,13 @@ function reachOf(calls: readonly Recorded[]): Array<{ key: string; platform: Pla
       if (seen.has(`${c.platform}|${it.id}`)) continue;
       seen.add(`${c.platform}|${it.id}`);
       const key = `${c.platform}|${it.author!.id}`;
-      const e = m.get(key) ?? { key, platform: c.platform, id: it.author!.id!, reach: 0, followers: it.author!.followers };
+      const e = m.get(key) ?? {
+        key,
+        platform: c.platform,
+        id: it.author!.id!,
+        reach: 0,
+        followers: it.author!.followers,
+      };
       e.reach += engagementOf(it);
       m.set(key, e);
     }
@@ -40,9 +51,21 @@ describe("find_creators plan", () => {
 
   it("switches to background above 10 calls", () => {
     const { ctx } = simCtx();
-    expect(planned(findCreators.plan({ query: "q", platforms: ["x"], count: 9 }, ctx)).quote).toMatchObject({ calls_planned: 10, mode: "inline" });
-    expect(planned(findCreators.plan({ query: "q", platforms: ["x"] }, ctx)).quote).toMatchObject({ calls_planned: 11, mode: "background" });
-    expect(planned(findCreators.plan({ query: "q", platforms: ["x"] }, ctx)).applied_params).toEqual({ query: "q", platforms: ["x"], count: 10, min_followers: 0, confirm: true });
+    expect(planned(findCreators.plan({ query: "q", platforms: ["x"], count: 9 }, ctx)).quote).toMatchObject({
+      calls_planned: 10,
+      mode: "inline",
+    });
+    expect(planned(findCreators.plan({ query: "q", platforms: ["x"] }, ctx)).quote).toMatchObject({
+      calls_planned: 11,
+      mode: "background",
+    });
+    expect(planned(findCreators.plan({ query: "q", platforms: ["x"] }, ctx)).applied_params).toEqual({
+      query: "q",
+      platforms: ["x"],
+      count: 10,
+      min_followers: 0,
+      confirm: true,
+    });
   });
 
   it.each([
@@ -52,7 +75,10 @@ describe("find_creators plan", () => {
     [{ ...REQ, window: "7d" }, "window"],
   ])("refuses %j with invalid_params", (body, param) => {
     const { ctx } = simCtx();
-    expect(findCreators.plan(body as FindCreatorsRequest, ctx)).toMatchObject({ ok: false, refusal: { code: "invalid_params", param } });
+    expect(findCreators.plan(body as FindCreatorsRequest, ctx)).toMatchObject({
+      ok: false,
+      refusal: { code: "invalid_params", param },
+    });
   });
 });
 
@@ -65,7 +91,9 @@ describe("find_creators run", () => {
     expect(r.status).toBe("ok");
     const authors = reachOf(calls);
     const top = authors.slice(0, 5);
-    expect(calls.filter((c) => c.operation === "user_profile").map((c) => `${c.platform}|${c.params["id"]}`)).toEqual(top.map((a) => a.key));
+    expect(calls.filter((c) => c.operation === "user_profile").map((c) => `${c.platform}|${c.params["id"]}`)).toEqual(
+      top.map((a) => a.key),
+    );
     const board = ofKind(r.items, "leaderboard");
     expectRanked(board);
     expect(board.map((b) => b.heat)).toEqual(top.map((a) => a.reach));
@@ -76,7 +104,12 @@ describe("find_creators run", () => {
   });
 
   it("leaves out creators under min_followers, without a call when the search already shows their followers", async () => {
-    const req: FindCreatorsRequest = { query: "露营", platforms: ["douyin", "weibo", "bilibili"], count: 4, min_followers: 200_000 };
+    const req: FindCreatorsRequest = {
+      query: "露营",
+      platforms: ["douyin", "weibo", "bilibili"],
+      count: 4,
+      min_followers: 200_000,
+    };
     const { ctx, calls } = simCtx();
     const plan = planned(findCreators.plan(req, ctx));
     const r = await findCreators.run(req, ctx);
@@ -84,9 +117,12 @@ describe("find_creators run", () => {
     const cards = ofKind(r.items, "profile_card");
     expect(cards.length).toBeGreaterThan(0);
     for (const c of cards) expect(c.followers).toBeGreaterThanOrEqual(200_000);
-    const profiled = new Set(calls.filter((c) => c.operation === "user_profile").map((c) => `${c.platform}|${c.params["id"]}`));
+    const profiled = new Set(
+      calls.filter((c) => c.operation === "user_profile").map((c) => `${c.platform}|${c.params["id"]}`),
+    );
     expect(profiled.size).toBeLessThanOrEqual(8);
-    for (const a of reachOf(calls)) if (a.followers !== undefined && a.followers < 200_000) expect(profiled.has(a.key)).toBe(false);
+    for (const a of reachOf(calls))
+      if (a.followers !== undefined && a.followers < 200_000) expect(profiled.has(a.key)).toBe(false);
     expectRanked(ofKind(r.items, "leaderboard"));
   });
 
@@ -98,13 +134,27 @@ describe("find_creators run", () => {
   });
 
   it("is deterministic", async () => {
-    expect(await findCreators.run(REQ, simCtx().ctx)).toEqual(await findCreators.run(REQ, simCtx({ ctx: { concurrency: 1 } }).ctx));
+    expect(await findCreators.run(REQ, simCtx().ctx)).toEqual(
+      await findCreators.run(REQ, simCtx({ ctx: { concurrency: 1 } }).ctx),
+    );
   });
 
   it("a failed profile keeps the creator with what the search showed", async () => {
     const { ctx, calls } = simCtx();
     const inner = ctx.providers.x;
-    ctx.providers = { ...ctx.providers, x: { ...inner, call: (req) => (req.operation === "user_profile" ? Promise.resolve({ status: "error", failure: { code: "upstream_error", message: "x failed.", retryable: true } }) : inner.call(req)) } };
+    ctx.providers = {
+      ...ctx.providers,
+      x: {
+        ...inner,
+        call: (req) =>
+          req.operation === "user_profile"
+            ? Promise.resolve({
+                status: "error",
+                failure: { code: "upstream_error", message: "x failed.", retryable: true },
+              })
+            : inner.call(req),
+      },
+    };
     const r = await findCreators.run({ query: "q", platforms: ["x"], count: 2 }, ctx);
     expect(r.status).toBe("ok");
     const search = calls.find((c) => c.operation === "search")!;

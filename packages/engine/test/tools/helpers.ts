@@ -20,7 +20,11 @@ export interface Recorded {
 }
 
 /** A context on a fresh simulator whose providers record every call. */
-export function simCtx(options: { sim?: SimulatorOptions; ctx?: Partial<ToolContext> } = {}): { ctx: ToolContext; sim: Simulator; calls: Recorded[] } {
+export function simCtx(options: { sim?: SimulatorOptions; ctx?: Partial<ToolContext> } = {}): {
+  ctx: ToolContext;
+  sim: Simulator;
+  calls: Recorded[];
+} {
   const sim = new Simulator({ now: () => ANCHOR, ...options.sim });
   const calls: Recorded[] = [];
   const providers = Object.fromEntries(
@@ -48,11 +52,24 @@ export function planned(r: PlanResult): ToolPlan {
   return r.plan;
 }
 
-const BILLING = { balance_credits: 1000, today_spend_credits: 10, daily_limit_credits: null, daily_remaining_credits: null, display: "1000 credits left; 10 spent today (UTC)." } as const;
+const BILLING = {
+  balance_credits: 1000,
+  today_spend_credits: 10,
+  daily_limit_credits: null,
+  daily_remaining_credits: null,
+  display: "1000 credits left; 10 spent today (UTC).",
+} as const;
 
 /** Checks a plan as the contract's tool quote answer (D8) and the pricing rule (1 credit per planned call). */
 export function expectValidQuote(tool: ToolName, plan: ToolPlan): Quote {
-  const answer = { request_id: "req_test", schema_version: "v1", tool, applied_params: plan.applied_params, quote: plan.quote, billing: { ...BILLING, cost_credits: 0 } };
+  const answer = {
+    request_id: "req_test",
+    schema_version: "v1",
+    tool,
+    applied_params: plan.applied_params,
+    quote: plan.quote,
+    billing: { ...BILLING, cost_credits: 0 },
+  };
   const v = validateToolQuoteAnswer(answer);
   expect(v.ok, JSON.stringify(v.ok ? "" : v.errors)).toBe(true);
   const q = plan.quote;
@@ -86,7 +103,9 @@ export function expectValidRun(tool: ToolName, plan: ToolPlan, r: RunResult): vo
   };
   if (r.error) answer["error"] = r.error;
   const v = validateToolAnswer(answer);
-  expect(v.ok, `${JSON.stringify(v.ok ? "" : v.errors.slice(0, 5))}\n${JSON.stringify(answer).slice(0, 3000)}`).toBe(true);
+  expect(v.ok, `${JSON.stringify(v.ok ? "" : v.errors.slice(0, 5))}\n${JSON.stringify(answer).slice(0, 3000)}`).toBe(
+    true,
+  );
   for (const item of r.items) expect(validateItem(item).ok).toBe(true);
   expect(r.calls_made).toBeLessThanOrEqual(plan.quote.calls_planned);
   expect(r.calls_charged).toBeLessThanOrEqual(r.calls_made);

@@ -23,7 +23,11 @@ describe("resolveLink", () => {
   });
 
   it.each([
-    ["https://www.xiaohongshu.com/explore/6b001f4d0000000013004a7e?xsec_token=AB", "xiaohongshu", "6b001f4d0000000013004a7e"],
+    [
+      "https://www.xiaohongshu.com/explore/6b001f4d0000000013004a7e?xsec_token=AB",
+      "xiaohongshu",
+      "6b001f4d0000000013004a7e",
+    ],
     ["https://www.xiaohongshu.com/discovery/item/6b001f4d0000000013004a7e", "xiaohongshu", "6b001f4d0000000013004a7e"],
     ["https://www.douyin.com/video/7709876897014223310", "douyin", "7709876897014223310"],
     ["https://www.iesdouyin.com/share/video/7709876897014223310/", "douyin", "7709876897014223310"],
@@ -60,7 +64,8 @@ describe("resolveLink", () => {
   });
 
   it("takes <platform>:<id> for every platform", () => {
-    for (const p of PLATFORMS) expect(ok(`${p}:abc123`, "post")).toEqual({ link: `${p}:abc123`, platform: p, kind: "post", id: "abc123" });
+    for (const p of PLATFORMS)
+      expect(ok(`${p}:abc123`, "post")).toEqual({ link: `${p}:abc123`, platform: p, kind: "post", id: "abc123" });
     expect(ok("wechat:MzA5NjQ%3D%3D", "account").id).toBe("MzA5NjQ==");
   });
 

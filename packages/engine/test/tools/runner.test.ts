@@ -9,7 +9,10 @@ import type { ToolContext } from "../../src/tools/types.ts";
 
 type Answer = (req: ProviderRequest) => Promise<ProviderOutcome> | ProviderOutcome;
 
-function providers(answer: Answer, unsupported: (op: string) => string | null = () => null): Record<Platform, PlatformProvider> {
+function providers(
+  answer: Answer,
+  unsupported: (op: string) => string | null = () => null,
+): Record<Platform, PlatformProvider> {
   const make = (platform: Platform): PlatformProvider => ({
     platform,
     scoped: false,
@@ -23,9 +26,16 @@ function providers(answer: Answer, unsupported: (op: string) => string | null = 
 
 const ITEM: Item = { kind: "item", id: "p1", text: "hello" };
 const ok = (): ProviderOutcome => ({ status: "ok", items: [ITEM] });
-const upstream = (): ProviderOutcome => ({ status: "error", failure: { code: "upstream_error", message: "weibo answered 502.", retryable: true } });
+const upstream = (): ProviderOutcome => ({
+  status: "error",
+  failure: { code: "upstream_error", message: "weibo answered 502.", retryable: true },
+});
 
-function runner(ctx: Partial<ToolContext> & { providers: ToolContext["providers"] }, calls = 3, onStep?: (s: Step[]) => void) {
+function runner(
+  ctx: Partial<ToolContext> & { providers: ToolContext["providers"] },
+  calls = 3,
+  onStep?: (s: Step[]) => void,
+) {
   return new Runner({ ...ctx }, quoteOf([{ name: "search", calls }]).plan, ["request-wide warning"], onStep);
 }
 
@@ -33,7 +43,11 @@ describe("Runner", () => {
   it("answers failures as warnings and counts charged calls; the run is ok when any call succeeded", async () => {
     let n = 0;
     const r = runner({ providers: providers(() => (n++ === 1 ? upstream() : ok())) });
-    await r.wave("search", () => r.all(["x", "weibo", "reddit"] as Platform[], (p) => r.call(p, "search", { query: "q" }, `label ${p}`)), []);
+    await r.wave(
+      "search",
+      () => r.all(["x", "weibo", "reddit"] as Platform[], (p) => r.call(p, "search", { query: "q" }, `label ${p}`)),
+      [],
+    );
     const result = r.finish([ITEM]);
     expect(result.status).toBe("ok");
     expect(result.calls_made).toBe(3);
@@ -51,7 +65,12 @@ describe("Runner", () => {
     const result = r.finish([ITEM]);
     expect(result.status).toBe("error");
     expect(result.items).toEqual([]);
-    expect(result.error).toEqual({ code: "upstream_error", message: "weibo answered 502.", retryable: true, action_url: "https://status.sdgw.dev" });
+    expect(result.error).toEqual({
+      code: "upstream_error",
+      message: "weibo answered 502.",
+      retryable: true,
+      action_url: "https://status.sdgw.dev",
+    });
     expect(result.steps.map((s) => s.status)).toEqual(["failed", "failed"]);
     expect(result.calls_charged).toBe(0);
   });
@@ -66,18 +85,30 @@ describe("Runner", () => {
 
   it("an operation the platform does not offer is answered not_supported without calling it", async () => {
     let called = 0;
-    const r = runner({ providers: providers(() => (called++, ok()), () => "no such thing here") });
+    const r = runner({
+      providers: providers(
+        () => (called++, ok()),
+        () => "no such thing here",
+      ),
+    });
     const out = await r.wave("search", () => r.call("wechat", "search", {}), undefined);
     expect(out).toMatchObject({ ok: false, status: "not_supported" });
     expect(called).toBe(0);
     const result = r.finish([]);
     expect(result.status).toBe("not_supported");
-    expect(result.error).toMatchObject({ code: "not_supported", action_url: "https://console.sdgw.dev/capabilities?platform=wechat" });
+    expect(result.error).toMatchObject({
+      code: "not_supported",
+      action_url: "https://console.sdgw.dev/capabilities?platform=wechat",
+    });
   });
 
   it("mixed timeouts and not_supported answers with no plain error: an upstream_error run", async () => {
     let n = 0;
-    const r = runner({ providers: providers(() => (n++ === 0 ? { status: "timeout", message: "late" } : { status: "not_supported", message: "no" })) });
+    const r = runner({
+      providers: providers(() =>
+        n++ === 0 ? { status: "timeout", message: "late" } : { status: "not_supported", message: "no" },
+      ),
+    });
     await r.wave("search", () => r.all(["x", "weibo"] as Platform[], (p) => r.call(p, "search", {})), []);
     const result = r.finish([]);
     expect(result.status).toBe("error");
@@ -103,7 +134,9 @@ describe("Runner", () => {
   it("never makes more calls than the wave planned, nor calls outside a wave", async () => {
     const r = runner({ providers: providers(ok) }, 2);
     await expect(r.call("x", "search", {})).rejects.toThrow(/outside a wave/);
-    await expect(r.wave("search", () => r.all([1, 2, 3], () => r.call("x", "search", {})), [])).rejects.toThrow(/used its 2 planned calls/);
+    await expect(r.wave("search", () => r.all([1, 2, 3], () => r.call("x", "search", {})), [])).rejects.toThrow(
+      /used its 2 planned calls/,
+    );
   });
 
   it("keeps at most `concurrency` calls in flight and answers in list order", async () => {
@@ -124,7 +157,15 @@ describe("Runner", () => {
     );
     const outs = await r.wave("search", () => r.all([0, 1, 2, 3, 4, 5, 6], (i) => r.call("x", "search", { i })), []);
     expect(peak).toBe(2);
-    expect(outs.map((o) => (o.ok ? o.items[0]!.kind === "item" && o.items[0]!.id : null))).toEqual(["0", "1", "2", "3", "4", "5", "6"]);
+    expect(outs.map((o) => (o.ok ? o.items[0]!.kind === "item" && o.items[0]!.id : null))).toEqual([
+      "0",
+      "1",
+      "2",
+      "3",
+      "4",
+      "5",
+      "6",
+    ]);
   });
 
   it("reports a copy of the steps after each wave", async () => {

@@ -22,14 +22,29 @@ describe("viral_finder plan", () => {
       ["posts", 16],
       ["aggregate", 0],
     ]);
-    expect(plan.applied_params).toEqual({ query: "露营", platforms: ["douyin", "weibo", "bilibili"], window: "30d", count: 8, confirm: true });
+    expect(plan.applied_params).toEqual({
+      query: "露营",
+      platforms: ["douyin", "weibo", "bilibili"],
+      window: "30d",
+      count: 8,
+      confirm: true,
+    });
   });
 
   it("switches to background above 10 calls", () => {
     const { ctx } = simCtx();
-    expect(planned(viralFinder.plan({ query: "q", platforms: ["x"], count: 4 }, ctx)).quote).toMatchObject({ calls_planned: 9, mode: "inline" });
-    expect(planned(viralFinder.plan({ query: "q", platforms: ["x"], count: 5 }, ctx)).quote).toMatchObject({ calls_planned: 11, mode: "background" });
-    expect(planned(viralFinder.plan({ query: "q" }, ctx)).quote).toMatchObject({ calls_planned: 30, quote_credits: 30 });
+    expect(planned(viralFinder.plan({ query: "q", platforms: ["x"], count: 4 }, ctx)).quote).toMatchObject({
+      calls_planned: 9,
+      mode: "inline",
+    });
+    expect(planned(viralFinder.plan({ query: "q", platforms: ["x"], count: 5 }, ctx)).quote).toMatchObject({
+      calls_planned: 11,
+      mode: "background",
+    });
+    expect(planned(viralFinder.plan({ query: "q" }, ctx)).quote).toMatchObject({
+      calls_planned: 30,
+      quote_credits: 30,
+    });
   });
 
   it.each([
@@ -38,7 +53,10 @@ describe("viral_finder plan", () => {
     [{ ...REQ, scale: "small" }, "scale"],
   ])("refuses %j with invalid_params", (body, param) => {
     const { ctx } = simCtx();
-    expect(viralFinder.plan(body as ViralFinderRequest, ctx)).toMatchObject({ ok: false, refusal: { code: "invalid_params", param } });
+    expect(viralFinder.plan(body as ViralFinderRequest, ctx)).toMatchObject({
+      ok: false,
+      refusal: { code: "invalid_params", param },
+    });
   });
 });
 
@@ -53,9 +71,14 @@ describe("viral_finder run", () => {
     const found: Array<{ platform: Platform; item: ContentItem }> = [];
     for (const c of calls.filter((c) => c.operation === "search")) {
       expect(c.params).toMatchObject({ sort: "most_liked", time_range: "30d", count: 20 });
-      for (const it of (c.outcome as { items: ContentItem[] }).items) if (inDays(it.published_at, 30)) found.push({ platform: c.platform, item: it });
+      for (const it of (c.outcome as { items: ContentItem[] }).items)
+        if (inDays(it.published_at, 30)) found.push({ platform: c.platform, item: it });
     }
-    found.sort((a, b) => engagementOf(b.item) - engagementOf(a.item) || (`${a.platform}|${a.item.id}` < `${b.platform}|${b.item.id}` ? -1 : 1));
+    found.sort(
+      (a, b) =>
+        engagementOf(b.item) - engagementOf(a.item) ||
+        (`${a.platform}|${a.item.id}` < `${b.platform}|${b.item.id}` ? -1 : 1),
+    );
     const authors: string[] = [];
     for (const f of found) {
       const key = `${f.platform}|${f.item.author!.id}`;
@@ -90,7 +113,9 @@ describe("viral_finder run", () => {
   });
 
   it("is deterministic", async () => {
-    expect(await viralFinder.run(REQ, simCtx().ctx)).toEqual(await viralFinder.run(REQ, simCtx({ ctx: { concurrency: 1 } }).ctx));
+    expect(await viralFinder.run(REQ, simCtx().ctx)).toEqual(
+      await viralFinder.run(REQ, simCtx({ ctx: { concurrency: 1 } }).ctx),
+    );
   });
 
   it("nothing on the topic: empty; every search failing: an error run", async () => {
@@ -101,6 +126,10 @@ describe("viral_finder run", () => {
     sim.setKnobs("*", { fault: "unavailable" });
     const failed = await viralFinder.run(REQ, ctx);
     expectValidRun("viral_finder", planned(viralFinder.plan(REQ, ctx)), failed);
-    expect(failed).toMatchObject({ status: "error", calls_made: 3, error: { code: "temporarily_unavailable", fix: { action_url: "https://status.sdgw.dev" } } });
+    expect(failed).toMatchObject({
+      status: "error",
+      calls_made: 3,
+      error: { code: "temporarily_unavailable", fix: { action_url: "https://status.sdgw.dev" } },
+    });
   });
 });

@@ -32,7 +32,11 @@ async function main(): Promise<void> {
   }
   const apiKey = process.env["SDGW_API_KEY"] ?? null;
   if (!apiKey) console.error("sdgw-mcp: SDGW_API_KEY is not set; charging tools and account will answer unauthorized.");
-  const server = createServer({ ...configFromEnv(), ...runLeaseFromEnv(), log: (...args: unknown[]) => console.error(...args) });
+  const server = createServer({
+    ...configFromEnv(),
+    ...runLeaseFromEnv(),
+    log: (...args: unknown[]) => console.error(...args),
+  });
   await server.app.ready();
   const mcp = createMcpServer({ app: server.app, apiKey, gateway: server.gateway, keySource: "env", ...filter });
   await mcp.connect(new StdioServerTransport());

@@ -37,28 +37,63 @@ export function keyInUrl(gw: Gateway, url: string, requestId: string): ErrorAnsw
   const values = q < 0 ? null : keysInQuery(url.slice(q + 1));
   if (!values) return null;
   for (const v of values) if (v) gw.accounts.markExposed(v);
-  return errorAnswer("unauthorized", requestId, keyInQueryRefusal(gw.config.urls.console), { urls: gw.config.urls, now: new Date(gw.now()) });
+  return errorAnswer("unauthorized", requestId, keyInQueryRefusal(gw.config.urls.console), {
+    urls: gw.config.urls,
+    now: new Date(gw.now()),
+  });
 }
 
 /**
  * Authenticates a request by its headers (lower-case names). `presentedHash` is `presentedKeyHash(headers)` when the
  * caller already computed it (one SHA-256 per request).
  */
-export function authenticate(gw: Gateway, headers: Record<string, string>, requestId: string, presentedHash?: string | null): { ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> } {
+export function authenticate(
+  gw: Gateway,
+  headers: Record<string, string>,
+  requestId: string,
+  presentedHash?: string | null,
+): { ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> } {
   const opts = { urls: gw.config.urls, now: new Date(gw.now()) };
-  const refuse = (reason: "missing" | "invalid" | "key_in_query" | "suspended" | "expired" | "revoked", message: string, note: string) =>
-    ({ ok: false, answer: errorAnswer("unauthorized", requestId, { reason, message, fix: { action_url: gw.config.urls.console, note } }, opts) }) as const;
+  const refuse = (
+    reason: "missing" | "invalid" | "key_in_query" | "suspended" | "expired" | "revoked",
+    message: string,
+    note: string,
+  ) =>
+    ({
+      ok: false,
+      answer: errorAnswer(
+        "unauthorized",
+        requestId,
+        { reason, message, fix: { action_url: gw.config.urls.console, note } },
+        opts,
+      ),
+    }) as const;
   const header = headers["x-api-key"];
   const auth = headers["authorization"];
   let bearer: string | undefined;
   if (auth !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (!m) return refuse("invalid", "The Authorization header must be `Bearer <key>`.", "Send your key as `Authorization: Bearer <key>` or in the X-API-Key header.");
+    if (!m)
+      return refuse(
+        "invalid",
+        "The Authorization header must be `Bearer <key>`.",
+        "Send your key as `Authorization: Bearer <key>` or in the X-API-Key header.",
+      );
     bearer = m[1];
   }
-  if (header !== undefined && bearer !== undefined && header !== bearer) return refuse("invalid", "X-API-Key and Authorization carry two different keys.", "Send one key: in X-API-Key or as Authorization: Bearer, or the same key in both.");
+  if (header !== undefined && bearer !== undefined && header !== bearer)
+    return refuse(
+      "invalid",
+      "X-API-Key and Authorization carry two different keys.",
+      "Send one key: in X-API-Key or as Authorization: Bearer, or the same key in both.",
+    );
   const secret = header ?? bearer;
-  if (!secret) return refuse("missing", "No key was sent; a valid key is required.", "Send your key in the X-API-Key header or as Authorization: Bearer.");
+  if (!secret)
+    return refuse(
+      "missing",
+      "No key was sent; a valid key is required.",
+      "Send your key in the X-API-Key header or as Authorization: Bearer.",
+    );
   const keyHash = presentedHash ?? hashKey(secret);
   const state = keyState(gw, keyHash, refuse);
   if (state.ok) rememberKeyHash(secret, keyHash);
@@ -66,15 +101,31 @@ export function authenticate(gw: Gateway, headers: Record<string, string>, reque
 }
 
 /** The state checks of a key found by its hash (D25's order): unknown, revoked, exposed, expired, suspended. */
-function keyState(gw: Gateway, keyHash: string, refuse: (reason: "invalid" | "suspended" | "expired" | "revoked" | "key_in_query", message: string, note: string) => { ok: false; answer: ErrorAnswer<"unauthorized"> }): { ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> } {
+function keyState(
+  gw: Gateway,
+  keyHash: string,
+  refuse: (
+    reason: "invalid" | "suspended" | "expired" | "revoked" | "key_in_query",
+    message: string,
+    note: string,
+  ) => { ok: false; answer: ErrorAnswer<"unauthorized"> },
+): { ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> } {
   const found = gw.accounts.keyAndAccount(keyHash);
   if (!found) return refuse("invalid", "This key is not valid.", "Check the key, or create one in the console.");
   const { key, account } = found;
   if (key.status === "revoked") return refuse("revoked", "This key was revoked.", "Create a new key in the console.");
-  if (key.exposed_at) return refuse("key_in_query", "This key was sent in a URL and is treated as exposed; it is refused until replaced.", "Revoke this key, create a new one and send it in a header, never in the URL.");
-  if (key.expires_at && Date.parse(key.expires_at) <= gw.now()) return refuse("expired", "This key has expired.", "Create a new key in the console.");
-  if (key.status === "suspended") return refuse("suspended", "This key is paused by support.", "Write to support@sdgw.dev to have it resumed.");
-  if (account.status === "suspended") return refuse("suspended", "This account is suspended.", "Write to support@sdgw.dev about the account.");
+  if (key.exposed_at)
+    return refuse(
+      "key_in_query",
+      "This key was sent in a URL and is treated as exposed; it is refused until replaced.",
+      "Revoke this key, create a new one and send it in a header, never in the URL.",
+    );
+  if (key.expires_at && Date.parse(key.expires_at) <= gw.now())
+    return refuse("expired", "This key has expired.", "Create a new key in the console.");
+  if (key.status === "suspended")
+    return refuse("suspended", "This key is paused by support.", "Write to support@sdgw.dev to have it resumed.");
+  if (account.status === "suspended")
+    return refuse("suspended", "This account is suspended.", "Write to support@sdgw.dev about the account.");
   return { ok: true, caller: { key, account, keyHash } };
 }
 
@@ -101,7 +152,14 @@ export function consoleKeyName(email: string): string {
  */
 export function consoleKeyOf(gw: Gateway, user: UserRecord): KeyRecord {
   const name = consoleKeyName(user.email);
-  const mine = (keys: KeyRecord[]) => keys.find((k) => k.name === name && k.status !== "revoked" && !k.exposed_at && (!k.expires_at || Date.parse(k.expires_at) > gw.now()));
+  const mine = (keys: KeyRecord[]) =>
+    keys.find(
+      (k) =>
+        k.name === name &&
+        k.status !== "revoked" &&
+        !k.exposed_at &&
+        (!k.expires_at || Date.parse(k.expires_at) > gw.now()),
+    );
   const found = mine(gw.accounts.keys(user.account_id));
   if (found) return found;
   const created = gw.accounts.createKey({ accountId: user.account_id, name, permissions: ["read_data"] });
@@ -122,11 +180,27 @@ export interface SessionRefusal {
  * state-changing request (every charging call, and every method but GET) must carry the session's CSRF token in
  * `X-CSRF-Token`; the caller is then the user's console key, with the key's usual state checks.
  */
-export function sessionCaller(gw: Gateway, headers: Record<string, string>, requestId: string, stateChanging: boolean): { ok: true; caller: Caller } | { ok: false; answer: SessionRefusal } | null {
+export function sessionCaller(
+  gw: Gateway,
+  headers: Record<string, string>,
+  requestId: string,
+  stateChanging: boolean,
+): { ok: true; caller: Caller } | { ok: false; answer: SessionRefusal } | null {
   if (headers["x-api-key"] !== undefined || headers["authorization"] !== undefined) return null;
   const cookie = headers["cookie"];
   if (cookie === undefined || !cookie.includes(`${SESSION_COOKIE}=`)) return null;
-  const asAnswer = (a: { status: number; headers: Record<string, string | string[]>; body: unknown }): { ok: false; answer: SessionRefusal } => ({ ok: false, answer: { status: a.status, headers: Object.fromEntries(Object.entries(a.headers).map(([k, v]) => [k.toLowerCase(), String(v)])), body: a.body } });
+  const asAnswer = (a: {
+    status: number;
+    headers: Record<string, string | string[]>;
+    body: unknown;
+  }): { ok: false; answer: SessionRefusal } => ({
+    ok: false,
+    answer: {
+      status: a.status,
+      headers: Object.fromEntries(Object.entries(a.headers).map(([k, v]) => [k.toLowerCase(), String(v)])),
+      body: a.body,
+    },
+  });
   const origin = originRefusal(headers, requestId);
   if (origin) return asAnswer(origin);
   const session = sessionOf(gw, headers);
@@ -137,9 +211,22 @@ export function sessionCaller(gw: Gateway, headers: Record<string, string>, requ
   }
   const key = consoleKeyOf(gw, session.user);
   const opts = { urls: gw.config.urls, now: new Date(gw.now()) };
-  const state = keyState(gw, key.hash, (reason, message, note) => ({ ok: false, answer: errorAnswer("unauthorized", requestId, { reason, message, fix: { action_url: gw.config.urls.console, note } }, opts) })) as { ok: true; caller: Caller } | { ok: false; answer: SessionRefusal };
+  const state = keyState(gw, key.hash, (reason, message, note) => ({
+    ok: false,
+    answer: errorAnswer(
+      "unauthorized",
+      requestId,
+      { reason, message, fix: { action_url: gw.config.urls.console, note } },
+      opts,
+    ),
+  })) as { ok: true; caller: Caller } | { ok: false; answer: SessionRefusal };
   if (!state.ok) return state;
   const name = consoleKeyName(session.user.email);
-  const readsResultsOf = new Set(gw.accounts.keys(session.user.account_id).filter((k) => k.name === name).map((k) => k.id));
+  const readsResultsOf = new Set(
+    gw.accounts
+      .keys(session.user.account_id)
+      .filter((k) => k.name === name)
+      .map((k) => k.id),
+  );
   return { ok: true, caller: { ...state.caller, readsResultsOf } };
 }

@@ -74,8 +74,7 @@ export async function charging(deps: RouteDeps, o: ChargeOptions): Promise<HttpA
     };
     if (price === "free") {
       const answer = await o.start(runId, ctx);
-      if (idemKey !== undefined)
-        gw.store.tx(() => gw.idempotency.complete({ keyId, idemKey, answer }));
+      if (idemKey !== undefined) gw.store.tx(() => gw.idempotency.complete({ keyId, idemKey, answer }));
       owned = true;
       return answer;
     }

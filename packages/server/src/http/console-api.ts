@@ -30,31 +30,61 @@ interface Answer {
 }
 
 const ok = (body: unknown): Answer => ({ status: 200, body });
-const invalid = (why: InvalidParams, requestId: string): Answer => ({ status: 400, body: invalidParamsAnswer(why, requestId) });
+const invalid = (why: InvalidParams, requestId: string): Answer => ({
+  status: 400,
+  body: invalidParamsAnswer(why, requestId),
+});
 
 /** A key as the console lists it: never its hash or secret. */
 function keyView(k: KeyRecord) {
-  return { id: k.id, name: k.name, prefix: k.prefix, permissions: JSON.parse(k.permissions) as string[], status: k.status, daily_limit: k.daily_limit, created_at: k.created_at, expires_at: k.expires_at, revoked_at: k.revoked_at, exposed: k.exposed_at !== null };
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    permissions: JSON.parse(k.permissions) as string[],
+    status: k.status,
+    daily_limit: k.daily_limit,
+    created_at: k.created_at,
+    expires_at: k.expires_at,
+    revoked_at: k.revoked_at,
+    exposed: k.exposed_at !== null,
+  };
 }
 
 /** Parses a JSON object body with only the allowed members; else why not. */
 function objectBody(req: FastifyRequest, allowed: string[], requestId: string): Record<string, unknown> | Answer {
   const json = jsonObjectOf(req);
   if (!json.ok) return invalid(json.why, requestId);
-  for (const k of Object.keys(json.body)) if (!allowed.includes(k)) return invalid({ param: k.slice(0, 100) || "body", message: `\`${k.slice(0, 100)}\` is not a parameter here.`, allowed }, requestId);
+  for (const k of Object.keys(json.body))
+    if (!allowed.includes(k))
+      return invalid(
+        { param: k.slice(0, 100) || "body", message: `\`${k.slice(0, 100)}\` is not a parameter here.`, allowed },
+        requestId,
+      );
   return json.body;
 }
 
 /** `daily_limit` (a whole number of credits, or null for none) and `read_data` (a boolean), as given. */
-function keySettings(body: Record<string, unknown>, requestId: string): { dailyLimit?: number | null; readData?: boolean } | Answer {
+function keySettings(
+  body: Record<string, unknown>,
+  requestId: string,
+): { dailyLimit?: number | null; readData?: boolean } | Answer {
   const out: { dailyLimit?: number | null; readData?: boolean } = {};
   if ("daily_limit" in body) {
     const v = body["daily_limit"];
-    if (v !== null && !(Number.isSafeInteger(v) && (v as number) >= 0)) return invalid({ param: "daily_limit", message: "`daily_limit` must be a whole number of credits, 0 or more, or null for no limit." }, requestId);
+    if (v !== null && !(Number.isSafeInteger(v) && (v as number) >= 0))
+      return invalid(
+        {
+          param: "daily_limit",
+          message: "`daily_limit` must be a whole number of credits, 0 or more, or null for no limit.",
+        },
+        requestId,
+      );
     out.dailyLimit = v as number | null;
   }
   if ("read_data" in body) {
-    if (typeof body["read_data"] !== "boolean") return invalid({ param: "read_data", message: "`read_data` must be true or false." }, requestId);
+    if (typeof body["read_data"] !== "boolean")
+      return invalid({ param: "read_data", message: "`read_data` must be true or false." }, requestId);
     out.readData = body["read_data"];
   }
   return out;
@@ -80,18 +110,31 @@ export function consoleApiRoutes(app: FastifyInstance, gw: Gateway): void {
         a = errorAnswer("internal_error", requestId, {}, { urls: gw.config.urls, now: new Date(gw.now()) });
       }
       const headers: Record<string, string> = { "content-type": JSON_TYPE };
-      for (const [k, v] of Object.entries(a.headers ?? {})) if (k.toLowerCase() !== "content-type") headers[k.toLowerCase()] = String(v);
+      for (const [k, v] of Object.entries(a.headers ?? {}))
+        if (k.toLowerCase() !== "content-type") headers[k.toLowerCase()] = String(v);
       return reply.code(a.status).headers(headers).send(JSON.stringify(a.body));
     };
   const keyOfAccount = (s: ConsoleSession, id: string) => {
     const k = gw.accounts.key(id);
     return k && k.account_id === s.user.account_id ? k : undefined;
   };
-  const noSuchKey = (id: string, requestId: string): Answer => errorAnswer("not_found", requestId, { reason: "no_such_route", message: `The account has no key ${id.slice(0, 64)}.`, fix: { param: "id", note: "GET /console/api/keys lists the account's keys." } } as never, { urls: gw.config.urls, now: new Date(gw.now()) });
+  const noSuchKey = (id: string, requestId: string): Answer =>
+    errorAnswer(
+      "not_found",
+      requestId,
+      {
+        reason: "no_such_route",
+        message: `The account has no key ${id.slice(0, 64)}.`,
+        fix: { param: "id", note: "GET /console/api/keys lists the account's keys." },
+      } as never,
+      { urls: gw.config.urls, now: new Date(gw.now()) },
+    );
 
   app.get(
     "/console/api/keys",
-    route(false, (_req, s, requestId) => ok({ request_id: requestId, keys: gw.accounts.keys(s.user.account_id).map(keyView) })),
+    route(false, (_req, s, requestId) =>
+      ok({ request_id: requestId, keys: gw.accounts.keys(s.user.account_id).map(keyView) }),
+    ),
   );
 
   app.post(
@@ -101,11 +144,21 @@ export function consoleApiRoutes(app: FastifyInstance, gw: Gateway): void {
       if ("status" in body && "body" in body && typeof body.status === "number") return body as Answer;
       const b = body as Record<string, unknown>;
       const name = b["name"];
-      if (typeof name !== "string" || name.trim().length === 0 || name.length > 100) return invalid({ param: "name", message: "`name` must be text of 1 to 100 characters." }, requestId);
-      if (name.startsWith("console:")) return invalid({ param: "name", message: "Names starting with `console:` are kept for the console's own keys." }, requestId);
+      if (typeof name !== "string" || name.trim().length === 0 || name.length > 100)
+        return invalid({ param: "name", message: "`name` must be text of 1 to 100 characters." }, requestId);
+      if (name.startsWith("console:"))
+        return invalid(
+          { param: "name", message: "Names starting with `console:` are kept for the console's own keys." },
+          requestId,
+        );
       const settings = keySettings(b, requestId);
       if ("status" in settings) return settings;
-      const created = gw.accounts.createKey({ accountId: s.user.account_id, name: name.trim(), permissions: settings.readData === false ? [] : ["read_data"], dailyLimit: settings.dailyLimit ?? null });
+      const created = gw.accounts.createKey({
+        accountId: s.user.account_id,
+        name: name.trim(),
+        permissions: settings.readData === false ? [] : ["read_data"],
+        dailyLimit: settings.dailyLimit ?? null,
+      });
       return ok({ request_id: requestId, key: keyView(gw.accounts.key(created.id)!), secret: created.secret });
     }),
   );
@@ -142,7 +195,17 @@ export function consoleApiRoutes(app: FastifyInstance, gw: Gateway): void {
       // Runs that outlived their request or kept their answer have a row (and a handle); a call answered at once
       // has only its charge in the ledger.
       const name = consoleKeyName(s.user.email);
-      const rows = gw.store.all<{ run_id: string; handle: string | null; operation: string | null; state: string; quote: number; charged: number; started_at: string; ended_at: string | null; expires_at: string | null }>(
+      const rows = gw.store.all<{
+        run_id: string;
+        handle: string | null;
+        operation: string | null;
+        state: string;
+        quote: number;
+        charged: number;
+        started_at: string;
+        ended_at: string | null;
+        expires_at: string | null;
+      }>(
         `SELECT r.id AS run_id, r.handle, r.operation, r.state, r.quote, r.charged, r.started_at, r.ended_at, r.expires_at FROM runs r JOIN keys k ON k.id = r.key_id WHERE r.account_id = ? AND k.name = ?
          UNION ALL
          SELECT l.run_id, NULL, NULL, 'finished', l.amount, l.amount, l.created_at, l.created_at, NULL FROM ledger l JOIN keys k ON k.id = l.key_id
@@ -153,7 +216,20 @@ export function consoleApiRoutes(app: FastifyInstance, gw: Gateway): void {
         s.user.account_id,
         name,
       );
-      return ok({ request_id: requestId, results: rows.map((r) => ({ run_id: r.run_id, handle: r.handle, operation: r.operation, state: r.state, quote_credits: r.quote, charged_credits: r.charged, started_at: r.started_at, ended_at: r.ended_at, expires_at: r.expires_at })) });
+      return ok({
+        request_id: requestId,
+        results: rows.map((r) => ({
+          run_id: r.run_id,
+          handle: r.handle,
+          operation: r.operation,
+          state: r.state,
+          quote_credits: r.quote,
+          charged_credits: r.charged,
+          started_at: r.started_at,
+          ended_at: r.ended_at,
+          expires_at: r.expires_at,
+        })),
+      });
     }),
   );
 
@@ -162,8 +238,17 @@ export function consoleApiRoutes(app: FastifyInstance, gw: Gateway): void {
     route(false, (_req, s, requestId) => {
       const today = new Date(gw.now());
       const days: string[] = [];
-      for (let i = 29; i >= 0; i--) days.push(new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - i)).toISOString().slice(0, 10));
-      const rows = gw.store.all<{ day: string; credits: number }>("SELECT day, SUM(amount) AS credits FROM ledger WHERE account_id = ? AND kind = 'charge' AND day >= ? GROUP BY day", s.user.account_id, days[0]!);
+      for (let i = 29; i >= 0; i--)
+        days.push(
+          new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - i))
+            .toISOString()
+            .slice(0, 10),
+        );
+      const rows = gw.store.all<{ day: string; credits: number }>(
+        "SELECT day, SUM(amount) AS credits FROM ledger WHERE account_id = ? AND kind = 'charge' AND day >= ? GROUP BY day",
+        s.user.account_id,
+        days[0]!,
+      );
       const by = new Map(rows.map((r) => [r.day, r.credits]));
       return ok({ request_id: requestId, days: days.map((day) => ({ day, credits: by.get(day) ?? 0 })) });
     }),

@@ -10,11 +10,28 @@
  * (403, D84), the body (400 `invalid_params`), sign-in throttling (429), then the password or the session (401),
  * then the CSRF token of a state-changing request (403, D84).
  */
-import { bodyTextProblem, errorAnswer, invalidBody, invalidParamsAnswer, normalizeHeaders, type ErrorAnswer, type InvalidParams } from "@sdgw/validators";
+import {
+  bodyTextProblem,
+  errorAnswer,
+  invalidBody,
+  invalidParamsAnswer,
+  normalizeHeaders,
+  type ErrorAnswer,
+  type InvalidParams,
+} from "@sdgw/validators";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Gateway } from "../gateway.ts";
 import { newRequestId } from "../ids.ts";
-import { PASSWORD_MAX, SESSION_COOKIE, isEmail, normalizeEmail, sameSecret, sessionOf, sessionsOf, type ConsoleSession } from "../systems/sessions.ts";
+import {
+  PASSWORD_MAX,
+  SESSION_COOKIE,
+  isEmail,
+  normalizeEmail,
+  sameSecret,
+  sessionOf,
+  sessionsOf,
+  type ConsoleSession,
+} from "../systems/sessions.ts";
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
@@ -32,7 +49,18 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
  * valid session is required, `fix.action_url` the sign-in page.
  */
 export function sessionRequired(gw: Gateway, requestId: string): ErrorAnswer<"unauthorized"> {
-  const a = errorAnswer("unauthorized", requestId, { message: "A valid session is required: sign in to the console.", fix: { action_url: gw.config.urls.signIn, note: "Sign in again; a session ends after a time unused, after its lifetime, or at sign-out." } }, { urls: gw.config.urls, now: new Date(gw.now()) });
+  const a = errorAnswer(
+    "unauthorized",
+    requestId,
+    {
+      message: "A valid session is required: sign in to the console.",
+      fix: {
+        action_url: gw.config.urls.signIn,
+        note: "Sign in again; a session ends after a time unused, after its lifetime, or at sign-out.",
+      },
+    },
+    { urls: gw.config.urls, now: new Date(gw.now()) },
+  );
   delete (a.body as { reason?: string }).reason;
   return a;
 }
@@ -42,19 +70,33 @@ export function sessionRequired(gw: Gateway, requestId: string): ErrorAnswer<"un
  * http or https) is refused: 403 with the `invalid_params` structure naming `Origin`, as `/mcp` does (D63). Null
  * when the request has no `Origin` (a same-origin GET, a non-browser client) or its own.
  */
-export function originRefusal(headers: Readonly<Record<string, string | undefined>>, requestId: string): ConsoleAnswer | null {
+export function originRefusal(
+  headers: Readonly<Record<string, string | undefined>>,
+  requestId: string,
+): ConsoleAnswer | null {
   const origin = headers["origin"];
   if (origin === undefined) return null;
   const host = headers["host"];
   let same = false;
   try {
     const o = new URL(origin);
-    same = (o.protocol === "http:" || o.protocol === "https:") && host !== undefined && o.origin === origin.replace(/\/$/, "").toLowerCase() && o.host === new URL(`${o.protocol}//${host}`).host;
+    same =
+      (o.protocol === "http:" || o.protocol === "https:") &&
+      host !== undefined &&
+      o.origin === origin.replace(/\/$/, "").toLowerCase() &&
+      o.host === new URL(`${o.protocol}//${host}`).host;
   } catch {
     same = false;
   }
   if (same) return null;
-  return refusal403({ param: "Origin", message: `Requests from the origin ${origin.slice(0, 200)} are not allowed at the console (cross-site).`, note: "The console's requests come from the console's own origin." }, requestId);
+  return refusal403(
+    {
+      param: "Origin",
+      message: `Requests from the origin ${origin.slice(0, 200)} are not allowed at the console (cross-site).`,
+      note: "The console's requests come from the console's own origin.",
+    },
+    requestId,
+  );
 }
 
 /**
@@ -62,11 +104,22 @@ export function originRefusal(headers: Readonly<Record<string, string | undefine
  * `X-CSRF-Token` (the synchronizer token given at sign-in and by `GET /console/session`); else 403 with the
  * `invalid_params` structure naming `X-CSRF-Token`. Null when it matches.
  */
-export function csrfRefusal(session: ConsoleSession, headers: Readonly<Record<string, string | undefined>>, requestId: string): ConsoleAnswer | null {
+export function csrfRefusal(
+  session: ConsoleSession,
+  headers: Readonly<Record<string, string | undefined>>,
+  requestId: string,
+): ConsoleAnswer | null {
   const sent = headers["x-csrf-token"];
   if (sent !== undefined && sameSecret(sent, session.session.csrf_token)) return null;
   return refusal403(
-    { param: "X-CSRF-Token", message: sent === undefined ? "`X-CSRF-Token` is missing: a console request that changes something sends the session's CSRF token." : "`X-CSRF-Token` is not this session's CSRF token.", note: "Send the csrf_token of POST or GET /console/session in the X-CSRF-Token header." },
+    {
+      param: "X-CSRF-Token",
+      message:
+        sent === undefined
+          ? "`X-CSRF-Token` is missing: a console request that changes something sends the session's CSRF token."
+          : "`X-CSRF-Token` is not this session's CSRF token.",
+      note: "Send the csrf_token of POST or GET /console/session in the X-CSRF-Token header.",
+    },
     requestId,
   );
 }
@@ -93,8 +146,13 @@ export function sessionCookie(token: string, maxAgeSeconds: number, secure: bool
  * The body of a console request as one JSON object (`Content-Type: application/json`, text only, D56), or the
  * `invalid_params` reason why it is not. Shared by the sign-in and the account routes (console-api.ts).
  */
-export function jsonObjectOf(req: FastifyRequest): { ok: true; body: Record<string, unknown> } | { ok: false; why: InvalidParams } {
-  const type = String(req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+export function jsonObjectOf(
+  req: FastifyRequest,
+): { ok: true; body: Record<string, unknown> } | { ok: false; why: InvalidParams } {
+  const type = String(req.headers["content-type"] ?? "")
+    .split(";")[0]!
+    .trim()
+    .toLowerCase();
   let parsed: unknown;
   try {
     if (type !== "application/json" || typeof req.body !== "string") throw new Error("not JSON");
@@ -108,26 +166,73 @@ export function jsonObjectOf(req: FastifyRequest): { ok: true; body: Record<stri
 }
 
 function signInBody(req: FastifyRequest, requestId: string): { email: string; password: string } | ConsoleAnswer {
-  if (typeof req.body === "symbol") return invalid({ param: "body", message: "The body is not UTF-8 text.", note: "Send one JSON object encoded as UTF-8." }, requestId);
+  if (typeof req.body === "symbol")
+    return invalid(
+      { param: "body", message: "The body is not UTF-8 text.", note: "Send one JSON object encoded as UTF-8." },
+      requestId,
+    );
   const json = jsonObjectOf(req);
   if (!json.ok) return invalid(json.why, requestId);
   const body = json.body;
   const allowed = ["email", "password"];
-  for (const k of Object.keys(body)) if (!allowed.includes(k)) return invalid({ param: k.slice(0, 100) || "body", message: `\`${k.slice(0, 100)}\` is not a parameter of a sign-in.`, allowed }, requestId);
+  for (const k of Object.keys(body))
+    if (!allowed.includes(k))
+      return invalid(
+        {
+          param: k.slice(0, 100) || "body",
+          message: `\`${k.slice(0, 100)}\` is not a parameter of a sign-in.`,
+          allowed,
+        },
+        requestId,
+      );
   const email = body["email"];
   if (typeof email !== "string" || !isEmail(normalizeEmail(email))) {
-    return invalid({ param: "email", message: email === undefined ? "`email` is missing." : "`email` must be an email address (a string, at most 254 characters).", note: "Send the email and password of a console user." }, requestId);
+    return invalid(
+      {
+        param: "email",
+        message:
+          email === undefined
+            ? "`email` is missing."
+            : "`email` must be an email address (a string, at most 254 characters).",
+        note: "Send the email and password of a console user.",
+      },
+      requestId,
+    );
   }
   const password = body["password"];
   if (typeof password !== "string" || password.length === 0 || Buffer.byteLength(password) > PASSWORD_MAX) {
-    return invalid({ param: "password", message: password === undefined ? "`password` is missing." : `\`password\` must be a string of 1 to ${PASSWORD_MAX} bytes.`, note: "Send the email and password of a console user." }, requestId);
+    return invalid(
+      {
+        param: "password",
+        message:
+          password === undefined
+            ? "`password` is missing."
+            : `\`password\` must be a string of 1 to ${PASSWORD_MAX} bytes.`,
+        note: "Send the email and password of a console user.",
+      },
+      requestId,
+    );
   }
   return { email, password };
 }
 
 /** The JSON of a session for its user: who, the CSRF token, when it ends. */
-function sessionBody(requestId: string, s: { user: { id: string; email: string; account_id: string }; csrf: string; expiresAt: number; idleExpiresAt: number }) {
-  return { request_id: requestId, user: { id: s.user.id, email: s.user.email, account_id: s.user.account_id }, csrf_token: s.csrf, expires_at: iso(s.expiresAt), idle_expires_at: iso(s.idleExpiresAt) };
+function sessionBody(
+  requestId: string,
+  s: {
+    user: { id: string; email: string; account_id: string };
+    csrf: string;
+    expiresAt: number;
+    idleExpiresAt: number;
+  },
+) {
+  return {
+    request_id: requestId,
+    user: { id: s.user.id, email: s.user.email, account_id: s.user.account_id },
+    csrf_token: s.csrf,
+    expires_at: iso(s.expiresAt),
+    idle_expires_at: iso(s.idleExpiresAt),
+  };
 }
 
 /**
@@ -136,19 +241,27 @@ function sessionBody(requestId: string, s: { user: { id: string; email: string; 
  */
 export function consoleSessionRoutes(app: FastifyInstance, gw: Gateway): void {
   const opts = () => ({ urls: gw.config.urls, now: new Date(gw.now()) });
-  const route = (fn: (req: FastifyRequest, headers: Record<string, string>, requestId: string) => Promise<ConsoleAnswer> | ConsoleAnswer) => async (req: FastifyRequest, reply: FastifyReply) => {
-    const requestId = newRequestId(gw.now());
-    let a: ConsoleAnswer;
-    try {
-      const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
-      a = originRefusal(headers, requestId) ?? (await fn(req, headers, requestId));
-      await gw.store.durable();
-    } catch (e) {
-      gw.log(`request ${requestId} failed`, e);
-      a = fromError(errorAnswer("internal_error", requestId, {}, opts()));
-    }
-    return reply.code(a.status).headers(a.headers).send(JSON.stringify(a.body));
-  };
+  const route =
+    (
+      fn: (
+        req: FastifyRequest,
+        headers: Record<string, string>,
+        requestId: string,
+      ) => Promise<ConsoleAnswer> | ConsoleAnswer,
+    ) =>
+    async (req: FastifyRequest, reply: FastifyReply) => {
+      const requestId = newRequestId(gw.now());
+      let a: ConsoleAnswer;
+      try {
+        const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+        a = originRefusal(headers, requestId) ?? (await fn(req, headers, requestId));
+        await gw.store.durable();
+      } catch (e) {
+        gw.log(`request ${requestId} failed`, e);
+        a = fromError(errorAnswer("internal_error", requestId, {}, opts()));
+      }
+      return reply.code(a.status).headers(a.headers).send(JSON.stringify(a.body));
+    };
   const secure = (req: FastifyRequest) => req.protocol === "https";
 
   app.post(
@@ -163,7 +276,12 @@ export function consoleSessionRoutes(app: FastifyInstance, gw: Gateway): void {
         return {
           status: 200,
           headers: { "content-type": JSON_TYPE, "set-cookie": sessionCookie(token, lifetime / 1000, secure(req)) },
-          body: sessionBody(requestId, { user, csrf: session.csrf_token, expiresAt: session.expires_at, idleExpiresAt: Math.min(session.expires_at, session.last_seen_at + gw.config.sessions.idleMs) }),
+          body: sessionBody(requestId, {
+            user,
+            csrf: session.csrf_token,
+            expiresAt: session.expires_at,
+            idleExpiresAt: Math.min(session.expires_at, session.last_seen_at + gw.config.sessions.idleMs),
+          }),
         };
       }
       if (result.refusal === "throttled") {
@@ -173,12 +291,49 @@ export function consoleSessionRoutes(app: FastifyInstance, gw: Gateway): void {
           result.by === "email"
             ? `Too many failed sign-ins for this email (${gw.config.sessions.failuresPerEmail} within ${minutes} minutes); sign-in is refused until Retry-After seconds pass.`
             : `Too many failed sign-ins from this network address (${gw.config.sessions.failuresPerAddress} within ${minutes} minutes); sign-in is refused until Retry-After seconds pass.`;
-        return fromError(errorAnswer("rate_limited", requestId, { reason: "address", message, retry_after: retry, fix: { note: "Wait Retry-After seconds, then sign in with the right password." } }, opts()));
+        return fromError(
+          errorAnswer(
+            "rate_limited",
+            requestId,
+            {
+              reason: "address",
+              message,
+              retry_after: retry,
+              fix: { note: "Wait Retry-After seconds, then sign in with the right password." },
+            },
+            opts(),
+          ),
+        );
       }
       if (result.refusal === "disabled") {
-        return fromError(errorAnswer("unauthorized", requestId, { reason: "suspended", message: "This console user is disabled.", fix: { action_url: gw.config.urls.signIn, note: "Write to support@sdgw.dev to have it enabled." } }, opts()));
+        return fromError(
+          errorAnswer(
+            "unauthorized",
+            requestId,
+            {
+              reason: "suspended",
+              message: "This console user is disabled.",
+              fix: { action_url: gw.config.urls.signIn, note: "Write to support@sdgw.dev to have it enabled." },
+            },
+            opts(),
+          ),
+        );
       }
-      return fromError(errorAnswer("unauthorized", requestId, { reason: "invalid", message: "The email or the password is wrong.", fix: { action_url: gw.config.urls.signIn, note: `Check both and sign in again; after ${gw.config.sessions.failuresPerEmail} failures sign-in waits up to ${Math.round(gw.config.sessions.failureWindowMs / 60_000)} minutes.` } }, opts()));
+      return fromError(
+        errorAnswer(
+          "unauthorized",
+          requestId,
+          {
+            reason: "invalid",
+            message: "The email or the password is wrong.",
+            fix: {
+              action_url: gw.config.urls.signIn,
+              note: `Check both and sign in again; after ${gw.config.sessions.failuresPerEmail} failures sign-in waits up to ${Math.round(gw.config.sessions.failureWindowMs / 60_000)} minutes.`,
+            },
+          },
+          opts(),
+        ),
+      );
     }),
   );
 
@@ -187,7 +342,16 @@ export function consoleSessionRoutes(app: FastifyInstance, gw: Gateway): void {
     route((_req, headers, requestId) => {
       const s = sessionOf(gw, headers);
       if (!s) return fromError(sessionRequired(gw, requestId));
-      return { status: 200, headers: { "content-type": JSON_TYPE }, body: sessionBody(requestId, { user: s.user, csrf: s.session.csrf_token, expiresAt: s.session.expires_at, idleExpiresAt: s.idleExpiresAt }) };
+      return {
+        status: 200,
+        headers: { "content-type": JSON_TYPE },
+        body: sessionBody(requestId, {
+          user: s.user,
+          csrf: s.session.csrf_token,
+          expiresAt: s.session.expires_at,
+          idleExpiresAt: s.idleExpiresAt,
+        }),
+      };
     }),
   );
 
@@ -199,7 +363,11 @@ export function consoleSessionRoutes(app: FastifyInstance, gw: Gateway): void {
       const csrf = csrfRefusal(s, headers, requestId);
       if (csrf) return csrf;
       sessionsOf(gw).end(s.session.id);
-      return { status: 200, headers: { "content-type": JSON_TYPE, "set-cookie": sessionCookie("", 0, secure(req)) }, body: { request_id: requestId, signed_out: true } };
+      return {
+        status: 200,
+        headers: { "content-type": JSON_TYPE, "set-cookie": sessionCookie("", 0, secure(req)) },
+        body: { request_id: requestId, signed_out: true },
+      };
     }),
   );
 }

@@ -27,7 +27,8 @@ const TYPES: Record<string, string> = {
  * The console's pages allow only the server itself: no CDN, no other origin for scripts, styles, images or calls.
  * Inline style attributes are allowed (the bars' widths); inline scripts are not.
  */
-export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+export const CONSOLE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 interface StaticFile {
   type: string;
@@ -41,7 +42,11 @@ function readAll(dir: string): Map<string, StaticFile> | null {
     for (const name of readdirSync(d)) {
       const p = join(d, name);
       if (statSync(p).isDirectory()) walk(p);
-      else files.set(relative(dir, p).split(sep).join("/"), { type: TYPES[extname(p)] ?? "application/octet-stream", body: readFileSync(p) });
+      else
+        files.set(relative(dir, p).split(sep).join("/"), {
+          type: TYPES[extname(p)] ?? "application/octet-stream",
+          body: readFileSync(p),
+        });
     }
   };
   walk(dir);
@@ -58,17 +63,27 @@ const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 /** Registers `GET /console` (a redirect), `GET /console/` and `GET /console/*`. Called once by `buildApp`. */
 export function consoleStaticRoutes(app: FastifyInstance, dir: string = CONSOLE_DIST): void {
   let files: Map<string, StaticFile> | null = null;
-  const html = (reply: FastifyReply, status: number, body: string | Buffer) => reply.code(status).headers({ "content-type": TYPES[".html"]!, "content-security-policy": CONSOLE_CSP }).send(body);
+  const html = (reply: FastifyReply, status: number, body: string | Buffer) =>
+    reply.code(status).headers({ "content-type": TYPES[".html"]!, "content-security-policy": CONSOLE_CSP }).send(body);
   const serve = (path: string, reply: FastifyReply) => {
     files ??= readAll(dir);
     if (!files) return html(reply, 503, NOT_BUILT);
     const file = files.get(path);
-    if (file) return reply.code(200).headers({ "content-type": file.type, "content-security-policy": CONSOLE_CSP }).send(file.body);
+    if (file)
+      return reply
+        .code(200)
+        .headers({ "content-type": file.type, "content-security-policy": CONSOLE_CSP })
+        .send(file.body);
     // A page of the console (no file extension): the single page, which routes in the browser.
     if (path === "" || !/\.[A-Za-z0-9]+$/.test(path)) return html(reply, 200, files.get("index.html")!.body);
-    return reply.code(404).headers({ "content-type": TYPES[".txt"]! }).send(`No console file ${path.slice(0, 200)}.`);
+    return reply
+      .code(404)
+      .headers({ "content-type": TYPES[".txt"]! })
+      .send(`No console file ${path.slice(0, 200)}.`);
   };
   app.get("/console", (_req, reply) => reply.code(308).header("location", "/console/").send());
   app.get("/console/", (_req, reply) => serve("", reply));
-  app.get<{ Params: { "*": string } }>("/console/*", (req, reply) => serve((req.params as { "*": string })["*"], reply));
+  app.get<{ Params: { "*": string } }>("/console/*", (req, reply) =>
+    serve((req.params as { "*": string })["*"], reply),
+  );
 }

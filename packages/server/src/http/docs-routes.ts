@@ -12,7 +12,12 @@ import { errorAnswer } from "@sdgw/validators";
 import type { Gateway } from "../gateway.ts";
 import { newRequestId } from "../ids.ts";
 
-const TYPES: Record<string, string> = { html: "text/html; charset=utf-8", js: "text/javascript; charset=utf-8", css: "text/css; charset=utf-8", json: "application/json" };
+const TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+  json: "application/json",
+};
 
 /** Where the built reference is: the repository's `docs/http/` (the server runs from its sources). */
 export const DOCS_DIR = fileURLToPath(new URL("../../../../docs/http/", import.meta.url));
@@ -25,7 +30,11 @@ export function docsRoutes(app: FastifyInstance, gw: Gateway, dir: string = DOCS
     if (files || !existsSync(`${dir}index.html`)) return files;
     files = new Map();
     for (const name of ["index.html", "errors.html", "redoc.standalone.js"]) {
-      if (existsSync(dir + name)) files.set(name, { type: TYPES[name.split(".").pop()!] ?? "application/octet-stream", body: readFileSync(dir + name) });
+      if (existsSync(dir + name))
+        files.set(name, {
+          type: TYPES[name.split(".").pop()!] ?? "application/octet-stream",
+          body: readFileSync(dir + name),
+        });
     }
     return files;
   };
@@ -39,12 +48,22 @@ export function docsRoutes(app: FastifyInstance, gw: Gateway, dir: string = DOCS
       requestId,
       {
         reason: "no_such_route",
-        message: built ? `There is no page ${url.split("?")[0]!.slice(0, 200)} in the HTTP reference.` : "The HTTP reference was not built on this server: run `pnpm run docs` in the repository, then open /docs again.",
-        fix: { allowed: ["/docs/", "/docs/errors.html"], note: built ? "The reference is /docs/ and its error catalogue /docs/errors.html." : "`pnpm run docs` writes docs/http/ (Redoc and the error catalogue); the server serves it at /docs." },
+        message: built
+          ? `There is no page ${url.split("?")[0]!.slice(0, 200)} in the HTTP reference.`
+          : "The HTTP reference was not built on this server: run `pnpm run docs` in the repository, then open /docs again.",
+        fix: {
+          allowed: ["/docs/", "/docs/errors.html"],
+          note: built
+            ? "The reference is /docs/ and its error catalogue /docs/errors.html."
+            : "`pnpm run docs` writes docs/http/ (Redoc and the error catalogue); the server serves it at /docs.",
+        },
       } as never,
       { urls: gw.config.urls, now: new Date(gw.now()) },
     );
-    return reply.code(a.status).headers({ ...a.headers, "content-type": "application/json" }).send(JSON.stringify(a.body));
+    return reply
+      .code(a.status)
+      .headers({ ...a.headers, "content-type": "application/json" })
+      .send(JSON.stringify(a.body));
   };
   app.get("/docs", (req, reply) => (load() ? reply.redirect("/docs/", 302) : answer("index.html", reply, req.url)));
   app.get("/docs/", (req, reply) => answer("index.html", reply, req.url));
@@ -75,7 +94,13 @@ export function withCatalogueLink(payload: unknown, protocol: string, host: stri
     return payload;
   }
   const code = body.code;
-  if (typeof code !== "string" || !Object.hasOwn(ERROR_CATALOGUE, code) || typeof body.fix !== "object" || body.fix === null) return payload;
+  if (
+    typeof code !== "string" ||
+    !Object.hasOwn(ERROR_CATALOGUE, code) ||
+    typeof body.fix !== "object" ||
+    body.fix === null
+  )
+    return payload;
   const origin = host && HOST.test(host) ? `${protocol}://${host}` : "";
   const note = typeof body.fix.note === "string" && body.fix.note.trim() !== "" ? `${body.fix.note.trimEnd()} ` : "";
   body.fix = { ...body.fix, note: `${note}The error catalogue explains ${code}: ${origin}/docs/errors.html#${code}` };

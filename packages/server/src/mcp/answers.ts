@@ -115,15 +115,26 @@ export function fitAnswer(answer: Json, options: FitOptions): Fitted {
   if (!rows) return { answer, rows: 0, total: 0, ...(render ? { text: "" } : {}) };
   const from = Math.min(position, rows.total);
   const size = measure ?? ((page: Json) => bytes(page) + (render ? Buffer.byteLength(render(page), "utf8") : 0));
-  const done = (page: Json, k: number): Fitted => ({ answer: page, rows: k, total: rows.total, ...(render ? { text: render(page) } : {}) });
+  const done = (page: Json, k: number): Fitted => ({
+    answer: page,
+    rows: k,
+    total: rows.total,
+    ...(render ? { text: render(page) } : {}),
+  });
   const whole = rows.slice(from, rows.total);
   if (rows.total - from <= 1 || size(whole) <= maxBytes) return done(whole, rows.total - from);
   const handle = typeof options.handle === "function" ? options.handle() : options.handle;
   if (!handle) {
     const warning = `This MCP answer is over the ${maxBytes}-byte bound: nothing could be stored to read on from, so all ${rows.total - from} rows are given at once rather than dropping rows that were paid for.`;
-    return done({ ...whole, warnings: [...(Array.isArray(whole["warnings"]) ? (whole["warnings"] as string[]) : []), warning] }, rows.total - from);
+    return done(
+      { ...whole, warnings: [...(Array.isArray(whole["warnings"]) ? (whole["warnings"] as string[]) : []), warning] },
+      rows.total - from,
+    );
   }
-  const build = (k: number): Json => ({ ...rows.slice(from, from + k), more: { handle: `${handle}.${from + k}`, rows_left: rows.total - from - k, note: MORE_NOTE } });
+  const build = (k: number): Json => ({
+    ...rows.slice(from, from + k),
+    more: { handle: `${handle}.${from + k}`, rows_left: rows.total - from - k, note: MORE_NOTE },
+  });
   // The largest k (1 <= k < rows left) whose answer fits; sizes grow with k.
   let lo = 1;
   let hi = rows.total - from - 1;

@@ -50,7 +50,10 @@ export const MCP_ALLOWED_ORIGINS_ENV = "SDGW_MCP_ALLOWED_ORIGINS";
 
 /** The origins of `SDGW_MCP_ALLOWED_ORIGINS` (comma-separated; blanks dropped). */
 export function allowedOriginsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  return (env[MCP_ALLOWED_ORIGINS_ENV] ?? "").split(",").map((o) => o.trim()).filter(Boolean);
+  return (env[MCP_ALLOWED_ORIGINS_ENV] ?? "")
+    .split(",")
+    .map((o) => o.trim())
+    .filter(Boolean);
 }
 
 const LOOPBACK_ORIGIN = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:[0-9]{1,5})?$/i;
@@ -62,7 +65,12 @@ export function originAllowed(origin: string, host: string | undefined, allowed:
   if (host && (o === `http://${host.toLowerCase()}` || o === `https://${host.toLowerCase()}`)) return true;
   for (const a of allowed) {
     const p = a.trim().toLowerCase().replace(/\/$/, "");
-    if (p.endsWith(":*") ? o === p.slice(0, -2) || (o.startsWith(p.slice(0, -1)) && /^[0-9]{1,5}$/.test(o.slice(p.length - 1))) : o === p) return true;
+    if (
+      p.endsWith(":*")
+        ? o === p.slice(0, -2) || (o.startsWith(p.slice(0, -1)) && /^[0-9]{1,5}$/.test(o.slice(p.length - 1)))
+        : o === p
+    )
+      return true;
   }
   return false;
 }
@@ -70,7 +78,8 @@ export function originAllowed(origin: string, host: string | undefined, allowed:
 /** The headers of a request as one string each (lower-case names), as auth.ts reads them. */
 function flatHeaders(req: FastifyRequest): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : String(v);
+  for (const [k, v] of Object.entries(req.headers))
+    if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : String(v);
   return out;
 }
 
@@ -84,7 +93,11 @@ function presentedKey(req: FastifyRequest): string | null {
 }
 
 function sendError(reply: FastifyReply, status: number, headers: Record<string, string>, body: unknown): FastifyReply {
-  return reply.code(status).headers(headers).header("content-type", "application/json; charset=utf-8").send(JSON.stringify(body));
+  return reply
+    .code(status)
+    .headers(headers)
+    .header("content-type", "application/json; charset=utf-8")
+    .send(JSON.stringify(body));
 }
 
 function toWebRequest(req: FastifyRequest): Request {
@@ -119,7 +132,10 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
   const target = options.target ?? app;
   const gw = options.gateway;
   const allowed = options.allowedOrigins ?? allowedOriginsFromEnv();
-  const filter = { toolsets: options.toolsets !== undefined ? options.toolsets : (gw?.config.mcp?.toolsets ?? null), readOnly: options.readOnly ?? gw?.config.mcp?.readOnly ?? false };
+  const filter = {
+    toolsets: options.toolsets !== undefined ? options.toolsets : (gw?.config.mcp?.toolsets ?? null),
+    readOnly: options.readOnly ?? gw?.config.mcp?.readOnly ?? false,
+  };
   // An unknown toolset name stops the registration (the server does not start), naming the allowed ones.
   selectTools(filter);
   const errorOptions = () => (gw ? { urls: gw.config.urls, now: new Date(gw.now()) } : {});
@@ -133,7 +149,10 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
         requestId(),
         {
           message: `Requests from the origin ${origin.slice(0, 200)} are not allowed at /mcp (DNS-rebinding protection).`,
-          fix: { param: "Origin", note: `Allowed: http://127.0.0.1:*, http://localhost:*, http://[::1]:*, this server's own origin, and the origins the operator lists in ${MCP_ALLOWED_ORIGINS_ENV}.` },
+          fix: {
+            param: "Origin",
+            note: `Allowed: http://127.0.0.1:*, http://localhost:*, http://[::1]:*, this server's own origin, and the origins the operator lists in ${MCP_ALLOWED_ORIGINS_ENV}.`,
+          },
         },
         errorOptions(),
       );
@@ -166,7 +185,8 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
       refusal = errorAnswer("unauthorized", requestId(), { message: "No key was sent; a valid key is required." });
     }
     if (refusal || !key) {
-      const a = refusal ?? errorAnswer("unauthorized", requestId(), { message: "No key was sent; a valid key is required." });
+      const a =
+        refusal ?? errorAnswer("unauthorized", requestId(), { message: "No key was sent; a valid key is required." });
       return sendError(reply, 401, { ...a.headers, "www-authenticate": MCP_WWW_AUTHENTICATE }, a.body);
     }
     const server = createMcpServer({
@@ -182,7 +202,10 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
     // stream, so that its notifications/progress reach the client before the result (D80); every other answer is
     // one JSON body.
     const streamed = asksForProgress(req.body) && String(req.headers["accept"] ?? "").includes("text/event-stream");
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streamed });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !streamed,
+    });
     await server.connect(transport);
     let closeLater = false;
     try {
@@ -220,4 +243,3 @@ function asksForProgress(raw: unknown): boolean {
   };
   return Array.isArray(body) ? body.some(one) : one(body);
 }
-

@@ -15,9 +15,25 @@
  */
 export { createMcpServer, MCP_INSTRUCTIONS, MCP_MAX_WAIT_MS, MCP_TOOLS, RESULTS_URI_PREFIX } from "./server.ts";
 export type { CreateMcpServerOptions } from "./server.ts";
-export { allowedOriginsFromEnv, MCP_ALLOWED_ORIGINS_ENV, MCP_WWW_AUTHENTICATE, mcpRoutes, originAllowed } from "./http.ts";
+export {
+  allowedOriginsFromEnv,
+  MCP_ALLOWED_ORIGINS_ENV,
+  MCP_WWW_AUTHENTICATE,
+  mcpRoutes,
+  originAllowed,
+} from "./http.ts";
 export type { McpRoutesOptions } from "./http.ts";
 export { fitAnswer, MCP_ANSWER_BYTES, MORE_NOTE, rowCount } from "./answers.ts";
 export type { FitOptions, Fitted } from "./answers.ts";
-export { MCP_READ_ONLY_ENV, MCP_TOOLSETS, MCP_TOOLSETS_ENV, McpToolsetError, parseReadOnly, parseToolsets, selectTools, toolFilterFromArgs, toolFilterFromEnv } from "./toolsets.ts";
+export {
+  MCP_READ_ONLY_ENV,
+  MCP_TOOLSETS,
+  MCP_TOOLSETS_ENV,
+  McpToolsetError,
+  parseReadOnly,
+  parseToolsets,
+  selectTools,
+  toolFilterFromArgs,
+  toolFilterFromEnv,
+} from "./toolsets.ts";
 export type { McpToolDefinition, McpToolFilter, McpToolsetName } from "./toolsets.ts";

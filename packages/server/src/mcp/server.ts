@@ -91,13 +91,21 @@ function envKeyFix(body: Json, apiKey: string | null): Json {
   const note = apiKey
     ? "Set SDGW_API_KEY in the environment of sdgw-mcp (the env of this server in the MCP host's config) to a valid key, then restart the server."
     : "Set SDGW_API_KEY in the environment of sdgw-mcp (the env of this server in the MCP host's config) to your key, then restart the server.";
-  return { ...body, ...(apiKey ? {} : { message: "SDGW_API_KEY is not set: sdgw-mcp has no key to call with." }), fix: { ...fix, note } };
+  return {
+    ...body,
+    ...(apiKey ? {} : { message: "SDGW_API_KEY is not set: sdgw-mcp has no key to call with." }),
+    fix: { ...fix, note },
+  };
 }
 
 /** A one-line summary of an error structure for the text content. */
 function errorText(tool: string, status: number, body: Json): string {
   const fix = body["fix"] as Json | undefined;
-  const hint = fix ? [fix["param"] ? `param ${String(fix["param"])}` : "", typeof fix["note"] === "string" ? fix["note"] : ""].filter(Boolean).join("; ") : "";
+  const hint = fix
+    ? [fix["param"] ? `param ${String(fix["param"])}` : "", typeof fix["note"] === "string" ? fix["note"] : ""]
+        .filter(Boolean)
+        .join("; ")
+    : "";
   return `${tool} failed (HTTP ${status}) ${String(body["code"])}: ${String(body["message"] ?? "")}${hint ? ` Fix: ${hint}` : ""} (request_id ${String(body["request_id"] ?? "")})`;
 }
 
@@ -119,7 +127,11 @@ interface Forwarded {
 }
 
 /** The media type of a results resource by its format. */
-const MIME: Record<"json" | FileFormat, string> = { json: "application/json", csv: "text/csv", ndjson: "application/x-ndjson" };
+const MIME: Record<"json" | FileFormat, string> = {
+  json: "application/json",
+  csv: "text/csv",
+  ndjson: "application/x-ndjson",
+};
 
 /** A `resource_link` content item to a stored result (D81), readable with `resources/read`. */
 function resultLink(handle: string, tool: string, format: "json" | FileFormat, rows: number | null): Json {
@@ -166,7 +178,10 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   const keySource = options.keySource ?? "headers";
   const maxWaitMs = Math.max(0, options.maxWaitMs ?? MCP_MAX_WAIT_MS);
   const tools = selectTools(options);
-  const server = new Server({ name: "sdgw", version: "1.0.0" }, { capabilities: { tools: {}, resources: {} }, instructions: MCP_INSTRUCTIONS });
+  const server = new Server(
+    { name: "sdgw", version: "1.0.0" },
+    { capabilities: { tools: {}, resources: {} }, instructions: MCP_INSTRUCTIONS },
+  );
   const byName = new Map(tools.map((t) => [t.name, t]));
   const isTool = (name: string) => byName.get(name)?.charging === true;
   let listed: Json[] | null = null;
@@ -174,8 +189,18 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   server.setRequestHandler("tools/list", (request) => {
     // One page: no cursor is ever given out, so any cursor sent is not one of ours (a protocol error, D66).
     const cursor = (request.params as { cursor?: unknown } | undefined)?.cursor;
-    if (cursor !== undefined) invalidParams(`Invalid cursor: tools/list answers every tool in one page and gives no nextCursor; call it without cursor.`);
-    listed ??= tools.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema, annotations: t.annotations }));
+    if (cursor !== undefined)
+      invalidParams(
+        `Invalid cursor: tools/list answers every tool in one page and gives no nextCursor; call it without cursor.`,
+      );
+    listed ??= tools.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      outputSchema: t.outputSchema,
+      annotations: t.annotations,
+    }));
     return { tools: listed } as never;
   });
 
@@ -187,11 +212,21 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     return { isError: true, structuredContent: body, content: [{ type: "text", text: errorText(tool, 400, body) }] };
   }
   function badArgument(tool: string, message: string, param: string, note: string): CallToolResult {
-    const a = errorAnswer("invalid_params", newRequestId(gateway?.now()), { message, fix: { param, note } }, gateway ? { urls: gateway.config.urls, now: new Date(gateway.now()) } : {});
+    const a = errorAnswer(
+      "invalid_params",
+      newRequestId(gateway?.now()),
+      { message, fix: { param, note } },
+      gateway ? { urls: gateway.config.urls, now: new Date(gateway.now()) } : {},
+    );
     return badArguments(tool, a.body as unknown as Json);
   }
 
-  async function forward(method: "GET" | "POST", url: string, body: Json | null, idempotencyKey: string | null): Promise<Forwarded> {
+  async function forward(
+    method: "GET" | "POST",
+    url: string,
+    body: Json | null,
+    idempotencyKey: string | null,
+  ): Promise<Forwarded> {
     const headers: Record<string, string> = {};
     if (apiKey) headers["x-api-key"] = apiKey;
     if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
@@ -214,14 +249,26 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   function madeBy(handle: string): string | null {
     const key = callerKey();
     if (!key) return null;
-    return gateway!.store.get<{ operation: string }>("SELECT operation FROM runs WHERE handle = ? AND key_id = ?", handle, key.id)?.operation ?? null;
+    return (
+      gateway!.store.get<{ operation: string }>(
+        "SELECT operation FROM runs WHERE handle = ? AND key_id = ?",
+        handle,
+        key.id,
+      )?.operation ?? null
+    );
   }
 
   /** The handle of the run a call under this key's Idempotency-Key started, or null (no gateway at hand, no run). */
   function handleOfIdempotencyKey(idem: string): string | null {
     const key = callerKey();
     if (!key) return null;
-    return gateway!.store.get<{ handle: string | null }>("SELECT r.handle AS handle FROM idempotency i JOIN runs r ON r.id = i.run_id WHERE i.key_id = ? AND i.idem_key = ?", key.id, idem)?.handle ?? null;
+    return (
+      gateway!.store.get<{ handle: string | null }>(
+        "SELECT r.handle AS handle FROM idempotency i JOIN runs r ON r.id = i.run_id WHERE i.key_id = ? AND i.idem_key = ?",
+        key.id,
+        idem,
+      )?.handle ?? null
+    );
   }
 
   /** Keeps an answer that finished inline under a new handle (free, 24 hours), so that `more` can read on. */
@@ -229,7 +276,13 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     const key = callerKey();
     if (!key) return null;
     try {
-      return gateway!.runs.keep({ key, requestId: String(json["request_id"] ?? newRequestId()), operation: tool, headers: { "content-type": "application/json; charset=utf-8" }, answer: JSON.stringify(json) });
+      return gateway!.runs.keep({
+        key,
+        requestId: String(json["request_id"] ?? newRequestId()),
+        operation: tool,
+        headers: { "content-type": "application/json; charset=utf-8" },
+        answer: JSON.stringify(json),
+      });
     } catch (error) {
       // Not kept: the answer is then given whole (fitAnswer without a handle) rather than losing rows.
       gateway!.log(`mcp: could not keep the answer of ${tool}`, error);
@@ -239,9 +292,18 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
 
   /** A refusal made here (nothing ran, nothing was charged), as the gateway's error structure. */
   function refuse(tool: string, message: string, note: string): CallToolResult {
-    const a = errorAnswer("invalid_params", newRequestId(gateway?.now()), { message, fix: { param: "handle", note } }, gateway ? { urls: gateway.config.urls, now: new Date(gateway.now()) } : {});
+    const a = errorAnswer(
+      "invalid_params",
+      newRequestId(gateway?.now()),
+      { message, fix: { param: "handle", note } },
+      gateway ? { urls: gateway.config.urls, now: new Date(gateway.now()) } : {},
+    );
     const body = a.body as unknown as Json;
-    return { isError: true, structuredContent: body, content: [{ type: "text", text: errorText(tool, a.status, body) }] };
+    return {
+      isError: true,
+      structuredContent: body,
+      content: [{ type: "text", text: errorText(tool, a.status, body) }],
+    };
   }
 
   /** The running answer, with a note on how to read on (D80). */
@@ -249,7 +311,13 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     const waves = json["waves"] as { planned?: number; done?: number } | undefined;
     const progress = waves ? ` ${waves.done ?? 0} of ${waves.planned ?? "?"} waves done.` : "";
     const note = `${tool} is still running${waitedMs > 0 ? ` after ${Math.round(waitedMs / 1000)} s` : ""}.${progress} Nothing is charged until it ends. Call ${tool} with { "handle": "${String(json["handle"])}" } after ${String(json["retry_after_seconds"] ?? 5)} s to read it (free).`;
-    return { structuredContent: json, content: [{ type: "text", text: note }, { type: "text", text: JSON.stringify(json) }] };
+    return {
+      structuredContent: json,
+      content: [
+        { type: "text", text: note },
+        { type: "text", text: JSON.stringify(json) },
+      ],
+    };
   }
 
   /**
@@ -264,12 +332,23 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     if (!json) {
       // Not JSON: a file the gateway answered. Over MCP files come as the JSON answer plus the file (D55), so this
       // is reached only without the gateway at hand (see tools/call); the file is the data.
-      if (status >= 400) return { isError: true, content: [{ type: "text", text: `${tool} failed (HTTP ${status}): ${text.slice(0, 2000)}` }] };
+      if (status >= 400)
+        return {
+          isError: true,
+          content: [{ type: "text", text: `${tool} failed (HTTP ${status}): ${text.slice(0, 2000)}` }],
+        };
       return { content: [{ type: "text", text }] };
     }
     if (status >= 400) {
-      const body = keySource === "env" && json["code"] === "unauthorized" && json["reason"] !== "key_in_query" ? envKeyFix(json, apiKey) : json;
-      return { isError: true, structuredContent: body, content: [{ type: "text", text: errorText(tool, status, body) }] };
+      const body =
+        keySource === "env" && json["code"] === "unauthorized" && json["reason"] !== "key_in_query"
+          ? envKeyFix(json, apiKey)
+          : json;
+      return {
+        isError: true,
+        structuredContent: body,
+        content: [{ type: "text", text: errorText(tool, status, body) }],
+      };
     }
     if (status === 202) return running(tool, json, 0);
     const format = fileFormatOf(json);
@@ -306,7 +385,13 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   /** `handle` only: reads the stored result (free), refusing another tool's handle and a position past the end. */
   async function read(tool: string, arg: unknown): Promise<CallToolResult> {
     const m = typeof arg === "string" ? HANDLE_ARG.exec(arg) : null;
-    if (!m) return badArgument(tool, "`handle` must be a results handle, optionally followed by .position (more.handle).", "handle", "Pass handle or more.handle of an earlier answer exactly as given.");
+    if (!m)
+      return badArgument(
+        tool,
+        "`handle` must be a results handle, optionally followed by .position (more.handle).",
+        "handle",
+        "Pass handle or more.handle of an earlier answer exactly as given.",
+      );
     const handle = m[1]!;
     const position = Number(m[2] ?? 0);
     const wrongTool = (made: string) =>
@@ -345,7 +430,13 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
    * planned each time they move; a run that ends is answered as a read of its handle, one still running as the
    * running answer with a note on how to read on.
    */
-  async function waitFor(tool: string, first: Json, token: string | number, notify: (n: { method: "notifications/progress"; params: Json }) => Promise<void>, signal: AbortSignal): Promise<CallToolResult> {
+  async function waitFor(
+    tool: string,
+    first: Json,
+    token: string | number,
+    notify: (n: { method: "notifications/progress"; params: Json }) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> {
     const handle = String(first["handle"]);
     const started = Date.now();
     let sent = -1;
@@ -354,7 +445,15 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       if (!waves || waves.done <= sent) return;
       sent = waves.done;
       try {
-        await notify({ method: "notifications/progress", params: { progressToken: token, progress: waves.done, total: waves.planned, message: `${tool}: ${waves.done} of ${waves.planned} waves done` } });
+        await notify({
+          method: "notifications/progress",
+          params: {
+            progressToken: token,
+            progress: waves.done,
+            total: waves.planned,
+            message: `${tool}: ${waves.done} of ${waves.planned} waves done`,
+          },
+        });
       } catch {
         // A client gone or a transport that cannot carry it: the call still answers.
       }
@@ -388,13 +487,28 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
 
     const { handle: _h, idempotency_key: idem, ...body } = args;
     if (idem !== undefined && (typeof idem !== "string" || !/^[!-~]{1,255}$/.test(idem))) {
-      return badArgument(name, "`idempotency_key` must be 1 to 255 printable ASCII characters.", "idempotency_key", "Use a string of 1 to 255 printable ASCII characters, the same one for a retry of the same call.");
+      return badArgument(
+        name,
+        "`idempotency_key` must be 1 to 255 printable ASCII characters.",
+        "idempotency_key",
+        "Use a string of 1 to 255 printable ASCII characters, the same one for a retry of the same call.",
+      );
     }
     if (!spec.bodySchema) {
       const extra = Object.keys(body);
-      if (extra.length) return badArgument(name, `${name} takes no arguments; got ${extra.join(", ")}.`, extra[0]!, `Call ${name} with no arguments.`);
+      if (extra.length)
+        return badArgument(
+          name,
+          `${name} takes no arguments; got ${extra.join(", ")}.`,
+          extra[0]!,
+          `Call ${name} with no arguments.`,
+        );
     } else {
-      const validator = (requestValidators[spec.operationId as keyof typeof requestValidators] as unknown as { body?: (v: unknown) => { ok: true } | { ok: false; answer(requestId: string): Json } }).body;
+      const validator = (
+        requestValidators[spec.operationId as keyof typeof requestValidators] as unknown as {
+          body?: (v: unknown) => { ok: true } | { ok: false; answer(requestId: string): Json };
+        }
+      ).body;
       const v = validator?.(body);
       if (v && !v.ok) return badArguments(name, v.answer(newRequestId(gateway?.now())));
     }
@@ -404,7 +518,11 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     // run keeps the format asked, and its handle is read as json and written the same way.
     let sent: Json = body;
     let asked: FileFormat | null = null;
-    if (name === "batch_stats" && (body["format"] === "csv" || body["format"] === "ndjson") && body["confirm"] !== false) {
+    if (
+      name === "batch_stats" &&
+      (body["format"] === "csv" || body["format"] === "ndjson") &&
+      body["confirm"] !== false
+    ) {
       const quoted = await forward("POST", spec.path, { ...body, confirm: false }, null);
       if (quoted.status !== 200 || !quoted.json) return result(name, quoted, null, 0);
       if ((quoted.json["quote"] as Json | undefined)?.["mode"] !== "background") {
@@ -413,7 +531,9 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       }
     }
 
-    const key = spec.charging ? ((idem as string | undefined) ?? (name === "search" ? `mcp-${randomUUID()}` : null)) : null;
+    const key = spec.charging
+      ? ((idem as string | undefined) ?? (name === "search" ? `mcp-${randomUUID()}` : null))
+      : null;
     const answer = await forward(spec.method, spec.path, spec.method === "POST" ? sent : null, key);
     if (asked && answer.status === 200 && answer.json && answer.json["tool"] === "batch_stats") {
       // The answer's rows are written as the format asked: that is the format applied to this MCP answer.
@@ -426,7 +546,9 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       if (stored) return read(name, stored);
     }
     const handle = answer.json && typeof answer.json["handle"] === "string" ? answer.json["handle"] : null;
-    const token = (request.params as { _meta?: { progressToken?: string | number } })._meta?.progressToken ?? ctx.mcpReq._meta?.progressToken;
+    const token =
+      (request.params as { _meta?: { progressToken?: string | number } })._meta?.progressToken ??
+      ctx.mcpReq._meta?.progressToken;
     if (answer.status === 202 && answer.json && handle && spec.charging && token !== undefined && maxWaitMs > 0) {
       return waitFor(name, answer.json, token, (n) => ctx.mcpReq.notify(n as never), ctx.mcpReq.signal);
     }
@@ -444,7 +566,8 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
             uriTemplate: `${RESULTS_URI_PREFIX}{handle}{?format}`,
             name: "result",
             title: "A stored result",
-            description: "The whole result under a handle (from a tool answer's handle or more.handle before the dot), as json (default), csv or ndjson. Free; readable by the key that made it for 24 hours.",
+            description:
+              "The whole result under a handle (from a tool answer's handle or more.handle before the dot), as json (default), csv or ndjson. Free; readable by the key that made it for 24 hours.",
             mimeType: "application/json",
           },
         ],
@@ -453,12 +576,19 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   server.setRequestHandler("resources/read", async (request) => {
     const uri = request.params.uri;
     const m = /^sdgw:\/\/results\/([A-Za-z0-9_-]{1,128})(?:\?format=(json|csv|ndjson))?$/.exec(uri);
-    if (!m) invalidParams(`Unknown resource ${uri}: results are read as ${RESULTS_URI_PREFIX}{handle}, optionally with ?format=csv or ?format=ndjson.`);
+    if (!m)
+      invalidParams(
+        `Unknown resource ${uri}: results are read as ${RESULTS_URI_PREFIX}{handle}, optionally with ?format=csv or ?format=ndjson.`,
+      );
     const format = (m[2] ?? "json") as "json" | FileFormat;
     const r = await forward("GET", `/v1/results/${m[1]!}?format=${format}`, null, null);
     if (r.status >= 400) {
       const body = r.json ?? {};
-      throw new ProtocolError(-32002 as ProtocolErrorCode, `${String(body["code"] ?? `HTTP ${r.status}`)}: ${String(body["message"] ?? r.text.slice(0, 500))}`, body);
+      throw new ProtocolError(
+        -32002 as ProtocolErrorCode,
+        `${String(body["code"] ?? `HTTP ${r.status}`)}: ${String(body["message"] ?? r.text.slice(0, 500))}`,
+        body,
+      );
     }
     return { contents: [{ uri, mimeType: r.status === 202 ? MIME.json : MIME[format], text: r.text }] } as never;
   });

@@ -3,7 +3,12 @@
  * read-only filter (only the free tools). `tools/list` lists, and `tools/call` accepts, only the tools the filter
  * keeps; any other name is an unknown tool.
  */
-import { MCP_TOOL_DEFINITIONS, MCP_TOOLSETS, type McpToolDefinition, type McpToolsetName } from "../generated/mcp-tools.ts";
+import {
+  MCP_TOOL_DEFINITIONS,
+  MCP_TOOLSETS,
+  type McpToolDefinition,
+  type McpToolsetName,
+} from "../generated/mcp-tools.ts";
 
 export { MCP_TOOLSETS };
 export type { McpToolDefinition, McpToolsetName };
@@ -43,7 +48,10 @@ export function parseToolsets(value: string | readonly string[], source: string)
   const allowed = `${NAMES.join(", ")} (or all)`;
   if (names.length === 0) throw new McpToolsetError(`${source} names no toolset. Allowed: ${allowed}.`);
   const unknown = names.filter((n) => n !== "all" && !(NAMES as string[]).includes(n));
-  if (unknown.length) throw new McpToolsetError(`${source}: unknown toolset ${unknown.map((n) => JSON.stringify(n)).join(", ")}. Allowed: ${allowed}.`);
+  if (unknown.length)
+    throw new McpToolsetError(
+      `${source}: unknown toolset ${unknown.map((n) => JSON.stringify(n)).join(", ")}. Allowed: ${allowed}.`,
+    );
   return names.includes("all") ? [...NAMES] : NAMES.filter((n) => names.includes(n));
 }
 
@@ -97,11 +105,16 @@ export function toolFilterFromArgs(argv: readonly string[], env: NodeJS.ProcessE
     if (arg === "--read-only") out.readOnly = true;
     else if (arg === "--toolsets") {
       const value = argv[i + 1];
-      if (value === undefined || value.startsWith("--")) throw new McpToolsetError(`--toolsets needs a value: a comma-separated list of ${NAMES.join(", ")} (or all).`);
+      if (value === undefined || value.startsWith("--"))
+        throw new McpToolsetError(`--toolsets needs a value: a comma-separated list of ${NAMES.join(", ")} (or all).`);
       out.toolsets = parseToolsets(value, "--toolsets");
       i++;
-    } else if (arg.startsWith("--toolsets=")) out.toolsets = parseToolsets(arg.slice("--toolsets=".length), "--toolsets");
-    else throw new McpToolsetError(`Unknown argument ${JSON.stringify(arg)}. sdgw-mcp takes --read-only and --toolsets ${NAMES.join(",")} (or all).`);
+    } else if (arg.startsWith("--toolsets="))
+      out.toolsets = parseToolsets(arg.slice("--toolsets=".length), "--toolsets");
+    else
+      throw new McpToolsetError(
+        `Unknown argument ${JSON.stringify(arg)}. sdgw-mcp takes --read-only and --toolsets ${NAMES.join(",")} (or all).`,
+      );
   }
   return out;
 }

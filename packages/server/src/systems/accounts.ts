@@ -143,13 +143,27 @@ export class Accounts {
   }
 
   /** Creates an account with its default workspace. */
-  createAccount(input: { name: string; plan?: "free" | "paid"; dailyLimit?: number | null; callCap?: number | null; id?: string }): { account: AccountRecord; workspace: WorkspaceRecord } {
+  createAccount(input: {
+    name: string;
+    plan?: "free" | "paid";
+    dailyLimit?: number | null;
+    callCap?: number | null;
+    id?: string;
+  }): { account: AccountRecord; workspace: WorkspaceRecord } {
     const { store } = this.deps;
     const at = isoSeconds(this.deps.now());
     const id = input.id ?? newId("acc");
     const ws = newId("ws");
     store.tx(() => {
-      store.run("INSERT INTO accounts (id, name, plan, status, daily_limit, call_cap, created_at) VALUES (?, ?, ?, 'active', ?, ?, ?)", id, input.name, input.plan ?? "paid", input.dailyLimit ?? null, input.callCap ?? null, at);
+      store.run(
+        "INSERT INTO accounts (id, name, plan, status, daily_limit, call_cap, created_at) VALUES (?, ?, ?, 'active', ?, ?, ?)",
+        id,
+        input.name,
+        input.plan ?? "paid",
+        input.dailyLimit ?? null,
+        input.callCap ?? null,
+        at,
+      );
       store.run("INSERT INTO workspaces (id, account_id, name, created_at) VALUES (?, ?, 'Default', ?)", ws, id, at);
     });
     return { account: this.account(id)!, workspace: this.workspaceOf(id)! };
@@ -172,17 +186,28 @@ export class Accounts {
 
   /** The default (first) workspace of an account, where its keys are made. */
   workspaceOf(accountId: string): WorkspaceRecord | undefined {
-    return this.deps.store.get<WorkspaceRecord>("SELECT * FROM workspaces WHERE account_id = ? ORDER BY created_at, id LIMIT 1", accountId);
+    return this.deps.store.get<WorkspaceRecord>(
+      "SELECT * FROM workspaces WHERE account_id = ? ORDER BY created_at, id LIMIT 1",
+      accountId,
+    );
   }
 
   /** Adds credits to an account: a `grant` row in the ledger and the balance, in one transaction. */
   grant(accountId: string, amount: number, note = "grant"): number {
-    if (!Number.isSafeInteger(amount) || amount <= 0) throw new Error("a grant is a whole number of credits greater than 0");
+    if (!Number.isSafeInteger(amount) || amount <= 0)
+      throw new Error("a grant is a whole number of credits greater than 0");
     const { store } = this.deps;
     const now = this.deps.now();
     return store.tx(() => {
       if (!this.account(accountId)) throw new Error(`no account ${accountId}`);
-      store.run("INSERT INTO ledger (account_id, kind, amount, note, day, created_at) VALUES (?, 'grant', ?, ?, ?, ?)", accountId, amount, note, isoSeconds(now).slice(0, 10), isoSeconds(now));
+      store.run(
+        "INSERT INTO ledger (account_id, kind, amount, note, day, created_at) VALUES (?, 'grant', ?, ?, ?, ?)",
+        accountId,
+        amount,
+        note,
+        isoSeconds(now).slice(0, 10),
+        isoSeconds(now),
+      );
       store.run("UPDATE accounts SET balance = balance + ? WHERE id = ?", amount, accountId);
       this.accountCache.delete(accountId);
       return this.account(accountId)!.balance;
@@ -190,7 +215,14 @@ export class Accounts {
   }
 
   /** Creates a key; the returned `secret` is shown once and stored only as a hash. */
-  createKey(input: { accountId: string; name?: string; permissions?: string[]; dailyLimit?: number | null; expiresAt?: string | null; secret?: string }): CreatedKey {
+  createKey(input: {
+    accountId: string;
+    name?: string;
+    permissions?: string[];
+    dailyLimit?: number | null;
+    expiresAt?: string | null;
+    secret?: string;
+  }): CreatedKey {
     const ws = this.workspaceOf(input.accountId);
     if (!ws) throw new Error(`no account ${input.accountId}`);
     const secret = input.secret ?? newKeySecret();
@@ -230,7 +262,11 @@ export class Accounts {
 
   /** Keys by id or by display prefix. */
   findKey(idOrPrefix: string): KeyRecord | undefined {
-    return this.deps.store.get<KeyRecord>("SELECT * FROM keys WHERE id = ? OR prefix = ? ORDER BY created_at LIMIT 1", idOrPrefix, idOrPrefix);
+    return this.deps.store.get<KeyRecord>(
+      "SELECT * FROM keys WHERE id = ? OR prefix = ? ORDER BY created_at LIMIT 1",
+      idOrPrefix,
+      idOrPrefix,
+    );
   }
 
   /** The keys of one account, or of every account, oldest first. */
@@ -242,7 +278,12 @@ export class Accounts {
 
   /** Revokes a key: it answers `unauthorized` reason `revoked` from the next call on. */
   revokeKey(id: string): boolean {
-    const changed = this.deps.store.run("UPDATE keys SET status = 'revoked', revoked_at = ? WHERE id = ? AND status != 'revoked'", isoSeconds(this.deps.now()), id) === 1;
+    const changed =
+      this.deps.store.run(
+        "UPDATE keys SET status = 'revoked', revoked_at = ? WHERE id = ? AND status != 'revoked'",
+        isoSeconds(this.deps.now()),
+        id,
+      ) === 1;
     if (changed) this.keyCache.clear();
     return changed;
   }
@@ -265,7 +306,12 @@ export class Accounts {
     const day = isoSeconds(this.deps.now()).slice(0, 10);
     this.keyCache.clear();
     store.tx(() => {
-      const spent = store.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM ledger WHERE key_id = ? AND kind = 'charge' AND day = ?", id, day)!.s ?? 0;
+      const spent =
+        store.get<{ s: number | null }>(
+          "SELECT SUM(amount) AS s FROM ledger WHERE key_id = ? AND kind = 'charge' AND day = ?",
+          id,
+          day,
+        )!.s ?? 0;
       store.run("UPDATE keys SET daily_limit = ?, spend_day = ?, spend_today = ? WHERE id = ?", limit, day, spent, id);
     });
   }
@@ -306,7 +352,12 @@ export class Accounts {
 
   /** Marks the key of a secret as exposed (it was sent in a URL). It is refused with `key_in_query` until replaced. */
   markExposed(secret: string): boolean {
-    const changed = this.deps.store.run("UPDATE keys SET exposed_at = ? WHERE hash = ? AND exposed_at IS NULL", isoSeconds(this.deps.now()), hashKey(secret)) === 1;
+    const changed =
+      this.deps.store.run(
+        "UPDATE keys SET exposed_at = ? WHERE hash = ? AND exposed_at IS NULL",
+        isoSeconds(this.deps.now()),
+        hashKey(secret),
+      ) === 1;
     if (changed) this.keyCache.clear();
     return changed;
   }

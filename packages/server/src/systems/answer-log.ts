@@ -22,7 +22,17 @@
  * if it was (another process swept it in the moment before this one's row said so), the write fails, the turn rolls
  * back (those calls answer 500 and charge nothing) and the next answer goes to a new segment.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync, writevSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  statSync,
+  writevSync,
+} from "node:fs";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 
@@ -240,9 +250,14 @@ export class AnswerLog {
    * segments reached `quotaBytes`. `null` when it takes them.
    */
   full(): LogFull | null {
-    if (this.now() < this.diskFullUntil) return { reason: "disk_full", message: "The disk that keeps answers for Idempotency-Key replays is full." };
+    if (this.now() < this.diskFullUntil)
+      return { reason: "disk_full", message: "The disk that keeps answers for Idempotency-Key replays is full." };
     const used = this.usedBytes();
-    if (used >= this.quotaBytes) return { reason: "quota", message: `The answers kept for Idempotency-Key replays reached their quota (${used} of ${this.quotaBytes} bytes); space comes back as they expire.` };
+    if (used >= this.quotaBytes)
+      return {
+        reason: "quota",
+        message: `The answers kept for Idempotency-Key replays reached their quota (${used} of ${this.quotaBytes} bytes); space comes back as they expire.`,
+      };
     return null;
   }
 
@@ -365,7 +380,8 @@ export class AnswerLog {
       }
       seg.size += written;
       // Deleted meanwhile by another process's sweep: these bytes are unreachable, so the records must not commit.
-      if (fstatSync(seg.fd).nlink === 0) throw new Error(`answer log: ${segmentName(seg.file)} was deleted while being appended to`);
+      if (fstatSync(seg.fd).nlink === 0)
+        throw new Error(`answer log: ${segmentName(seg.file)} was deleted while being appended to`);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === "ENOSPC" || code === "EDQUOT") this.diskFullUntil = this.now() + this.fullForMs;

@@ -48,5 +48,4 @@ export function checkpointer(
 // The worker runs `checkpointer`'s source text as eval'd CommonJS, not a file: the sources (types stripped) and both
 // builds (ESM, CJS; any chunk layout) then start the same typed code, with no worker file to locate beside them.
 /** The worker's code, `checkpointer` called with its modules: `new Worker(CHECKPOINTER_SOURCE, { eval: true })`. */
-export const CHECKPOINTER_SOURCE =
-  `(${checkpointer.toString()})(require("node:sqlite"), require("node:worker_threads"));\n`;
+export const CHECKPOINTER_SOURCE = `(${checkpointer.toString()})(require("node:sqlite"), require("node:worker_threads"));\n`;

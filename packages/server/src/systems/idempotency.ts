@@ -137,7 +137,10 @@ export class Idempotency {
   private readonly deps: IdempotencyDeps;
   private readonly running = new Map<string, { fingerprint: string; runId: string | null }>();
   /** First answers written but not yet committed (deferred writes, see the store): replayed from here meanwhile. */
-  private readonly completing = new Map<string, { fingerprint: string; status: number; headers: Record<string, string>; body: string | Uint8Array }>();
+  private readonly completing = new Map<
+    string,
+    { fingerprint: string; status: number; headers: Record<string, string>; body: string | Uint8Array }
+  >();
 
   /**
    * Which pairs (API key, Idempotency-Key) may have a record (D100): a claim of a pair the filter has never seen skips
@@ -179,7 +182,10 @@ export class Idempotency {
   /** Adds the records after `seenLast` to the filter, as of data version `version`. */
   private scanSeen(version: number): void {
     const seen = this.seen!;
-    for (const r of this.deps.store.iterateNow<{ id: number; key_id: string; idem_key: string }>("SELECT id, key_id, idem_key FROM idempotency WHERE id > ? ORDER BY id", this.seenLast?.id ?? 0)) {
+    for (const r of this.deps.store.iterateNow<{ id: number; key_id: string; idem_key: string }>(
+      "SELECT id, key_id, idem_key FROM idempotency WHERE id > ? ORDER BY id",
+      this.seenLast?.id ?? 0,
+    )) {
       const pair = `${r.key_id}\n${r.idem_key}`;
       seen.add(pair);
       this.seenLast = { id: r.id, pair };
@@ -194,7 +200,12 @@ export class Idempotency {
     const version = this.version();
     if (version !== this.seenVersion) {
       const last = this.seenLast;
-      const still = last ? this.deps.store.readNow<{ key_id: string; idem_key: string }>("SELECT key_id, idem_key FROM idempotency WHERE id = ?", last.id) : undefined;
+      const still = last
+        ? this.deps.store.readNow<{ key_id: string; idem_key: string }>(
+            "SELECT key_id, idem_key FROM idempotency WHERE id = ?",
+            last.id,
+          )
+        : undefined;
       if (last && (!still || `${still.key_id}\n${still.idem_key}` !== last.pair)) this.rebuildSeen();
       else this.scanSeen(version);
       if (!this.seen) return true;
@@ -202,7 +213,9 @@ export class Idempotency {
       // No other connection committed since the filter's last read: every row is in it (this process's own were
       // added when written), so its last row moves to the highest, and a later catch-up reads only what follows.
       this.claimsSinceAdvance = 0;
-      const top = this.deps.store.readNow<{ id: number; key_id: string; idem_key: string }>("SELECT id, key_id, idem_key FROM idempotency ORDER BY id DESC LIMIT 1");
+      const top = this.deps.store.readNow<{ id: number; key_id: string; idem_key: string }>(
+        "SELECT id, key_id, idem_key FROM idempotency ORDER BY id DESC LIMIT 1",
+      );
       if (top) this.seenLast = { id: top.id, pair: `${top.key_id}\n${top.idem_key}` };
     }
     return this.seen.has(pair);
@@ -216,7 +229,12 @@ export class Idempotency {
     const done = this.completing.get(id);
     if (done) {
       if (done.fingerprint !== print) return { kind: "conflict" };
-      return { kind: "replay", status: done.status, headers: done.headers, body: typeof done.body === "string" ? done.body : Buffer.from(done.body).toString("utf8") };
+      return {
+        kind: "replay",
+        status: done.status,
+        headers: done.headers,
+        body: typeof done.body === "string" ? done.body : Buffer.from(done.body).toString("utf8"),
+      };
     }
     // A pair never stored has no record (D100): no read.
     if (!this.mayBeStored(id)) return { kind: "claimed" };
@@ -233,11 +251,22 @@ export class Idempotency {
     if (row.fingerprint !== print) return { kind: "conflict" };
     let body = row.answer ?? "{}";
     if (row.answer_file !== null) {
-      const bytes = this.deps.store.answers?.read({ file: row.answer_file, at: row.answer_at ?? 0, len: row.answer_len ?? 0, crc: row.answer_crc ?? 0, chunked: row.answer_form === 1 });
+      const bytes = this.deps.store.answers?.read({
+        file: row.answer_file,
+        at: row.answer_at ?? 0,
+        len: row.answer_len ?? 0,
+        crc: row.answer_crc ?? 0,
+        chunked: row.answer_form === 1,
+      });
       if (!bytes) return { kind: "lost" };
       body = bytes.toString("utf8");
     }
-    return { kind: "replay", status: row.http_status ?? 200, headers: JSON.parse(row.headers ?? "{}") as Record<string, string>, body };
+    return {
+      kind: "replay",
+      status: row.http_status ?? 200,
+      headers: JSON.parse(row.headers ?? "{}") as Record<string, string>,
+      body,
+    };
   }
 
   /**
@@ -263,12 +292,25 @@ export class Idempotency {
     // rollback dropped the claim from memory, D75): the record keeps the fingerprint it was claimed with.
     const claim =
       this.running.get(id) ??
-      this.deps.store.get<{ fingerprint: string; runId: string | null }>("SELECT fingerprint, run_id AS runId FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'running'", keyId, idemKey);
+      this.deps.store.get<{ fingerprint: string; runId: string | null }>(
+        "SELECT fingerprint, run_id AS runId FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'running'",
+        keyId,
+        idemKey,
+      );
     this.running.delete(id);
     const print = claim?.fingerprint ?? "";
     const { store } = this.deps;
     const now = this.deps.now();
-    const common = [keyId, idemKey, print, claim?.runId ?? null, status, JSON.stringify(headers), isoSeconds(now), isoSeconds(now + this.deps.ttlMs)] as const;
+    const common = [
+      keyId,
+      idemKey,
+      print,
+      claim?.runId ?? null,
+      status,
+      JSON.stringify(headers),
+      isoSeconds(now),
+      isoSeconds(now + this.deps.ttlMs),
+    ] as const;
     if (store.answers) {
       const ref = store.answers.append(typeof body === "string" ? Buffer.from(body, "utf8") : body);
       store.write(
@@ -281,7 +323,11 @@ export class Idempotency {
         ref.chunked ? 1 : null,
       );
     } else {
-      store.write("INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, created_at, expires_at, answer) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, CAST(? AS TEXT))", ...common, body);
+      store.write(
+        "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, created_at, expires_at, answer) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, CAST(? AS TEXT))",
+        ...common,
+        body,
+      );
     }
     // Until the record is committed, the answer is replayed from memory; if it is rolled back, the key is free again.
     this.seen?.add(id);
@@ -332,7 +378,12 @@ export class Idempotency {
   /** Drops the written claim of a run that answered 202 and broke (see `persist`), with the claim in memory. */
   releaseRun(keyId: string, idemKey: string, runId: string): void {
     this.release(keyId, idemKey);
-    this.deps.store.run("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'running' AND run_id = ?", keyId, idemKey, runId);
+    this.deps.store.run(
+      "DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'running' AND run_id = ?",
+      keyId,
+      idemKey,
+      runId,
+    );
   }
 
   /**
@@ -340,7 +391,9 @@ export class Idempotency {
    * older version, which wrote claims without a run). Claims of runs still running are another live process's.
    */
   releaseRunning(): number {
-    return this.deps.store.run("DELETE FROM idempotency WHERE state = 'running' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE state = 'running'))");
+    return this.deps.store.run(
+      "DELETE FROM idempotency WHERE state = 'running' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE state = 'running'))",
+    );
   }
 
   /**
@@ -352,12 +405,23 @@ export class Idempotency {
    */
   sweep(): number {
     const { store } = this.deps;
-    const deleted = store.run("DELETE FROM idempotency WHERE state = 'done' AND expires_at <= ?", isoSeconds(this.deps.now()));
+    const deleted = store.run(
+      "DELETE FROM idempotency WHERE state = 'done' AND expires_at <= ?",
+      isoSeconds(this.deps.now()),
+    );
     // The filter was switched off for too many records: on again once the table holds few enough.
-    if (!this.seen && (store.get<{ n: number }>("SELECT COUNT(*) AS n FROM idempotency")?.n ?? 0) <= SEEN_MAX / 2) this.rebuildSeen();
+    if (!this.seen && (store.get<{ n: number }>("SELECT COUNT(*) AS n FROM idempotency")?.n ?? 0) <= SEEN_MAX / 2)
+      this.rebuildSeen();
     if (store.answers) {
-      const oldest = store.get<{ f: number | null }>("SELECT MIN(answer_file) AS f FROM idempotency WHERE answer_file IS NOT NULL")?.f ?? null;
-      const inUse = store.all<{ answer_segment: number }>("SELECT answer_segment FROM owners WHERE answer_segment IS NOT NULL AND lease_until > ?", Date.now()).map((r) => r.answer_segment);
+      const oldest =
+        store.get<{ f: number | null }>("SELECT MIN(answer_file) AS f FROM idempotency WHERE answer_file IS NOT NULL")
+          ?.f ?? null;
+      const inUse = store
+        .all<{ answer_segment: number }>(
+          "SELECT answer_segment FROM owners WHERE answer_segment IS NOT NULL AND lease_until > ?",
+          Date.now(),
+        )
+        .map((r) => r.answer_segment);
       store.answers.sweep(oldest, inUse);
     }
     return deleted;

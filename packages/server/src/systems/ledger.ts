@@ -63,7 +63,8 @@ const KEY_SPEND =
   "UPDATE keys SET spend_today = CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id";
 
 /** Credits the ledger charged today (UTC), from the `spend_day`/`spend_today` columns of a key or an account. */
-const spentToday = (row: { spend_day: string; spend_today: number }, day: string) => (row.spend_day === day ? row.spend_today : 0);
+const spentToday = (row: { spend_day: string; spend_today: number }, day: string) =>
+  row.spend_day === day ? row.spend_today : 0;
 
 /** Holds, captures, releases and the numbers shown in billing blocks. */
 export class Ledger {
@@ -81,7 +82,12 @@ export class Ledger {
   /** Credits of durable holds (runs that answered 202) of a key or an account. */
   private heldBy(column: "key_id" | "account_id", id: string): number {
     // holds are never written by a deferred write
-    return this.deps.store.readNow<{ s: number | null }>(`SELECT SUM(amount) AS s FROM holds WHERE ${column} = ? AND state = 'held'`, id)!.s ?? 0;
+    return (
+      this.deps.store.readNow<{ s: number | null }>(
+        `SELECT SUM(amount) AS s FROM holds WHERE ${column} = ? AND state = 'held'`,
+        id,
+      )!.s ?? 0
+    );
   }
 
   private inMemory(accountId: string): { amount: number; calls: number } {
@@ -91,7 +97,10 @@ export class Ledger {
   /** Free calls left of a free account (null on a paid plan): the allowance less what was charged and what is held. */
   freeCallsLeft(account: AccountRecord): number | null {
     if (account.plan !== "free") return null;
-    return Math.max(0, this.deps.limits.freeCalls - account.free_calls_used - account.free_calls_held - this.inMemory(account.id).calls);
+    return Math.max(
+      0,
+      this.deps.limits.freeCalls - account.free_calls_used - account.free_calls_held - this.inMemory(account.id).calls,
+    );
   }
 
   /**
@@ -107,27 +116,43 @@ export class Ledger {
     const account = accounts.cachedAccount(req.account.id);
     if (!account) throw new Error(`no account ${req.account.id}`);
     const startedToday = account.call_cap === null ? 0 : account.calls_day === day ? account.calls_today : 0;
-    if (account.call_cap !== null && startedToday + req.calls > account.call_cap) return { code: "temporarily_unavailable", reason: "daily_cap", cap: account.call_cap, started: startedToday };
+    if (account.call_cap !== null && startedToday + req.calls > account.call_cap)
+      return { code: "temporarily_unavailable", reason: "daily_cap", cap: account.call_cap, started: startedToday };
     const mem = this.inMemory(account.id);
     const left = this.freeCallsLeft(account);
-    const planRefusal = left !== null && left < req.calls ? ({ code: "plan_limit", freeCallsLeft: left } as const) : null;
+    const planRefusal =
+      left !== null && left < req.calls ? ({ code: "plan_limit", freeCallsLeft: left } as const) : null;
     const key = accounts.cachedKey(req.key.hash) ?? req.key;
     if (key.daily_limit !== null) {
       if (planRefusal) return planRefusal;
       const spent = spentToday(key, day) + this.heldBy("key_id", key.id) + (this.memoryByKey.get(key.id) ?? 0);
-      if (spent + req.amount > key.daily_limit) return { code: "daily_limit_reached", reason: "key", limit: key.daily_limit, spent };
+      if (spent + req.amount > key.daily_limit)
+        return { code: "daily_limit_reached", reason: "key", limit: key.daily_limit, spent };
     }
     if (planRefusal) return planRefusal;
     const held = account.held + mem.amount;
     if (account.daily_limit !== null) {
       const spent = spentToday(account, day) + held;
-      if (spent + req.amount > account.daily_limit) return { code: "daily_limit_reached", reason: "account", limit: account.daily_limit, spent };
+      if (spent + req.amount > account.daily_limit)
+        return { code: "daily_limit_reached", reason: "account", limit: account.daily_limit, spent };
     }
-    if (account.status !== "active" || account.balance - held < req.amount) return { code: "insufficient_balance", balance: account.balance, available: account.balance - held };
+    if (account.status !== "active" || account.balance - held < req.amount)
+      return { code: "insufficient_balance", balance: account.balance, available: account.balance - held };
     if (account.call_cap !== null) this.countStart(account, day, startedToday, req.calls);
     const free = account.plan === "free";
-    this.memory.set(req.runId, { accountId: account.id, keyId: key.id, keyHash: key.hash, amount: req.amount, calls: req.calls, free, at: this.deps.now() });
-    this.memoryByAccount.set(account.id, { amount: mem.amount + req.amount, calls: mem.calls + (free ? req.calls : 0) });
+    this.memory.set(req.runId, {
+      accountId: account.id,
+      keyId: key.id,
+      keyHash: key.hash,
+      amount: req.amount,
+      calls: req.calls,
+      free,
+      at: this.deps.now(),
+    });
+    this.memoryByAccount.set(account.id, {
+      amount: mem.amount + req.amount,
+      calls: mem.calls + (free ? req.calls : 0),
+    });
     this.memoryByKey.set(key.id, (this.memoryByKey.get(key.id) ?? 0) + req.amount);
     return null;
   }
@@ -139,7 +164,16 @@ export class Ledger {
   private countStart(account: AccountRecord, day: string, startedToday: number, calls: number): void {
     const { store, accounts } = this.deps;
     // Relative to the row, not the cache: another process on the same database counts into the same row.
-    store.tx(() => store.write("UPDATE accounts SET calls_today = CASE WHEN calls_day = ? THEN calls_today + ? ELSE ? END, calls_day = ? WHERE id = ?", day, calls, calls, day, account.id));
+    store.tx(() =>
+      store.write(
+        "UPDATE accounts SET calls_today = CASE WHEN calls_day = ? THEN calls_today + ? ELSE ? END, calls_day = ? WHERE id = ?",
+        day,
+        calls,
+        calls,
+        day,
+        account.id,
+      ),
+    );
     accounts.remember({ ...account, calls_day: day, calls_today: startedToday + calls });
   }
 
@@ -170,10 +204,19 @@ export class Ledger {
       store.run(
         "INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, created_at) " +
           "VALUES (:runId, :accountId, :keyId, :amount, :calls, :freePlan, :day, 'held', :createdAt)",
-        { runId, accountId: h.accountId, keyId: h.keyId, amount: h.amount, calls: h.calls, freePlan: h.free ? 1 : 0,
-          day: utcDay(h.at), createdAt: isoSeconds(h.at) },
+        {
+          runId,
+          accountId: h.accountId,
+          keyId: h.keyId,
+          amount: h.amount,
+          calls: h.calls,
+          freePlan: h.free ? 1 : 0,
+          day: utcDay(h.at),
+          createdAt: isoSeconds(h.at),
+        },
       );
-      const held = "UPDATE accounts SET held = held + ?, free_calls_held = free_calls_held + ? WHERE id = ? RETURNING *";
+      const held =
+        "UPDATE accounts SET held = held + ?, free_calls_held = free_calls_held + ? WHERE id = ? RETURNING *";
       return store.returning<AccountRecord>(held, h.amount, h.free ? h.calls : 0, h.accountId);
     });
     this.drop(runId, h);
@@ -201,10 +244,22 @@ export class Ledger {
       // Blind writes, deferred to the end of the turn (see the store); the caches move here by the same rules.
       return store.tx(() => {
         const before = accounts.cachedAccount(mem.accountId)!;
-        store.write("INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)", mem.accountId, charge, mem.keyId, runId, day, at);
+        store.write(
+          "INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)",
+          mem.accountId,
+          charge,
+          mem.keyId,
+          runId,
+          day,
+          at,
+        );
         if (keyHasLimit) {
           store.write(KEY_SPEND, { day, charge, id: mem.keyId });
-          accounts.updateCachedKey(mem.keyHash, (k) => ({ ...k, spend_today: spentToday(k, day) + charge, spend_day: day }));
+          accounts.updateCachedKey(mem.keyHash, (k) => ({
+            ...k,
+            spend_today: spentToday(k, day) + charge,
+            spend_day: day,
+          }));
         }
         const freeCalls = mem.free ? chargedCalls : 0;
         store.write(
@@ -213,36 +268,66 @@ export class Ledger {
           { charge, freeCalls, day, id: mem.accountId },
         );
         if (before.balance < charge) throw new Error(`account ${mem.accountId} would go below zero`); // the CHECK of the table, here and now
-        const account: AccountRecord = { ...before, balance: before.balance - charge, free_calls_used: before.free_calls_used + freeCalls, spend_today: spentToday(before, day) + charge, spend_day: day };
+        const account: AccountRecord = {
+          ...before,
+          balance: before.balance - charge,
+          free_calls_used: before.free_calls_used + freeCalls,
+          spend_today: spentToday(before, day) + charge,
+          spend_day: day,
+        };
         accounts.remember(account);
         return { charged: charge, balance: account.balance };
       });
     }
     const rows = store.tx(() => {
       // The conditional update is the "exactly once": only a hold still `held` ends, and it says what it was.
-      const hold = store.sql(
-        "UPDATE holds SET captured = MIN(?, amount), state = CASE WHEN MIN(?, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = ? WHERE run_id = ? AND state = 'held' RETURNING account_id, key_id, amount, calls, free_plan, captured",
-      ).get(Math.max(0, amount), Math.max(0, amount), at, runId) as { account_id: string; key_id: string; amount: number; calls: number; free_plan: number; captured: number } | undefined;
+      const hold = store
+        .sql(
+          "UPDATE holds SET captured = MIN(?, amount), state = CASE WHEN MIN(?, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = ? WHERE run_id = ? AND state = 'held' RETURNING account_id, key_id, amount, calls, free_plan, captured",
+        )
+        .get(Math.max(0, amount), Math.max(0, amount), at, runId) as
+        | { account_id: string; key_id: string; amount: number; calls: number; free_plan: number; captured: number }
+        | undefined;
       if (!hold) return null;
       const charge = hold.captured;
       const chargedCalls = charge > 0 ? Math.min(calls, hold.calls) : 0;
       let key: KeyRecord | undefined;
       if (charge > 0) {
-        store.run("INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)", hold.account_id, charge, hold.key_id, runId, day, at);
+        store.run(
+          "INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)",
+          hold.account_id,
+          charge,
+          hold.key_id,
+          runId,
+          day,
+          at,
+        );
         if (keyHasLimit) key = this.chargeKey(hold.key_id, charge, day);
       }
       const account = store.returning<AccountRecord>(
         "UPDATE accounts SET balance = balance - :charge, held = held - :held, free_calls_held = free_calls_held - :freeHeld, " +
           "free_calls_used = free_calls_used + :freeUsed, spend_today = " +
           "CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id RETURNING *",
-        { charge, held: hold.amount, freeHeld: hold.free_plan ? hold.calls : 0, freeUsed: hold.free_plan ? chargedCalls : 0, day,
-          id: hold.account_id },
+        {
+          charge,
+          held: hold.amount,
+          freeHeld: hold.free_plan ? hold.calls : 0,
+          freeUsed: hold.free_plan ? chargedCalls : 0,
+          day,
+          id: hold.account_id,
+        },
       );
       return { charge, key, account };
     });
     if (!rows) {
-      const ended = store.get<{ captured: number; account_id: string }>("SELECT captured, account_id FROM holds WHERE run_id = ?", runId);
-      return { charged: ended?.captured ?? 0, balance: ended ? (accounts.cachedAccount(ended.account_id)?.balance ?? 0) : 0 };
+      const ended = store.get<{ captured: number; account_id: string }>(
+        "SELECT captured, account_id FROM holds WHERE run_id = ?",
+        runId,
+      );
+      return {
+        charged: ended?.captured ?? 0,
+        balance: ended ? (accounts.cachedAccount(ended.account_id)?.balance ?? 0) : 0,
+      };
     }
     accounts.remember(rows.account);
     if (rows.key) accounts.rememberKey(rows.key);
@@ -257,7 +342,13 @@ export class Ledger {
   /** Today's charges of a key from the ledger (used when a key gets a daily limit: its spend column starts right). */
   keySpentToday(keyId: string): number {
     const day = utcDay(this.deps.now());
-    return this.deps.store.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM ledger WHERE key_id = ? AND kind = 'charge' AND day = ?", keyId, day)!.s ?? 0;
+    return (
+      this.deps.store.get<{ s: number | null }>(
+        "SELECT SUM(amount) AS s FROM ledger WHERE key_id = ? AND kind = 'charge' AND day = ?",
+        keyId,
+        day,
+      )!.s ?? 0
+    );
   }
 
   /** Releases a hold without a charge (failure, timeout, not_supported, broken run). */
@@ -272,21 +363,51 @@ export class Ledger {
     const fresh = key ? this.deps.accounts.cachedKey(key.hash) : undefined;
     const useKey = fresh !== undefined && fresh.daily_limit !== null;
     const limit = useKey ? fresh.daily_limit : account.daily_limit;
-    const held = useKey ? this.heldBy("key_id", fresh.id) + (this.memoryByKey.get(fresh.id) ?? 0) : account.held + this.inMemory(accountId).amount;
+    const held = useKey
+      ? this.heldBy("key_id", fresh.id) + (this.memoryByKey.get(fresh.id) ?? 0)
+      : account.held + this.inMemory(accountId).amount;
     const today = (useKey ? spentToday(fresh, day) : spentToday(account, day)) + held;
-    return { balance: account.balance, todaySpend: today, held, dailyLimit: limit, dailyRemaining: limit === null ? null : Math.max(0, limit - today) };
+    return {
+      balance: account.balance,
+      todaySpend: today,
+      held,
+      dailyLimit: limit,
+      dailyRemaining: limit === null ? null : Math.max(0, limit - today),
+    };
   }
 
   /**
    * Sums that must always agree: `balance + charges = grants` for every account, and the account's `held` equal
    * to its durable holds. `inMemory` is what runs in flight hold in memory (0 once every run has ended).
    */
-  audit(accountId: string): { balance: number; grants: number; charges: number; held: number; holdsHeld: number; inMemory: number } {
+  audit(accountId: string): {
+    balance: number;
+    grants: number;
+    charges: number;
+    held: number;
+    holdsHeld: number;
+    inMemory: number;
+  } {
     const { store } = this.deps;
-    const a = store.get<{ balance: number; held: number }>("SELECT balance, held FROM accounts WHERE id = ?", accountId)!;
-    const grants = store.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM ledger WHERE account_id = ? AND kind = 'grant'", accountId)!.s ?? 0;
-    const charges = store.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM ledger WHERE account_id = ? AND kind = 'charge'", accountId)!.s ?? 0;
-    const holdsHeld = store.get<{ s: number | null }>("SELECT SUM(amount) AS s FROM holds WHERE account_id = ? AND state = 'held'", accountId)!.s ?? 0;
+    const a = store.get<{ balance: number; held: number }>(
+      "SELECT balance, held FROM accounts WHERE id = ?",
+      accountId,
+    )!;
+    const grants =
+      store.get<{ s: number | null }>(
+        "SELECT SUM(amount) AS s FROM ledger WHERE account_id = ? AND kind = 'grant'",
+        accountId,
+      )!.s ?? 0;
+    const charges =
+      store.get<{ s: number | null }>(
+        "SELECT SUM(amount) AS s FROM ledger WHERE account_id = ? AND kind = 'charge'",
+        accountId,
+      )!.s ?? 0;
+    const holdsHeld =
+      store.get<{ s: number | null }>(
+        "SELECT SUM(amount) AS s FROM holds WHERE account_id = ? AND state = 'held'",
+        accountId,
+      )!.s ?? 0;
     return { balance: a.balance, grants, charges, held: a.held, holdsHeld, inMemory: this.inMemory(accountId).amount };
   }
 }

@@ -36,7 +36,11 @@ export class Limits {
     const l = deps.limits;
     this.keyRate = new RateLimiterMemory({ points: l.keyQps, duration: 1 });
     this.addressRate = new RateLimiterMemory({ points: l.addressPerMinute, duration: 60 });
-    this.failures = new RateLimiterMemory({ points: l.failureThreshold, duration: l.failureWindowSeconds, blockDuration: l.failureBlockSeconds });
+    this.failures = new RateLimiterMemory({
+      points: l.failureThreshold,
+      duration: l.failureWindowSeconds,
+      blockDuration: l.failureBlockSeconds,
+    });
   }
 
   /** Counts one call of a key against its rate. */
@@ -62,7 +66,8 @@ export class Limits {
   /** Whether the key (by the hash of what was sent) is held back by the free-failure limit. */
   async failureBlock(keyHash: string): Promise<LimitRefusal | null> {
     const res = await this.failures.get(keyHash);
-    if (res && res.consumedPoints > this.deps.limits.failureThreshold) return { code: "free_failure_limit", retryAt: this.deps.now() + Math.max(1000, res.msBeforeNext) };
+    if (res && res.consumedPoints > this.deps.limits.failureThreshold)
+      return { code: "free_failure_limit", retryAt: this.deps.now() + Math.max(1000, res.msBeforeNext) };
     return null;
   }
 
@@ -74,7 +79,8 @@ export class Limits {
   /** Takes one of the workspace's running-call slots, or refuses. Give it back with `endRun`. */
   startRun(workspaceId: string): LimitRefusal | null {
     const n = this.running.get(workspaceId) ?? 0;
-    if (n >= this.deps.limits.workspaceConcurrency) return { code: "rate_limited", reason: "workspace_concurrency", retryAfter: 1 };
+    if (n >= this.deps.limits.workspaceConcurrency)
+      return { code: "rate_limited", reason: "workspace_concurrency", retryAfter: 1 };
     this.running.set(workspaceId, n + 1);
     return null;
   }

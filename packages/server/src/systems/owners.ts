@@ -125,7 +125,9 @@ export class Owners {
    */
   renew(): boolean {
     if (!this.registered) return true;
-    const changed = this.deps.store.tx(() => this.deps.store.run("UPDATE owners SET lease_until = ? WHERE id = ?", this.clock() + this.leaseMs, this.id));
+    const changed = this.deps.store.tx(() =>
+      this.deps.store.run("UPDATE owners SET lease_until = ? WHERE id = ?", this.clock() + this.leaseMs, this.id),
+    );
     if (changed > 0) return true;
     this.deps.store.tx(() => this.register());
     return false;
@@ -197,7 +199,10 @@ export class Owners {
       if (!this.deps.store.db.isOpen) return this.stop();
       try {
         const renewed = this.renew();
-        if (!renewed) this.deps.log?.(`lease of ${this.id} had expired and its row was gone; written again (runs ended meanwhile by another process stay ended, uncharged)`);
+        if (!renewed)
+          this.deps.log?.(
+            `lease of ${this.id} had expired and its row was gone; written again (runs ended meanwhile by another process stay ended, uncharged)`,
+          );
         this.onTick?.(renewed);
       } catch (e) {
         this.deps.log?.("owner heartbeat failed", e);

@@ -152,13 +152,16 @@ export interface RunsDeps {
 
 const JSON_TYPE = "application/json; charset=utf-8";
 /** Holds still held whose run is not running (or has no row). */
-const ORPHAN_HOLDS = "SELECT h.run_id FROM holds h LEFT JOIN runs r ON r.id = h.run_id WHERE h.state = 'held' AND (r.id IS NULL OR r.state != 'running')";
+const ORPHAN_HOLDS =
+  "SELECT h.run_id FROM holds h LEFT JOIN runs r ON r.id = h.run_id WHERE h.state = 'held' AND (r.id IS NULL OR r.state != 'running')";
 /** A written Idempotency-Key claim whose run no longer runs (see `Idempotency.releaseRunning`). */
-const ORPHAN_CLAIM = "SELECT 1 FROM idempotency WHERE state = 'running' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE state = 'running')) LIMIT 1";
+const ORPHAN_CLAIM =
+  "SELECT 1 FROM idempotency WHERE state = 'running' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE state = 'running')) LIMIT 1";
 const WAITED = Symbol("waited");
 
 /** Whether a finished answer's status counts as a failure of the key (the free-failure limit). */
-const failedStatus = (status: string): boolean => status === "error" || status === "not_supported" || status === "timeout";
+const failedStatus = (status: string): boolean =>
+  status === "error" || status === "not_supported" || status === "timeout";
 
 /** A promise made before the work it stands for starts (a run's `done`, held by the run itself). */
 function settleLater<T>(): { promise: Promise<T>; settle: (work: Promise<T>) => void } {
@@ -173,7 +176,11 @@ function settleLater<T>(): { promise: Promise<T>; settle: (work: Promise<T>) => 
 function described(live: LiveRun): { operation: string; shape: string; waves: number } {
   if (live.kind === "data") return { operation: live.plan.operation, shape: live.plan.shape, waves: 1 };
   const { plan, format } = live.request;
-  return { operation: plan.tool, shape: format && format !== "json" ? `tool:${format}` : "tool", waves: plan.quote.waves_planned };
+  return {
+    operation: plan.tool,
+    shape: format && format !== "json" ? `tool:${format}` : "tool",
+    waves: plan.quote.waves_planned,
+  };
 }
 
 /** Thrown inside a run's final transaction when its row is no longer running: another process ended it (owners.ts). */
@@ -260,7 +267,10 @@ export class Runs {
         .then((result) => this.finish(live, (now) => this.toolEnding(live, result, now)))
         .catch((error: unknown) => {
           const answer = this.broken(live, error);
-          if (request.onEnd && !this.closed && !live.endedElsewhere) this.deps.store.tx(() => request.onEnd!({ handle: live.handle, status: "error", charged: 0, result: null }));
+          if (request.onEnd && !this.closed && !live.endedElsewhere)
+            this.deps.store.tx(() =>
+              request.onEnd!({ handle: live.handle, status: "error", charged: 0, result: null }),
+            );
           return answer;
         }),
     );
@@ -296,8 +306,20 @@ export class Runs {
         "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, " +
           "started_at, owner, waves) VALUES (:id, :handle, :keyId, :accountId, :workspaceId, :operation, :requestId, :shape, " +
           "'running', :quote, :startedAt, :owner, :waves)",
-        { id: runId, handle, keyId: ctx.key.id, accountId: ctx.account.id, workspaceId: ctx.key.workspace_id, operation, shape,
-          requestId: ctx.requestId, quote, startedAt: isoSeconds(live.startedAt), owner: owners.id, waves },
+        {
+          id: runId,
+          handle,
+          keyId: ctx.key.id,
+          accountId: ctx.account.id,
+          workspaceId: ctx.key.workspace_id,
+          operation,
+          shape,
+          requestId: ctx.requestId,
+          quote,
+          startedAt: isoSeconds(live.startedAt),
+          owner: owners.id,
+          waves,
+        },
       );
       if (ctx.idemKey) this.deps.idempotency.persist(ctx.key.id, ctx.idemKey, runId);
     });
@@ -318,12 +340,28 @@ export class Runs {
     }, this.deps.config.providerTimeoutMs);
     try {
       const outcome = await Promise.race([
-        provider.call({ platform: call.platform, operation: call.operation, params: call.params, signal: controller.signal }),
-        new Promise<never>((_, reject) => controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true })),
+        provider.call({
+          platform: call.platform,
+          operation: call.operation,
+          params: call.params,
+          signal: controller.signal,
+        }),
+        new Promise<never>((_, reject) =>
+          controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }),
+        ),
       ]);
       return entryOf(call, outcome, plan.errorScope, this.urls);
     } catch (error) {
-      if (timedOut) return entryOf(call, { status: "timeout", message: `${call.platform} did not answer within ${Math.round(this.deps.config.providerTimeoutMs / 1000)} s; it is unknown whether it ran. Nothing was charged.` }, plan.errorScope, this.urls);
+      if (timedOut)
+        return entryOf(
+          call,
+          {
+            status: "timeout",
+            message: `${call.platform} did not answer within ${Math.round(this.deps.config.providerTimeoutMs / 1000)} s; it is unknown whether it ran. Nothing was charged.`,
+          },
+          plan.errorScope,
+          this.urls,
+        );
       throw error;
     } finally {
       clearTimeout(timer);
@@ -346,8 +384,14 @@ export class Runs {
         store.run(
           "UPDATE runs SET state = 'finished', charged = :charged, http_status = 200, headers = :headers, " +
             "answer = CAST(:answer AS TEXT), ended_at = :endedAt, expires_at = :expiresAt WHERE id = :id AND state = 'running'",
-          { charged, headers: JSON.stringify(kept.headers), answer: kept.answer, endedAt: isoSeconds(now),
-            expiresAt: isoSeconds(now + config.retentionMs), id: live.id },
+          {
+            charged,
+            headers: JSON.stringify(kept.headers),
+            answer: kept.answer,
+            endedAt: isoSeconds(now),
+            expiresAt: isoSeconds(now + config.retentionMs),
+            id: live.id,
+          },
         );
       }
       if (live.ctx.idemKey) idempotency.complete({ keyId: live.ctx.key.id, idemKey: live.ctx.idemKey, answer: sent });
@@ -364,12 +408,22 @@ export class Runs {
     const ended = live.ended as EndedCall[];
     const cost = ended.reduce((s, e) => s + e.cost, 0);
     const chargedCalls = ended.filter((e) => e.cost > 0).length;
-    const { charged, balance } = this.deps.ledger.settle(live.id, cost, chargedCalls, live.ctx.key.daily_limit !== null);
+    const { charged, balance } = this.deps.ledger.settle(
+      live.id,
+      cost,
+      chargedCalls,
+      live.ctx.key.daily_limit !== null,
+    );
     const { body, status } = finishedAnswer(live.plan, ended, live.ctx.requestId, isoSeconds(now), charged, balance);
     const headers: Record<string, string> = { "content-type": JSON_TYPE };
     if (status === "timeout") headers["x-should-retry"] = "false";
     const text = serializeAnswer(body);
-    return { charged, sent: { status: 200, headers, body: text }, kept: { headers, answer: text }, failed: failedStatus(status) };
+    return {
+      charged,
+      sent: { status: 200, headers, body: text },
+      kept: { headers, answer: text },
+      failed: failedStatus(status),
+    };
   }
 
   /** The end of a tool run: capture `creditsFor(calls_charged)` (at most the quote), and the tool answer. */
@@ -380,13 +434,31 @@ export class Runs {
     const due = failed ? 0 : Math.min(creditsFor(result.calls_charged), live.quote);
     // The caller's own writes first (a schedule's last run, follower readings), then the capture and the answer.
     request.onEnd?.({ handle: live.handle, status: result.status, charged: due, result });
-    const { charged } = ledger.settle(live.id, due, failed ? 0 : result.calls_charged, live.ctx.key.daily_limit !== null);
+    const { charged } = ledger.settle(
+      live.id,
+      due,
+      failed ? 0 : result.calls_charged,
+      live.ctx.key.daily_limit !== null,
+    );
     const view = ledger.view(live.ctx.account.id, live.ctx.key);
-    const body = toolAnswer({ requestId: live.ctx.requestId, fetchedAt: isoSeconds(now), plan: request.plan, result, charged, view, warnings: request.warnings ?? [] });
+    const body = toolAnswer({
+      requestId: live.ctx.requestId,
+      fetchedAt: isoSeconds(now),
+      plan: request.plan,
+      result,
+      charged,
+      view,
+      warnings: request.warnings ?? [],
+    });
     const headers: Record<string, string> = { "content-type": JSON_TYPE };
     if (result.status === "timeout") headers["x-should-retry"] = "false";
     const json = JSON.stringify(body);
-    return { charged, sent: fileAnswer(body, json, headers, request.format ?? "json"), kept: { headers, answer: json }, failed };
+    return {
+      charged,
+      sent: fileAnswer(body, json, headers, request.format ?? "json"),
+      kept: { headers, answer: json },
+      failed,
+    };
   }
 
   /**
@@ -413,12 +485,18 @@ export class Runs {
     this.live.set(live.id, live);
     this.liveByHandle.set(live.handle!, live);
     const giveUp = ending || now - live.finalFailedAt >= this.deps.config.finalRetryMs;
-    this.deps.log(`run ${live.id}: its final write failed (attempt ${live.finalAttempts}); ${giveUp ? "ending it broken, uncharged" : "trying again"}`);
+    this.deps.log(
+      `run ${live.id}: its final write failed (attempt ${live.finalAttempts}); ${giveUp ? "ending it broken, uncharged" : "trying again"}`,
+    );
     const timer = setTimeout(
       () => {
         if (this.closed || live.endedElsewhere) return;
         try {
-          if (giveUp) this.broken(live, new Error(`the final write of run ${live.id} failed for ${this.deps.config.finalRetryMs} ms`));
+          if (giveUp)
+            this.broken(
+              live,
+              new Error(`the final write of run ${live.id} failed for ${this.deps.config.finalRetryMs} ms`),
+            );
           else again();
         } catch (error) {
           // thrown before its commit (the database itself refused the write): the same schedule, until it ends
@@ -440,7 +518,13 @@ export class Runs {
     const now = this.deps.now();
     store.tx(() => {
       ledger.release(live.id);
-      if (live.handle) store.run("UPDATE runs SET state = 'broken', http_status = 500, ended_at = ?, expires_at = ? WHERE id = ? AND state = 'running'", isoSeconds(now), isoSeconds(now + config.retentionMs), live.id);
+      if (live.handle)
+        store.run(
+          "UPDATE runs SET state = 'broken', http_status = 500, ended_at = ?, expires_at = ? WHERE id = ? AND state = 'running'",
+          isoSeconds(now),
+          isoSeconds(now + config.retentionMs),
+          live.id,
+        );
       if (live.ctx.idemKey) {
         if (live.handle) idempotency.releaseRun(live.ctx.key.id, live.ctx.idemKey, live.id);
         else idempotency.release(live.ctx.key.id, live.ctx.idemKey);
@@ -484,7 +568,10 @@ export class Runs {
    * its calls may still be under way here.
    */
   private letGo(live: LiveRun): void {
-    if (!live.endedElsewhere || !live.claimFreed) this.deps.log(`run ${live.id} was ended by another process while it ran here (this process's lease had expired); nothing charged`);
+    if (!live.endedElsewhere || !live.claimFreed)
+      this.deps.log(
+        `run ${live.id} was ended by another process while it ran here (this process's lease had expired); nothing charged`,
+      );
     live.endedElsewhere = true;
     if (live.claimFreed) return;
     live.claimFreed = true;
@@ -534,8 +621,17 @@ export class Runs {
       "internal_error",
       requestId,
       handle
-        ? { message: `The run behind ${handle} broke on the service's side; nothing was charged.`, fix: { param: "handle", note: "Send the original call again; under the same Idempotency-Key it is never charged twice." } }
-        : { message: "The run broke on the service's side; nothing was charged.", fix: { note: "Send the call again; under the same Idempotency-Key it is never charged twice." } },
+        ? {
+            message: `The run behind ${handle} broke on the service's side; nothing was charged.`,
+            fix: {
+              param: "handle",
+              note: "Send the original call again; under the same Idempotency-Key it is never charged twice.",
+            },
+          }
+        : {
+            message: "The run broke on the service's side; nothing was charged.",
+            fix: { note: "Send the call again; under the same Idempotency-Key it is never charged twice." },
+          },
       { urls: this.urls, now: new Date(this.deps.now()) },
     );
     return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
@@ -545,24 +641,39 @@ export class Runs {
   private runningAnswer(live: LiveRun, requestId: string): HttpAnswer {
     const view = this.deps.ledger.view(live.ctx.account.id, live.ctx.key);
     const seconds = this.deps.config.pollAfterSeconds;
-    const body: Record<string, unknown> = { request_id: requestId, schema_version: "v1", status: "running", handle: live.handle, retry_after_seconds: seconds };
+    const body: Record<string, unknown> = {
+      request_id: requestId,
+      schema_version: "v1",
+      status: "running",
+      handle: live.handle,
+      retry_after_seconds: seconds,
+    };
     if (live.kind === "tool") body["steps"] = live.steps;
     else if (live.plan.shape !== "single") {
       const endedNow = live.ended.filter((e): e is EndedCall => e !== undefined);
       body["cells"] = endedNow.map((e) => cellOf(live.plan, e));
     }
     body["billing"] = creditBilling(view, 0, live.quote);
-    const wavesDone = live.kind === "tool" ? live.steps.filter((s) => s.status === "done" || s.status === "failed").length : 0;
+    const wavesDone =
+      live.kind === "tool" ? live.steps.filter((s) => s.status === "done" || s.status === "failed").length : 0;
     body["waves"] = { planned: described(live).waves, done: wavesDone };
     body["charge"] = { quote_credits: live.quote, charged_credits: 0 };
-    return { status: 202, headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) }, body: JSON.stringify(body) };
+    return {
+      status: 202,
+      headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) },
+      body: JSON.stringify(body),
+    };
   }
 
   /**
    * The 202 of a run that another live process runs: what its row says (the quote, the waves planned), the account
    * as it stands; the cells or steps ended so far are in that process's memory and are not shown.
    */
-  private runningElsewhere(row: { account_id: string; request_id: string; quote: number; waves: number | null }, handle: string, key: KeyRecord): HttpAnswer {
+  private runningElsewhere(
+    row: { account_id: string; request_id: string; quote: number; waves: number | null },
+    handle: string,
+    key: KeyRecord,
+  ): HttpAnswer {
     const seconds = this.deps.config.pollAfterSeconds;
     const view = this.deps.ledger.view(row.account_id, key);
     const body = {
@@ -575,7 +686,11 @@ export class Runs {
       waves: { planned: row.waves ?? 1, done: 0 },
       charge: { quote_credits: row.quote, charged_credits: 0 },
     };
-    return { status: 202, headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) }, body: JSON.stringify(body) };
+    return {
+      status: 202,
+      headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) },
+      body: JSON.stringify(body),
+    };
   }
 
   /**
@@ -583,13 +698,38 @@ export class Runs {
    * is read by the key that started its call, or by a key of `alsoOf` (a console session's other console keys, D105).
    */
   read({ handle, key, format: asked, requestId, alsoOf }: HandleRead): HttpAnswer {
-    const row = this.deps.store.get<{ id: string; key_id: string; account_id: string; state: string; headers: string | null; answer: string | null; expires_at: string | null; request_id: string; shape: string; quote: number; owner: string | null; waves: number | null }>(
+    const row = this.deps.store.get<{
+      id: string;
+      key_id: string;
+      account_id: string;
+      state: string;
+      headers: string | null;
+      answer: string | null;
+      expires_at: string | null;
+      request_id: string;
+      shape: string;
+      quote: number;
+      owner: string | null;
+      waves: number | null;
+    }>(
       "SELECT id, key_id, account_id, state, headers, answer, expires_at, request_id, shape, quote, owner, waves FROM runs WHERE handle = ?",
       handle,
     );
     const now = new Date(this.deps.now());
     if (!row || (row.key_id !== key.id && !alsoOf?.has(row.key_id))) {
-      const a = errorAnswer("not_found", requestId, { reason: "no_such_handle", message: "No result under this handle for this key.", fix: { param: "handle", note: "A handle is read by the key that started the call, for 24 hours after its run ended." } }, { urls: this.urls, now });
+      const a = errorAnswer(
+        "not_found",
+        requestId,
+        {
+          reason: "no_such_handle",
+          message: "No result under this handle for this key.",
+          fix: {
+            param: "handle",
+            note: "A handle is read by the key that started the call, for 24 hours after its run ended.",
+          },
+        },
+        { urls: this.urls, now },
+      );
       return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
     }
     const mine = this.liveByHandle.get(handle);
@@ -600,20 +740,29 @@ export class Runs {
       if (live) return this.runningAnswer(live, row.request_id);
       // Another live process runs it (the same database, see owners.ts): 202 from its row. Otherwise its owner is
       // gone (or is this process, which let go of it): it is broken, and the next recovery marks it so.
-      if (row.owner !== null && row.owner !== this.deps.owners.id && this.deps.owners.isLive(row.owner)) return this.runningElsewhere(row, handle, key);
+      if (row.owner !== null && row.owner !== this.deps.owners.id && this.deps.owners.isLive(row.owner))
+        return this.runningElsewhere(row, handle, key);
       return this.internalError(requestId, handle);
     }
     if (row.state === "broken") return this.internalError(requestId, handle);
     if (row.state === "finished" && row.expires_at && Date.parse(row.expires_at) > now.getTime() && row.answer) {
       const answer = JSON.parse(row.answer) as Record<string, unknown>;
-      const format = asked ?? ((row.shape.startsWith("tool:") ? row.shape.slice(5) : "json") as "json" | "csv" | "ndjson");
+      const format =
+        asked ?? ((row.shape.startsWith("tool:") ? row.shape.slice(5) : "json") as "json" | "csv" | "ndjson");
       const billing = answer["billing"] as { balance?: number; cost_credits?: number } | undefined;
-      if (billing && typeof billing.balance === "number") billing.balance = this.deps.ledger.view(row.account_id, null).balance;
-      if (billing && typeof billing.cost_credits === "number") answer["billing"] = creditBilling(this.deps.ledger.view(row.account_id, key), billing.cost_credits);
+      if (billing && typeof billing.balance === "number")
+        billing.balance = this.deps.ledger.view(row.account_id, null).balance;
+      if (billing && typeof billing.cost_credits === "number")
+        answer["billing"] = creditBilling(this.deps.ledger.view(row.account_id, key), billing.cost_credits);
       const headers = JSON.parse(row.headers ?? "{}") as Record<string, string>;
       return fileAnswer(answer, JSON.stringify(answer), headers, format);
     }
-    const a = errorAnswer("handle_expired", requestId, { fix: { param: "handle", note: "Send the call again; a new call is a new charge." } }, { urls: this.urls, now });
+    const a = errorAnswer(
+      "handle_expired",
+      requestId,
+      { fix: { param: "handle", note: "Send the call again; a new call is a new charge." } },
+      { urls: this.urls, now },
+    );
     return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
   }
 
@@ -630,9 +779,20 @@ export class Runs {
         "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, charged, " +
           "http_status, headers, answer, started_at, ended_at, expires_at) VALUES (:id, :handle, :keyId, :accountId, " +
           ":workspaceId, :operation, :requestId, 'kept', 'finished', 0, 0, 200, :headers, :answer, :startedAt, :endedAt, :expiresAt)",
-        { id: `kept_${handle}`, handle, keyId: key.id, accountId: key.account_id, workspaceId: key.workspace_id, operation,
-          requestId, headers: JSON.stringify(headers), answer, startedAt: isoSeconds(now), endedAt: isoSeconds(now),
-          expiresAt: isoSeconds(now + this.deps.config.retentionMs) },
+        {
+          id: `kept_${handle}`,
+          handle,
+          keyId: key.id,
+          accountId: key.account_id,
+          workspaceId: key.workspace_id,
+          operation,
+          requestId,
+          headers: JSON.stringify(headers),
+          answer,
+          startedAt: isoSeconds(now),
+          endedAt: isoSeconds(now),
+          expiresAt: isoSeconds(now + this.deps.config.retentionMs),
+        },
       ),
     );
     return handle;
@@ -655,10 +815,17 @@ export class Runs {
     return store.tx(() => {
       const { live, gone } = owners.census();
       const ended: string[] = [];
-      for (const run of store.all<{ id: string; owner: string | null }>("SELECT id, owner FROM runs WHERE state = 'running'")) {
+      for (const run of store.all<{ id: string; owner: string | null }>(
+        "SELECT id, owner FROM runs WHERE state = 'running'",
+      )) {
         if (run.owner !== null && live.has(run.owner)) continue;
         ledger.release(run.id);
-        const changed = store.run("UPDATE runs SET state = 'broken', http_status = 500, ended_at = ?, expires_at = ? WHERE id = ? AND state = 'running'", isoSeconds(now), isoSeconds(now + config.retentionMs), run.id);
+        const changed = store.run(
+          "UPDATE runs SET state = 'broken', http_status = 500, ended_at = ?, expires_at = ? WHERE id = ? AND state = 'running'",
+          isoSeconds(now),
+          isoSeconds(now + config.retentionMs),
+          run.id,
+        );
         if (changed > 0) ended.push(run.id);
       }
       // A durable hold is written with its run's row; one without a running run is left from an older version.
@@ -675,14 +842,22 @@ export class Runs {
     const { store, owners } = this.deps;
     const { live, gone } = owners.census();
     if (gone.length > 0) return true;
-    if (store.all<{ owner: string | null }>("SELECT owner FROM runs WHERE state = 'running'").some((r) => r.owner === null || !live.has(r.owner))) return true;
+    if (
+      store
+        .all<{ owner: string | null }>("SELECT owner FROM runs WHERE state = 'running'")
+        .some((r) => r.owner === null || !live.has(r.owner))
+    )
+      return true;
     return store.get(`${ORPHAN_HOLDS} LIMIT 1`) !== undefined || store.get(ORPHAN_CLAIM) !== undefined;
   }
 
   /** Forgets answers kept past their time (the handle then reads 410) and old idempotency records. */
   sweep(): void {
     const now = isoSeconds(this.deps.now());
-    this.deps.store.run("UPDATE runs SET answer = NULL WHERE state != 'running' AND answer IS NOT NULL AND expires_at <= ?", now);
+    this.deps.store.run(
+      "UPDATE runs SET answer = NULL WHERE state != 'running' AND answer IS NOT NULL AND expires_at <= ?",
+      now,
+    );
     this.deps.idempotency.sweep();
   }
 
@@ -714,8 +889,19 @@ export class Runs {
 }
 
 /** A finished answer in the media type asked for (D31): csv or ndjson rows of the items, else the JSON text. */
-function fileAnswer(body: Record<string, unknown>, json: string, headers: Record<string, string>, format: "json" | "csv" | "ndjson"): HttpAnswer {
-  if (format === "csv") return { status: 200, headers: { ...headers, "content-type": "text/csv; charset=utf-8" }, body: toCsv(body) };
-  if (format === "ndjson") return { status: 200, headers: { ...headers, "content-type": "application/x-ndjson; charset=utf-8" }, body: toNdjson(body) };
+function fileAnswer(
+  body: Record<string, unknown>,
+  json: string,
+  headers: Record<string, string>,
+  format: "json" | "csv" | "ndjson",
+): HttpAnswer {
+  if (format === "csv")
+    return { status: 200, headers: { ...headers, "content-type": "text/csv; charset=utf-8" }, body: toCsv(body) };
+  if (format === "ndjson")
+    return {
+      status: 200,
+      headers: { ...headers, "content-type": "application/x-ndjson; charset=utf-8" },
+      body: toNdjson(body),
+    };
   return { status: 200, headers, body: json };
 }

@@ -81,11 +81,21 @@ export class Schedules {
 
   /** Schedules of a workspace. */
   count(workspaceId: string): number {
-    return this.deps.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM schedules WHERE workspace_id = ?", workspaceId)!.n;
+    return this.deps.store.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM schedules WHERE workspace_id = ?",
+      workspaceId,
+    )!.n;
   }
 
   /** Creates a schedule whose first run is `every` from now (the creating call is its run of now). */
-  create(input: { workspaceId: string; accountId: string; keyId: string; body: Record<string, unknown>; params: AppliedParams; every: Schedule["every"] }): Schedule {
+  create(input: {
+    workspaceId: string;
+    accountId: string;
+    keyId: string;
+    body: Record<string, unknown>;
+    params: AppliedParams;
+    every: Schedule["every"];
+  }): Schedule {
     const now = this.deps.now();
     const id = newId("sch");
     this.deps.store.run(
@@ -110,7 +120,9 @@ export class Schedules {
 
   /** The workspace's schedules, oldest first, as the API shows them. */
   list(workspaceId: string): Schedule[] {
-    return this.deps.store.all<ScheduleRecord>("SELECT * FROM schedules WHERE workspace_id = ? ORDER BY created_at, id", workspaceId).map((r) => this.resource(r));
+    return this.deps.store
+      .all<ScheduleRecord>("SELECT * FROM schedules WHERE workspace_id = ? ORDER BY created_at, id", workspaceId)
+      .map((r) => this.resource(r));
   }
 
   /** Removes a schedule of the workspace; false when it has none of that id. */
@@ -120,7 +132,10 @@ export class Schedules {
 
   /** Schedules whose `next_run_at` has come (active and paused: a paused one is tried again, D11), oldest due first. */
   due(): ScheduleRecord[] {
-    return this.deps.store.all<ScheduleRecord>("SELECT * FROM schedules WHERE next_run_at <= ? ORDER BY next_run_at, id", isoSeconds(this.deps.now()));
+    return this.deps.store.all<ScheduleRecord>(
+      "SELECT * FROM schedules WHERE next_run_at <= ? ORDER BY next_run_at, id",
+      isoSeconds(this.deps.now()),
+    );
   }
 
   /** A run started: `last_run` shows it running, `next_run_at` moves past now by whole periods, the schedule is active. */
@@ -128,15 +143,30 @@ export class Schedules {
     const now = this.deps.now();
     let next = Date.parse(nextRunAt);
     while (next <= now) next += EVERY_MS[every];
-    const lastRun: NonNullable<Schedule["last_run"]> = { handle, started_at: isoSeconds(now), status: "running", charged_credits: 0 };
-    this.deps.store.run("UPDATE schedules SET status = 'active', paused_reason = NULL, next_run_at = ?, last_run = ?, last_run_id = ? WHERE id = ?", isoSeconds(next), JSON.stringify(lastRun), runId, id);
+    const lastRun: NonNullable<Schedule["last_run"]> = {
+      handle,
+      started_at: isoSeconds(now),
+      status: "running",
+      charged_credits: 0,
+    };
+    this.deps.store.run(
+      "UPDATE schedules SET status = 'active', paused_reason = NULL, next_run_at = ?, last_run = ?, last_run_id = ? WHERE id = ?",
+      isoSeconds(next),
+      JSON.stringify(lastRun),
+      runId,
+      id,
+    );
   }
 
   /** A run ended: its status and charge in `last_run` (if it is still the schedule's last run). */
   ended(id: string, runId: string, status: NonNullable<Schedule["last_run"]>["status"], charged: number): void {
     const row = this.get(id);
     if (!row || row.last_run_id !== runId || !row.last_run) return;
-    const lastRun = { ...(JSON.parse(row.last_run) as NonNullable<Schedule["last_run"]>), status, charged_credits: charged };
+    const lastRun = {
+      ...(JSON.parse(row.last_run) as NonNullable<Schedule["last_run"]>),
+      status,
+      charged_credits: charged,
+    };
     this.deps.store.run("UPDATE schedules SET last_run = ? WHERE id = ?", JSON.stringify(lastRun), id);
   }
 
@@ -153,8 +183,17 @@ export class Schedules {
     let n = 0;
     for (const row of this.deps.store.all<ScheduleRecord>("SELECT * FROM schedules WHERE last_run_id IS NOT NULL")) {
       if (!brokenRunIds.has(row.last_run_id!) || !row.last_run) continue;
-      const lastRun = { ...(JSON.parse(row.last_run) as NonNullable<Schedule["last_run"]>), status: "error" as const, charged_credits: 0 };
-      this.deps.store.run("UPDATE schedules SET last_run = ?, next_run_at = ? WHERE id = ?", JSON.stringify(lastRun), isoSeconds(this.deps.now()), row.id);
+      const lastRun = {
+        ...(JSON.parse(row.last_run) as NonNullable<Schedule["last_run"]>),
+        status: "error" as const,
+        charged_credits: 0,
+      };
+      this.deps.store.run(
+        "UPDATE schedules SET last_run = ?, next_run_at = ? WHERE id = ?",
+        JSON.stringify(lastRun),
+        isoSeconds(this.deps.now()),
+        row.id,
+      );
       n++;
     }
     return n;
@@ -176,13 +215,24 @@ export class Schedules {
 
   /** Records follower counts an `account_watch` run read (one reading per account and moment). */
   recordFollowers(readings: ReadonlyArray<{ platform: string; accountId: string; t: number; value: number }>): void {
-    for (const r of readings) this.deps.store.run("INSERT OR REPLACE INTO follower_readings (platform, account_id, t, value) VALUES (?, ?, ?, ?)", r.platform, r.accountId, r.t, r.value);
+    for (const r of readings)
+      this.deps.store.run(
+        "INSERT OR REPLACE INTO follower_readings (platform, account_id, t, value) VALUES (?, ?, ?, ?)",
+        r.platform,
+        r.accountId,
+        r.t,
+        r.value,
+      );
   }
 
   /** Earlier follower readings of an account (the last 400, oldest first). */
   followerHistory(platform: string, accountId: string): FollowerReading[] {
     return this.deps.store
-      .all<{ t: number; value: number }>("SELECT t, value FROM (SELECT t, value FROM follower_readings WHERE platform = ? AND account_id = ? ORDER BY t DESC LIMIT 400) ORDER BY t", platform, accountId)
+      .all<{ t: number; value: number }>(
+        "SELECT t, value FROM (SELECT t, value FROM follower_readings WHERE platform = ? AND account_id = ? ORDER BY t DESC LIMIT 400) ORDER BY t",
+        platform,
+        accountId,
+      )
       .map((r) => ({ t: r.t, value: r.value }));
   }
 }

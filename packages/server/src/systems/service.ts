@@ -37,7 +37,10 @@ export class ServiceState {
   /** Pauses every charged call from now on (runs already started finish). */
   pause(message: string): Pause {
     const pause: Pause = { message, since: isoSeconds(this.now()) };
-    this.store.run("INSERT INTO meta (name, value) VALUES ('paused', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value", JSON.stringify(pause));
+    this.store.run(
+      "INSERT INTO meta (name, value) VALUES ('paused', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+      JSON.stringify(pause),
+    );
     this.cached = undefined;
     return pause;
   }

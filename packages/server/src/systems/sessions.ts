@@ -83,7 +83,9 @@ export const PASSWORD_MIN = 12;
 const b64 = (b: Buffer) => b.toString("base64url");
 
 function scryptAsync(password: string, salt: Buffer, length: number, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => scrypt(password.normalize("NFC"), salt, length, options, (e, key) => (e ? reject(e) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scrypt(password.normalize("NFC"), salt, length, options, (e, key) => (e ? reject(e) : resolve(key))),
+  );
 }
 
 /**
@@ -169,7 +171,10 @@ export function normalizeEmail(email: string): string {
 /** Whether a text is plausibly an email address (one `@`, a dot in the domain, no spaces or controls, at most 254). */
 export function isEmail(email: string): boolean {
   // eslint-disable-next-line no-control-regex
-  return email.length <= 254 && /^[^\s@\u0000-\u001f\u007f]+@[^\s@\u0000-\u001f\u007f]+\.[^\s@\u0000-\u001f\u007f]+$/.test(email);
+  return (
+    email.length <= 254 &&
+    /^[^\s@\u0000-\u001f\u007f]+@[^\s@\u0000-\u001f\u007f]+\.[^\s@\u0000-\u001f\u007f]+$/.test(email)
+  );
 }
 
 // ------------------------------------------------------------------------------------------ the system
@@ -199,7 +204,9 @@ export class Sessions {
 
   /** Every user, of one account or all. */
   users(accountId?: string): UserRecord[] {
-    return accountId === undefined ? this.deps.store.all<UserRecord>("SELECT * FROM users ORDER BY created_at, id") : this.deps.store.all<UserRecord>("SELECT * FROM users WHERE account_id = ? ORDER BY created_at, id", accountId);
+    return accountId === undefined
+      ? this.deps.store.all<UserRecord>("SELECT * FROM users ORDER BY created_at, id")
+      : this.deps.store.all<UserRecord>("SELECT * FROM users WHERE account_id = ? ORDER BY created_at, id", accountId);
   }
 
   /**
@@ -212,9 +219,24 @@ export class Sessions {
     if (!isEmail(email)) throw new Error(`${JSON.stringify(input.email)} is not an email address`);
     const { store } = this.deps;
     return store.tx(() => {
-      if (store.get("SELECT 1 FROM users WHERE email = ?", email)) throw new Error(`a user with the email ${email} exists`);
-      const user: UserRecord = { id: newId("usr"), account_id: input.accountId, email, password_hash: input.passwordHash, created_at: isoSeconds(this.deps.now()), disabled: 0 };
-      store.run("INSERT INTO users (id, account_id, email, password_hash, created_at, disabled) VALUES (?, ?, ?, ?, ?, 0)", user.id, user.account_id, user.email, user.password_hash, user.created_at);
+      if (store.get("SELECT 1 FROM users WHERE email = ?", email))
+        throw new Error(`a user with the email ${email} exists`);
+      const user: UserRecord = {
+        id: newId("usr"),
+        account_id: input.accountId,
+        email,
+        password_hash: input.passwordHash,
+        created_at: isoSeconds(this.deps.now()),
+        disabled: 0,
+      };
+      store.run(
+        "INSERT INTO users (id, account_id, email, password_hash, created_at, disabled) VALUES (?, ?, ?, ?, ?, 0)",
+        user.id,
+        user.account_id,
+        user.email,
+        user.password_hash,
+        user.created_at,
+      );
       return user;
     });
   }
@@ -262,13 +284,21 @@ export class Sessions {
   }
 
   /** Whether sign-ins for this email or from this address are held back now, and for how long. */
-  private throttle(email: string, address: string): { refusal: "throttled"; by: "email" | "address"; retryAfterMs: number } | null {
+  private throttle(
+    email: string,
+    address: string,
+  ): { refusal: "throttled"; by: "email" | "address"; retryAfterMs: number } | null {
     const { failuresPerEmail, failuresPerAddress, failureWindowMs } = this.deps.config;
     const now = this.deps.now();
     const since = now - failureWindowMs;
     // The failure whose leaving the window brings the count under the limit: the limit-th newest.
     const check = (column: "email" | "address", value: string, limit: number) => {
-      const row = this.deps.store.get<{ at: number }>(`SELECT at FROM sign_in_failures WHERE ${column} = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?`, value, since, limit - 1);
+      const row = this.deps.store.get<{ at: number }>(
+        `SELECT at FROM sign_in_failures WHERE ${column} = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?`,
+        value,
+        since,
+        limit - 1,
+      );
       return row ? row.at + failureWindowMs - now : null;
     };
     const byEmail = check("email", email, failuresPerEmail);
@@ -283,10 +313,25 @@ export class Sessions {
     const { store, config } = this.deps;
     const now = this.deps.now();
     const token = b64(randomBytes(32));
-    const session: SessionRecord = { id: sessionIdOf(token), user_id: user.id, csrf_token: b64(randomBytes(32)), created_at: now, last_seen_at: now, expires_at: now + config.lifetimeMs };
+    const session: SessionRecord = {
+      id: sessionIdOf(token),
+      user_id: user.id,
+      csrf_token: b64(randomBytes(32)),
+      created_at: now,
+      last_seen_at: now,
+      expires_at: now + config.lifetimeMs,
+    };
     store.tx(() => {
       store.write("DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?", now, now - config.idleMs);
-      store.write("INSERT INTO sessions (id, user_id, csrf_token, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)", session.id, session.user_id, session.csrf_token, session.created_at, session.last_seen_at, session.expires_at);
+      store.write(
+        "INSERT INTO sessions (id, user_id, csrf_token, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+        session.id,
+        session.user_id,
+        session.csrf_token,
+        session.created_at,
+        session.last_seen_at,
+        session.expires_at,
+      );
     });
     return { token, session, user };
   }
@@ -299,7 +344,16 @@ export class Sessions {
     if (!TOKEN_SHAPE.test(token)) return null;
     const { store, config } = this.deps;
     const id = sessionIdOf(token);
-    const row = store.get<SessionRecord & { u_id: string; account_id: string; email: string; password_hash: string; u_created_at: string; disabled: number }>(
+    const row = store.get<
+      SessionRecord & {
+        u_id: string;
+        account_id: string;
+        email: string;
+        password_hash: string;
+        u_created_at: string;
+        disabled: number;
+      }
+    >(
       "SELECT s.*, u.id AS u_id, u.account_id, u.email, u.password_hash, u.created_at AS u_created_at, u.disabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?",
       id,
     );
@@ -309,12 +363,28 @@ export class Sessions {
       store.tx(() => store.write("DELETE FROM sessions WHERE id = ?", id));
       return null;
     }
-    const session: SessionRecord = { id: row.id, user_id: row.user_id, csrf_token: row.csrf_token, created_at: row.created_at, last_seen_at: row.last_seen_at, expires_at: row.expires_at };
+    const session: SessionRecord = {
+      id: row.id,
+      user_id: row.user_id,
+      csrf_token: row.csrf_token,
+      created_at: row.created_at,
+      last_seen_at: row.last_seen_at,
+      expires_at: row.expires_at,
+    };
     if (now - row.last_seen_at >= LAST_SEEN_EVERY_MS) {
       session.last_seen_at = now;
-      store.tx(() => store.write("UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?", now, id, now));
+      store.tx(() =>
+        store.write("UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?", now, id, now),
+      );
     }
-    const user: UserRecord = { id: row.u_id, account_id: row.account_id, email: row.email, password_hash: row.password_hash, created_at: row.u_created_at, disabled: row.disabled };
+    const user: UserRecord = {
+      id: row.u_id,
+      account_id: row.account_id,
+      email: row.email,
+      password_hash: row.password_hash,
+      created_at: row.u_created_at,
+      disabled: row.disabled,
+    };
     return { session, user, idleExpiresAt: Math.min(session.expires_at, session.last_seen_at + config.idleMs) };
   }
 

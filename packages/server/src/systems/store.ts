@@ -197,7 +197,12 @@ export class Store {
   readonly answers: AnswerLog | null;
   private readonly statements = new Map<string, StatementSync>();
   private depth = 0;
-  private batch: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void; after: Array<(ok: boolean) => void> } | null = null;
+  private batch: {
+    promise: Promise<void>;
+    resolve: () => void;
+    reject: (e: unknown) => void;
+    after: Array<(ok: boolean) => void>;
+  } | null = null;
   /** This turn's deferred writes not yet run. */
   private deferred: Deferred | null = null;
   /** The `tx` being run. */
@@ -222,7 +227,9 @@ export class Store {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
     // busy_timeout first: another connection (the checkpointer of a store closed just before) may hold a lock.
-    this.db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384;");
+    this.db.exec(
+      "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384;",
+    );
     this.db.exec(SCHEMA); // CREATE … IF NOT EXISTS of what exists takes no write lock
     this.migrate();
     this.answers = path === ":memory:" ? null : new AnswerLog(`${path}-answers`, options.answers);
@@ -236,11 +243,15 @@ export class Store {
    * instead of adding one twice.
    */
   private migrate(): void {
-    const missing = () => ADDED_COLUMNS.filter(([table, column]) => !this.db.prepare(`SELECT 1 FROM pragma_table_info('${table}') WHERE name = ?`).get(column));
+    const missing = () =>
+      ADDED_COLUMNS.filter(
+        ([table, column]) => !this.db.prepare(`SELECT 1 FROM pragma_table_info('${table}') WHERE name = ?`).get(column),
+      );
     if (missing().length > 0) {
       this.db.exec("BEGIN IMMEDIATE");
       try {
-        for (const [table, column, type] of missing()) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+        for (const [table, column, type] of missing())
+          this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
         this.db.exec("COMMIT");
       } catch (e) {
         this.db.exec("ROLLBACK");

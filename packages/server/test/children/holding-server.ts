@@ -6,6 +6,11 @@
  */
 import { createServer } from "../../src/server.ts";
 
-const server = createServer({ dbPath: process.argv[2]!, waitMs: Number(process.argv[3] ?? 30), log: () => undefined, simulator: { knobs: { x: { latencyMs: 60_000 } } } });
+const server = createServer({
+  dbPath: process.argv[2]!,
+  waitMs: Number(process.argv[3] ?? 30),
+  log: () => undefined,
+  simulator: { knobs: { x: { latencyMs: 60_000 } } },
+});
 const url = await server.listen({ port: 0 });
 process.stdout.write(`${JSON.stringify({ url })}\n`);

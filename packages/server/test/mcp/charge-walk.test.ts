@@ -22,10 +22,18 @@ import { sdk } from "./sdk-client.ts";
 const { Client, InMemoryTransport, StreamableHTTPClientTransport } = sdk;
 type Json = Record<string, any>;
 
-const GENEROUS = { keyQps: 100_000, workspaceConcurrency: 100_000, addressPerMinute: 100_000, failureThreshold: 100_000 };
+const GENEROUS = {
+  keyQps: 100_000,
+  workspaceConcurrency: 100_000,
+  addressPerMinute: 100_000,
+  failureThreshold: 100_000,
+};
 const SMALL_BOUND = 1_500;
 const CHARGING = MCP_TOOLS.filter((t) => t.charging).map((t) => t.name);
-const OPERATION = Object.fromEntries(MCP_TOOLS.map((t) => [t.name, t.operationId])) as Record<string, keyof typeof responseValidators>;
+const OPERATION = Object.fromEntries(MCP_TOOLS.map((t) => [t.name, t.operationId])) as Record<
+  string,
+  keyof typeof responseValidators
+>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Each tool's outputSchema (D77), compiled by a JSON Schema 2020-12 validator as a client would. */
@@ -37,7 +45,10 @@ const OUTPUT = Object.fromEntries(MCP_TOOLS.map((t) => [t.name, ajv.compile(t.ou
 function checkOutput(name: string, structured: Json | undefined, label: string): void {
   expect(structured, `${label}: structuredContent`).toBeDefined();
   const validate = OUTPUT[name]!;
-  expect(validate(structured), `${label}: outputSchema of ${name}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(structured).slice(0, 600)}`).toBe(true);
+  expect(
+    validate(structured),
+    `${label}: outputSchema of ${name}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(structured).slice(0, 600)}`,
+  ).toBe(true);
 }
 
 /** Every charging tool with bodies that answer many rows; batch_stats with each format, inline and background. */
@@ -53,15 +64,19 @@ const CASES: Array<[string, Json]> = [
   ["comments", { platform: "bilibili", url: "https://www.bilibili.com/video/BV1xK4y1a7Zq", limit: 50 }],
   ["user_profile", { platform: "weibo", id: Array.from({ length: 10 }, (_, i) => String(1749127100 + i)) }],
   ["user_posts", { platform: "x", id: "vercel", limit: 50 }],
-  ...Object.entries(BODIES).flatMap(([tool, b]): Array<[string, Json]> => [
-    [tool, b.inline],
-    [tool, b.background],
-  ]),
-  ...(["csv", "ndjson"] as const).flatMap((format): Array<[string, Json]> => [
-    ["batch_stats", { ...BODIES.batch_stats.inline, format }],
-    ["batch_stats", { ...BODIES.batch_stats.background, format }],
-    ["batch_stats", { targets: redditPosts(8), include: ["metrics", "comments"], format }],
-  ]),
+  ...Object.entries(BODIES).flatMap(
+    ([tool, b]): Array<[string, Json]> => [
+      [tool, b.inline],
+      [tool, b.background],
+    ],
+  ),
+  ...(["csv", "ndjson"] as const).flatMap(
+    (format): Array<[string, Json]> => [
+      ["batch_stats", { ...BODIES.batch_stats.inline, format }],
+      ["batch_stats", { ...BODIES.batch_stats.background, format }],
+      ["batch_stats", { targets: redditPosts(8), include: ["metrics", "comments"], format }],
+    ],
+  ),
   ["batch_stats", { ...BODIES.batch_stats.inline, format: "json" }],
 ];
 
@@ -72,7 +87,14 @@ interface Gw {
 }
 
 function gateway(waitMs: number, latencyMs: [number, number]): Gw {
-  const server = createServer({ dbPath: ":memory:", waitMs, pollAfterSeconds: 1, log: () => undefined, limits: GENEROUS, simulator: { knobs: { "*": { latencyMs } } } });
+  const server = createServer({
+    dbPath: ":memory:",
+    waitMs,
+    pollAfterSeconds: 1,
+    log: () => undefined,
+    limits: GENEROUS,
+    simulator: { knobs: { "*": { latencyMs } } },
+  });
   const gw = server.gateway;
   const { account } = gw.accounts.createAccount({ name: "charge walk", plan: "paid" });
   gw.accounts.grant(account.id, 100_000);
@@ -102,7 +124,9 @@ async function call(client: McpClient, name: string, args: Json): Promise<Seen> 
     isError: r.isError === true,
     structured: r.structuredContent as Json | undefined,
     texts: content.filter((c) => c.type === "text").map((c) => c.text ?? ""),
-    links: content.filter((c) => c.type === "resource_link").map((c) => ({ uri: c.uri!, ...(c.mimeType ? { mimeType: c.mimeType } : {}) })),
+    links: content
+      .filter((c) => c.type === "resource_link")
+      .map((c) => ({ uri: c.uri!, ...(c.mimeType ? { mimeType: c.mimeType } : {}) })),
     bytes: Buffer.byteLength(JSON.stringify(r), "utf8"),
   };
 }
@@ -115,21 +139,28 @@ async function walk(client: McpClient, name: string, args: Json): Promise<Seen[]
     await sleep(20);
     seen.push(await call(client, name, { handle: seen.at(-1)!.structured!["handle"] }));
   }
-  while (seen.at(-1)!.structured?.["more"]) seen.push(await call(client, name, { handle: seen.at(-1)!.structured!["more"]["handle"] }));
+  while (seen.at(-1)!.structured?.["more"])
+    seen.push(await call(client, name, { handle: seen.at(-1)!.structured!["more"]["handle"] }));
   return seen;
 }
 
 /** The charge a finished answer states: `billing.cost` of a data answer, `billing.cost_credits` of a tool answer. */
 function statedCharge(a: Json): number {
   const b = a["billing"] ?? {};
-  return typeof b["cost"] === "number" ? b["cost"] : typeof b["cost_credits"] === "number" ? b["cost_credits"] : Number.NaN;
+  return typeof b["cost"] === "number"
+    ? b["cost"]
+    : typeof b["cost_credits"] === "number"
+      ? b["cost_credits"]
+      : Number.NaN;
 }
 
 /** The rows of an answer: items, targets, or fanout entries' items with their platform. */
 function rowsOf(a: Json): unknown[] {
   if (Array.isArray(a["items"])) return a["items"];
   if (Array.isArray(a["targets"])) return a["targets"];
-  return Object.entries((a["fanout"] ?? {}) as Record<string, { items: unknown[] }>).flatMap(([platform, e]) => e.items.map((i) => ({ platform, ...(i as object) })));
+  return Object.entries((a["fanout"] ?? {}) as Record<string, { items: unknown[] }>).flatMap(([platform, e]) =>
+    e.items.map((i) => ({ platform, ...(i as object) })),
+  );
 }
 
 /** RFC 4180 records of a CSV text (quoted fields may hold commas, quotes and newlines). */
@@ -141,15 +172,15 @@ function csvRecords(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"', i++);
+      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
       else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"') quoted = true;
-    else if (c === ",") (record.push(field), (field = ""));
-    else if (c === "\n") (record.push(field), records.push(record), (record = []), (field = ""));
+    else if (c === ",") record.push(field), (field = "");
+    else if (c === "\n") record.push(field), records.push(record), (record = []), (field = "");
     else field += c;
   }
-  if (field || record.length) (record.push(field), records.push(record));
+  if (field || record.length) record.push(field), records.push(record);
   return records;
 }
 
@@ -157,18 +188,30 @@ function csvRecords(text: string): string[][] {
 function checkPage(name: string, page: Json, label: string): void {
   const { more, ...answer } = page;
   if (more !== undefined) expect(validateMore(more).ok, `${label}: more ${JSON.stringify(more)}`).toBe(true);
-  const v = (responseValidators[OPERATION[name]!] as (status: number, value: unknown) => { ok: boolean; errors?: unknown })(page["status"] === "running" ? 202 : 200, answer);
-  expect(v.ok, `${label}: ${JSON.stringify(v.ok ? "" : v.errors).slice(0, 1500)}\n${JSON.stringify(answer).slice(0, 800)}`).toBe(true);
+  const v = (
+    responseValidators[OPERATION[name]!] as (status: number, value: unknown) => { ok: boolean; errors?: unknown }
+  )(page["status"] === "running" ? 202 : 200, answer);
+  expect(
+    v.ok,
+    `${label}: ${JSON.stringify(v.ok ? "" : v.errors).slice(0, 1500)}\n${JSON.stringify(answer).slice(0, 800)}`,
+  ).toBe(true);
   // The contract rule the issue names, checked on its own too: an ok entry has at least one item.
   for (const [platform, e] of Object.entries((answer["fanout"] ?? {}) as Record<string, Json>)) {
-    if (e["status"] === "ok") expect(e["items"].length, `${label}: fanout.${platform} ok with 0 items`).toBeGreaterThan(0);
+    if (e["status"] === "ok")
+      expect(e["items"].length, `${label}: fanout.${platform} ok with 0 items`).toBeGreaterThan(0);
   }
-  if (answer["status"] === "ok" && Array.isArray(answer["items"])) expect(answer["items"].length, `${label}: ok with 0 items`).toBeGreaterThan(0);
+  if (answer["status"] === "ok" && Array.isArray(answer["items"]))
+    expect(answer["items"].length, `${label}: ok with 0 items`).toBeGreaterThan(0);
 }
 
 /** The quote's mode of a tool call (free: confirm false). */
 async function quoteMode(g: Gw, name: string, args: Json): Promise<string> {
-  const res = await g.server.app.inject({ method: "POST", url: `/v1/tools/${name}`, headers: { "x-api-key": g.key, "content-type": "application/json" }, payload: JSON.stringify({ ...args, confirm: false }) });
+  const res = await g.server.app.inject({
+    method: "POST",
+    url: `/v1/tools/${name}`,
+    headers: { "x-api-key": g.key, "content-type": "application/json" },
+    payload: JSON.stringify({ ...args, confirm: false }),
+  });
   return (JSON.parse(res.body) as Json)["quote"]["mode"];
 }
 
@@ -191,13 +234,21 @@ interface WalkFigures {
  * Walks a call and checks the rule of the issue: the balance moved by exactly the charge the finished answers state
  * (each page restates the one charge of its result), the charge came with its data, every page is valid.
  */
-async function checkedWalk(g: Gw, client: McpClient, name: string, args: Json, label: string, bound: number): Promise<WalkFigures> {
+async function checkedWalk(
+  g: Gw,
+  client: McpClient,
+  name: string,
+  args: Json,
+  label: string,
+  bound: number,
+): Promise<WalkFigures> {
   const before = balanceOf(g);
   const seen = await walk(client, name, args);
   // D77: every structuredContent validates against the tool's outputSchema (running answers, more pages, files).
   for (const s of seen) checkOutput(name, s.structured, label);
   // D78: the whole serialized tool result holds the bound (a page of one row may be over a tiny test bound).
-  for (const s of seen) if (rowsOf(s.structured!).length > 1) expect(s.bytes, `${label}: whole tool result`).toBeLessThanOrEqual(bound);
+  for (const s of seen)
+    if (rowsOf(s.structured!).length > 1) expect(s.bytes, `${label}: whole tool result`).toBeLessThanOrEqual(bound);
   const charged = before - balanceOf(g);
   for (const [i, s] of seen.entries()) expect(s.isError, `${label} answer ${i}: ${s.texts[0]}`).toBe(false);
   // Every MCP answer is JSON with its text copy; nothing arrives as a bare file or as the old "without JSON".
@@ -214,13 +265,19 @@ async function checkedWalk(g: Gw, client: McpClient, name: string, args: Json, l
 
   const rows = finished.flatMap((s) => rowsOf(s.structured!));
   const first = finished[0]!.structured!;
-  if (charged > 0 && first["status"] === "ok") expect(rows.length, `${label}: a charge comes with rows`).toBeGreaterThan(0);
+  if (charged > 0 && first["status"] === "ok")
+    expect(rows.length, `${label}: a charge comes with rows`).toBeGreaterThan(0);
 
   // csv / ndjson: the first text content of every finished page is that file, holding the page's rows. Except
   // (D55) an inline run that outlasted the wait: it was asked as json (to get the answer with its charge) and is
   // stored so; its pages carry the rows as JSON, and GET /v1/results/{handle}?format=csv gives the file.
   let format = args["confirm"] === false ? "json" : ((args["format"] as string | undefined) ?? "json");
-  if (format !== "json" && seen[0]!.structured!["status"] === "running" && (await quoteMode(g, name, args)) === "inline") format = "json";
+  if (
+    format !== "json" &&
+    seen[0]!.structured!["status"] === "running" &&
+    (await quoteMode(g, name, args)) === "inline"
+  )
+    format = "json";
   let fileBytes = 0;
   for (const s of finished) {
     const page = s.structured!;
@@ -234,7 +291,12 @@ async function checkedWalk(g: Gw, client: McpClient, name: string, args: Json, l
     fileBytes += Buffer.byteLength(file);
     const items = page["items"] as Array<{ id: string; kind: string }>;
     if (format === "ndjson") {
-      expect(file.split("\n").filter(Boolean).map((l) => JSON.parse(l))).toEqual(items);
+      expect(
+        file
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l)),
+      ).toEqual(items);
     } else {
       const [header, ...records] = csvRecords(file);
       expect(records, `${label}: one csv record per row`).toHaveLength(items.length);
@@ -246,19 +308,33 @@ async function checkedWalk(g: Gw, client: McpClient, name: string, args: Json, l
   // The result is stored under a handle (a 202, or an inline answer kept for more): the rows read are the whole
   // result over HTTP, and its file over HTTP is the pages' files joined (ndjson) or holds the same rows (csv).
   const withHandle = seen.find((s) => typeof s.structured!["handle"] === "string" || s.structured!["more"]);
-  const handle = withHandle ? String(withHandle.structured!["handle"] ?? withHandle.structured!["more"]["handle"]).split(".")[0]! : null;
+  const handle = withHandle
+    ? String(withHandle.structured!["handle"] ?? withHandle.structured!["more"]["handle"]).split(".")[0]!
+    : null;
   if (handle) {
-    const whole = await g.server.app.inject({ method: "GET", url: `/v1/results/${handle}?format=json`, headers: { "x-api-key": g.key } });
+    const whole = await g.server.app.inject({
+      method: "GET",
+      url: `/v1/results/${handle}?format=json`,
+      headers: { "x-api-key": g.key },
+    });
     expect(whole.statusCode).toBe(200);
     const wholeJson = JSON.parse(whole.body) as Json;
     expect(rows, `${label}: rows read over MCP equal the whole result over HTTP`).toEqual(rowsOf(wholeJson));
     expect(statedCharge(wholeJson)).toBe(charged);
     if (format === "ndjson") {
-      const file = await g.server.app.inject({ method: "GET", url: `/v1/results/${handle}?format=ndjson`, headers: { "x-api-key": g.key } });
+      const file = await g.server.app.inject({
+        method: "GET",
+        url: `/v1/results/${handle}?format=ndjson`,
+        headers: { "x-api-key": g.key },
+      });
       expect(finished.map((s) => s.texts[0]).join("")).toBe(file.body);
     }
     if (format === "csv") {
-      const file = await g.server.app.inject({ method: "GET", url: `/v1/results/${handle}?format=csv`, headers: { "x-api-key": g.key } });
+      const file = await g.server.app.inject({
+        method: "GET",
+        url: `/v1/results/${handle}?format=csv`,
+        headers: { "x-api-key": g.key },
+      });
       expect(csvRecords(file.body).length - 1).toBe(rows.length);
     }
   } else if (format !== "json") {
@@ -274,35 +350,74 @@ async function checkedWalk(g: Gw, client: McpClient, name: string, args: Json, l
     const read = await client.readResource({ uri: links[0]!.uri });
     expect(rowsOf(JSON.parse((read.contents[0] as { text: string }).text) as Json)).toEqual(rows);
     if (format !== "json") {
-      expect(links[1]).toEqual({ uri: `sdgw://results/${handle}?format=${format}`, mimeType: format === "csv" ? "text/csv" : "application/x-ndjson" });
+      expect(links[1]).toEqual({
+        uri: `sdgw://results/${handle}?format=${format}`,
+        mimeType: format === "csv" ? "text/csv" : "application/x-ndjson",
+      });
       const file = await client.readResource({ uri: links[1]!.uri });
-      const http = await g.server.app.inject({ method: "GET", url: `/v1/results/${handle}?format=${format}`, headers: { "x-api-key": g.key } });
+      const http = await g.server.app.inject({
+        method: "GET",
+        url: `/v1/results/${handle}?format=${format}`,
+        headers: { "x-api-key": g.key },
+      });
       expect((file.contents[0] as { text: string }).text).toBe(http.body);
     }
   }
   expect(balanceOf(g), `${label}: reading on charged nothing`).toBe(before - charged);
-  return { name, format, answers: seen.length, rows: rows.length, charged, fileBytes, handle, cut: seen.some((s) => s.structured!["more"]), maxBytes: Math.max(...seen.map((s) => s.bytes)) };
+  return {
+    name,
+    format,
+    answers: seen.length,
+    rows: rows.length,
+    charged,
+    fileBytes,
+    handle,
+    cut: seen.some((s) => s.structured!["more"]),
+    maxBytes: Math.max(...seen.map((s) => s.bytes)),
+  };
 }
 
 async function httpClient(base: string, path: string, key: string): Promise<McpClient> {
   const client = new Client({ name: "charge-walk", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(path, base), { requestInit: { headers: { "x-api-key": key } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(path, base), { requestInit: { headers: { "x-api-key": key } } }),
+  );
   return client;
 }
 
 const label = (name: string, args: Json) => `${name} ${JSON.stringify(args).slice(0, 70)}`;
 
 describe.each([
-  { title: "answers inline (waitMs 2 s), small bound: every result cut and read on through more", waitMs: 2000, latencyMs: [1, 2] as [number, number], path: "/small/mcp" },
-  { title: "answers inline (waitMs 2 s), the real 60 KB bound at /mcp", waitMs: 2000, latencyMs: [1, 2] as [number, number], path: "/mcp" },
-  { title: "every call answers 202 (waitMs 1 ms), small bound: read by handle, then more", waitMs: 1, latencyMs: [15, 30] as [number, number], path: "/small/mcp" },
+  {
+    title: "answers inline (waitMs 2 s), small bound: every result cut and read on through more",
+    waitMs: 2000,
+    latencyMs: [1, 2] as [number, number],
+    path: "/small/mcp",
+  },
+  {
+    title: "answers inline (waitMs 2 s), the real 60 KB bound at /mcp",
+    waitMs: 2000,
+    latencyMs: [1, 2] as [number, number],
+    path: "/mcp",
+  },
+  {
+    title: "every call answers 202 (waitMs 1 ms), small bound: read by handle, then more",
+    waitMs: 1,
+    latencyMs: [15, 30] as [number, number],
+    path: "/small/mcp",
+  },
 ])("over Streamable HTTP, $title", ({ waitMs, latencyMs, path }) => {
   let g: Gw;
   let client: McpClient;
   const figures: WalkFigures[] = [];
   beforeAll(async () => {
     g = gateway(waitMs, latencyMs);
-    await g.server.app.register(mcpRoutes, { prefix: "/small", target: g.server.app, gateway: g.server.gateway, maxAnswerBytes: SMALL_BOUND });
+    await g.server.app.register(mcpRoutes, {
+      prefix: "/small",
+      target: g.server.app,
+      gateway: g.server.gateway,
+      maxAnswerBytes: SMALL_BOUND,
+    });
     const base = await g.server.listen({ host: "127.0.0.1", port: 0 });
     client = await httpClient(base, path, g.key);
   });
@@ -314,15 +429,22 @@ describe.each([
     await g.server.close({ drainMs: 3000 });
   });
 
-  it.each(CASES.map(([name, args], i) => [`#${i} ${label(name, args)}`, name, args] as const))("%s", async (l, name, args) => {
-    const f = await checkedWalk(g, client, name, args, l, path === "/mcp" ? MCP_ANSWER_BYTES : SMALL_BOUND);
-    figures.push(f);
-    expect(f.charged).toBeGreaterThan(0);
-  });
+  it.each(CASES.map(([name, args], i) => [`#${i} ${label(name, args)}`, name, args] as const))(
+    "%s",
+    async (l, name, args) => {
+      const f = await checkedWalk(g, client, name, args, l, path === "/mcp" ? MCP_ANSWER_BYTES : SMALL_BOUND);
+      figures.push(f);
+      expect(f.charged).toBeGreaterThan(0);
+    },
+  );
 
   it("the walks covered the 13 charging tools and every format of batch_stats", () => {
     expect([...new Set(figures.map((f) => f.name))].sort()).toEqual([...CHARGING].sort());
-    expect([...new Set(figures.filter((f) => f.name === "batch_stats").map((f) => f.format))].sort()).toEqual(["csv", "json", "ndjson"]);
+    expect([...new Set(figures.filter((f) => f.name === "batch_stats").map((f) => f.format))].sort()).toEqual([
+      "csv",
+      "json",
+      "ndjson",
+    ]);
     if (path === "/small/mcp") {
       // The small bound cut a result of every tool: more was followed for all 13.
       expect([...new Set(figures.filter((f) => f.cut).map((f) => f.name))].sort()).toEqual([...CHARGING].sort());

@@ -11,7 +11,14 @@ import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadSpec } from "../../../../generators/src/spec.ts";
 import { ConfigError, configFromEnv } from "../../src/config.ts";
-import { createMcpServer, MCP_TOOLS, McpToolsetError, mcpRoutes, toolFilterFromArgs, type CreateMcpServerOptions } from "../../src/mcp/index.ts";
+import {
+  createMcpServer,
+  MCP_TOOLS,
+  McpToolsetError,
+  mcpRoutes,
+  toolFilterFromArgs,
+  type CreateMcpServerOptions,
+} from "../../src/mcp/index.ts";
 import { createServer, type SdgwServer } from "../../src/server.ts";
 import { BODIES, LARGE_DATA_CALLS } from "../tool-bodies.ts";
 import { sdk } from "./sdk-client.ts";
@@ -19,11 +26,26 @@ import { sdk } from "./sdk-client.ts";
 const { Client, InMemoryTransport, ProtocolError, StreamableHTTPClientTransport } = sdk;
 type Json = Record<string, any>;
 
-const GENEROUS = { keyQps: 100_000, workspaceConcurrency: 100_000, addressPerMinute: 100_000, failureThreshold: 100_000 };
+const GENEROUS = {
+  keyQps: 100_000,
+  workspaceConcurrency: 100_000,
+  addressPerMinute: 100_000,
+  failureThreshold: 100_000,
+};
 const FREE = ["find", "capabilities", "account"];
 
-function gateway(waitMs: number, latencyMs: [number, number] = [1, 2]): { server: SdgwServer; key: string; accountId: string } {
-  const server = createServer({ dbPath: ":memory:", waitMs, pollAfterSeconds: 1, log: () => undefined, limits: GENEROUS, simulator: { knobs: { "*": { latencyMs } } } });
+function gateway(
+  waitMs: number,
+  latencyMs: [number, number] = [1, 2],
+): { server: SdgwServer; key: string; accountId: string } {
+  const server = createServer({
+    dbPath: ":memory:",
+    waitMs,
+    pollAfterSeconds: 1,
+    log: () => undefined,
+    limits: GENEROUS,
+    simulator: { knobs: { "*": { latencyMs } } },
+  });
   const gw = server.gateway;
   const { account } = gw.accounts.createAccount({ name: "contract", plan: "paid" });
   gw.accounts.grant(account.id, 100_000);
@@ -56,7 +78,8 @@ describe("tools described by the contract (D76, D77)", () => {
     const ajv = new Ajv2020({ strict: false });
     (addFormats as unknown as (a: Ajv2020) => void)(ajv);
     const byTool = new Map<string, Json>();
-    for (const item of Object.values(doc.paths)) for (const op of Object.values(item)) if (op["x-mcp"]) byTool.set((op["x-mcp"] as Json)["tool"], op);
+    for (const item of Object.values(doc.paths))
+      for (const op of Object.values(item)) if (op["x-mcp"]) byTool.set((op["x-mcp"] as Json)["tool"], op);
     expect(tools.map((t) => t.name)).toEqual([...byTool.keys()]);
     for (const t of tools) {
       const op = byTool.get(t.name)!;
@@ -65,7 +88,11 @@ describe("tools described by the contract (D76, D77)", () => {
       expect(t.description).toMatch(FREE.includes(t.name) ? /Free\.$/ : /Charges credits/);
       expect(t.outputSchema!["type"]).toBe("object");
       expect(() => ajv.compile(t.outputSchema!)).not.toThrow();
-      expect(t.annotations).toMatchObject(FREE.includes(t.name) ? { readOnlyHint: true, idempotentHint: true, openWorldHint: false } : { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true });
+      expect(t.annotations).toMatchObject(
+        FREE.includes(t.name)
+          ? { readOnlyHint: true, idempotentHint: true, openWorldHint: false }
+          : { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      );
     }
   });
 
@@ -75,7 +102,17 @@ describe("tools described by the contract (D76, D77)", () => {
     const account = ajv.compile(MCP_TOOLS.find((t) => t.name === "account")!.outputSchema);
     const search = ajv.compile(MCP_TOOLS.find((t) => t.name === "search")!.outputSchema);
     expect(account({ request_id: "req_1", schema_version: "v1", query: "x", matches: [] })).toBe(false);
-    const page = { request_id: "req_01JD3YG3T5BN", schema_version: "v1", fetched_at: "2026-11-21T08:31:02Z", status: "ok", applied_params: { platform: "x" }, warnings: [], items: [{ kind: "item", id: "1", url: "https://x.com/a/status/1", text: "t" }], platform: "x", billing: { cost: 1, balance: 10, unit: "credits" } };
+    const page = {
+      request_id: "req_01JD3YG3T5BN",
+      schema_version: "v1",
+      fetched_at: "2026-11-21T08:31:02Z",
+      status: "ok",
+      applied_params: { platform: "x" },
+      warnings: [],
+      items: [{ kind: "item", id: "1", url: "https://x.com/a/status/1", text: "t" }],
+      platform: "x",
+      billing: { cost: 1, balance: 10, unit: "credits" },
+    };
     expect(search(page), JSON.stringify(search.errors)).toBe(true);
     expect(search({ ...page, more: { handle: "h_abc.1", rows_left: 3, note: "next" } })).toBe(true);
     expect(search({ ...page, more: { handle: "h_abc", rows_left: 3, note: "next" } })).toBe(false);
@@ -94,7 +131,12 @@ describe("the bound holds the whole tool result (D78)", () => {
 
   it("every charging tool, on an answer larger than the bound, answers pages whose whole serialized result fits", async () => {
     const BOUND = 4_000;
-    const client = await connect({ app: g.server.app, apiKey: g.key, gateway: g.server.gateway, maxAnswerBytes: BOUND });
+    const client = await connect({
+      app: g.server.app,
+      apiKey: g.key,
+      gateway: g.server.gateway,
+      maxAnswerBytes: BOUND,
+    });
     const large: Array<[string, Json]> = [
       ...LARGE_DATA_CALLS,
       ...Object.entries(BODIES).map(([tool, b]): [string, Json] => [tool, b.inline]),
@@ -108,13 +150,24 @@ describe("the bound holds the whole tool result (D78)", () => {
         await new Promise((res) => setTimeout(res, 20));
         r = await client.callTool({ name, arguments: { handle: (r.structuredContent as Json)["handle"] } });
       }
-      const whole = (r.structuredContent as Json)["handle"] ?? String((r.structuredContent as Json)["more"]?.["handle"] ?? "").split(".")[0];
+      const whole =
+        (r.structuredContent as Json)["handle"] ??
+        String((r.structuredContent as Json)["more"]?.["handle"] ?? "").split(".")[0];
       const pages = [r];
-      while ((pages.at(-1)!.structuredContent as Json)["more"]) pages.push(await client.callTool({ name, arguments: { handle: (pages.at(-1)!.structuredContent as Json)["more"]["handle"] } }));
+      while ((pages.at(-1)!.structuredContent as Json)["more"])
+        pages.push(
+          await client.callTool({
+            name,
+            arguments: { handle: (pages.at(-1)!.structuredContent as Json)["more"]["handle"] },
+          }),
+        );
       expect(pages.length, `${name}: the answer was larger than the bound`).toBeGreaterThan(1);
       const bytes = pages.map((p) => Buffer.byteLength(JSON.stringify(p), "utf8"));
       for (const [i, p] of pages.entries()) {
-        const rows = (p.structuredContent as Json)["items"] ?? (p.structuredContent as Json)["targets"] ?? Object.values((p.structuredContent as Json)["fanout"] ?? {}).flatMap((e: any) => e.items);
+        const rows =
+          (p.structuredContent as Json)["items"] ??
+          (p.structuredContent as Json)["targets"] ??
+          Object.values((p.structuredContent as Json)["fanout"] ?? {}).flatMap((e: any) => e.items);
         // At least one row is always given, so a page of one row may be over this small bound; no other may.
         if (rows.length > 1) expect(bytes[i], `${name} page ${i}`).toBeLessThanOrEqual(BOUND);
       }
@@ -138,10 +191,14 @@ describe("toolsets and read-only (D79)", () => {
   it("read-only lists and serves only the free tools; a charging tool is then an unknown tool", async () => {
     const client = await connect({ app: g.server.app, apiKey: g.key, gateway: g.server.gateway, readOnly: true });
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(FREE);
-    expect(((await client.callTool({ name: "account", arguments: {} })).structuredContent as Json)["billing"]).toBeDefined();
+    expect(
+      ((await client.callTool({ name: "account", arguments: {} })).structuredContent as Json)["billing"],
+    ).toBeDefined();
     const before = g.server.gateway.ledger.view(g.accountId, null).balance;
     for (const name of ["search", "batch_stats"]) {
-      const err = await client.callTool({ name, arguments: { platform: "x", query: "a", targets: ["https://x.com/a/status/1"] } }).catch((e: unknown) => e);
+      const err = await client
+        .callTool({ name, arguments: { platform: "x", query: "a", targets: ["https://x.com/a/status/1"] } })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ProtocolError);
       expect((err as { code: number }).code).toBe(-32602);
       expect(String((err as Error).message)).toContain(`Unknown tool ${name}`);
@@ -151,44 +208,98 @@ describe("toolsets and read-only (D79)", () => {
   });
 
   it("toolsets keep only their tools, in tools/list and tools/call", async () => {
-    const client = await connect({ app: g.server.app, apiKey: g.key, gateway: g.server.gateway, toolsets: ["tools", "account"] });
+    const client = await connect({
+      app: g.server.app,
+      apiKey: g.key,
+      gateway: g.server.gateway,
+      toolsets: ["tools", "account"],
+    });
     const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(["brand_buzz", "comment_insights", "account_watch", "find_creators", "creator_card", "batch_stats", "viral_finder", "account"]);
-    await expect(client.callTool({ name: "search", arguments: { platform: "x", query: "a" } })).rejects.toThrow(/Unknown tool search/);
-    await expect(client.callTool({ name: "find", arguments: { query: "comments" } })).rejects.toThrow(/Unknown tool find/);
-    const quote = await client.callTool({ name: "brand_buzz", arguments: { ...BODIES.brand_buzz.inline, confirm: false } });
+    expect(names).toEqual([
+      "brand_buzz",
+      "comment_insights",
+      "account_watch",
+      "find_creators",
+      "creator_card",
+      "batch_stats",
+      "viral_finder",
+      "account",
+    ]);
+    await expect(client.callTool({ name: "search", arguments: { platform: "x", query: "a" } })).rejects.toThrow(
+      /Unknown tool search/,
+    );
+    await expect(client.callTool({ name: "find", arguments: { query: "comments" } })).rejects.toThrow(
+      /Unknown tool find/,
+    );
+    const quote = await client.callTool({
+      name: "brand_buzz",
+      arguments: { ...BODIES.brand_buzz.inline, confirm: false },
+    });
     expect((quote.structuredContent as Json)["quote"]).toBeDefined();
     await client.close();
   });
 
   it("an unknown toolset name is refused at start, naming the flag or variable and the allowed names", () => {
-    expect(() => createMcpServer({ app: g.server.app, apiKey: g.key, toolsets: ["data", "admin"] })).toThrow(McpToolsetError);
-    expect(() => toolFilterFromArgs(["--toolsets", "data,admin"], {})).toThrow(/--toolsets: unknown toolset "admin"\. Allowed: data, tools, discovery, account \(or all\)/);
-    expect(() => toolFilterFromArgs([], { SDGW_MCP_TOOLSETS: "dta" })).toThrow(/SDGW_MCP_TOOLSETS: unknown toolset "dta"/);
-    expect(toolFilterFromArgs(["--read-only", "--toolsets=all"], {})).toEqual({ readOnly: true, toolsets: ["data", "tools", "discovery", "account"] });
+    expect(() => createMcpServer({ app: g.server.app, apiKey: g.key, toolsets: ["data", "admin"] })).toThrow(
+      McpToolsetError,
+    );
+    expect(() => toolFilterFromArgs(["--toolsets", "data,admin"], {})).toThrow(
+      /--toolsets: unknown toolset "admin"\. Allowed: data, tools, discovery, account \(or all\)/,
+    );
+    expect(() => toolFilterFromArgs([], { SDGW_MCP_TOOLSETS: "dta" })).toThrow(
+      /SDGW_MCP_TOOLSETS: unknown toolset "dta"/,
+    );
+    expect(toolFilterFromArgs(["--read-only", "--toolsets=all"], {})).toEqual({
+      readOnly: true,
+      toolsets: ["data", "tools", "discovery", "account"],
+    });
     expect(toolFilterFromArgs([], { SDGW_MCP_READ_ONLY: "1" })).toEqual({ readOnly: true });
     expect(() => configFromEnv({ SDGW_MCP_TOOLSETS: "admin", SDGW_MCP_READ_ONLY: "maybe" })).toThrow(ConfigError);
-    expect(configFromEnv({ SDGW_MCP_TOOLSETS: "data", SDGW_MCP_READ_ONLY: "1" }).mcp).toEqual({ toolsets: ["data"], readOnly: true });
+    expect(configFromEnv({ SDGW_MCP_TOOLSETS: "data", SDGW_MCP_READ_ONLY: "1" }).mcp).toEqual({
+      toolsets: ["data"],
+      readOnly: true,
+    });
   });
 
   it("sdgw-mcp --toolsets with an unknown name exits at once with the message, before serving anything", () => {
     const bin = fileURLToPath(new URL("../../src/bin/sdgw-mcp.ts", import.meta.url));
-    const run = spawnSync(process.execPath, ["--conditions=source", bin, "--toolsets", "data,admin"], { encoding: "utf8", env: { PATH: process.env["PATH"] ?? "", SDGW_DB: ":memory:" }, timeout: 20_000 });
+    const run = spawnSync(process.execPath, ["--conditions=source", bin, "--toolsets", "data,admin"], {
+      encoding: "utf8",
+      env: { PATH: process.env["PATH"] ?? "", SDGW_DB: ":memory:" },
+      timeout: 20_000,
+    });
     expect(run.status).toBe(2);
     expect(run.stdout).toBe("");
-    expect(run.stderr).toContain('sdgw-mcp: --toolsets: unknown toolset "admin". Allowed: data, tools, discovery, account (or all).');
+    expect(run.stderr).toContain(
+      'sdgw-mcp: --toolsets: unknown toolset "admin". Allowed: data, tools, discovery, account (or all).',
+    );
   });
 
   it("/mcp over HTTP takes the server's config (SDGW_MCP_READ_ONLY) and the mcpRoutes options", async () => {
-    const server = createServer({ dbPath: ":memory:", log: () => undefined, limits: GENEROUS, mcp: { readOnly: true } });
+    const server = createServer({
+      dbPath: ":memory:",
+      log: () => undefined,
+      limits: GENEROUS,
+      mcp: { readOnly: true },
+    });
     const gw = server.gateway;
     const { account } = gw.accounts.createAccount({ name: "ro", plan: "paid" });
     const key = gw.accounts.createKey({ accountId: account.id, name: "mcp" }).secret;
-    await server.app.register(mcpRoutes, { prefix: "/data", target: server.app, gateway: gw, toolsets: ["data"], readOnly: false });
+    await server.app.register(mcpRoutes, {
+      prefix: "/data",
+      target: server.app,
+      gateway: gw,
+      toolsets: ["data"],
+      readOnly: false,
+    });
     const base = await server.listen({ host: "127.0.0.1", port: 0 });
     const list = async (path: string) => {
       const c = new Client({ name: "ro", version: "1.0.0" });
-      await c.connect(new StreamableHTTPClientTransport(new URL(`${base}${path}`), { requestInit: { headers: { "x-api-key": key } } }));
+      await c.connect(
+        new StreamableHTTPClientTransport(new URL(`${base}${path}`), {
+          requestInit: { headers: { "x-api-key": key } },
+        }),
+      );
       const names = (await c.listTools()).tools.map((t) => t.name);
       await c.close();
       return names;
@@ -209,9 +320,18 @@ describe("long runs: progress while a 202 is waited for (D80), results as resour
   });
 
   it("with a progressToken, a run that ends within maxWaitMs sends waves done of waves planned and answers the finished result", async () => {
-    const client = await connect({ app: g.server.app, apiKey: g.key, gateway: g.server.gateway, maxWaitMs: 20_000, pollIntervalMs: 30 });
+    const client = await connect({
+      app: g.server.app,
+      apiKey: g.key,
+      gateway: g.server.gateway,
+      maxWaitMs: 20_000,
+      pollIntervalMs: 30,
+    });
     const seen: Array<{ progress: number; total?: number; message?: string }> = [];
-    const r = await client.callTool({ name: "brand_buzz", arguments: BODIES.brand_buzz.background }, { onprogress: (p) => void seen.push(p) });
+    const r = await client.callTool(
+      { name: "brand_buzz", arguments: BODIES.brand_buzz.background },
+      { onprogress: (p) => void seen.push(p) },
+    );
     const s = r.structuredContent as Json;
     expect(s["status"]).toBe("ok");
     expect(seen.length).toBeGreaterThan(0);
@@ -229,10 +349,19 @@ describe("long runs: progress while a 202 is waited for (D80), results as resour
   }, 30_000);
 
   it("a run still going at maxWaitMs answers the running answer with a note on reading on; without a token, at once", async () => {
-    const client = await connect({ app: g.server.app, apiKey: g.key, gateway: g.server.gateway, maxWaitMs: 60, pollIntervalMs: 20 });
+    const client = await connect({
+      app: g.server.app,
+      apiKey: g.key,
+      gateway: g.server.gateway,
+      maxWaitMs: 60,
+      pollIntervalMs: 20,
+    });
     const seen: unknown[] = [];
     const started = Date.now();
-    const r = await client.callTool({ name: "find_creators", arguments: BODIES.find_creators.background }, { onprogress: (p) => void seen.push(p) });
+    const r = await client.callTool(
+      { name: "find_creators", arguments: BODIES.find_creators.background },
+      { onprogress: (p) => void seen.push(p) },
+    );
     const s = r.structuredContent as Json;
     expect(s["status"]).toBe("running");
     expect(Date.now() - started).toBeGreaterThanOrEqual(50);
@@ -247,17 +376,32 @@ describe("long runs: progress while a 202 is waited for (D80), results as resour
   it("over Streamable HTTP on a real socket, a call with a progressToken is answered as an event stream carrying its progress", async () => {
     const url = `${await g.server.listen({ host: "127.0.0.1", port: 0 })}/mcp`;
     const client = new sdk.Client({ name: "progress-over-http", version: "1.0.0" });
-    await client.connect(new sdk.StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { "x-api-key": g.key } } }));
+    await client.connect(
+      new sdk.StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { "x-api-key": g.key } } }),
+    );
     const seen: Array<{ progress: number; total?: number }> = [];
-    const r = await client.callTool({ name: "brand_buzz", arguments: BODIES.brand_buzz.background }, { onprogress: (p) => void seen.push(p) });
+    const r = await client.callTool(
+      { name: "brand_buzz", arguments: BODIES.brand_buzz.background },
+      { onprogress: (p) => void seen.push(p) },
+    );
     expect((r.structuredContent as Json)["status"]).toBe("ok");
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.at(-1)!.progress).toBeLessThanOrEqual(seen[0]!.total!);
     // without a token the answer is one JSON body, as before
     const plain = await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "x-api-key": g.key, "mcp-protocol-version": "2025-11-25" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "capabilities", arguments: {} } }),
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "x-api-key": g.key,
+        "mcp-protocol-version": "2025-11-25",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "capabilities", arguments: {} },
+      }),
     });
     expect(plain.headers.get("content-type")).toMatch(/^application\/json/);
     await plain.text();

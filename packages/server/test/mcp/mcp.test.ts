@@ -13,15 +13,40 @@ import { sdk } from "./sdk-client.ts";
 const { Client, InMemoryTransport, ProtocolError, StreamableHTTPClientTransport } = sdk;
 type Client = McpClient;
 
-const GENEROUS = { keyQps: 100_000, workspaceConcurrency: 100_000, addressPerMinute: 100_000, failureThreshold: 100_000 };
-const CHARGING = ["search", "trending", "detail", "comments", "user_profile", "user_posts", "brand_buzz", "comment_insights", "account_watch", "find_creators", "creator_card", "batch_stats", "viral_finder"];
+const GENEROUS = {
+  keyQps: 100_000,
+  workspaceConcurrency: 100_000,
+  addressPerMinute: 100_000,
+  failureThreshold: 100_000,
+};
+const CHARGING = [
+  "search",
+  "trending",
+  "detail",
+  "comments",
+  "user_profile",
+  "user_posts",
+  "brand_buzz",
+  "comment_insights",
+  "account_watch",
+  "find_creators",
+  "creator_card",
+  "batch_stats",
+  "viral_finder",
+];
 const FREE = ["find", "capabilities", "account"];
 
 type Structured = Record<string, any>;
 
 /** A server whose calls answer 202 at once (waitMs 1, simulated latency 20-40 ms), so every result has a handle. */
 function gateway(): { server: SdgwServer; key: string } {
-  const server = createServer({ dbPath: ":memory:", waitMs: 1, log: () => undefined, limits: GENEROUS, simulator: { knobs: { "*": { latencyMs: [20, 40] } } } });
+  const server = createServer({
+    dbPath: ":memory:",
+    waitMs: 1,
+    log: () => undefined,
+    limits: GENEROUS,
+    simulator: { knobs: { "*": { latencyMs: [20, 40] } } },
+  });
   const gw = server.gateway;
   const { account } = gw.accounts.createAccount({ name: "MCP test", plan: "paid" });
   gw.accounts.grant(account.id, 1000);
@@ -82,7 +107,9 @@ describe("MCP server (in memory)", () => {
       expect("idempotency_key" in props, t.name).toBe(CHARGING.includes(t.name));
     }
     const search = tools.find((t) => t.name === "search")!;
-    expect(Object.keys(search.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["platform", "platforms", "query", "count"]));
+    expect(Object.keys(search.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(["platform", "platforms", "query", "count"]),
+    );
   });
 
   it("a search charges once; reading its handle is free and nothing runs again", async () => {
@@ -99,7 +126,10 @@ describe("MCP server (in memory)", () => {
     const charged = await balance(client);
     expect(before - charged).toBe(1);
     // The same handle again, with other (ignored) arguments: the same result, free.
-    const again = await client.callTool({ name: "search", arguments: { handle: running["handle"], platform: "x", query: "ignored" } });
+    const again = await client.callTool({
+      name: "search",
+      arguments: { handle: running["handle"], platform: "x", query: "ignored" },
+    });
     expect((again.structuredContent as Structured)["items"]).toEqual(done["items"]);
     expect(JSON.parse((again.content as Array<{ text: string }>)[0]!.text)).toEqual(again.structuredContent);
     expect(await balance(client)).toBe(charged);
@@ -107,7 +137,10 @@ describe("MCP server (in memory)", () => {
 
   it("a 200-row fanout is read to the end through more with collectMore, charged once, every answer within 60 KB", async () => {
     const before = await balance(client);
-    const first = await client.callTool({ name: "search", arguments: { platforms: "all", query: "camping", count: 20 } });
+    const first = await client.callTool({
+      name: "search",
+      arguments: { platforms: "all", query: "camping", count: 20 },
+    });
     const handle = (first.structuredContent as Structured)["handle"] as string;
     await finished(client, "search", handle);
     const afterRun = await balance(client);
@@ -119,8 +152,16 @@ describe("MCP server (in memory)", () => {
       async callTool(params: { name: string; arguments?: Record<string, unknown> }) {
         const r = await client.callTool(params);
         const s = r.structuredContent as Structured;
-        const rows = Object.values(s["fanout"] as Record<string, { items?: unknown[] }>).reduce((n, e) => n + (e.items?.length ?? 0), 0);
-        answers.push({ args: params.arguments ?? {}, rows, bytes: bytes(s), ...(s["more"] ? { more: s["more"] } : {}) });
+        const rows = Object.values(s["fanout"] as Record<string, { items?: unknown[] }>).reduce(
+          (n, e) => n + (e.items?.length ?? 0),
+          0,
+        );
+        answers.push({
+          args: params.arguments ?? {},
+          rows,
+          bytes: bytes(s),
+          ...(s["more"] ? { more: s["more"] } : {}),
+        });
         return r;
       },
     };
@@ -139,17 +180,27 @@ describe("MCP server (in memory)", () => {
       } else expect(a.more).toBeUndefined();
     }
     // Every row once, in order: ids of the whole result over HTTP equal the rows read through more.
-    const whole = await server.app.inject({ method: "GET", url: `/v1/results/${handle}`, headers: { "x-api-key": key } });
-    const httpIds = Object.entries(JSON.parse(whole.body)["fanout"] as Record<string, { items: Array<{ id: string }> }>).flatMap(([p, e]) => e.items.map((i) => `${p}:${i.id}`));
+    const whole = await server.app.inject({
+      method: "GET",
+      url: `/v1/results/${handle}`,
+      headers: { "x-api-key": key },
+    });
+    const httpIds = Object.entries(
+      JSON.parse(whole.body)["fanout"] as Record<string, { items: Array<{ id: string }> }>,
+    ).flatMap(([p, e]) => e.items.map((i) => `${p}:${i.id}`));
     const ids = rows.map((r) => `${(r as { platform: string }).platform}:${(r as { id: string }).id}`);
     expect(ids).toEqual(httpIds);
     expect(JSON.parse(whole.body)["more"]).toBeUndefined();
     expect(await balance(client)).toBe(afterRun);
-    console.log(`more walk: ${answers.map((a) => `${JSON.stringify(a.args)} -> ${a.rows} rows, ${a.bytes} B${a.more ? `, more ${a.more["handle"]} (${a.more["rows_left"]} left)` : ""}`).join("; ")}`);
+    console.log(
+      `more walk: ${answers.map((a) => `${JSON.stringify(a.args)} -> ${a.rows} rows, ${a.bytes} B${a.more ? `, more ${a.more["handle"]} (${a.more["rows_left"]} left)` : ""}`).join("; ")}`,
+    );
   });
 
   it("an unknown tool is a protocol error; bad arguments are isError results with invalid_params (D66)", async () => {
-    await expect(client.callTool({ name: "call", arguments: {} })).rejects.toSatisfy((e: unknown) => e instanceof ProtocolError && e.code === -32602);
+    await expect(client.callTool({ name: "call", arguments: {} })).rejects.toSatisfy(
+      (e: unknown) => e instanceof ProtocolError && e.code === -32602,
+    );
     const bad = await client.callTool({ name: "search", arguments: { platform: "weibo" } });
     expect(bad.isError).toBe(true);
     expect(bad.structuredContent).toMatchObject({ code: "invalid_params", fix: { param: "query" } });
@@ -201,17 +252,26 @@ describe("MCP over Streamable HTTP at /mcp", () => {
   });
 
   it("refuses a request without a key with 401 and the error structure", async () => {
-    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
     expect(res.status).toBe(401);
     expect(((await res.json()) as { code: string }).code).toBe("unauthorized");
   });
 
   it("lists tools and searches with a Bearer key", async () => {
     const client = new Client({ name: "sdgw-http-test", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+    );
     const { tools } = await client.listTools();
     expect(tools).toHaveLength(16);
-    const first = await client.callTool({ name: "search", arguments: { platform: "xiaohongshu", query: "露营", count: 3 } });
+    const first = await client.callTool({
+      name: "search",
+      arguments: { platform: "xiaohongshu", query: "露营", count: 3 },
+    });
     const done = await finished(client, "search", (first.structuredContent as Structured)["handle"]);
     expect(done["items"]).toHaveLength(3);
     const acct = await client.callTool({ name: "account", arguments: {} });

@@ -18,11 +18,23 @@ import { allowedOriginsFromEnv, MCP_WWW_AUTHENTICATE, originAllowed } from "../.
 import { sdk } from "./sdk-client.ts";
 
 const { Client, InMemoryTransport, ProtocolError, StreamableHTTPClientTransport } = sdk;
-const { StdioClientTransport } = (await import("@modelcontextprotocol/client/stdio")) as typeof import("@modelcontextprotocol/client/stdio");
+const { StdioClientTransport } = (await import(
+  "@modelcontextprotocol/client/stdio"
+)) as typeof import("@modelcontextprotocol/client/stdio");
 
 type Structured = Record<string, any>;
-const GENEROUS = { keyQps: 100_000, workspaceConcurrency: 100_000, addressPerMinute: 100_000, failureThreshold: 100_000 };
-const INIT = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+const GENEROUS = {
+  keyQps: 100_000,
+  workspaceConcurrency: 100_000,
+  addressPerMinute: 100_000,
+  failureThreshold: 100_000,
+};
+const INIT = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+};
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
 function gateway(): { server: SdgwServer; key: string } {
@@ -57,12 +69,22 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
   for (const method of ["GET", "DELETE"]) {
     it(`${method} /mcp answers 405 at once with Allow: POST and the not_found structure`, async () => {
       const started = Date.now();
-      const res = await fetch(url, { method, headers: { accept: "text/event-stream", "x-api-key": key }, signal: AbortSignal.timeout(3000) });
+      const res = await fetch(url, {
+        method,
+        headers: { accept: "text/event-stream", "x-api-key": key },
+        signal: AbortSignal.timeout(3000),
+      });
       expect(res.status).toBe(405);
       expect(res.headers.get("allow")).toBe("POST");
       expect(res.headers.get("content-type")).toMatch(/^application\/json/);
       const body = (await res.json()) as Structured;
-      expect(body).toMatchObject({ code: "not_found", reason: "no_such_route", retryable: false, schema_version: "v1", fix: { allowed: ["POST /mcp"], example_call: { method: "POST", path: "/mcp" } } });
+      expect(body).toMatchObject({
+        code: "not_found",
+        reason: "no_such_route",
+        retryable: false,
+        schema_version: "v1",
+        fix: { allowed: ["POST /mcp"], example_call: { method: "POST", path: "/mcp" } },
+      });
       expect(body["message"]).toMatch(new RegExp(`^${method} /mcp is not served`));
       expect(body["request_id"]).toMatch(/^req_/);
       expect(Date.now() - started).toBeLessThan(2000);
@@ -79,7 +101,11 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
 
   it("initialize with a wrong key: 401 reason invalid, before any MCP message is served", async () => {
     for (const headers of [{ "x-api-key": "sdgw_wrong_key" }, { authorization: "Bearer sdgw_wrong_key" }]) {
-      const res = await fetch(url, { method: "POST", headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(INIT) });
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { ...MCP_HEADERS, ...headers },
+        body: JSON.stringify(INIT),
+      });
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toBe(MCP_WWW_AUTHENTICATE);
       const body = (await res.json()) as Structured;
@@ -93,7 +119,10 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
       const started = Date.now();
       const client = new Client({ name: "sdgw-protocol-test", version: "1.0.0" });
       const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
-      const error = await client.connect(transport).then(() => null, (e: unknown) => e);
+      const error = await client.connect(transport).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(Error);
       // No OAuth: the SDK's plain 401 error (UnauthorizedError without an auth provider), not a redirect or discovery.
       expect(String((error as Error).message)).toMatch(/401|unauthori[sz]ed/i);
@@ -108,15 +137,27 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
     const { account } = gw.accounts.createAccount({ name: "revoked", plan: "paid" });
     const k = gw.accounts.createKey({ accountId: account.id, name: "gone" });
     gw.accounts.revokeKey(k.id);
-    const res = await fetch(url, { method: "POST", headers: { ...MCP_HEADERS, "x-api-key": k.secret }, body: JSON.stringify(INIT) });
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { ...MCP_HEADERS, "x-api-key": k.secret },
+      body: JSON.stringify(INIT),
+    });
     expect(res.status).toBe(401);
     expect(await res.json()).toMatchObject({ code: "unauthorized", reason: "revoked" });
   });
 
   it("an Origin that is not allowed answers 403 with invalid_params naming Origin, before the key is looked at", async () => {
-    for (const origin of ["http://evil.example", "https://localhost.evil.example:8080", "http://127.0.0.1.evil.example"]) {
+    for (const origin of [
+      "http://evil.example",
+      "https://localhost.evil.example:8080",
+      "http://127.0.0.1.evil.example",
+    ]) {
       for (const method of ["POST", "GET"]) {
-        const res = await fetch(url, { method, headers: { ...MCP_HEADERS, origin, "x-api-key": key }, ...(method === "POST" ? { body: JSON.stringify(INIT) } : {}) });
+        const res = await fetch(url, {
+          method,
+          headers: { ...MCP_HEADERS, origin, "x-api-key": key },
+          ...(method === "POST" ? { body: JSON.stringify(INIT) } : {}),
+        });
         expect(res.status, `${method} ${origin}`).toBe(403);
         const body = (await res.json()) as Structured;
         expect(body).toMatchObject({ code: "invalid_params", retryable: false, fix: { param: "Origin" } });
@@ -128,7 +169,14 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
 
   it("loopback origins, the server's own origin and no Origin at all are served", async () => {
     const port = new URL(base).port;
-    for (const origin of [undefined, "http://localhost:5173", "http://127.0.0.1:3000", "http://[::1]:8080", "http://localhost", base]) {
+    for (const origin of [
+      undefined,
+      "http://localhost:5173",
+      "http://127.0.0.1:3000",
+      "http://[::1]:8080",
+      "http://localhost",
+      base,
+    ]) {
       const client = await httpClient(url, { "x-api-key": key, ...(origin ? { origin } : {}) });
       const acct = await client.callTool({ name: "account", arguments: {} });
       expect((acct.structuredContent as Structured)["billing"]["balance_credits"], String(origin)).toBe(100);
@@ -153,7 +201,9 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
       const body = r.structuredContent as Structured;
       expect(body).toMatchObject({ code: "invalid_params", retryable: false, schema_version: "v1" });
       expect(body["fix"]["param"], `${name} ${JSON.stringify(args)}`).toBe(param);
-      expect((r.content as Array<{ text: string }>)[0]!.text).toMatch(new RegExp(`^${name} failed \\(HTTP 400\\) invalid_params: `));
+      expect((r.content as Array<{ text: string }>)[0]!.text).toMatch(
+        new RegExp(`^${name} failed \\(HTTP 400\\) invalid_params: `),
+      );
     }
     const thrown = await collectMore(client, "search", { platform: "weibo" }).catch((e: unknown) => e);
     expect(thrown).toBeInstanceOf(SdgwError);
@@ -166,13 +216,21 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
 
   it("an unknown tool and a tools/list cursor are JSON-RPC -32602 errors", async () => {
     const client = await httpClient(url, { "x-api-key": key });
-    await expect(client.callTool({ name: "call", arguments: {} })).rejects.toSatisfy((e: unknown) => e instanceof ProtocolError && e.code === -32602);
-    await expect(client.listTools({ cursor: "bogus" })).rejects.toSatisfy((e: unknown) => e instanceof ProtocolError && e.code === -32602 && /cursor/i.test(e.message));
+    await expect(client.callTool({ name: "call", arguments: {} })).rejects.toSatisfy(
+      (e: unknown) => e instanceof ProtocolError && e.code === -32602,
+    );
+    await expect(client.listTools({ cursor: "bogus" })).rejects.toSatisfy(
+      (e: unknown) => e instanceof ProtocolError && e.code === -32602 && /cursor/i.test(e.message),
+    );
     const { tools, nextCursor } = await client.listTools();
     expect(tools).toHaveLength(16);
     expect(nextCursor).toBeUndefined();
     // On the wire: a JSON-RPC error with code -32602, not an HTTP error.
-    const res = await fetch(url, { method: "POST", headers: { ...MCP_HEADERS, "x-api-key": key, "mcp-protocol-version": "2025-11-25" }, body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list", params: { cursor: "x" } }) });
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { ...MCP_HEADERS, "x-api-key": key, "mcp-protocol-version": "2025-11-25" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list", params: { cursor: "x" } }),
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: 7, error: { code: -32602 } });
     await client.close();
@@ -182,14 +240,32 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
     const client = await httpClient(url, { "x-api-key": key });
     const instructions = client.getInstructions() ?? "";
     expect(instructions).toBe(MCP_INSTRUCTIONS);
-    for (const word of ["handle", "more", "confirm: false", "credits", "free", "max_cost_credits", "idempotency_key", "isError", "find"]) expect(instructions, word).toContain(word);
+    for (const word of [
+      "handle",
+      "more",
+      "confirm: false",
+      "credits",
+      "free",
+      "max_cost_credits",
+      "idempotency_key",
+      "isError",
+      "find",
+    ])
+      expect(instructions, word).toContain(word);
     const { tools } = await client.listTools();
     const free = ["find", "capabilities", "account"];
     for (const t of tools) {
       expect(t.title, t.name).toMatch(/^[A-Z]/);
       expect(t.annotations?.title).toBe(t.title);
-      if (free.includes(t.name)) expect(t.annotations, t.name).toMatchObject({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
-      else expect(t.annotations, t.name).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true });
+      if (free.includes(t.name))
+        expect(t.annotations, t.name).toMatchObject({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
+      else
+        expect(t.annotations, t.name).toMatchObject({
+          readOnlyHint: false,
+          destructiveHint: false,
+          idempotentHint: false,
+          openWorldHint: true,
+        });
     }
     expect(new Set(tools.map((t) => t.title)).size).toBe(16);
     await client.close();
@@ -199,14 +275,36 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
 describe("/mcp allowed origins: SDGW_MCP_ALLOWED_ORIGINS and the matching rule", () => {
   it("originAllowed: loopback, own origin, exact entries and :* port wildcards, nothing else", () => {
     const list = ["https://app.example.com", "http://devbox:*"];
-    const yes = ["http://localhost:1234", "http://LOCALHOST", "http://127.0.0.1:8787", "http://[::1]:9", "https://app.example.com", "https://app.example.com/", "http://devbox:3000", "http://devbox", "http://gw.internal:8787"];
-    const no = ["https://localhost:1234", "http://localhost.evil:1", "https://app.example.com:444", "http://app.example.com", "http://devbox:3000x", "http://devbox.evil:3000", "null", "http://gw.internal:8788"];
+    const yes = [
+      "http://localhost:1234",
+      "http://LOCALHOST",
+      "http://127.0.0.1:8787",
+      "http://[::1]:9",
+      "https://app.example.com",
+      "https://app.example.com/",
+      "http://devbox:3000",
+      "http://devbox",
+      "http://gw.internal:8787",
+    ];
+    const no = [
+      "https://localhost:1234",
+      "http://localhost.evil:1",
+      "https://app.example.com:444",
+      "http://app.example.com",
+      "http://devbox:3000x",
+      "http://devbox.evil:3000",
+      "null",
+      "http://gw.internal:8788",
+    ];
     for (const o of yes) expect(originAllowed(o, "gw.internal:8787", list), o).toBe(true);
     for (const o of no) expect(originAllowed(o, "gw.internal:8787", list), o).toBe(false);
   });
 
   it("reads the env var comma-separated, and the routes use it when registered", async () => {
-    expect(allowedOriginsFromEnv({ SDGW_MCP_ALLOWED_ORIGINS: " https://a.example , ,http://b:* " })).toEqual(["https://a.example", "http://b:*"]);
+    expect(allowedOriginsFromEnv({ SDGW_MCP_ALLOWED_ORIGINS: " https://a.example , ,http://b:* " })).toEqual([
+      "https://a.example",
+      "http://b:*",
+    ]);
     expect(allowedOriginsFromEnv({})).toEqual([]);
     const before = process.env["SDGW_MCP_ALLOWED_ORIGINS"];
     process.env["SDGW_MCP_ALLOWED_ORIGINS"] = "https://agent.example";
@@ -219,7 +317,13 @@ describe("/mcp allowed origins: SDGW_MCP_ALLOWED_ORIGINS and the matching rule",
       else process.env["SDGW_MCP_ALLOWED_ORIGINS"] = before;
     }
     try {
-      const post = (origin: string) => g.server.app.inject({ method: "POST", url: "/mcp", headers: { ...MCP_HEADERS, origin, "x-api-key": g.key }, payload: JSON.stringify(INIT) });
+      const post = (origin: string) =>
+        g.server.app.inject({
+          method: "POST",
+          url: "/mcp",
+          headers: { ...MCP_HEADERS, origin, "x-api-key": g.key },
+          payload: JSON.stringify(INIT),
+        });
       expect((await post("https://agent.example")).statusCode).toBe(200);
       expect((await post("https://other.example")).statusCode).toBe(403);
     } finally {
@@ -249,11 +353,25 @@ describe("the unauthorized fix names where the key comes from", () => {
       await createServer({ dbPath, log: () => undefined }).close();
       const bin = fileURLToPath(new URL("../../src/bin/sdgw-mcp.ts", import.meta.url));
       for (const apiKey of [null, "sdgw_wrong_key"]) {
-        const env: Record<string, string> = { SDGW_DB: dbPath, PATH: process.env["PATH"] ?? "", ...(apiKey ? { SDGW_API_KEY: apiKey } : {}) };
+        const env: Record<string, string> = {
+          SDGW_DB: dbPath,
+          PATH: process.env["PATH"] ?? "",
+          ...(apiKey ? { SDGW_API_KEY: apiKey } : {}),
+        };
         const client = new Client({ name: "sdgw-stdio-key", version: "1.0.0" });
-        await client.connect(new StdioClientTransport({ command: process.execPath, args: ["--conditions=source", bin], env, stderr: "pipe" }));
+        await client.connect(
+          new StdioClientTransport({
+            command: process.execPath,
+            args: ["--conditions=source", bin],
+            env,
+            stderr: "pipe",
+          }),
+        );
         for (const name of ["search", "account"]) {
-          const r = await client.callTool({ name, arguments: name === "search" ? { platform: "weibo", query: "x" } : {} });
+          const r = await client.callTool({
+            name,
+            arguments: name === "search" ? { platform: "weibo", query: "x" } : {},
+          });
           expect(r.isError, `${name} ${apiKey}`).toBe(true);
           const body = r.structuredContent as Structured;
           expect(body).toMatchObject({ code: "unauthorized", reason: apiKey ? "invalid" : "missing" });

@@ -8,7 +8,9 @@ import { fitAnswer, MORE_NOTE } from "../../src/mcp/index.ts";
 import { createServer } from "../../src/server.ts";
 import { sdk } from "./sdk-client.ts";
 
-const { StdioClientTransport } = (await import("@modelcontextprotocol/client/stdio")) as typeof import("@modelcontextprotocol/client/stdio");
+const { StdioClientTransport } = (await import(
+  "@modelcontextprotocol/client/stdio"
+)) as typeof import("@modelcontextprotocol/client/stdio");
 
 describe("sdgw-mcp over stdio", () => {
   it("serves the tools for SDGW_API_KEY on the database of SDGW_DB", async () => {
@@ -22,7 +24,12 @@ describe("sdgw-mcp over stdio", () => {
       await seed.close();
 
       const bin = fileURLToPath(new URL("../../src/bin/sdgw-mcp.ts", import.meta.url));
-      const transport = new StdioClientTransport({ command: process.execPath, args: ["--conditions=source", bin], env: { SDGW_DB: dbPath, SDGW_API_KEY: key, PATH: process.env["PATH"] ?? "" }, stderr: "pipe" });
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: ["--conditions=source", bin],
+        env: { SDGW_DB: dbPath, SDGW_API_KEY: key, PATH: process.env["PATH"] ?? "" },
+        stderr: "pipe",
+      });
       const client = new sdk.Client({ name: "sdgw-stdio-test", version: "1.0.0" });
       await client.connect(transport);
       const { tools } = await client.listTools();
@@ -77,7 +84,8 @@ describe("fitAnswer (D30)", () => {
   });
 
   it("with a renderer, the page's JSON and its file together hold the bound", () => {
-    const render = (page: Record<string, unknown>) => (page["items"] as Array<{ id: string }>).map((i) => `${i.id},${"y".repeat(100)}\n`).join("");
+    const render = (page: Record<string, unknown>) =>
+      (page["items"] as Array<{ id: string }>).map((i) => `${i.id},${"y".repeat(100)}\n`).join("");
     const f = fitAnswer(envelope, { handle: "h_r", position: 0, maxBytes: 4_000, render });
     expect(Buffer.byteLength(JSON.stringify(f.answer)) + Buffer.byteLength(f.text!)).toBeLessThanOrEqual(4_000);
     expect(f.text).toBe(render(f.answer));
@@ -87,10 +95,23 @@ describe("fitAnswer (D30)", () => {
   });
 
   it("cuts targets and fanout entries' items as rows", () => {
-    const targets = { status: "ok", targets: Array.from({ length: 30 }, (_, i) => ({ platform: "weibo", target: String(i), result: { items: [row(i)] } })) };
+    const targets = {
+      status: "ok",
+      targets: Array.from({ length: 30 }, (_, i) => ({
+        platform: "weibo",
+        target: String(i),
+        result: { items: [row(i)] },
+      })),
+    };
     const t = fitAnswer(targets, { handle: "h_t", position: 0, maxBytes: 3_000 });
     expect((t.answer["targets"] as unknown[]).length).toBe(t.rows);
-    const fanout = { status: "ok", fanout: { weibo: { status: "ok", items: envelope.items.slice(0, 20) }, x: { status: "ok", items: envelope.items.slice(20, 40) } } };
+    const fanout = {
+      status: "ok",
+      fanout: {
+        weibo: { status: "ok", items: envelope.items.slice(0, 20) },
+        x: { status: "ok", items: envelope.items.slice(20, 40) },
+      },
+    };
     const f = fitAnswer(fanout, { handle: "h_f", position: 15, maxBytes: 3_000 });
     const entries = f.answer["fanout"] as Record<string, { items: Array<{ id: string }> }>;
     expect(entries["weibo"]!.items[0]!.id).toBe("id15");
@@ -117,9 +138,11 @@ describe("fitAnswer (D30)", () => {
       position += f.rows;
     }
     expect(pages.length).toBeGreaterThanOrEqual(3);
-    for (const page of pages) for (const e of Object.values(page)) if (e.status === "ok") expect(e.items.length).toBeGreaterThan(0);
+    for (const page of pages)
+      for (const e of Object.values(page)) if (e.status === "ok") expect(e.items.length).toBeGreaterThan(0);
     expect(Object.keys(pages[0]!)).toEqual(expect.arrayContaining(["x", "zhihu"]));
-    for (const page of pages.slice(1)) expect(Object.keys(page).every((p) => p === "weibo" || p === "reddit")).toBe(true);
+    for (const page of pages.slice(1))
+      expect(Object.keys(page).every((p) => p === "weibo" || p === "reddit")).toBe(true);
     expect(pages.flatMap((p) => Object.values(p).flatMap((e) => e.items))).toEqual(envelope.items.slice(0, 20));
   });
 });

@@ -20,10 +20,17 @@ import { BODIES, LARGE_DATA_CALLS } from "../tool-bodies.ts";
 import { sdk } from "./sdk-client.ts";
 
 const { Client, InMemoryTransport, StreamableHTTPClientTransport } = sdk;
-const { StdioClientTransport } = (await import("@modelcontextprotocol/client/stdio")) as typeof import("@modelcontextprotocol/client/stdio");
+const { StdioClientTransport } = (await import(
+  "@modelcontextprotocol/client/stdio"
+)) as typeof import("@modelcontextprotocol/client/stdio");
 type Structured = Record<string, any>;
 
-const GENEROUS = { keyQps: 100_000, workspaceConcurrency: 100_000, addressPerMinute: 100_000, failureThreshold: 100_000 };
+const GENEROUS = {
+  keyQps: 100_000,
+  workspaceConcurrency: 100_000,
+  addressPerMinute: 100_000,
+  failureThreshold: 100_000,
+};
 const SMALL_BOUND = 1_500;
 const fast = { sleep: () => new Promise<void>((r) => setTimeout(r, 15)) };
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
@@ -31,11 +38,25 @@ const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
 /** The charging tools with a body each whose result has many rows. */
 const CALLS: Array<[string, Record<string, unknown>]> = [
   ...LARGE_DATA_CALLS,
-  ...Object.entries(BODIES).flatMap(([tool, b]): Array<[string, Record<string, unknown>]> => [[tool, b.inline], [tool, b.background]]),
+  ...Object.entries(BODIES).flatMap(
+    ([tool, b]): Array<[string, Record<string, unknown>]> => [
+      [tool, b.inline],
+      [tool, b.background],
+    ],
+  ),
 ];
 
 function gateway(options: { latencyMs?: number; dbPath?: string } = {}): { server: SdgwServer; key: string } {
-  const server = createServer({ dbPath: options.dbPath ?? ":memory:", waitMs: 2000, pollAfterSeconds: 1, log: () => undefined, limits: GENEROUS, ...(options.latencyMs ? { simulator: { knobs: { "*": { latencyMs: [options.latencyMs, options.latencyMs * 2] } } } } : {}) });
+  const server = createServer({
+    dbPath: options.dbPath ?? ":memory:",
+    waitMs: 2000,
+    pollAfterSeconds: 1,
+    log: () => undefined,
+    limits: GENEROUS,
+    ...(options.latencyMs
+      ? { simulator: { knobs: { "*": { latencyMs: [options.latencyMs, options.latencyMs * 2] } } } }
+      : {}),
+  });
   const gw = server.gateway;
   const { account } = gw.accounts.createAccount({ name: "MCP tools", plan: "paid" });
   gw.accounts.grant(account.id, 5000);
@@ -46,25 +67,44 @@ function gateway(options: { latencyMs?: number; dbPath?: string } = {}): { serve
 function rowsOfWhole(answer: Structured): unknown[] {
   if (Array.isArray(answer["items"])) return answer["items"];
   if (Array.isArray(answer["targets"])) return answer["targets"];
-  return Object.entries(answer["fanout"] as Record<string, { items?: unknown[] }>).flatMap(([platform, e]) => (e.items ?? []).map((i) => ({ platform, ...(i as object) })));
+  return Object.entries(answer["fanout"] as Record<string, { items?: unknown[] }>).flatMap(([platform, e]) =>
+    (e.items ?? []).map((i) => ({ platform, ...(i as object) })),
+  );
 }
 
 /** An MCP client whose every answer is recorded (arguments, rows, bytes, more). */
 function recording(client: McpClient) {
-  const answers: Array<{ name: string; args: Record<string, unknown>; bytes: number; status: unknown; rows: number; more?: Structured; isError?: boolean }> = [];
+  const answers: Array<{
+    name: string;
+    args: Record<string, unknown>;
+    bytes: number;
+    status: unknown;
+    rows: number;
+    more?: Structured;
+    isError?: boolean;
+  }> = [];
   return {
     answers,
     async callTool(params: { name: string; arguments?: Record<string, unknown> }) {
       const r = await client.callTool(params);
       const s = (r.structuredContent ?? {}) as Structured;
       const rows = s["status"] === "running" ? 0 : rowsOfWhole({ fanout: {}, ...s }).length;
-      answers.push({ name: params.name, args: params.arguments ?? {}, bytes: bytes(s), status: s["status"], rows, ...(s["more"] ? { more: s["more"] } : {}), ...(r.isError ? { isError: true } : {}) });
+      answers.push({
+        name: params.name,
+        args: params.arguments ?? {},
+        bytes: bytes(s),
+        status: s["status"],
+        rows,
+        ...(s["more"] ? { more: s["more"] } : {}),
+        ...(r.isError ? { isError: true } : {}),
+      });
       return r;
     },
   };
 }
 
-const balanceOf = (server: SdgwServer, key: string) => server.gateway.ledger.view(server.gateway.accounts.keyBySecret(key)!.account_id, null).balance;
+const balanceOf = (server: SdgwServer, key: string) =>
+  server.gateway.ledger.view(server.gateway.accounts.keyBySecret(key)!.account_id, null).balance;
 
 describe("every charging tool over MCP holds the size bound and reads on through more, charged once", () => {
   let server: SdgwServer;
@@ -74,7 +114,12 @@ describe("every charging tool over MCP holds the size bound and reads on through
   beforeAll(async () => {
     ({ server, key } = gateway({ latencyMs: 2 }));
     const [c, s] = InMemoryTransport.createLinkedPair();
-    await createMcpServer({ app: server.app, apiKey: key, gateway: server.gateway, maxAnswerBytes: SMALL_BOUND }).connect(s);
+    await createMcpServer({
+      app: server.app,
+      apiKey: key,
+      gateway: server.gateway,
+      maxAnswerBytes: SMALL_BOUND,
+    }).connect(s);
     client = new Client({ name: "bound-test", version: "1.0.0" });
     await client.connect(c);
   });
@@ -90,9 +135,12 @@ describe("every charging tool over MCP holds the size bound and reads on through
     const charged = before - balanceOf(server, key);
     expect(charged).toBeGreaterThan(0);
     expect(rec.answers.every((a) => !a.isError)).toBe(true);
-    for (const a of rec.answers) expect(a.bytes, `${name} answer of ${a.rows} rows`).toBeLessThanOrEqual(SMALL_BOUND + 3_000);
+    for (const a of rec.answers)
+      expect(a.bytes, `${name} answer of ${a.rows} rows`).toBeLessThanOrEqual(SMALL_BOUND + 3_000);
     // Every answer after the first only reads (a handle, or more.handle): nothing ran, nothing was charged.
-    expect(rec.answers.slice(1).every((a) => Object.keys(a.args).length === 1 && typeof a.args["handle"] === "string")).toBe(true);
+    expect(
+      rec.answers.slice(1).every((a) => Object.keys(a.args).length === 1 && typeof a.args["handle"] === "string"),
+    ).toBe(true);
     const cut = rec.answers.filter((a) => a.more);
     if (cut.length === 0) {
       // It fitted whole: one answer (after any running reads), nothing to read on.
@@ -102,7 +150,11 @@ describe("every charging tool over MCP holds the size bound and reads on through
     cutTools.add(name);
     // The rows read equal the whole result over HTTP, in order.
     const handle = String(cut[0]!.more!["handle"]).split(".")[0]!;
-    const whole = await server.app.inject({ method: "GET", url: `/v1/results/${handle}`, headers: { "x-api-key": key } });
+    const whole = await server.app.inject({
+      method: "GET",
+      url: `/v1/results/${handle}`,
+      headers: { "x-api-key": key },
+    });
     expect(whole.statusCode).toBe(200);
     const wholeJson = JSON.parse(whole.body) as Structured;
     expect(wholeJson["more"]).toBeUndefined();
@@ -131,7 +183,9 @@ describe("every charging tool over MCP holds the size bound and reads on through
     const first = await client.callTool({ name: "brand_buzz", arguments: args });
     const charged = before - balanceOf(server, key);
     const again = await client.callTool({ name: "brand_buzz", arguments: args });
-    expect((again.structuredContent as Structured)["request_id"]).toBe((first.structuredContent as Structured)["request_id"]);
+    expect((again.structuredContent as Structured)["request_id"]).toBe(
+      (first.structuredContent as Structured)["request_id"],
+    );
     expect(balanceOf(server, key)).toBe(before - charged);
     const other = await client.callTool({ name: "brand_buzz", arguments: { ...args, query: "喜茶" } });
     expect(other.isError).toBe(true);
@@ -144,7 +198,12 @@ describe("collectMore over Streamable HTTP at /mcp and over stdio", () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** A 200-row fanout read through more, then a background tool run followed to its end. */
-  async function walk(client: McpClient, server: SdgwServer | null, balance: () => Promise<number>, label: string): Promise<void> {
+  async function walk(
+    client: McpClient,
+    server: SdgwServer | null,
+    balance: () => Promise<number>,
+    label: string,
+  ): Promise<void> {
     const before = await balance();
     const rec = recording(client);
     const rows = await collectMore(rec, "search", { platforms: "all", query: "camping", count: 20 }, fast);
@@ -171,7 +230,9 @@ describe("collectMore over Streamable HTTP at /mcp and over stdio", () => {
     const { server, key } = gateway({ latencyMs: 1 });
     const url = `${await server.listen({ host: "127.0.0.1", port: 0 })}/mcp`;
     const client = new Client({ name: "more-http", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { "x-api-key": key } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { "x-api-key": key } } }),
+    );
     await walk(client, server, async () => balanceOf(server, key), "streamable-http");
     await client.close();
     await server.close({ drainMs: 3000 });
@@ -182,10 +243,18 @@ describe("collectMore over Streamable HTTP at /mcp and over stdio", () => {
     const { server, key } = gateway({ dbPath });
     await server.close();
     const bin = fileURLToPath(new URL("../../src/bin/sdgw-mcp.ts", import.meta.url));
-    const transport = new StdioClientTransport({ command: process.execPath, args: ["--conditions=source", bin], env: { SDGW_DB: dbPath, SDGW_API_KEY: key, SDGW_KEY_QPS: "1000", PATH: process.env["PATH"] ?? "" }, stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ["--conditions=source", bin],
+      env: { SDGW_DB: dbPath, SDGW_API_KEY: key, SDGW_KEY_QPS: "1000", PATH: process.env["PATH"] ?? "" },
+      stderr: "pipe",
+    });
     const client = new Client({ name: "more-stdio", version: "1.0.0" });
     await client.connect(transport);
-    const balance = async () => ((await client.callTool({ name: "account", arguments: {} })).structuredContent as Structured)["billing"]["balance_credits"] as number;
+    const balance = async () =>
+      ((await client.callTool({ name: "account", arguments: {} })).structuredContent as Structured)["billing"][
+        "balance_credits"
+      ] as number;
     await walk(client, null, balance, "stdio");
     await client.close();
   }, 60_000);

@@ -4,10 +4,43 @@ import { definePlatform, host, titleAbout, typedOps } from "../simulator/module.
 import { ZH_BIOS, ZH_COMMENTS, ZH_NAMES, ZH_TEMPLATES } from "../simulator/vocab.ts";
 
 /** A photo (video) as kuaishou's web GraphQL writes it (`timestamp` and `duration` in ms, counts as text). */
-export interface KsPhoto { photoId: string; caption: string; timestamp: number; duration: number; coverUrl: string; photoUrl: string; likeCount: string; viewCount: string; commentCount: number; author: { id: string; name: string } }
-export interface KsUser { id: string; name: string; description: string; fan: string; follow: string; photo: string; verified: boolean; cityName: string }
-export interface KsComment { commentId: string; photoId: string; content: string; timestamp: number; realLikedCount: number; subCommentCount: number; authorId: string; authorName: string }
-export interface KsHot { name: string; hotValue: string; rank: number }
+export interface KsPhoto {
+  photoId: string;
+  caption: string;
+  timestamp: number;
+  duration: number;
+  coverUrl: string;
+  photoUrl: string;
+  likeCount: string;
+  viewCount: string;
+  commentCount: number;
+  author: { id: string; name: string };
+}
+export interface KsUser {
+  id: string;
+  name: string;
+  description: string;
+  fan: string;
+  follow: string;
+  photo: string;
+  verified: boolean;
+  cityName: string;
+}
+export interface KsComment {
+  commentId: string;
+  photoId: string;
+  content: string;
+  timestamp: number;
+  realLikedCount: number;
+  subCommentCount: number;
+  authorId: string;
+  authorName: string;
+}
+export interface KsHot {
+  name: string;
+  hotValue: string;
+  rank: number;
+}
 
 const userUrl = (id: string) => `https://www.kuaishou.com/profile/${seg(id)}`;
 const ksId = (g: { lower(n: number): string }) => `3x${g.lower(13)}`;
@@ -18,7 +51,8 @@ export const kuaishou = definePlatform<KsPhoto, KsUser, KsComment, KsHot>({
   scoped: false,
   operations: typedOps("kuaishou", "快手", ["search", "trending", "detail", "comments", "user_profile", "user_posts"]),
   unsupported(op, p) {
-    if (op === "search" && p["content_type"] === "text") return "kuaishou is a video platform and does not offer content_type=text; weibo, zhihu and wechat do.";
+    if (op === "search" && p["content_type"] === "text")
+      return "kuaishou is a video platform and does not offer content_type=text; weibo, zhihu and wechat do.";
     return null;
   },
   fake: {
@@ -34,8 +68,26 @@ export const kuaishou = definePlatform<KsPhoto, KsUser, KsComment, KsHot>({
       commentCount: g.count(2000),
       author: { id: authorId ?? ksId(g), name: g.pick(ZH_NAMES) },
     }),
-    user: ({ g, id }) => ({ id: id ?? ksId(g), name: g.pick(ZH_NAMES), description: g.pick(ZH_BIOS), fan: String(g.count(300_000)), follow: String(g.int(0, 600)), photo: String(g.int(5, 1500)), verified: g.chance(0.15), cityName: g.pick(["哈尔滨", "成都", "郑州", "长沙", ""]) }),
-    comment: ({ g, parentId }) => ({ commentId: g.digits(12), photoId: parentId!, content: g.pick(ZH_COMMENTS), timestamp: g.past(15), realLikedCount: g.count(1500), subCommentCount: g.int(0, 30), authorId: ksId(g), authorName: g.pick(ZH_NAMES) }),
+    user: ({ g, id }) => ({
+      id: id ?? ksId(g),
+      name: g.pick(ZH_NAMES),
+      description: g.pick(ZH_BIOS),
+      fan: String(g.count(300_000)),
+      follow: String(g.int(0, 600)),
+      photo: String(g.int(5, 1500)),
+      verified: g.chance(0.15),
+      cityName: g.pick(["哈尔滨", "成都", "郑州", "长沙", ""]),
+    }),
+    comment: ({ g, parentId }) => ({
+      commentId: g.digits(12),
+      photoId: parentId!,
+      content: g.pick(ZH_COMMENTS),
+      timestamp: g.past(15),
+      realLikedCount: g.count(1500),
+      subCommentCount: g.int(0, 30),
+      authorId: ksId(g),
+      authorName: g.pick(ZH_NAMES),
+    }),
     trend: ({ g, topic, rank }) => ({ name: topic, hotValue: `${(g.int(100, 999) / 10).toFixed(1)}万`, rank: rank! }),
   },
   map: {
@@ -52,9 +104,36 @@ export const kuaishou = definePlatform<KsPhoto, KsUser, KsComment, KsHot>({
         { type: "image", url: p.coverUrl },
       ],
     }),
-    user: (u) => ({ kind: "profile_card", id: u.id, name: u.name, url: userUrl(u.id), bio: u.description, verified: u.verified, followers: numText(u.fan), following: numText(u.follow), posts_count: numText(u.photo), ...(u.cityName ? { location: u.cityName } : {}) }),
-    comment: (c) => ({ kind: "item", id: c.commentId, parent_id: c.photoId, text: c.content, author: { name: c.authorName, id: c.authorId, url: userUrl(c.authorId) }, published_at: rfc3339(c.timestamp, 8), metrics: { likes: c.realLikedCount }, reply_count: c.subCommentCount }),
-    trend: (h) => ({ kind: "leaderboard", rank: h.rank, title: h.name, heat: numText(h.hotValue), query: h.name, url: `https://www.kuaishou.com/search/video?searchKey=${seg(h.name)}` }),
+    user: (u) => ({
+      kind: "profile_card",
+      id: u.id,
+      name: u.name,
+      url: userUrl(u.id),
+      bio: u.description,
+      verified: u.verified,
+      followers: numText(u.fan),
+      following: numText(u.follow),
+      posts_count: numText(u.photo),
+      ...(u.cityName ? { location: u.cityName } : {}),
+    }),
+    comment: (c) => ({
+      kind: "item",
+      id: c.commentId,
+      parent_id: c.photoId,
+      text: c.content,
+      author: { name: c.authorName, id: c.authorId, url: userUrl(c.authorId) },
+      published_at: rfc3339(c.timestamp, 8),
+      metrics: { likes: c.realLikedCount },
+      reply_count: c.subCommentCount,
+    }),
+    trend: (h) => ({
+      kind: "leaderboard",
+      rank: h.rank,
+      title: h.name,
+      heat: numText(h.hotValue),
+      query: h.name,
+      url: `https://www.kuaishou.com/search/video?searchKey=${seg(h.name)}`,
+    }),
   },
   postIdFromUrl(u) {
     const m = host(u) === "kuaishou.com" ? /^\/short-video\/(3x[a-z0-9]{8,20})$/.exec(u.pathname) : null;

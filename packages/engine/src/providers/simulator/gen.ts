@@ -100,7 +100,13 @@ export class Gen {
 export function rfc3339(ms: number, offsetHours = 0): string {
   const shifted = ms + offsetHours * 3_600_000;
   // Years 1970–9999 by arithmetic (what `toISOString` writes, without building a Date); the rest by Date.
-  if (shifted >= 0 && shifted < 253_402_300_800_000 && Number.isInteger(offsetHours) && offsetHours > -100 && offsetHours < 100) {
+  if (
+    shifted >= 0 &&
+    shifted < 253_402_300_800_000 &&
+    Number.isInteger(offsetHours) &&
+    offsetHours > -100 &&
+    offsetHours < 100
+  ) {
     return `${isoSecondsOf(shifted)}${offsetHours === 0 ? "Z" : `${offsetHours >= 0 ? "+" : "-"}${TWO[Math.abs(offsetHours)]}:00`}`;
   }
   if (offsetHours === 0) return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");

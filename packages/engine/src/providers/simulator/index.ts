@@ -23,9 +23,19 @@ import type { PlatformModule } from "./module.ts";
 import { EN_TRENDS, ZH_TRENDS } from "./vocab.ts";
 import { base64url, fromBase64url } from "../../encoding.ts";
 
-
 /** Every platform folder, by platform. */
-export const PLATFORM_MODULES: Readonly<Record<Platform, PlatformModule<any, any, any, any>>> = { xiaohongshu, douyin, x, reddit, wechat, weibo, bilibili, zhihu, kuaishou, youtube };
+export const PLATFORM_MODULES: Readonly<Record<Platform, PlatformModule<any, any, any, any>>> = {
+  xiaohongshu,
+  douyin,
+  x,
+  reddit,
+  wechat,
+  weibo,
+  bilibili,
+  zhihu,
+  kuaishou,
+  youtube,
+};
 
 /** Latency and faults of a simulated platform. */
 export interface SimulatorKnobs {
@@ -53,7 +63,6 @@ export interface SimulatorOptions {
   /** Knobs per platform, or `*` for every platform. */
   knobs?: Partial<Record<Platform | "*", SimulatorKnobs>>;
 }
-
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0) return Promise.resolve();
@@ -97,19 +106,38 @@ function decodeCursor(platform: string, operation: string, cursor: string): numb
     const text = fromBase64url(cursor);
     if (text === undefined) return null;
     const v = JSON.parse(text) as { o?: unknown; p?: unknown; op?: unknown };
-    return v.p === platform && v.op === operation && Number.isSafeInteger(v.o) && (v.o as number) >= 0 && (v.o as number) <= 10_000 ? (v.o as number) : null;
+    return v.p === platform &&
+      v.op === operation &&
+      Number.isSafeInteger(v.o) &&
+      (v.o as number) >= 0 &&
+      (v.o as number) <= 10_000
+      ? (v.o as number)
+      : null;
   } catch {
     return null;
   }
 }
 
-const SORT_METRIC: Record<string, "likes" | "collects" | "comments"> = { most_liked: "likes", most_collected: "collects", most_comments: "comments" };
+const SORT_METRIC: Record<string, "likes" | "collects" | "comments"> = {
+  most_liked: "likes",
+  most_collected: "collects",
+  most_comments: "comments",
+};
 
 function sortItems(items: Item[], sort: unknown): Item[] {
-  if (sort === "latest") return [...items].sort((a, b) => String((b as { published_at?: string }).published_at ?? "").localeCompare(String((a as { published_at?: string }).published_at ?? "")));
+  if (sort === "latest")
+    return [...items].sort((a, b) =>
+      String((b as { published_at?: string }).published_at ?? "").localeCompare(
+        String((a as { published_at?: string }).published_at ?? ""),
+      ),
+    );
   const metric = typeof sort === "string" ? SORT_METRIC[sort] : undefined;
   if (!metric) return items;
-  return [...items].sort((a, b) => ((b as { metrics?: Record<string, number> }).metrics?.[metric] ?? 0) - ((a as { metrics?: Record<string, number> }).metrics?.[metric] ?? 0));
+  return [...items].sort(
+    (a, b) =>
+      ((b as { metrics?: Record<string, number> }).metrics?.[metric] ?? 0) -
+      ((a as { metrics?: Record<string, number> }).metrics?.[metric] ?? 0),
+  );
 }
 
 /**
@@ -131,11 +159,20 @@ export class Simulator {
   readonly providers: Record<Platform, PlatformProvider>;
 
   constructor(options: SimulatorOptions = {}) {
-    this.fixedAnchor = options.anchor === undefined ? null : typeof options.anchor === "number" ? options.anchor : Date.parse(options.anchor);
-    if (this.fixedAnchor !== null && !Number.isFinite(this.fixedAnchor)) throw new TypeError(`simulator anchor: not a date: ${String(options.anchor)}`);
+    this.fixedAnchor =
+      options.anchor === undefined
+        ? null
+        : typeof options.anchor === "number"
+          ? options.anchor
+          : Date.parse(options.anchor);
+    if (this.fixedAnchor !== null && !Number.isFinite(this.fixedAnchor))
+      throw new TypeError(`simulator anchor: not a date: ${String(options.anchor)}`);
     this.now = options.now ?? Date.now;
     this.knobs = { ...options.knobs };
-    this.providers = Object.fromEntries(PLATFORMS.map((p) => [p, this.provider(PLATFORM_MODULES[p])])) as Record<Platform, PlatformProvider>;
+    this.providers = Object.fromEntries(PLATFORMS.map((p) => [p, this.provider(PLATFORM_MODULES[p])])) as Record<
+      Platform,
+      PlatformProvider
+    >;
   }
 
   /** Sets the knobs of one platform (or `*`); `null` clears them. */
@@ -171,20 +208,45 @@ export class Simulator {
 
   private async call(m: PlatformModule<any, any, any, any>, req: ProviderRequest): Promise<ProviderOutcome> {
     const k = this.knobsFor(m.platform);
-    const latency = Array.isArray(k.latencyMs) ? k.latencyMs[0]! + Math.random() * (k.latencyMs[1]! - k.latencyMs[0]!) : ((k.latencyMs as number | undefined) ?? 0);
+    const latency = Array.isArray(k.latencyMs)
+      ? k.latencyMs[0]! + Math.random() * (k.latencyMs[1]! - k.latencyMs[0]!)
+      : ((k.latencyMs as number | undefined) ?? 0);
     await sleep(latency, req.signal);
     if (k.fault && Math.random() < (k.faultRate ?? 1)) {
       switch (k.fault) {
         case "crash":
           throw new Error(`simulated crash of the ${m.platform} provider`);
         case "upstream_error":
-          return { status: "error", failure: { code: "upstream_error", message: `${m.platform} answered with a server error (502); nothing was charged.`, retryable: true } };
+          return {
+            status: "error",
+            failure: {
+              code: "upstream_error",
+              message: `${m.platform} answered with a server error (502); nothing was charged.`,
+              retryable: true,
+            },
+          };
         case "timeout":
-          return { status: "timeout", message: `${m.platform} did not answer in time; it is unknown whether it ran. Nothing was charged.` };
+          return {
+            status: "timeout",
+            message: `${m.platform} did not answer in time; it is unknown whether it ran. Nothing was charged.`,
+          };
         case "rate_limited":
-          return { status: "error", failure: { code: "rate_limited", message: `${m.platform} is limiting our calls; try again in 30 seconds.`, retryAfter: 30 } };
+          return {
+            status: "error",
+            failure: {
+              code: "rate_limited",
+              message: `${m.platform} is limiting our calls; try again in 30 seconds.`,
+              retryAfter: 30,
+            },
+          };
         case "unavailable":
-          return { status: "error", failure: { code: "temporarily_unavailable", message: `Reads of ${m.platform} are paused; the status page says why.` } };
+          return {
+            status: "error",
+            failure: {
+              code: "temporarily_unavailable",
+              message: `Reads of ${m.platform} are paused; the status page says why.`,
+            },
+          };
         case "empty":
           return { status: "empty", items: [] };
       }
@@ -214,7 +276,9 @@ export class Simulator {
     const trends = m.lang === "zh" ? ZH_TRENDS : EN_TRENDS;
     const topicOf = (g: Gen) => g.pick(trends);
     const page = (shown: number, total: number) =>
-      offset + shown < total ? { has_more: true as const, cursor: encodeCursor(m.platform, op, offset + shown) } : { has_more: false as const };
+      offset + shown < total
+        ? { has_more: true as const, cursor: encodeCursor(m.platform, op, offset + shown) }
+        : { has_more: false as const };
     const list = (total: number, size: number, make: (i: number) => Item): ProviderOutcome => {
       const n = Math.max(0, Math.min(size, total - offset));
       if (n === 0) return { status: "empty", items: [], page: { has_more: false } };
@@ -232,14 +296,34 @@ export class Simulator {
           parsed = null;
         }
         const found = parsed ? (kind === "post" ? m.postIdFromUrl(parsed) : m.userIdFromUrl(parsed)) : null;
-        if (!found) return { status: "error", failure: { code: "invalid_target", param: "url", message: `This link does not point at a ${m.platform} ${kind === "post" ? "post" : "account"}.` } };
+        if (!found)
+          return {
+            status: "error",
+            failure: {
+              code: "invalid_target",
+              param: "url",
+              message: `This link does not point at a ${m.platform} ${kind === "post" ? "post" : "account"}.`,
+            },
+          };
         id = found;
       }
-      if (!id) return { status: "error", failure: { code: "invalid_target", param: "id", message: "No id or link was given." } };
-      if (/deleted|missing|private/i.test(id)) return { status: "error", failure: { code: "not_found", message: `This ${m.platform} ${kind === "post" ? "post" : "account"} is missing, private or deleted.` } };
+      if (!id)
+        return {
+          status: "error",
+          failure: { code: "invalid_target", param: "id", message: "No id or link was given." },
+        };
+      if (/deleted|missing|private/i.test(id))
+        return {
+          status: "error",
+          failure: {
+            code: "not_found",
+            message: `This ${m.platform} ${kind === "post" ? "post" : "account"} is missing, private or deleted.`,
+          },
+        };
       return { id };
     };
-    const size = (fallback: number) => (typeof p["limit"] === "number" ? p["limit"] : typeof p["count"] === "number" ? p["count"] : fallback);
+    const size = (fallback: number) =>
+      typeof p["limit"] === "number" ? p["limit"] : typeof p["count"] === "number" ? p["count"] : fallback;
 
     switch (op) {
       case "search": {
@@ -288,7 +372,11 @@ export class Simulator {
         const spec = m.operations.find((o: OperationSpec) => o.name === op);
         if (!fake || !map || !spec) return { status: "not_supported", message: `${m.platform} does not offer ${op}.` };
         const subject = Object.values(p).find((v) => typeof v === "string" && /deleted|missing|private/i.test(v));
-        if (subject !== undefined) return { status: "error", failure: { code: "not_found", message: `This ${m.platform} object is missing, private or deleted.` } };
+        if (subject !== undefined)
+          return {
+            status: "error",
+            failure: { code: "not_found", message: `This ${m.platform} object is missing, private or deleted.` },
+          };
         const paged = spec.params?.some((x) => x.name === "cursor") ?? false;
         const total = paged ? 20 + (hash32(seed) % 100) : 12;
         return list(total, paged ? size(20) : 12, (i) => {

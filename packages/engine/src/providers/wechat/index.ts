@@ -4,10 +4,30 @@ import { definePlatform, host, titleAbout, typedOps } from "../simulator/module.
 import { ZH_BIOS, ZH_NAMES, ZH_TEMPLATES, ZH_TEXT } from "../simulator/vocab.ts";
 
 /** An article as wechat's official-account pages describe it. */
-export interface WechatArticle { sn: string; title: string; digest: string; author: string; biz: string; nickname: string; read_num: number; like_num: number; old_like_num: number; create_time: number; cover: string }
-export interface WechatAccount { biz: string; nickname: string; signature: string; alias: string; service_type: number; article_count: number }
+export interface WechatArticle {
+  sn: string;
+  title: string;
+  digest: string;
+  author: string;
+  biz: string;
+  nickname: string;
+  read_num: number;
+  like_num: number;
+  old_like_num: number;
+  create_time: number;
+  cover: string;
+}
+export interface WechatAccount {
+  biz: string;
+  nickname: string;
+  signature: string;
+  alias: string;
+  service_type: number;
+  article_count: number;
+}
 
-const accountUrl = (biz: string) => `https://mp.weixin.qq.com/mp/profile_ext?action=home&__biz=${encodeURIComponent(biz)}`;
+const accountUrl = (biz: string) =>
+  `https://mp.weixin.qq.com/mp/profile_ext?action=home&__biz=${encodeURIComponent(biz)}`;
 
 export const wechat = definePlatform<WechatArticle, WechatAccount, never, never>({
   platform: "wechat",
@@ -15,7 +35,8 @@ export const wechat = definePlatform<WechatArticle, WechatAccount, never, never>
   scoped: false,
   operations: typedOps("wechat", "微信公众号", ["search", "detail", "user_profile", "user_posts"]),
   unsupported(op, p) {
-    if (op === "search" && p["content_type"] === "video") return "wechat search reads official-account articles only and does not offer content_type=video; douyin, kuaishou, bilibili and youtube do.";
+    if (op === "search" && p["content_type"] === "video")
+      return "wechat search reads official-account articles only and does not offer content_type=video; douyin, kuaishou, bilibili and youtube do.";
     return null;
   },
   fake: {
@@ -32,7 +53,14 @@ export const wechat = definePlatform<WechatArticle, WechatAccount, never, never>
       create_time: Math.floor(g.past(90) / 1000),
       cover: `https://mmbiz.qpic.cn/mmbiz_jpg/${g.base62(40)}/0`,
     }),
-    user: ({ g, id }) => ({ biz: id ?? `Mz${g.base62(10)}==`, nickname: `${g.pick(ZH_NAMES)}说`, signature: g.pick(ZH_BIOS), alias: g.lower(10), service_type: g.pick([0, 2]), article_count: g.int(20, 3000) }),
+    user: ({ g, id }) => ({
+      biz: id ?? `Mz${g.base62(10)}==`,
+      nickname: `${g.pick(ZH_NAMES)}说`,
+      signature: g.pick(ZH_BIOS),
+      alias: g.lower(10),
+      service_type: g.pick([0, 2]),
+      article_count: g.int(20, 3000),
+    }),
     comment: () => {
       throw new Error("wechat has no comments");
     },
@@ -53,7 +81,16 @@ export const wechat = definePlatform<WechatArticle, WechatAccount, never, never>
       media: [{ type: "image", url: a.cover }],
       platform_extra: { writer: a.author, zaikan: a.like_num },
     }),
-    user: (u) => ({ kind: "profile_card", id: u.biz, name: u.nickname, url: accountUrl(u.biz), bio: u.signature, verified: u.service_type === 2, posts_count: u.article_count, platform_extra: { alias: u.alias, account_type: u.service_type === 2 ? "服务号" : "订阅号" } }),
+    user: (u) => ({
+      kind: "profile_card",
+      id: u.biz,
+      name: u.nickname,
+      url: accountUrl(u.biz),
+      bio: u.signature,
+      verified: u.service_type === 2,
+      posts_count: u.article_count,
+      platform_extra: { alias: u.alias, account_type: u.service_type === 2 ? "服务号" : "订阅号" },
+    }),
     comment: () => {
       throw new Error("wechat has no comments");
     },

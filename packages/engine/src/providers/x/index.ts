@@ -17,16 +17,44 @@ export interface XTweet {
   views: { count: string };
   entities: { media?: Array<{ type: "photo" | "video"; media_url_https: string }> };
 }
-export interface XUser { id_str: string; screen_name: string; name: string; description: string; verified: boolean; followers_count: number; friends_count: number; statuses_count: number; location: string }
-export interface XTrend { name: string; tweet_volume: number | null; rank: number }
+export interface XUser {
+  id_str: string;
+  screen_name: string;
+  name: string;
+  description: string;
+  verified: boolean;
+  followers_count: number;
+  friends_count: number;
+  statuses_count: number;
+  location: string;
+}
+export interface XTrend {
+  name: string;
+  tweet_volume: number | null;
+  rank: number;
+}
 
-const handleOf = (name: string) => name.toLowerCase().replace(/[^a-z0-9_]/g, "").slice(0, 12) || "user";
+const handleOf = (name: string) =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, "")
+    .slice(0, 12) || "user";
 const userUrl = (screen: string) => `https://x.com/${seg(screen)}`;
 
 function user(g: import("../simulator/gen.ts").Gen, id?: string): XUser {
   const name = g.pick(EN_NAMES);
   const screen = id ?? handleOf(name) + g.int(1, 999);
-  return { id_str: g.digits(18), screen_name: screen, name, description: g.pick(EN_BIOS), verified: g.chance(0.2), followers_count: g.count(80_000), friends_count: g.int(10, 3000), statuses_count: g.int(50, 40_000), location: g.pick(["San Francisco, CA", "London", "Berlin", "Toronto", ""]) };
+  return {
+    id_str: g.digits(18),
+    screen_name: screen,
+    name,
+    description: g.pick(EN_BIOS),
+    verified: g.chance(0.2),
+    followers_count: g.count(80_000),
+    friends_count: g.int(10, 3000),
+    statuses_count: g.int(50, 40_000),
+    location: g.pick(["San Francisco, CA", "London", "Berlin", "Toronto", ""]),
+  };
 }
 
 export const x = definePlatform<XTweet, XUser, XTweet, XTrend>({
@@ -35,10 +63,21 @@ export const x = definePlatform<XTweet, XUser, XTweet, XTrend>({
   scoped: false,
   operations: [
     ...typedOps("x", "X", ["search", "trending", "detail", "comments", "user_profile", "user_posts"]),
-    { name: "user_followers", description: "Followers of an x account · X 账号的粉丝", price: 1, pricing: "standard", params: [{ name: "user", type: "string", required: true, min: 1, max: 64 }, { name: "limit", type: "integer", min: 1, max: 50, default: 20 }, { name: "cursor", type: "string", min: 1, max: 20000 }] },
+    {
+      name: "user_followers",
+      description: "Followers of an x account · X 账号的粉丝",
+      price: 1,
+      pricing: "standard",
+      params: [
+        { name: "user", type: "string", required: true, min: 1, max: 64 },
+        { name: "limit", type: "integer", min: 1, max: 50, default: 20 },
+        { name: "cursor", type: "string", min: 1, max: 20000 },
+      ],
+    },
   ],
   unsupported(op, p) {
-    if (op === "search" && p["sort"] === "most_collected") return "x shows no collect counts and does not offer sort=most_collected; xiaohongshu, douyin and bilibili do.";
+    if (op === "search" && p["sort"] === "most_collected")
+      return "x shows no collect counts and does not offer sort=most_collected; xiaohongshu, douyin and bilibili do.";
     return null;
   },
   fake: {
@@ -55,7 +94,13 @@ export const x = definePlatform<XTweet, XUser, XTweet, XTrend>({
         retweet_count: g.count(800),
         reply_count: g.count(300),
         views: { count: String(g.count(200_000)) },
-        entities: g.chance(0.4) ? { media: [{ type: video ? "video" : "photo", media_url_https: `https://pbs.twimg.com/media/${g.base62(15)}.jpg` }] } : {},
+        entities: g.chance(0.4)
+          ? {
+              media: [
+                { type: video ? "video" : "photo", media_url_https: `https://pbs.twimg.com/media/${g.base62(15)}.jpg` },
+              ],
+            }
+          : {},
       };
     },
     user: ({ g, id }) => user(g, id),
@@ -74,7 +119,11 @@ export const x = definePlatform<XTweet, XUser, XTweet, XTrend>({
         entities: {},
       };
     },
-    trend: ({ g, topic, rank }) => ({ name: topic, tweet_volume: g.chance(0.8) ? g.int(5_000, 900_000) : null, rank: rank! }),
+    trend: ({ g, topic, rank }) => ({
+      name: topic,
+      tweet_volume: g.chance(0.8) ? g.int(5_000, 900_000) : null,
+      rank: rank!,
+    }),
     extra: { user_followers: ({ g }) => user(g) },
   },
   map: {
@@ -83,10 +132,22 @@ export const x = definePlatform<XTweet, XUser, XTweet, XTrend>({
       id: t.id_str,
       url: `https://x.com/${seg(t.user.screen_name)}/status/${seg(t.id_str)}`,
       text: t.full_text,
-      author: { name: t.user.name, id: t.user.screen_name, url: userUrl(t.user.screen_name), followers: t.user.followers_count },
+      author: {
+        name: t.user.name,
+        id: t.user.screen_name,
+        url: userUrl(t.user.screen_name),
+        followers: t.user.followers_count,
+      },
       published_at: rfc3339(parseTwitterDate(t.created_at)),
       metrics: { likes: t.favorite_count, shares: t.retweet_count, comments: t.reply_count, views: num(t.views.count) },
-      ...(t.entities.media ? { media: t.entities.media.map((m) => ({ type: m.type === "photo" ? ("image" as const) : ("video" as const), url: m.media_url_https })) } : {}),
+      ...(t.entities.media
+        ? {
+            media: t.entities.media.map((m) => ({
+              type: m.type === "photo" ? ("image" as const) : ("video" as const),
+              url: m.media_url_https,
+            })),
+          }
+        : {}),
       ...(t.in_reply_to_status_id_str ? { parent_id: t.in_reply_to_status_id_str } : {}),
     }),
     user: (u) => ({
@@ -112,11 +173,20 @@ export const x = definePlatform<XTweet, XUser, XTweet, XTrend>({
       metrics: { likes: t.favorite_count, shares: t.retweet_count, views: num(t.views.count) },
       reply_count: t.reply_count,
     }),
-    trend: (t) => ({ kind: "leaderboard", rank: t.rank, title: t.name, ...(t.tweet_volume !== null ? { heat: t.tweet_volume } : {}), query: t.name, url: `https://x.com/search?q=${seg(t.name)}` }),
+    trend: (t) => ({
+      kind: "leaderboard",
+      rank: t.rank,
+      title: t.name,
+      ...(t.tweet_volume !== null ? { heat: t.tweet_volume } : {}),
+      query: t.name,
+      url: `https://x.com/search?q=${seg(t.name)}`,
+    }),
     extra: { user_followers: (u: XUser): ProfileCard => x.map.user(u) },
   },
   postIdFromUrl(u) {
-    const m = ["x.com", "twitter.com"].includes(host(u)) ? /^\/[A-Za-z0-9_]{1,15}\/status\/(\d{5,20})$/.exec(u.pathname) : null;
+    const m = ["x.com", "twitter.com"].includes(host(u))
+      ? /^\/[A-Za-z0-9_]{1,15}\/status\/(\d{5,20})$/.exec(u.pathname)
+      : null;
     return m ? m[1]! : null;
   },
   userIdFromUrl(u) {

@@ -16,9 +16,31 @@ export interface XhsNote {
   video?: { duration: number; url: string };
   tag_list: Array<{ name: string }>;
 }
-export interface XhsUser { user_id: string; nickname: string; desc: string; fans: string; follows: string; notes: string; ip_location: string; red_official_verified: boolean }
-export interface XhsComment { id: string; note_id: string; content: string; create_time: number; like_count: string; sub_comment_count: string; user_info: { user_id: string; nickname: string } }
-export interface XhsTrend { title: string; score: string; word_type: "热" | "新" | "无"; rank: number }
+export interface XhsUser {
+  user_id: string;
+  nickname: string;
+  desc: string;
+  fans: string;
+  follows: string;
+  notes: string;
+  ip_location: string;
+  red_official_verified: boolean;
+}
+export interface XhsComment {
+  id: string;
+  note_id: string;
+  content: string;
+  create_time: number;
+  like_count: string;
+  sub_comment_count: string;
+  user_info: { user_id: string; nickname: string };
+}
+export interface XhsTrend {
+  title: string;
+  score: string;
+  word_type: "热" | "新" | "无";
+  rank: number;
+}
 
 const BASE = "https://www.xiaohongshu.com";
 const userUrl = (id: string) => `${BASE}/user/profile/${seg(id)}`;
@@ -34,9 +56,20 @@ function note(c: FakeContext): XhsNote {
     type: video ? "video" : "normal",
     time: g.past(60),
     user: { user_id: c.authorId ?? g.hex(24), nickname: g.pick(ZH_NAMES) },
-    interact_info: { liked_count: String(g.count(3000)), collected_count: String(g.count(2500)), comment_count: String(g.count(200)), share_count: String(g.count(100)) },
-    image_list: video ? [] : Array.from({ length: g.int(1, 4) }, () => ({ url_default: `https://sns-webpic-qc.xhscdn.com/${g.hex(32)}/1040g2sg31${g.lower(20)}` })),
-    ...(video ? { video: { duration: g.int(15, 600), url: `https://sns-video-qc.xhscdn.com/stream/${g.lower(40)}.mp4` } } : {}),
+    interact_info: {
+      liked_count: String(g.count(3000)),
+      collected_count: String(g.count(2500)),
+      comment_count: String(g.count(200)),
+      share_count: String(g.count(100)),
+    },
+    image_list: video
+      ? []
+      : Array.from({ length: g.int(1, 4) }, () => ({
+          url_default: `https://sns-webpic-qc.xhscdn.com/${g.hex(32)}/1040g2sg31${g.lower(20)}`,
+        })),
+    ...(video
+      ? { video: { duration: g.int(15, 600), url: `https://sns-video-qc.xhscdn.com/stream/${g.lower(40)}.mp4` } }
+      : {}),
     tag_list: [{ name: c.topic }],
   };
 }
@@ -45,9 +78,17 @@ export const xiaohongshu = definePlatform<XhsNote, XhsUser, XhsComment, XhsTrend
   platform: "xiaohongshu",
   lang: "zh",
   scoped: false,
-  operations: typedOps("xiaohongshu", "小红书", ["search", "trending", "detail", "comments", "user_profile", "user_posts"]),
+  operations: typedOps("xiaohongshu", "小红书", [
+    "search",
+    "trending",
+    "detail",
+    "comments",
+    "user_profile",
+    "user_posts",
+  ]),
   unsupported(op, p) {
-    if (op === "search" && p["content_type"] === "text") return "xiaohongshu notes are image or video notes and does not offer content_type=text; weibo, zhihu and wechat do.";
+    if (op === "search" && p["content_type"] === "text")
+      return "xiaohongshu notes are image or video notes and does not offer content_type=text; weibo, zhihu and wechat do.";
     return null;
   },
   fake: {
@@ -71,7 +112,12 @@ export const xiaohongshu = definePlatform<XhsNote, XhsUser, XhsComment, XhsTrend
       sub_comment_count: String(g.int(0, 12)),
       user_info: { user_id: g.hex(24), nickname: g.pick(ZH_NAMES) },
     }),
-    trend: ({ g, topic, rank }) => ({ title: topic, score: String(g.int(100_000, 9_000_000)), word_type: g.pick(["热", "新", "无"] as const), rank: rank! }),
+    trend: ({ g, topic, rank }) => ({
+      title: topic,
+      score: String(g.int(100_000, 9_000_000)),
+      word_type: g.pick(["热", "新", "无"] as const),
+      rank: rank!,
+    }),
   },
   map: {
     post: (n) => ({
@@ -82,8 +128,15 @@ export const xiaohongshu = definePlatform<XhsNote, XhsUser, XhsComment, XhsTrend
       text: n.desc,
       author: { name: n.user.nickname, id: n.user.user_id, url: userUrl(n.user.user_id) },
       published_at: rfc3339(n.time, 8),
-      metrics: { likes: num(n.interact_info.liked_count), collects: num(n.interact_info.collected_count), comments: num(n.interact_info.comment_count), shares: num(n.interact_info.share_count) },
-      media: n.video ? [{ type: "video", url: n.video.url, duration_s: n.video.duration }] : n.image_list.map((i) => ({ type: "image" as const, url: i.url_default })),
+      metrics: {
+        likes: num(n.interact_info.liked_count),
+        collects: num(n.interact_info.collected_count),
+        comments: num(n.interact_info.comment_count),
+        shares: num(n.interact_info.share_count),
+      },
+      media: n.video
+        ? [{ type: "video", url: n.video.url, duration_s: n.video.duration }]
+        : n.image_list.map((i) => ({ type: "image" as const, url: i.url_default })),
       platform_extra: { note_type: n.type, tags: n.tag_list.map((t) => t.name) },
     }),
     user: (u) => ({
@@ -108,7 +161,15 @@ export const xiaohongshu = definePlatform<XhsNote, XhsUser, XhsComment, XhsTrend
       metrics: { likes: num(c.like_count) },
       reply_count: num(c.sub_comment_count),
     }),
-    trend: (t) => ({ kind: "leaderboard", rank: t.rank, title: t.title, heat: num(t.score), query: t.title, url: `${BASE}/search_result?keyword=${seg(t.title)}`, platform_extra: { word_type: t.word_type } }),
+    trend: (t) => ({
+      kind: "leaderboard",
+      rank: t.rank,
+      title: t.title,
+      heat: num(t.score),
+      query: t.title,
+      url: `${BASE}/search_result?keyword=${seg(t.title)}`,
+      platform_extra: { word_type: t.word_type },
+    }),
   },
   postIdFromUrl(u) {
     const m = host(u) === "xiaohongshu.com" ? /^\/(?:explore|discovery\/item)\/([0-9a-f]{24})$/.exec(u.pathname) : null;
@@ -119,4 +180,3 @@ export const xiaohongshu = definePlatform<XhsNote, XhsUser, XhsComment, XhsTrend
     return m ? m[1]! : null;
   },
 });
-

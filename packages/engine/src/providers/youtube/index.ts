@@ -5,25 +5,77 @@ import { definePlatform, host, type PlatformModule, titleAbout, typedOps } from 
 import { EN_BIOS, EN_COMMENTS, EN_NAMES, EN_TEMPLATES, EN_TEXT } from "../simulator/vocab.ts";
 
 /** A video resource as the YouTube Data API v3 writes it (counts as strings, ISO 8601 duration). */
-export interface YtVideo { id: string; snippet: { title: string; description: string; channelId: string; channelTitle: string; publishedAt: string; categoryId: string }; statistics: { viewCount: string; likeCount: string; commentCount: string }; contentDetails: { duration: string } }
-export interface YtChannel { id: string; snippet: { title: string; description: string; customUrl: string; country?: string }; statistics: { subscriberCount: string; videoCount: string; hiddenSubscriberCount: boolean } }
-export interface YtComment { id: string; snippet: { videoId: string; topLevelComment: { snippet: { textOriginal: string; authorDisplayName: string; authorChannelId: { value: string }; likeCount: number; publishedAt: string } }; totalReplyCount: number } }
-export interface YtCaption { start: number; dur: number; text: string }
+export interface YtVideo {
+  id: string;
+  snippet: {
+    title: string;
+    description: string;
+    channelId: string;
+    channelTitle: string;
+    publishedAt: string;
+    categoryId: string;
+  };
+  statistics: { viewCount: string; likeCount: string; commentCount: string };
+  contentDetails: { duration: string };
+}
+export interface YtChannel {
+  id: string;
+  snippet: { title: string; description: string; customUrl: string; country?: string };
+  statistics: { subscriberCount: string; videoCount: string; hiddenSubscriberCount: boolean };
+}
+export interface YtComment {
+  id: string;
+  snippet: {
+    videoId: string;
+    topLevelComment: {
+      snippet: {
+        textOriginal: string;
+        authorDisplayName: string;
+        authorChannelId: { value: string };
+        likeCount: number;
+        publishedAt: string;
+      };
+    };
+    totalReplyCount: number;
+  };
+}
+export interface YtCaption {
+  start: number;
+  dur: number;
+  text: string;
+}
 
-const channelUrl = (handle: string) => `https://www.youtube.com/${handle.startsWith("@") ? `@${seg(handle.slice(1))}` : `channel/${seg(handle)}`}`;
+const channelUrl = (handle: string) =>
+  `https://www.youtube.com/${handle.startsWith("@") ? `@${seg(handle.slice(1))}` : `channel/${seg(handle)}`}`;
 const handleOf = (name: string) => `@${name.replace(/[^A-Za-z0-9]/g, "").toLowerCase() || "channel"}`;
 
-export const youtube: PlatformModule<YtVideo, YtChannel, YtComment, YtVideo> = definePlatform<YtVideo, YtChannel, YtComment, YtVideo>({
+export const youtube: PlatformModule<YtVideo, YtChannel, YtComment, YtVideo> = definePlatform<
+  YtVideo,
+  YtChannel,
+  YtComment,
+  YtVideo
+>({
   platform: "youtube",
   lang: "en",
   scoped: true,
   operations: [
     ...typedOps("youtube", "YouTube", ["search", "trending", "detail", "comments", "user_profile", "user_posts"]),
-    { name: "video_transcript", description: "Transcript (captions) of a youtube video · YouTube 视频字幕", price: 2, pricing: "placeholder", params: [{ name: "video_id", type: "string", required: true, min: 11, max: 11 }, { name: "lang", type: "string", min: 2, max: 8, default: "en" }] },
+    {
+      name: "video_transcript",
+      description: "Transcript (captions) of a youtube video · YouTube 视频字幕",
+      price: 2,
+      pricing: "placeholder",
+      params: [
+        { name: "video_id", type: "string", required: true, min: 11, max: 11 },
+        { name: "lang", type: "string", min: 2, max: 8, default: "en" },
+      ],
+    },
   ],
   unsupported(op, p) {
-    if (op === "search" && p["sort"] === "most_collected") return "youtube shows no collect counts and does not offer sort=most_collected; xiaohongshu, douyin and bilibili do.";
-    if (op === "search" && p["content_type"] === "image") return "youtube is a video platform and does not offer content_type=image; xiaohongshu and weibo do.";
+    if (op === "search" && p["sort"] === "most_collected")
+      return "youtube shows no collect counts and does not offer sort=most_collected; xiaohongshu, douyin and bilibili do.";
+    if (op === "search" && p["content_type"] === "image")
+      return "youtube is a video platform and does not offer content_type=image; xiaohongshu and weibo do.";
     return null;
   },
   fake: {
@@ -31,22 +83,72 @@ export const youtube: PlatformModule<YtVideo, YtChannel, YtComment, YtVideo> = d
       const name = typeof params?.["scope"] === "string" ? String(params["scope"]) : g.pick(EN_NAMES);
       return {
         id: id ?? g.base62(11),
-        snippet: { title: titleAbout(g, topic, EN_TEMPLATES), description: g.pick(EN_TEXT), channelId: authorId ?? handleOf(name), channelTitle: name, publishedAt: rfc3339(g.past(90)), categoryId: String(g.pick([22, 24, 27, 28])) },
-        statistics: { viewCount: String(g.count(2_000_000)), likeCount: String(g.count(60_000)), commentCount: String(g.count(4000)) },
+        snippet: {
+          title: titleAbout(g, topic, EN_TEMPLATES),
+          description: g.pick(EN_TEXT),
+          channelId: authorId ?? handleOf(name),
+          channelTitle: name,
+          publishedAt: rfc3339(g.past(90)),
+          categoryId: String(g.pick([22, 24, 27, 28])),
+        },
+        statistics: {
+          viewCount: String(g.count(2_000_000)),
+          likeCount: String(g.count(60_000)),
+          commentCount: String(g.count(4000)),
+        },
         contentDetails: { duration: `PT${g.int(1, 40)}M${g.int(0, 59)}S` },
       };
     },
     user: ({ g, id }) => {
       const name = g.pick(EN_NAMES);
-      return { id: id ?? handleOf(name), snippet: { title: name, description: g.pick(EN_BIOS), customUrl: id ?? handleOf(name), ...(g.chance(0.7) ? { country: g.pick(["US", "GB", "CA", "DE"]) } : {}) }, statistics: { subscriberCount: String(g.count(900_000)), videoCount: String(g.int(5, 1500)), hiddenSubscriberCount: false } };
+      return {
+        id: id ?? handleOf(name),
+        snippet: {
+          title: name,
+          description: g.pick(EN_BIOS),
+          customUrl: id ?? handleOf(name),
+          ...(g.chance(0.7) ? { country: g.pick(["US", "GB", "CA", "DE"]) } : {}),
+        },
+        statistics: {
+          subscriberCount: String(g.count(900_000)),
+          videoCount: String(g.int(5, 1500)),
+          hiddenSubscriberCount: false,
+        },
+      };
     },
     comment: ({ g, parentId }) => {
       const name = g.pick(EN_NAMES);
-      return { id: `Ug${g.base62(24)}`, snippet: { videoId: parentId!, topLevelComment: { snippet: { textOriginal: g.pick(EN_COMMENTS), authorDisplayName: handleOf(name), authorChannelId: { value: `UC${g.base62(22)}` }, likeCount: g.count(900), publishedAt: rfc3339(g.past(20)) } }, totalReplyCount: g.int(0, 40) } };
+      return {
+        id: `Ug${g.base62(24)}`,
+        snippet: {
+          videoId: parentId!,
+          topLevelComment: {
+            snippet: {
+              textOriginal: g.pick(EN_COMMENTS),
+              authorDisplayName: handleOf(name),
+              authorChannelId: { value: `UC${g.base62(22)}` },
+              likeCount: g.count(900),
+              publishedAt: rfc3339(g.past(20)),
+            },
+          },
+          totalReplyCount: g.int(0, 40),
+        },
+      };
     },
     trend: (c) => youtube.fake.post(c),
     extra: {
-      video_transcript: ({ g, rank }) => ({ start: (rank ?? 0) * 4.2, dur: Math.round(g.int(20, 60)) / 10, text: g.pick(["so today we're looking at something different", "let me show you how this works", "and that's the key idea here", "if you found this useful, consider subscribing", "here's what surprised me the most", "let's jump right in"]) }),
+      video_transcript: ({ g, rank }) => ({
+        start: (rank ?? 0) * 4.2,
+        dur: Math.round(g.int(20, 60)) / 10,
+        text: g.pick([
+          "so today we're looking at something different",
+          "let me show you how this works",
+          "and that's the key idea here",
+          "if you found this useful, consider subscribing",
+          "here's what surprised me the most",
+          "let's jump right in",
+        ]),
+      }),
     },
   },
   map: {
@@ -58,27 +160,79 @@ export const youtube: PlatformModule<YtVideo, YtChannel, YtComment, YtVideo> = d
       text: v.snippet.description,
       author: { name: v.snippet.channelTitle, id: v.snippet.channelId, url: channelUrl(v.snippet.channelId) },
       published_at: v.snippet.publishedAt,
-      metrics: { views: num(v.statistics.viewCount), likes: num(v.statistics.likeCount), comments: num(v.statistics.commentCount) },
-      media: [{ type: "video", url: `https://www.youtube.com/watch?v=${seg(v.id)}`, duration_s: isoDurationSeconds(v.contentDetails.duration) }],
+      metrics: {
+        views: num(v.statistics.viewCount),
+        likes: num(v.statistics.likeCount),
+        comments: num(v.statistics.commentCount),
+      },
+      media: [
+        {
+          type: "video",
+          url: `https://www.youtube.com/watch?v=${seg(v.id)}`,
+          duration_s: isoDurationSeconds(v.contentDetails.duration),
+        },
+      ],
       platform_extra: { category_id: v.snippet.categoryId },
     }),
-    user: (c) => ({ kind: "profile_card", id: c.id, name: c.snippet.title, url: channelUrl(c.snippet.customUrl), bio: c.snippet.description, followers: num(c.statistics.subscriberCount), posts_count: num(c.statistics.videoCount), ...(c.snippet.country ? { location: c.snippet.country } : {}) }),
+    user: (c) => ({
+      kind: "profile_card",
+      id: c.id,
+      name: c.snippet.title,
+      url: channelUrl(c.snippet.customUrl),
+      bio: c.snippet.description,
+      followers: num(c.statistics.subscriberCount),
+      posts_count: num(c.statistics.videoCount),
+      ...(c.snippet.country ? { location: c.snippet.country } : {}),
+    }),
     comment: (t) => {
       const s = t.snippet.topLevelComment.snippet;
-      return { kind: "item", id: t.id, parent_id: t.snippet.videoId, text: s.textOriginal, author: { name: s.authorDisplayName, id: s.authorChannelId.value, url: `https://www.youtube.com/channel/${seg(s.authorChannelId.value)}` }, published_at: s.publishedAt, metrics: { likes: s.likeCount }, reply_count: t.snippet.totalReplyCount };
+      return {
+        kind: "item",
+        id: t.id,
+        parent_id: t.snippet.videoId,
+        text: s.textOriginal,
+        author: {
+          name: s.authorDisplayName,
+          id: s.authorChannelId.value,
+          url: `https://www.youtube.com/channel/${seg(s.authorChannelId.value)}`,
+        },
+        published_at: s.publishedAt,
+        metrics: { likes: s.likeCount },
+        reply_count: t.snippet.totalReplyCount,
+      };
     },
-    trend: (v) => ({ kind: "leaderboard", rank: 1, title: v.snippet.title, heat: num(v.statistics.viewCount), url: `https://www.youtube.com/watch?v=${seg(v.id)}`, query: v.snippet.title, platform_extra: { search: `https://www.youtube.com/results?search_query=${seg(v.snippet.title)}` } }),
+    trend: (v) => ({
+      kind: "leaderboard",
+      rank: 1,
+      title: v.snippet.title,
+      heat: num(v.statistics.viewCount),
+      url: `https://www.youtube.com/watch?v=${seg(v.id)}`,
+      query: v.snippet.title,
+      platform_extra: { search: `https://www.youtube.com/results?search_query=${seg(v.snippet.title)}` },
+    }),
     extra: {
-      video_transcript: (c: YtCaption): ContentItem => ({ kind: "item", id: `t${Math.round(c.start * 1000)}`, text: c.text, platform_extra: { start_s: c.start, duration_s: c.dur } }),
+      video_transcript: (c: YtCaption): ContentItem => ({
+        kind: "item",
+        id: `t${Math.round(c.start * 1000)}`,
+        text: c.text,
+        platform_extra: { start_s: c.start, duration_s: c.dur },
+      }),
     },
   },
   postIdFromUrl(u) {
-    if (host(u) === "youtube.com" && u.pathname === "/watch") return /^[A-Za-z0-9_-]{11}$/.test(u.searchParams.get("v") ?? "") ? u.searchParams.get("v") : null;
-    const m = host(u) === "youtu.be" ? /^\/([A-Za-z0-9_-]{11})$/.exec(u.pathname) : host(u) === "youtube.com" ? /^\/shorts\/([A-Za-z0-9_-]{11})$/.exec(u.pathname) : null;
+    if (host(u) === "youtube.com" && u.pathname === "/watch")
+      return /^[A-Za-z0-9_-]{11}$/.test(u.searchParams.get("v") ?? "") ? u.searchParams.get("v") : null;
+    const m =
+      host(u) === "youtu.be"
+        ? /^\/([A-Za-z0-9_-]{11})$/.exec(u.pathname)
+        : host(u) === "youtube.com"
+          ? /^\/shorts\/([A-Za-z0-9_-]{11})$/.exec(u.pathname)
+          : null;
     return m ? m[1]! : null;
   },
   userIdFromUrl(u) {
-    const m = host(u) === "youtube.com" ? /^\/(@[A-Za-z0-9._-]{3,30}|channel\/UC[A-Za-z0-9_-]{22})$/.exec(u.pathname) : null;
+    const m =
+      host(u) === "youtube.com" ? /^\/(@[A-Za-z0-9._-]{3,30}|channel\/UC[A-Za-z0-9_-]{22})$/.exec(u.pathname) : null;
     return m ? m[1]!.replace(/^channel\//, "") : null;
   },
 });

@@ -7,7 +7,20 @@
  */
 import { describe, expect, it } from "vitest";
 import { BODIES } from "../../tool-bodies.ts";
-import { balance, CHARGING, callAndReadOn, parts, gatewayPerFile, stdioCommand, v1, v2, v2Stdio, type AnyClient, type Gateway, type Json } from "./harness.ts";
+import {
+  balance,
+  CHARGING,
+  callAndReadOn,
+  parts,
+  gatewayPerFile,
+  stdioCommand,
+  v1,
+  v2,
+  v2Stdio,
+  type AnyClient,
+  type Gateway,
+  type Json,
+} from "./harness.ts";
 
 let g: Gateway;
 const open: AnyClient[] = [];
@@ -23,11 +36,19 @@ async function connect(generation: Generation, transport: Transport): Promise<An
   let client: AnyClient;
   if (generation === "v1") {
     const c = new v1.Client(info);
-    await c.connect(transport === "stdio" ? new v1.StdioClientTransport(stdio) : new v1.StreamableHTTPClientTransport(new URL(g.mcpUrl), http));
+    await c.connect(
+      transport === "stdio"
+        ? new v1.StdioClientTransport(stdio)
+        : new v1.StreamableHTTPClientTransport(new URL(g.mcpUrl), http),
+    );
     client = c as unknown as AnyClient;
   } else {
     const c = new v2.Client(info);
-    await c.connect(transport === "stdio" ? new v2Stdio.StdioClientTransport(stdio) : new v2.StreamableHTTPClientTransport(new URL(g.mcpUrl), http));
+    await c.connect(
+      transport === "stdio"
+        ? new v2Stdio.StdioClientTransport(stdio)
+        : new v2.StreamableHTTPClientTransport(new URL(g.mcpUrl), http),
+    );
     client = c as unknown as AnyClient;
   }
   open.push(client);
@@ -46,11 +67,18 @@ describe.each(cases)("%s client over %s", (generation, transport) => {
     const client = await connect(generation, transport);
     const { tools } = await client.listTools();
     expect(tools).toHaveLength(16);
-    expect(tools.filter((t) => t.inputSchema["properties"]?.["handle"]).map((t) => t.name).sort()).toEqual([...CHARGING].sort());
+    expect(
+      tools
+        .filter((t) => t.inputSchema["properties"]?.["handle"])
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual([...CHARGING].sort());
 
     // A charged call answered inline: its rows and its charge, and the balance moved by exactly that.
     let before = await balance(g);
-    const search = parts(await client.callTool({ name: "search", arguments: { platform: "xiaohongshu", query: "露营", count: 5 } }));
+    const search = parts(
+      await client.callTool({ name: "search", arguments: { platform: "xiaohongshu", query: "露营", count: 5 } }),
+    );
     expect(search.isError, search.texts[0]).toBe(false);
     expect(search.structured).toMatchObject({ status: "ok", platform: "xiaohongshu", billing: { cost: 1 } });
     expect(search.structured["items"]).toHaveLength(5);

@@ -17,18 +17,40 @@ export { v2 };
 
 /** The v1 SDK (`@modelcontextprotocol/sdk` 1.x), loaded after the hook above. */
 export const v1 = {
-  ...((await import("@modelcontextprotocol/sdk/client/index.js")) as typeof import("@modelcontextprotocol/sdk/client/index.js")),
-  ...((await import("@modelcontextprotocol/sdk/client/streamableHttp.js")) as typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js")),
-  ...((await import("@modelcontextprotocol/sdk/client/stdio.js")) as typeof import("@modelcontextprotocol/sdk/client/stdio.js")),
+  ...((await import(
+    "@modelcontextprotocol/sdk/client/index.js"
+  )) as typeof import("@modelcontextprotocol/sdk/client/index.js")),
+  ...((await import(
+    "@modelcontextprotocol/sdk/client/streamableHttp.js"
+  )) as typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js")),
+  ...((await import(
+    "@modelcontextprotocol/sdk/client/stdio.js"
+  )) as typeof import("@modelcontextprotocol/sdk/client/stdio.js")),
   ...((await import("@modelcontextprotocol/sdk/types.js")) as typeof import("@modelcontextprotocol/sdk/types.js")),
 };
 /** The v2 client's stdio transport. */
-export const v2Stdio = (await import("@modelcontextprotocol/client/stdio")) as typeof import("@modelcontextprotocol/client/stdio");
+export const v2Stdio = (await import(
+  "@modelcontextprotocol/client/stdio"
+)) as typeof import("@modelcontextprotocol/client/stdio");
 
 export type Json = Record<string, any>;
 
 /** The 13 tools that charge and take `handle` (D29), and the three free ones. */
-export const CHARGING = ["search", "trending", "detail", "comments", "user_profile", "user_posts", "brand_buzz", "comment_insights", "account_watch", "find_creators", "creator_card", "batch_stats", "viral_finder"];
+export const CHARGING = [
+  "search",
+  "trending",
+  "detail",
+  "comments",
+  "user_profile",
+  "user_posts",
+  "brand_buzz",
+  "comment_insights",
+  "account_watch",
+  "find_creators",
+  "creator_card",
+  "batch_stats",
+  "viral_finder",
+];
 export const FREE = ["find", "capabilities", "account"];
 
 /** A started reference server with its demo key, and the folder of its database (removed by `stop`). */
@@ -64,14 +86,24 @@ export async function startGateway(): Promise<Gateway> {
 
 /** The balance of the key's account, read over HTTP (`GET /v1/account`). */
 export async function balance(g: Gateway, key = g.key): Promise<number> {
-  const res = await fetch(`${g.url}/v1/account`, { headers: { "x-api-key": key }, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(`${g.url}/v1/account`, {
+    headers: { "x-api-key": key },
+    signal: AbortSignal.timeout(10_000),
+  });
   if (res.status !== 200) throw new Error(`GET /v1/account answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as Json)["billing"]["balance_credits"] as number;
 }
 
 /** A stored result read over HTTP (`GET /v1/results/{handle}`), as JSON or as the file of `format`. */
-export async function resultOverHttp(g: Gateway, handle: string, format: "json" | "csv" | "ndjson" = "json"): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${g.url}/v1/results/${encodeURIComponent(handle)}?format=${format}`, { headers: { "x-api-key": g.key }, signal: AbortSignal.timeout(10_000) });
+export async function resultOverHttp(
+  g: Gateway,
+  handle: string,
+  format: "json" | "csv" | "ndjson" = "json",
+): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${g.url}/v1/results/${encodeURIComponent(handle)}?format=${format}`, {
+    headers: { "x-api-key": g.key },
+    signal: AbortSignal.timeout(10_000),
+  });
   return { status: res.status, text: await res.text() };
 }
 
@@ -79,7 +111,10 @@ export async function resultOverHttp(g: Gateway, handle: string, format: "json" 
 export function rowsOf(answer: Json): unknown[] {
   if (Array.isArray(answer["items"])) return answer["items"];
   if (Array.isArray(answer["targets"])) return answer["targets"];
-  if (answer["fanout"] && typeof answer["fanout"] === "object") return Object.values(answer["fanout"] as Record<string, Json>).flatMap((e) => (Array.isArray(e["items"]) ? e["items"] : []));
+  if (answer["fanout"] && typeof answer["fanout"] === "object")
+    return Object.values(answer["fanout"] as Record<string, Json>).flatMap((e) =>
+      Array.isArray(e["items"]) ? e["items"] : [],
+    );
   return [];
 }
 
@@ -108,7 +143,13 @@ export function recordingFetch(): { fetch: typeof fetch; log: Recorded[] } {
     const res = await fetch(input, init);
     const copy = res.clone();
     let timer: NodeJS.Timeout | undefined;
-    const body = await Promise.race([copy.text(), new Promise<string>((_, reject) => (timer = setTimeout(() => reject(new Error(`${method} ${url}: the answer did not end within 5 s`)), 5000)))]).finally(() => clearTimeout(timer));
+    const body = await Promise.race([
+      copy.text(),
+      new Promise<string>(
+        (_, reject) =>
+          (timer = setTimeout(() => reject(new Error(`${method} ${url}: the answer did not end within 5 s`)), 5000)),
+      ),
+    ]).finally(() => clearTimeout(timer));
     log.push({ method, url, status: res.status, headers: res.headers, body, ms: performance.now() - started });
     return res;
   };
@@ -126,7 +167,12 @@ export async function until(check: () => boolean, ms = 3000): Promise<boolean> {
 }
 
 /** The command that starts the stdio server as the README says: node with the `source` condition on sdgw-mcp.ts. */
-export function stdioCommand(env: Record<string, string>): { command: string; args: string[]; env: Record<string, string>; cwd: string } {
+export function stdioCommand(env: Record<string, string>): {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+} {
   return {
     command: process.execPath,
     args: ["--conditions=source", "--no-warnings", MCP_BIN],
@@ -138,21 +184,31 @@ export function stdioCommand(env: Record<string, string>): { command: string; ar
 
 /** The minimum both client generations share: what the side-by-side scenario calls. */
 export interface AnyClient {
-  listTools(params?: { cursor?: string }): Promise<{ tools: Array<{ name: string; inputSchema: Json }>; nextCursor?: string }>;
+  listTools(params?: {
+    cursor?: string;
+  }): Promise<{ tools: Array<{ name: string; inputSchema: Json }>; nextCursor?: string }>;
   callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<Json>;
   close(): Promise<void>;
 }
 
 /** What a tool call answered, for assertions: isError, structuredContent, the texts. */
 export function parts(r: Json): { isError: boolean; structured: Json; texts: string[] } {
-  return { isError: r["isError"] === true, structured: (r["structuredContent"] ?? {}) as Json, texts: ((r["content"] ?? []) as Array<{ type: string; text?: string }>).map((c) => c.text ?? "") };
+  return {
+    isError: r["isError"] === true,
+    structured: (r["structuredContent"] ?? {}) as Json,
+    texts: ((r["content"] ?? []) as Array<{ type: string; text?: string }>).map((c) => c.text ?? ""),
+  };
 }
 
 /**
  * Calls a charging tool; while the answer is running, waits `retry_after_seconds` (at most 1 s here) and reads it
  * by its handle. Then follows `more` to the end. Returns every answer (the first is the call, the rest are reads).
  */
-export async function callAndReadOn(client: AnyClient, name: string, args: Record<string, unknown>): Promise<Array<ReturnType<typeof parts>>> {
+export async function callAndReadOn(
+  client: AnyClient,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Array<ReturnType<typeof parts>>> {
   const seen = [parts(await client.callTool({ name, arguments: args }))];
   const deadline = Date.now() + 60_000;
   while (!seen.at(-1)!.isError && seen.at(-1)!.structured["status"] === "running") {
@@ -183,4 +239,3 @@ export function gatewayPerFile(set: (g: Gateway) => void, open: Array<{ close():
     stopAll();
   });
 }
-

@@ -18,7 +18,11 @@ import { BODIES } from "../../tool-bodies.ts";
 import { balance, CHARGING, FREE, startGateway, type Gateway, type Json } from "./harness.ts";
 
 /** The Inspector's package folder, resolved as the server package's dev dependency (throws when not installed). */
-const PACKAGE = dirname(createRequire(join(ROOT, "packages", "server", "package.json")).resolve("@modelcontextprotocol/inspector/package.json"));
+const PACKAGE = dirname(
+  createRequire(join(ROOT, "packages", "server", "package.json")).resolve(
+    "@modelcontextprotocol/inspector/package.json",
+  ),
+);
 const LAUNCHER = join(PACKAGE, "clients", "launcher", "build", "index.js");
 
 let g: Gateway;
@@ -67,7 +71,8 @@ function inspector(...args: string[]): Promise<Run> {
 }
 
 /** `--cli <the server's /mcp> … --header "X-API-Key: <key>" --format json --stored-auth-only`. */
-const overHttp = (key: string, ...args: string[]) => inspector(g.mcpUrl, ...args, "--header", `X-API-Key: ${key}`, "--format", "json", "--stored-auth-only");
+const overHttp = (key: string, ...args: string[]) =>
+  inspector(g.mcpUrl, ...args, "--header", `X-API-Key: ${key}`, "--format", "json", "--stored-auth-only");
 const json = (text: string, label: string): Json => {
   try {
     return JSON.parse(text) as Json;
@@ -81,7 +86,9 @@ function result(run: Run, label: string): Json {
   return json(run.stdout, label)["result"] as Json;
 }
 
-describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp over Streamable HTTP", { timeout: 30_000 }, () => {
+describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp over Streamable HTTP", {
+  timeout: 30_000,
+}, () => {
   it("is the pinned 2.x Inspector, installed from the lockfile", () => {
     expect((JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8")) as Json)["version"]).toBe("2.12.0");
   });
@@ -90,7 +97,12 @@ describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp o
     const run = await overHttp(g.key, "--method", "tools/list", "--strict");
     const tools = result(run, "tools/list")["tools"] as Json[];
     expect(tools.map((t) => t["name"]).sort()).toEqual([...CHARGING, ...FREE].sort());
-    expect(tools.filter((t) => t["inputSchema"]["properties"]["handle"]).map((t) => t["name"]).sort()).toEqual([...CHARGING].sort());
+    expect(
+      tools
+        .filter((t) => t["inputSchema"]["properties"]["handle"])
+        .map((t) => t["name"])
+        .sort(),
+    ).toEqual([...CHARGING].sort());
     // --strict would have exited 6 (result() asserts 0) had any tool schema an error-severity portability problem.
   });
 
@@ -107,7 +119,10 @@ describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp o
   it("tools/call search (charged): its rows and charge; the balance moved by exactly that", async () => {
     const before = await balance(g);
     const args = JSON.stringify({ platform: "weibo", query: "露营", count: 4 });
-    const r = result(await overHttp(g.key, "--method", "tools/call", "--tool-name", "search", "--tool-args-json", args), "search");
+    const r = result(
+      await overHttp(g.key, "--method", "tools/call", "--tool-name", "search", "--tool-args-json", args),
+      "search",
+    );
     expect(r["isError"]).toBeFalsy();
     expect(r["structuredContent"]).toMatchObject({ status: "ok", platform: "weibo", billing: { cost: 1 } });
     expect(r["structuredContent"]["items"]).toHaveLength(4);
@@ -117,7 +132,16 @@ describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp o
 
   it("a background run: started, read by its handle until it ends, then read again for free", async () => {
     const before = await balance(g);
-    const call = (args: Json) => overHttp(g.key, "--method", "tools/call", "--tool-name", "viral_finder", "--tool-args-json", JSON.stringify(args));
+    const call = (args: Json) =>
+      overHttp(
+        g.key,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "viral_finder",
+        "--tool-args-json",
+        JSON.stringify(args),
+      );
     const started = result(await call(BODIES.viral_finder.background), "viral_finder")["structuredContent"] as Json;
     expect(started).toMatchObject({ status: "running", handle: expect.any(String) });
     let done: Json = started;
@@ -136,7 +160,15 @@ describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp o
 
   it("bad arguments: an isError result naming the parameter (exit 5, tool_is_error), nothing charged", async () => {
     const before = await balance(g);
-    const run = await overHttp(g.key, "--method", "tools/call", "--tool-name", "search", "--tool-args-json", JSON.stringify({ platform: "weibo", count: 3 }));
+    const run = await overHttp(
+      g.key,
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "search",
+      "--tool-args-json",
+      JSON.stringify({ platform: "weibo", count: 3 }),
+    );
     expect(run.code, run.stderr).toBe(5);
     expect(json(run.stderr.trim().split("\n").at(-1)!, "stderr")["error"]).toMatchObject({ code: "tool_is_error" });
     const r = json(run.stdout, "stdout")["result"] as Json;
@@ -158,11 +190,20 @@ describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp o
 
 describe("MCP Inspector CLI against sdgw-mcp over stdio", { timeout: 60_000 }, () => {
   it("tools/list gives 16 tools and account answers for SDGW_API_KEY", async () => {
-    const env = Object.entries({ SDGW_API_KEY: g.key, SDGW_DB: g.db, ...sameClockEnv() }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    const env = Object.entries({ SDGW_API_KEY: g.key, SDGW_DB: g.db, ...sameClockEnv() }).flatMap(([k, v]) => [
+      "-e",
+      `${k}=${v}`,
+    ]);
     const command = ["--", process.execPath, "--conditions=source", "--no-warnings", MCP_BIN];
-    const list = result(await inspector(...env, "--method", "tools/list", "--format", "json", "-q", ...command), "stdio tools/list");
+    const list = result(
+      await inspector(...env, "--method", "tools/list", "--format", "json", "-q", ...command),
+      "stdio tools/list",
+    );
     expect(list["tools"]).toHaveLength(16);
-    const acct = result(await inspector(...env, "--method", "tools/call", "--tool-name", "account", "--format", "json", "-q", ...command), "stdio account");
+    const acct = result(
+      await inspector(...env, "--method", "tools/call", "--tool-name", "account", "--format", "json", "-q", ...command),
+      "stdio account",
+    );
     expect(acct["structuredContent"]["billing"]["balance_credits"]).toBe(await balance(g));
   });
 });

@@ -9,7 +9,22 @@ import { describe, expect, it } from "vitest";
 import { toCsv, toNdjson } from "@sdgw/validators";
 import type { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { BODIES } from "../../tool-bodies.ts";
-import { balance, CHARGING, callAndReadOn, FREE, parts, recordingFetch, resultOverHttp, rowsOf, gatewayPerFile, until, v1, type AnyClient, type Gateway, type Json } from "./harness.ts";
+import {
+  balance,
+  CHARGING,
+  callAndReadOn,
+  FREE,
+  parts,
+  recordingFetch,
+  resultOverHttp,
+  rowsOf,
+  gatewayPerFile,
+  until,
+  v1,
+  type AnyClient,
+  type Gateway,
+  type Json,
+} from "./harness.ts";
 
 const WWW_AUTHENTICATE = 'ApiKey header="X-API-Key", Bearer realm="sdgw"';
 
@@ -17,7 +32,9 @@ let g: Gateway;
 gatewayPerFile((started) => (g = started));
 
 /** A v1 client connected over Streamable HTTP with `headers`, recording its exchanges. */
-async function connect(headers: Record<string, string> = { "x-api-key": g.key }): Promise<{ client: V1Client; log: ReturnType<typeof recordingFetch>["log"]; errors: unknown[] }> {
+async function connect(
+  headers: Record<string, string> = { "x-api-key": g.key },
+): Promise<{ client: V1Client; log: ReturnType<typeof recordingFetch>["log"]; errors: unknown[] }> {
   const { fetch, log } = recordingFetch();
   const client = new v1.Client({ name: "sdgw-v1-http-test", version: "1.0.0" });
   const errors: unknown[] = [];
@@ -27,14 +44,18 @@ async function connect(headers: Record<string, string> = { "x-api-key": g.key })
 }
 
 /** Connecting must fail: the error, and the exchanges recorded. */
-async function refused(headers: Record<string, string>): Promise<{ error: unknown; log: ReturnType<typeof recordingFetch>["log"]; ms: number }> {
+async function refused(
+  headers: Record<string, string>,
+): Promise<{ error: unknown; log: ReturnType<typeof recordingFetch>["log"]; ms: number }> {
   const { fetch, log } = recordingFetch();
   const client = new v1.Client({ name: "sdgw-v1-http-test", version: "1.0.0" });
   const started = performance.now();
-  const error = await client.connect(new v1.StreamableHTTPClientTransport(new URL(g.mcpUrl), { requestInit: { headers }, fetch })).then(
-    () => null,
-    (e: unknown) => e,
-  );
+  const error = await client
+    .connect(new v1.StreamableHTTPClientTransport(new URL(g.mcpUrl), { requestInit: { headers }, fetch }))
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
   const ms = performance.now() - started;
   await client.close().catch(() => undefined);
   return { error, log, ms };
@@ -69,7 +90,11 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { tim
     const get = log.find((r) => r.method === "GET")!;
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST");
-    expect(JSON.parse(get.body)).toMatchObject({ code: "not_found", reason: "no_such_route", fix: { allowed: ["POST /mcp"] } });
+    expect(JSON.parse(get.body)).toMatchObject({
+      code: "not_found",
+      reason: "no_such_route",
+      fix: { allowed: ["POST /mcp"] },
+    });
     // At once, and the answer ended (the recording fetch read it to its end): no stream left open.
     expect(get.ms).toBeLessThan(2000);
     expect(errors).toEqual([]);
@@ -97,12 +122,20 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { tim
       const label = JSON.stringify(headers);
       expect(error, label).toBeInstanceOf(v1.StreamableHTTPError);
       expect((error as InstanceType<typeof v1.StreamableHTTPError>).code, label).toBe(401);
-      expect(bodyOf(error), label).toMatchObject({ code: "unauthorized", reason, retryable: false, schema_version: "v1" });
+      expect(bodyOf(error), label).toMatchObject({
+        code: "unauthorized",
+        reason,
+        retryable: false,
+        schema_version: "v1",
+      });
       expect(bodyOf(error)["request_id"]).toMatch(/^req_/);
       expect(bodyOf(error)["fix"]["note"]).toMatch(/key/i);
       expect(ms, label).toBeLessThan(3000);
       // Only the initialize was sent and refused; the answer says how to send a key, and offers no OAuth.
-      expect(log.map((r) => `${r.method} ${r.status}`), label).toEqual(["POST 401"]);
+      expect(
+        log.map((r) => `${r.method} ${r.status}`),
+        label,
+      ).toEqual(["POST 401"]);
       expect(log[0]!.headers.get("www-authenticate"), label).toBe(WWW_AUTHENTICATE);
       expect(log[0]!.headers.get("www-authenticate")).not.toMatch(/resource_metadata/);
     }
@@ -152,11 +185,17 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { tim
 
   it("an unknown tool and a tools/list cursor are protocol errors -32602 (McpError)", async () => {
     const { client } = await connect();
-    const cursor = await client.listTools({ cursor: "bogus" }).then(() => null, (e: unknown) => e);
+    const cursor = await client.listTools({ cursor: "bogus" }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(cursor).toBeInstanceOf(v1.McpError);
     expect((cursor as InstanceType<typeof v1.McpError>).code).toBe(v1.ErrorCode.InvalidParams);
     expect((cursor as Error).message).toMatch(/cursor/i);
-    const unknown = await client.callTool({ name: "no_such_tool", arguments: {} }).then(() => null, (e: unknown) => e);
+    const unknown = await client.callTool({ name: "no_such_tool", arguments: {} }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(unknown).toBeInstanceOf(v1.McpError);
     expect((unknown as InstanceType<typeof v1.McpError>).code).toBe(-32602);
     await client.close();
@@ -166,7 +205,9 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { tim
     it(`batch_stats with format ${format}, run inline: the charged answer comes with its rows as the file`, async () => {
       const { client } = await connect();
       const before = await balance(g);
-      const first = parts(await client.callTool({ name: "batch_stats", arguments: { ...BODIES.batch_stats.inline, format } }));
+      const first = parts(
+        await client.callTool({ name: "batch_stats", arguments: { ...BODIES.batch_stats.inline, format } }),
+      );
       expect(first.isError, first.texts[0]).toBe(false);
       const answer = first.structured;
       expect(answer).toMatchObject({ tool: "batch_stats", status: "ok", applied_params: { format } });
@@ -192,7 +233,10 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { tim
     it(`batch_stats with format ${format}, run in the background: read by its handle, the rows are the HTTP file; re-reads are free`, async () => {
       const { client } = await connect();
       const before = await balance(g);
-      const seen = await callAndReadOn(client as unknown as AnyClient, "batch_stats", { ...BODIES.batch_stats.background, format });
+      const seen = await callAndReadOn(client as unknown as AnyClient, "batch_stats", {
+        ...BODIES.batch_stats.background,
+        format,
+      });
       expect(seen[0]!.structured).toMatchObject({ status: "running" });
       const handle = String(seen[0]!.structured["handle"]);
       const done = seen.at(-1)!;
@@ -222,7 +266,9 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { tim
     const instructions = client.getInstructions() ?? "";
     expect(instructions).not.toMatch(/every charged answer has a handle/i);
     expect(instructions).toMatch(/finished whole in the call has none/);
-    const r = parts(await client.callTool({ name: "search", arguments: { platform: "weibo", query: "露营", count: 3 } }));
+    const r = parts(
+      await client.callTool({ name: "search", arguments: { platform: "weibo", query: "露营", count: 3 } }),
+    );
     expect(r.isError).toBe(false);
     expect(r.structured["billing"]["cost"]).toBe(1);
     expect(r.structured["handle"]).toBeUndefined();
@@ -233,8 +279,15 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { tim
   it("more over a large multi-platform search: the pages concatenated are exactly the result over HTTP, reading on is free", async () => {
     const { client } = await connect();
     const before = await balance(g);
-    const seen = await callAndReadOn(client as unknown as AnyClient, "search", { platforms: "all", query: "camping", count: 20 });
-    expect(seen.every((s) => !s.isError), seen.find((s) => s.isError)?.texts[0]).toBe(true);
+    const seen = await callAndReadOn(client as unknown as AnyClient, "search", {
+      platforms: "all",
+      query: "camping",
+      count: 20,
+    });
+    expect(
+      seen.every((s) => !s.isError),
+      seen.find((s) => s.isError)?.texts[0],
+    ).toBe(true);
     const pages = seen.filter((s) => s.structured["status"] !== "running");
     expect(pages.length).toBeGreaterThanOrEqual(2);
     const charged = pages[0]!.structured["billing"]["cost"] as number;
@@ -242,7 +295,8 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { tim
     expect(await balance(g)).toBe(before - charged);
     for (const p of pages) {
       expect(Buffer.byteLength(JSON.stringify(p.structured))).toBeLessThanOrEqual(60_000);
-      for (const [platform, e] of Object.entries(p.structured["fanout"] as Record<string, Json>)) if (e["status"] === "ok") expect((e["items"] as unknown[]).length, platform).toBeGreaterThan(0);
+      for (const [platform, e] of Object.entries(p.structured["fanout"] as Record<string, Json>))
+        if (e["status"] === "ok") expect((e["items"] as unknown[]).length, platform).toBeGreaterThan(0);
     }
     const handle = String(pages[0]!.structured["more"]["handle"]).split(".")[0]!;
     const whole = await resultOverHttp(g, handle);
@@ -252,7 +306,10 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { tim
     expect(rows.length).toBeGreaterThan(100);
     expect(pages.at(-1)!.structured["more"]).toBeUndefined();
     // Every page after the first said how many rows were left, down to the last page.
-    for (let i = 0; i + 1 < pages.length; i++) expect(pages[i]!.structured["more"]["rows_left"]).toBe(rows.length - pages.slice(0, i + 1).flatMap((p) => rowsOf(p.structured)).length);
+    for (let i = 0; i + 1 < pages.length; i++)
+      expect(pages[i]!.structured["more"]["rows_left"]).toBe(
+        rows.length - pages.slice(0, i + 1).flatMap((p) => rowsOf(p.structured)).length,
+      );
     expect(await balance(g)).toBe(before - charged);
 
     // Another tool's handle is refused, naming the tool that made it; nothing is read or charged.

@@ -8,14 +8,31 @@ import { describe, expect, it } from "vitest";
 import { toCsv } from "@sdgw/validators";
 import type { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { BODIES } from "../../tool-bodies.ts";
-import { balance, CHARGING, callAndReadOn, FREE, parts, resultOverHttp, rowsOf, gatewayPerFile, stdioCommand, until, v1, type AnyClient, type Gateway, type Json } from "./harness.ts";
+import {
+  balance,
+  CHARGING,
+  callAndReadOn,
+  FREE,
+  parts,
+  resultOverHttp,
+  rowsOf,
+  gatewayPerFile,
+  stdioCommand,
+  until,
+  v1,
+  type AnyClient,
+  type Gateway,
+  type Json,
+} from "./harness.ts";
 
 let g: Gateway;
 const open: V1Client[] = [];
 gatewayPerFile((started) => (g = started), open);
 
 /** A v1 client on a new `sdgw-mcp` process with `env` (SDGW_DB is the running server's database). */
-async function connect(env: Record<string, string> = { SDGW_API_KEY: g.key }): Promise<{ client: V1Client; transport: InstanceType<typeof v1.StdioClientTransport>; stderr: () => string }> {
+async function connect(
+  env: Record<string, string> = { SDGW_API_KEY: g.key },
+): Promise<{ client: V1Client; transport: InstanceType<typeof v1.StdioClientTransport>; stderr: () => string }> {
   const transport = new v1.StdioClientTransport({ ...stdioCommand({ SDGW_DB: g.db, ...env }), stderr: "pipe" });
   let err = "";
   transport.stderr?.on("data", (d: Buffer) => (err += d.toString()));
@@ -42,7 +59,12 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over stdio (sdgw-mcp)", { ti
     const { tools, nextCursor } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...CHARGING, ...FREE].sort());
     expect(nextCursor).toBeUndefined();
-    expect(tools.filter((t) => (t.inputSchema.properties as Json | undefined)?.["handle"]).map((t) => t.name).sort()).toEqual([...CHARGING].sort());
+    expect(
+      tools
+        .filter((t) => (t.inputSchema.properties as Json | undefined)?.["handle"])
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual([...CHARGING].sort());
     const acct = parts(await client.callTool({ name: "account", arguments: {} }));
     expect(acct.structured["billing"]["balance_credits"]).toBe(await balance(g));
     const pid = transport.pid!;
@@ -57,9 +79,14 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over stdio (sdgw-mcp)", { ti
       const { client, stderr } = await connect(env);
       for (const name of ["search", "account"]) {
         const label = `${name} ${JSON.stringify(env)}`;
-        const r = parts(await client.callTool({ name, arguments: name === "search" ? { platform: "weibo", query: "camping" } : {} }));
+        const r = parts(
+          await client.callTool({ name, arguments: name === "search" ? { platform: "weibo", query: "camping" } : {} }),
+        );
         expect(r.isError, label).toBe(true);
-        expect(r.structured, label).toMatchObject({ code: "unauthorized", reason: env["SDGW_API_KEY"] ? "invalid" : "missing" });
+        expect(r.structured, label).toMatchObject({
+          code: "unauthorized",
+          reason: env["SDGW_API_KEY"] ? "invalid" : "missing",
+        });
         expect(r.structured["fix"]["note"], label).toMatch(/SDGW_API_KEY/);
         expect(r.structured["fix"]["note"], label).not.toMatch(/X-API-Key|Authorization/);
         expect(r.texts[0], label).toContain("SDGW_API_KEY");
@@ -85,10 +112,16 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over stdio (sdgw-mcp)", { ti
       expect(r.isError, name).toBe(true);
       expect(r.structured, name).toMatchObject({ code: "invalid_params", fix: { param } });
     }
-    const cursor = await client.listTools({ cursor: "bogus" }).then(() => null, (e: unknown) => e);
+    const cursor = await client.listTools({ cursor: "bogus" }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(cursor).toBeInstanceOf(v1.McpError);
     expect((cursor as InstanceType<typeof v1.McpError>).code).toBe(-32602);
-    const unknown = await client.callTool({ name: "no_such_tool", arguments: {} }).then(() => null, (e: unknown) => e);
+    const unknown = await client.callTool({ name: "no_such_tool", arguments: {} }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((unknown as InstanceType<typeof v1.McpError>).code).toBe(-32602);
     expect(await balance(g)).toBe(before);
     await client.close();
@@ -97,7 +130,9 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over stdio (sdgw-mcp)", { ti
   it("batch_stats as csv: the charged answer comes with its rows as the file", async () => {
     const { client } = await connect();
     const before = await balance(g);
-    const r = parts(await client.callTool({ name: "batch_stats", arguments: { ...BODIES.batch_stats.inline, format: "csv" } }));
+    const r = parts(
+      await client.callTool({ name: "batch_stats", arguments: { ...BODIES.batch_stats.inline, format: "csv" } }),
+    );
     expect(r.isError, r.texts[0]).toBe(false);
     expect(r.structured).toMatchObject({ status: "ok", applied_params: { format: "csv" } });
     expect(r.texts[0]).toBe(toCsv(r.structured));
@@ -109,7 +144,9 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over stdio (sdgw-mcp)", { ti
   it("more over a large multi-platform search is exact and free; another tool's handle is refused", async () => {
     const { client } = await connect();
     const before = await balance(g);
-    const pages = (await callAndReadOn(client as unknown as AnyClient, "search", { platforms: "all", query: "露营", count: 20 })).filter((p) => p.structured["status"] !== "running");
+    const pages = (
+      await callAndReadOn(client as unknown as AnyClient, "search", { platforms: "all", query: "露营", count: 20 })
+    ).filter((p) => p.structured["status"] !== "running");
     expect(pages.every((p) => !p.isError)).toBe(true);
     expect(pages.length).toBeGreaterThanOrEqual(2);
     expect(await balance(g)).toBe(before - 10);
