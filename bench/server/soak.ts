@@ -16,9 +16,7 @@ import { parseArgs } from "node:util";
 import { admin, kill, startServer } from "../../packages/server/test/processes.ts";
 
 const require = createRequire(new URL("../../packages/server/package.json", import.meta.url));
-const autocannon = require("autocannon") as (
-  options: unknown,
-) => Promise<{
+const autocannon = require("autocannon") as (options: unknown) => Promise<{
   requests: { average: number; total: number };
   non2xx: number;
   errors: number;

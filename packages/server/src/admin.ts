@@ -211,19 +211,17 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         return { user: done.user.id, email: done.user.email, disabled: true, sessions_ended: done.sessionsEnded };
       }
       case "list-keys":
-        return gw.accounts
-          .keys(values.account)
-          .map((k) => ({
-            id: k.id,
-            prefix: k.prefix,
-            account: k.account_id,
-            name: k.name,
-            status: k.exposed_at ? "exposed" : k.status,
-            permissions: JSON.parse(k.permissions) as string[],
-            daily_limit: k.daily_limit,
-            created_at: k.created_at,
-            expires_at: k.expires_at,
-          }));
+        return gw.accounts.keys(values.account).map((k) => ({
+          id: k.id,
+          prefix: k.prefix,
+          account: k.account_id,
+          name: k.name,
+          status: k.exposed_at ? "exposed" : k.status,
+          permissions: JSON.parse(k.permissions) as string[],
+          daily_limit: k.daily_limit,
+          created_at: k.created_at,
+          expires_at: k.expires_at,
+        }));
       default:
         throw new Error(`unknown command ${command}`);
     }

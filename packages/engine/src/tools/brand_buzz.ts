@@ -206,14 +206,12 @@ export const brandBuzz = defineTool<BrandBuzzRequest, Setup>({
 
     items.push(...topVoices(mentions));
     items.push(
-      ...top
-        .slice(0, TOP_POST_ITEMS)
-        .map((m) =>
-          tagged(m.item, m.platform, {
-            engagement: m.engagement,
-            sentiment: sentimentOf(`${m.item.title ?? ""} ${m.item.text ?? ""}`),
-          }),
-        ),
+      ...top.slice(0, TOP_POST_ITEMS).map((m) =>
+        tagged(m.item, m.platform, {
+          engagement: m.engagement,
+          sentiment: sentimentOf(`${m.item.title ?? ""} ${m.item.text ?? ""}`),
+        }),
+      ),
     );
     return items;
   },
