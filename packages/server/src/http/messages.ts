@@ -31,17 +31,6 @@ export const MESSAGES = {
   pausedNote: "Send the same call again later, with the same Idempotency-Key; the status page says when calls resume.",
   maxCostExceeded: (credits: number, maxCost: number, more: string) =>
     `This call's quote is ${credits} credits, over max_cost_credits ${maxCost}; nothing ran.${more}`,
-  /** `POST /v1/call/{op}` with an op the catalog lacks, and the platforms that offer its name. */
-  noSuchOp: (op: string, platform: string, name: string, allowed: string[]) =>
-    allowed.length
-      ? `The catalog has no op ${op}: ${platform} does not offer ${name}; ` +
-        `${allowed.join(", ")} ${allowed.length === 1 ? "does" : "do"}. Nothing ran and nothing was charged.`
-      : `The catalog has no op ${op}. Nothing ran and nothing was charged.`,
-  noSuchOpNote: (name: string, allowed: string[]) =>
-    allowed.length
-      ? `${allowed.map((p) => `${p}.${name}`).join(", ")} ${allowed.length > 1 ? "are" : "is"} in the catalog; ` +
-        "GET /v1/capabilities lists every op."
-      : "GET /v1/capabilities lists every op.",
   /** D73: a tool's scale=large, named by `confirm` or by `scale`. */
   largeScaleConfirmNote:
     "Send confirm: false to see the plan and price of scale=large, or scale small or standard to run now.",
