@@ -240,3 +240,37 @@ export function creditBilling(view: CreditView, cost: number, runHolds = 0): Cre
     display: `${view.balance} credits left; ${spent}${holds}.`,
   };
 }
+
+/** What the 202 answer of a run still going shows (D5, D6, D47). */
+export interface RunningParts {
+  /** The `request_id` of the call that started the run (every read of it answers under it). */
+  requestId: string;
+  handle: string;
+  retryAfterSeconds: number;
+  /** The caller's credits now, and the run's quote (what it holds). */
+  view: CreditView;
+  quote: number;
+  /** Waves planned, and done so far. */
+  waves: { planned: number; done: number };
+  /** A tool run's steps so far. */
+  steps?: readonly unknown[];
+  /** A fanout's or targets' cells ended so far. */
+  cells?: readonly unknown[];
+}
+
+/** The body of the 202 answer of a run still going: its handle, when to ask again, what ended, nothing charged. */
+export function runningAnswer(p: RunningParts): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    request_id: p.requestId,
+    schema_version: "v1",
+    status: "running",
+    handle: p.handle,
+    retry_after_seconds: p.retryAfterSeconds,
+  };
+  if (p.steps) body["steps"] = p.steps;
+  if (p.cells) body["cells"] = p.cells;
+  body["billing"] = creditBilling(p.view, 0, p.quote);
+  body["waves"] = p.waves;
+  body["charge"] = { quote_credits: p.quote, charged_credits: 0 };
+  return body;
+}

@@ -11,6 +11,8 @@ export { planOperation, planRoute } from "./route-plan.ts";
 export type { DataRouteId, RouteBodyCheck } from "./route-plan.ts";
 export { purchaseRefusal, refusalAnswer } from "./refusals.ts";
 export { presentedKey } from "./keys.ts";
+export { KEY_REFUSALS, MESSAGES, REFUSALS, tooManySchedules } from "./messages.ts";
+export type { RefusalFields } from "./messages.ts";
 export type { PresentedKey } from "./keys.ts";
 export type { RefusalAnswer } from "./refusals.ts";
 export { Finder, words } from "./find.ts";
@@ -25,11 +27,13 @@ export {
   envelopeError,
   finishedAnswer,
   notSupportedEntry,
+  runningAnswer,
 } from "./answers.ts";
-export type { CreditView, EndedCall, Entry } from "./answers.ts";
+export type { CreditView, EndedCall, Entry, RunningParts } from "./answers.ts";
 export { toolAnswer, toolQuoteAnswer } from "./tool-answers.ts";
 export type { ToolAnswerParts } from "./tool-answers.ts";
-export { TOOLS, ToolRefusedError, creditsFor } from "./tools/index.ts";
+export { TOOLS, ToolRefusedError, creditsFor, followerReadings } from "./tools/index.ts";
+export type { AccountReading } from "./tools/index.ts";
 export type { FollowerReading, RunResult, ToolContext, ToolModule, ToolPlan, ToolRefusal } from "./tools/index.ts";
 export type { PlanResult as ToolPlanResult } from "./tools/index.ts";
 export { ROUTE_OPERATIONS } from "./providers/port.ts";

@@ -3,10 +3,10 @@
  * context (providers, addresses, the clock, follower readings), and a run whose end records what the next runs
  * need (follower counts read by `account_watch`).
  */
-import type { TimeseriesItem, ToolName, ToolRequest } from "@sdgw/types";
+import type { ToolName, ToolRequest } from "@sdgw/types";
 import type { Gateway } from "./gateway.ts";
 import type { HttpAnswer, RunContext, ToolRunRequest } from "./systems/runs.ts";
-import { TOOLS } from "@sdgw/engine";
+import { TOOLS, followerReadings } from "@sdgw/engine";
 import type { ToolPlanResult as PlanResult, RunResult, ToolContext, ToolPlan } from "@sdgw/engine";
 
 /** The context the tools get on this gateway, for an account of `accountPlan`. */
@@ -29,19 +29,6 @@ export function planTool(
   accountPlan: "free" | "paid",
 ): PlanResult {
   return TOOLS[tool].plan(body as never, toolContext(gw, accountPlan));
-}
-
-/** Follower readings of a finished `account_watch` run: the last point of each account's follower series. */
-function followerReadings(result: RunResult): Array<{ platform: string; accountId: string; t: number; value: number }> {
-  const out: Array<{ platform: string; accountId: string; t: number; value: number }> = [];
-  for (const item of result.items) {
-    if (item.kind !== "timeseries" || (item as TimeseriesItem).metric !== "followers") continue;
-    const extra = (item as TimeseriesItem).platform_extra as Record<string, unknown> | undefined;
-    const last = (item as TimeseriesItem).points.at(-1);
-    if (!extra || !last || typeof extra["platform"] !== "string" || typeof extra["account_id"] !== "string") continue;
-    out.push({ platform: extra["platform"], accountId: extra["account_id"], t: Date.parse(last.t), value: last.value });
-  }
-  return out;
 }
 
 /** Options of {@link startToolRun}. */

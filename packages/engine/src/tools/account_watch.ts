@@ -192,3 +192,27 @@ export function followerSeries(
     },
   };
 }
+
+/** A follower count read at a moment, of one account of one platform. */
+export interface AccountReading extends FollowerReading {
+  /** When it was read, ms since the epoch. */
+  t: number;
+  platform: string;
+  accountId: string;
+}
+
+/**
+ * The follower readings a finished `account_watch` run made (the last point of each account's follower series), to
+ * keep for later runs' `ToolContext.followerHistory`.
+ */
+export function followerReadings(result: { items: readonly Item[] }): AccountReading[] {
+  const out: AccountReading[] = [];
+  for (const item of result.items) {
+    if (item.kind !== "timeseries" || (item as TimeseriesItem).metric !== "followers") continue;
+    const extra = (item as TimeseriesItem).platform_extra as Record<string, unknown> | undefined;
+    const last = (item as TimeseriesItem).points.at(-1);
+    if (!extra || !last || typeof extra["platform"] !== "string" || typeof extra["account_id"] !== "string") continue;
+    out.push({ platform: extra["platform"], accountId: extra["account_id"], t: Date.parse(last.t), value: last.value });
+  }
+  return out;
+}

@@ -31,7 +31,8 @@ export { brandBuzz, BRAND_BUZZ_SCALES } from "./brand_buzz.ts";
 /** `comment_insights`: keywords, sentiment and the most liked comments of posts. */
 export { commentInsights } from "./comment_insights.ts";
 /** `account_watch`: profile, followers and engagement per day of accounts over a range, and their best posts. */
-export { accountWatch, followerSeries, RANGE_DAYS } from "./account_watch.ts";
+export { accountWatch, followerReadings, followerSeries, RANGE_DAYS } from "./account_watch.ts";
+export type { AccountReading } from "./account_watch.ts";
 /** `find_creators`: authors of matching posts ranked by relevant reach, filtered by followers. */
 export { findCreators, profileBudget } from "./find_creators.ts";
 /** `creator_card`: one profile card per account, with metrics and recent posts. */

@@ -14,7 +14,7 @@ import {
   queryTextProblem,
   requestValidators,
 } from "@sdgw/validators";
-import type { CallPlan, PlanResult } from "@sdgw/engine";
+import { REFUSALS, type CallPlan, type PlanResult } from "@sdgw/engine";
 import { JSON_TYPE, Refusal, fromError } from "./answer.ts";
 import { authenticate, canReadData, presentedKeyHash, sessionCaller, type Caller } from "./auth.ts";
 import type { Validation } from "./errors.ts";
@@ -155,19 +155,8 @@ export function callerOf(
     throw new Refusal(fromError(a.answer));
   }
   if (needsReadData && !canReadData(a.caller.key)) {
-    const fix = {
-      allowed: ["read_data"],
-      action_url: gw.config.urls.console,
-      note: "Give the key read_data in the console; it holds from the next call.",
-    };
-    throw new Refusal(
-      errors.fail(
-        "key_scope_denied",
-        requestId,
-        { message: "This key lacks the permission read_data.", fix },
-        a.caller.keyHash,
-      ),
-    );
+    const refusal = REFUSALS.keyScopeDenied(gw.config.urls);
+    throw new Refusal(errors.fail("key_scope_denied", requestId, refusal, a.caller.keyHash));
   }
   return a.caller;
 }

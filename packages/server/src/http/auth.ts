@@ -3,6 +3,7 @@
  * key's state. Cheap and read-only, before anything that writes (unkey's order).
  */
 import { errorAnswer, keyInQueryRefusal, keysInQuery, type ErrorAnswer } from "@sdgw/validators";
+import { KEY_REFUSALS, REFUSALS, presentedKey } from "@sdgw/engine";
 import { hashKey, rememberKeyHash } from "../ids.ts";
 import type { Gateway } from "../gateway.ts";
 import type { AccountRecord, KeyRecord } from "../systems/accounts.ts";
@@ -53,80 +54,49 @@ export function authenticate(
   requestId: string,
   presentedHash?: string | null,
 ): { ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> } {
-  const opts = { urls: gw.config.urls, now: new Date(gw.now()) };
-  const refuse = (
-    reason: "missing" | "invalid" | "key_in_query" | "suspended" | "expired" | "revoked",
-    message: string,
-    note: string,
-  ) =>
-    ({
-      ok: false,
-      answer: errorAnswer(
-        "unauthorized",
-        requestId,
-        { reason, message, fix: { action_url: gw.config.urls.console, note } },
-        opts,
-      ),
-    }) as const;
-  const header = headers["x-api-key"];
-  const auth = headers["authorization"];
-  let bearer: string | undefined;
-  if (auth !== undefined) {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (!m)
-      return refuse(
-        "invalid",
-        "The Authorization header must be `Bearer <key>`.",
-        "Send your key as `Authorization: Bearer <key>` or in the X-API-Key header.",
-      );
-    bearer = m[1];
-  }
-  if (header !== undefined && bearer !== undefined && header !== bearer)
-    return refuse(
-      "invalid",
-      "X-API-Key and Authorization carry two different keys.",
-      "Send one key: in X-API-Key or as Authorization: Bearer, or the same key in both.",
-    );
-  const secret = header ?? bearer;
-  if (!secret)
-    return refuse(
-      "missing",
-      "No key was sent; a valid key is required.",
-      "Send your key in the X-API-Key header or as Authorization: Bearer.",
-    );
-  const keyHash = presentedHash ?? hashKey(secret);
-  const state = keyState(gw, keyHash, refuse);
-  if (state.ok) rememberKeyHash(secret, keyHash);
+  const presented = presentedKey(headers);
+  if (!presented.ok) return unauthorized(gw, requestId, presented);
+  const keyHash = presentedHash ?? hashKey(presented.key);
+  const state = keyState(gw, keyHash, requestId);
+  if (state.ok) rememberKeyHash(presented.key, keyHash);
   return state;
+}
+
+/** The `401 unauthorized` of a key refused for `why`. */
+function unauthorized(
+  gw: Gateway,
+  requestId: string,
+  why: { reason: string; message: string; note: string },
+): { ok: false; answer: ErrorAnswer<"unauthorized"> } {
+  const opts = { urls: gw.config.urls, now: new Date(gw.now()) };
+  return { ok: false, answer: errorAnswer("unauthorized", requestId, REFUSALS.unauthorized(why, gw.config.urls) as never, opts) };
+}
+
+/** Why a key found by its hash (or not found) is refused, in D25's order; null when it may call. */
+function refusedKey(
+  gw: Gateway,
+  found: { key: KeyRecord; account: AccountRecord } | null | undefined,
+): (typeof KEY_REFUSALS)[keyof typeof KEY_REFUSALS] | null {
+  if (!found) return KEY_REFUSALS.unknown;
+  const { key, account } = found;
+  if (key.status === "revoked") return KEY_REFUSALS.revoked;
+  if (key.exposed_at) return KEY_REFUSALS.exposed;
+  if (key.expires_at && Date.parse(key.expires_at) <= gw.now()) return KEY_REFUSALS.expired;
+  if (key.status === "suspended") return KEY_REFUSALS.keySuspended;
+  if (account.status === "suspended") return KEY_REFUSALS.accountSuspended;
+  return null;
 }
 
 /** The state checks of a key found by its hash (D25's order): unknown, revoked, exposed, expired, suspended. */
 function keyState(
   gw: Gateway,
   keyHash: string,
-  refuse: (
-    reason: "invalid" | "suspended" | "expired" | "revoked" | "key_in_query",
-    message: string,
-    note: string,
-  ) => { ok: false; answer: ErrorAnswer<"unauthorized"> },
+  requestId: string,
 ): { ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> } {
   const found = gw.accounts.keyAndAccount(keyHash);
-  if (!found) return refuse("invalid", "This key is not valid.", "Check the key, or create one in the console.");
-  const { key, account } = found;
-  if (key.status === "revoked") return refuse("revoked", "This key was revoked.", "Create a new key in the console.");
-  if (key.exposed_at)
-    return refuse(
-      "key_in_query",
-      "This key was sent in a URL and is treated as exposed; it is refused until replaced.",
-      "Revoke this key, create a new one and send it in a header, never in the URL.",
-    );
-  if (key.expires_at && Date.parse(key.expires_at) <= gw.now())
-    return refuse("expired", "This key has expired.", "Create a new key in the console.");
-  if (key.status === "suspended")
-    return refuse("suspended", "This key is paused by support.", "Write to support@sdgw.dev to have it resumed.");
-  if (account.status === "suspended")
-    return refuse("suspended", "This account is suspended.", "Write to support@sdgw.dev about the account.");
-  return { ok: true, caller: { key, account, keyHash } };
+  const why = refusedKey(gw, found);
+  if (why || !found) return unauthorized(gw, requestId, why ?? KEY_REFUSALS.unknown);
+  return { ok: true, caller: { key: found.key, account: found.account, keyHash } };
 }
 
 /** Whether a key may read data (D26: `read_data` is the only permission). */
@@ -210,16 +180,7 @@ export function sessionCaller(
     if (csrf) return asAnswer(csrf);
   }
   const key = consoleKeyOf(gw, session.user);
-  const opts = { urls: gw.config.urls, now: new Date(gw.now()) };
-  const state = keyState(gw, key.hash, (reason, message, note) => ({
-    ok: false,
-    answer: errorAnswer(
-      "unauthorized",
-      requestId,
-      { reason, message, fix: { action_url: gw.config.urls.console, note } },
-      opts,
-    ),
-  })) as { ok: true; caller: Caller } | { ok: false; answer: SessionRefusal };
+  const state = keyState(gw, key.hash, requestId) as { ok: true; caller: Caller } | { ok: false; answer: SessionRefusal };
   if (!state.ok) return state;
   const name = consoleKeyName(session.user.email);
   const readsResultsOf = new Set(

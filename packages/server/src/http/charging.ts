@@ -3,13 +3,12 @@
  * through them (`runCall`).
  */
 import type { CallPlan } from "@sdgw/engine";
-import { quoteOf } from "@sdgw/engine";
+import { MESSAGES, REFUSALS, quoteOf } from "@sdgw/engine";
 import { newRunId } from "../ids.ts";
 import { fingerprint } from "../systems/idempotency.ts";
 import type { HttpAnswer, RunContext } from "../systems/runs.ts";
 import type { OperationId } from "./admission.ts";
 import type { Caller } from "./auth.ts";
-import { MESSAGES } from "./messages.ts";
 import type { RouteDeps } from "./routes/deps.ts";
 
 /** What a call costs: its quote and calls (held, then captured by the run), or `free` (a tool quote: nothing runs). */
@@ -81,9 +80,8 @@ export async function charging(deps: RouteDeps, o: ChargeOptions): Promise<HttpA
     const { credits, maxCost } = price;
     if (typeof maxCost === "number" && credits > maxCost) {
       gw.limits.endRun(caller.key.workspace_id);
-      const fix = { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." };
-      const message = MESSAGES.maxCostExceeded(credits, maxCost, price.maxCostNote ?? "");
-      return errors.fail("max_cost_exceeded", requestId, { message, quote_credits: credits, fix }, caller.keyHash);
+      const refusal = REFUSALS.maxCostExceeded(credits, maxCost, price.maxCostNote);
+      return errors.fail("max_cost_exceeded", requestId, refusal, caller.keyHash);
     }
     const refused = gw.runs.begin(runId, ctx, credits, price.calls);
     if (refused) {

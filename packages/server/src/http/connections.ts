@@ -12,7 +12,7 @@ import type { Gateway } from "../gateway.ts";
 import { newRequestId } from "../ids.ts";
 import type { HttpAnswer } from "../systems/runs.ts";
 import { fromError, jsonAnswer } from "./answer.ts";
-import { MESSAGES } from "./messages.ts";
+import { MESSAGES } from "@sdgw/engine";
 
 /**
  * The answer to a request that never became one (D57): headers over the limit, a request that did not arrive in

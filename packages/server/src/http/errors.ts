@@ -16,7 +16,7 @@ import type { HoldRefusal } from "../systems/ledger.ts";
 import type { LimitRefusal } from "../systems/limits.ts";
 import type { HttpAnswer } from "../systems/runs.ts";
 import { fromError, jsonAnswer } from "./answer.ts";
-import { MESSAGES } from "./messages.ts";
+import { MESSAGES, REFUSALS } from "@sdgw/engine";
 
 /** A failed validation of a generated validator: its answer names the parameter. */
 export type Validation = { ok: true; value: unknown } | { ok: false; answer(requestId: string): unknown };
@@ -122,9 +122,8 @@ export class HttpErrors {
         return this.fail("daily_limit_reached", requestId, extra, keyHash);
       }
       case "insufficient_balance": {
-        const message = `This call costs ${quote} credits and ${r.available} are available; nothing ran.`;
-        const fix = { action_url: urls.billing, note: "Buy credits and send the same request again." };
-        return this.fail("insufficient_balance", requestId, { message, quote_credits: quote, fix }, keyHash);
+        const refusal = REFUSALS.insufficientBalance(quote, r.available, urls);
+        return this.fail("insufficient_balance", requestId, refusal, keyHash);
       }
     }
   }
@@ -138,17 +137,9 @@ export class HttpErrors {
       return { status: claim.status, headers: { ...claim.headers, "idempotent-replayed": "true" }, body: claim.body };
     if (claim.kind === "lost") return this.internal(requestId, { message: MESSAGES.answerLost });
     if (claim.kind === "in_progress") {
-      const note = "Ask again after Retry-After seconds; the first answer comes back with no new charge.";
-      const message = "The call under this Idempotency-Key still runs.";
-      return this.fail(
-        "idempotency_in_progress",
-        requestId,
-        { message, retry_after: this.gw.config.inProgressRetrySeconds, fix: { note } },
-        null,
-      );
+      const refusal = REFUSALS.idempotencyInProgress(this.gw.config.inProgressRetrySeconds);
+      return this.fail("idempotency_in_progress", requestId, refusal, null);
     }
-    const note = "Use a new key for a new call; the same key replays only the same call.";
-    const message = "This Idempotency-Key was used with other parameters.";
-    return this.fail("idempotency_conflict", requestId, { message, fix: { param: "Idempotency-Key", note } }, keyHash);
+    return this.fail("idempotency_conflict", requestId, REFUSALS.idempotencyConflict(), keyHash);
   }
 }

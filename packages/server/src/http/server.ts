@@ -10,6 +10,7 @@
  * errors.ts (their long sentences in messages.ts); each group of routes in routes/ (data, call, tools, catalog,
  * account, schedules, results), registered here.
  */
+import { REFUSALS } from "@sdgw/engine";
 import type { Server } from "node:http";
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyReply } from "fastify";
 import { OPERATIONS, answerHeaders, errorAnswer, invalidBody, invalidParamsAnswer } from "@sdgw/validators";
@@ -153,17 +154,8 @@ function installErrorHandlers(app: FastifyInstance, deps: RouteDeps): void {
   const { gw, errors } = deps;
   app.setNotFoundHandler((req, reply) => {
     const requestId = newRequestId(gw.now());
-    const fix = { allowed: ROUTE_LIST, example_call: { method: "GET" as const, path: "/v1/capabilities" } };
-    const a = errorAnswer(
-      "not_found",
-      requestId,
-      {
-        reason: "no_such_route",
-        message: `There is no route ${req.method} ${req.url.split("?")[0]!.slice(0, 200)}.`,
-        fix,
-      },
-      errors.opts(),
-    );
+    const refusal = REFUSALS.noSuchRoute(req.method, req.url.split("?")[0]!, ROUTE_LIST);
+    const a = errorAnswer("not_found", requestId, refusal as never, errors.opts());
     return send(reply, fromError(a));
   });
 

@@ -15,7 +15,8 @@
  * before the 202 is sent, then its capture and stored answer when it ends.
  */
 import { errorAnswer, toCsv, toNdjson, type ServiceUrls } from "@sdgw/validators";
-import { cellOf, creditBilling, entryOf, finishedAnswer, notSupportedEntry, type EndedCall } from "@sdgw/engine";
+import { REFUSALS, cellOf, creditBilling, entryOf, finishedAnswer, notSupportedEntry, runningAnswer } from "@sdgw/engine";
+import type { EndedCall, RefusalFields, RunningParts } from "@sdgw/engine";
 import { serializeAnswer } from "../serialize.ts";
 import type { ServerConfig } from "../config.ts";
 import { newHandle } from "../ids.ts";
@@ -617,51 +618,41 @@ export class Runs {
   }
 
   private internalError(requestId: string, handle: string | null): HttpAnswer {
-    const a = errorAnswer(
-      "internal_error",
-      requestId,
-      handle
-        ? {
-            message: `The run behind ${handle} broke on the service's side; nothing was charged.`,
-            fix: {
-              param: "handle",
-              note: "Send the original call again; under the same Idempotency-Key it is never charged twice.",
-            },
-          }
-        : {
-            message: "The run broke on the service's side; nothing was charged.",
-            fix: { note: "Send the call again; under the same Idempotency-Key it is never charged twice." },
-          },
-      { urls: this.urls, now: new Date(this.deps.now()) },
-    );
+    return this.errorJson("internal_error", requestId, REFUSALS.runBroken(handle ?? undefined));
+  }
+
+  /** An error answer as JSON bytes. */
+  private errorJson(code: "internal_error" | "not_found" | "handle_expired", requestId: string, fields: RefusalFields): HttpAnswer {
+    const a = errorAnswer(code, requestId, fields as never, { urls: this.urls, now: new Date(this.deps.now()) });
     return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
   }
 
   /** The 202 answer of a run that goes on. */
   private runningAnswer(live: LiveRun, requestId: string): HttpAnswer {
-    const view = this.deps.ledger.view(live.ctx.account.id, live.ctx.key);
-    const seconds = this.deps.config.pollAfterSeconds;
-    const body: Record<string, unknown> = {
-      request_id: requestId,
-      schema_version: "v1",
-      status: "running",
-      handle: live.handle,
-      retry_after_seconds: seconds,
-    };
-    if (live.kind === "tool") body["steps"] = live.steps;
-    else if (live.plan.shape !== "single") {
-      const endedNow = live.ended.filter((e): e is EndedCall => e !== undefined);
-      body["cells"] = endedNow.map((e) => cellOf(live.plan, e));
-    }
-    body["billing"] = creditBilling(view, 0, live.quote);
     const wavesDone =
       live.kind === "tool" ? live.steps.filter((s) => s.status === "done" || s.status === "failed").length : 0;
-    body["waves"] = { planned: described(live).waves, done: wavesDone };
-    body["charge"] = { quote_credits: live.quote, charged_credits: 0 };
+    const cells =
+      live.kind === "data" && live.plan.shape !== "single"
+        ? live.ended.filter((e): e is EndedCall => e !== undefined).map((e) => cellOf(live.plan, e))
+        : undefined;
+    return this.running({
+      requestId,
+      handle: live.handle!,
+      view: this.deps.ledger.view(live.ctx.account.id, live.ctx.key),
+      quote: live.quote,
+      waves: { planned: described(live).waves, done: wavesDone },
+      ...(live.kind === "tool" ? { steps: live.steps } : {}),
+      ...(cells ? { cells } : {}),
+    });
+  }
+
+  /** A 202 answer: the engine's body, `Retry-After` the configured seconds. */
+  private running(parts: Omit<RunningParts, "retryAfterSeconds">): HttpAnswer {
+    const seconds = this.deps.config.pollAfterSeconds;
     return {
       status: 202,
       headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) },
-      body: JSON.stringify(body),
+      body: JSON.stringify(runningAnswer({ ...parts, retryAfterSeconds: seconds })),
     };
   }
 
@@ -674,23 +665,13 @@ export class Runs {
     handle: string,
     key: KeyRecord,
   ): HttpAnswer {
-    const seconds = this.deps.config.pollAfterSeconds;
-    const view = this.deps.ledger.view(row.account_id, key);
-    const body = {
-      request_id: row.request_id,
-      schema_version: "v1",
-      status: "running",
+    return this.running({
+      requestId: row.request_id,
       handle,
-      retry_after_seconds: seconds,
-      billing: creditBilling(view, 0, row.quote),
+      view: this.deps.ledger.view(row.account_id, key),
+      quote: row.quote,
       waves: { planned: row.waves ?? 1, done: 0 },
-      charge: { quote_credits: row.quote, charged_credits: 0 },
-    };
-    return {
-      status: 202,
-      headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) },
-      body: JSON.stringify(body),
-    };
+    });
   }
 
   /**
@@ -717,20 +698,7 @@ export class Runs {
     );
     const now = new Date(this.deps.now());
     if (!row || (row.key_id !== key.id && !alsoOf?.has(row.key_id))) {
-      const a = errorAnswer(
-        "not_found",
-        requestId,
-        {
-          reason: "no_such_handle",
-          message: "No result under this handle for this key.",
-          fix: {
-            param: "handle",
-            note: "A handle is read by the key that started the call, for 24 hours after its run ended.",
-          },
-        },
-        { urls: this.urls, now },
-      );
-      return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
+      return this.errorJson("not_found", requestId, REFUSALS.noSuchHandle());
     }
     const mine = this.liveByHandle.get(handle);
     if (mine?.committing) return this.runningAnswer(mine, row.request_id); // its end is not committed yet
@@ -757,13 +725,7 @@ export class Runs {
       const headers = JSON.parse(row.headers ?? "{}") as Record<string, string>;
       return fileAnswer(answer, JSON.stringify(answer), headers, format);
     }
-    const a = errorAnswer(
-      "handle_expired",
-      requestId,
-      { fix: { param: "handle", note: "Send the call again; a new call is a new charge." } },
-      { urls: this.urls, now },
-    );
-    return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
+    return this.errorJson("handle_expired", requestId, REFUSALS.handleExpired());
   }
 
   /**

@@ -1,5 +1,6 @@
 /** `GET /v1/schedules` and `DELETE /v1/schedules/{schedule_id}`: the workspace's schedules (D52), free. */
 import type { FastifyInstance } from "fastify";
+import { REFUSALS } from "@sdgw/engine";
 import { SCHEDULES_PER_WORKSPACE } from "../../systems/schedules.ts";
 import { admit, freeCaller } from "../admission.ts";
 import { jsonAnswer } from "../answer.ts";
@@ -29,13 +30,7 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: RouteDeps): v
       const { key } = await freeCaller(deps, req, requestId);
       if (gw.schedules.remove(key.workspace_id, id))
         return jsonAnswer({ request_id: requestId, schema_version: "v1", deleted: true, schedule_id: id });
-      const fix = { param: "schedule_id", example_call: { method: "GET", path: "/v1/schedules" } };
-      return errors.fail(
-        "not_found",
-        requestId,
-        { reason: "no_such_schedule", message: `The workspace has no schedule ${id.slice(0, 128)}.`, fix },
-        null,
-      );
+      return errors.fail("not_found", requestId, REFUSALS.noSuchSchedule(id), null);
     }),
   );
 }

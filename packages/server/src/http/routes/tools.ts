@@ -14,7 +14,7 @@ import { admit, callerOf, type OperationId } from "../admission.ts";
 import { jsonAnswer, Refusal } from "../answer.ts";
 import type { Caller } from "../auth.ts";
 import { charging } from "../charging.ts";
-import { MESSAGES } from "../messages.ts";
+import { MESSAGES, REFUSALS, tooManySchedules } from "@sdgw/engine";
 import { handler, type RouteDeps } from "./deps.ts";
 
 const toolOps: Record<ToolName, OperationId> = {
@@ -64,9 +64,7 @@ export function registerToolRoutes(app: FastifyInstance, deps: RouteDeps): void 
 
 /** `404 not_found` for a name that is no tool (no key failure counted). */
 function noSuchTool(deps: RouteDeps, name: string, requestId: string): HttpAnswer {
-  const fix = { param: "tool", allowed: [...TOOL_NAMES], example_call: { method: "GET", path: "/v1/capabilities" } };
-  const message = `There is no tool ${name.slice(0, 100)}.`;
-  return deps.errors.fail("not_found", requestId, { reason: "no_such_tool", message, fix }, null);
+  return deps.errors.fail("not_found", requestId, REFUSALS.noSuchTool(name, TOOL_NAMES), null);
 }
 
 /** A refusal that needs no account to decide (the request itself is wrong), decided before authentication (D50). */
@@ -156,14 +154,7 @@ function refuseByAccount(
     );
   }
   if (gw.schedules.count(caller.key.workspace_id) >= SCHEDULES_PER_WORKSPACE) {
-    const note = "DELETE /v1/schedules/{schedule_id} removes one; GET /v1/schedules lists them.";
-    throw new Refusal(
-      errors.invalid(
-        { param: "schedule", message: `A workspace has at most ${SCHEDULES_PER_WORKSPACE} schedules.`, note },
-        requestId,
-        caller.keyHash,
-      ),
-    );
+    throw new Refusal(errors.invalid(tooManySchedules(SCHEDULES_PER_WORKSPACE), requestId, caller.keyHash));
   }
 }
 
