@@ -63,7 +63,11 @@ export const MESSAGES = {
 
 /** Why a key presented is refused (`401 unauthorized`, D25), after it was read: its `reason`, `message` and note. */
 export const KEY_REFUSALS = {
-  unknown: { reason: "invalid", message: "This key is not valid.", note: "Check the key, or create one in the console." },
+  unknown: {
+    reason: "invalid",
+    message: "This key is not valid.",
+    note: "Check the key, or create one in the console.",
+  },
   revoked: { reason: "revoked", message: "This key was revoked.", note: "Create a new key in the console." },
   exposed: {
     reason: "key_in_query",
@@ -104,7 +108,10 @@ export const REFUSALS = {
   noSuchHandle: (): RefusalFields => ({
     reason: "no_such_handle",
     message: "No result under this handle for this key.",
-    fix: { param: "handle", note: "A handle is read by the key that started the call, for 24 hours after its run ended." },
+    fix: {
+      param: "handle",
+      note: "A handle is read by the key that started the call, for 24 hours after its run ended.",
+    },
   }),
   /** `410 handle_expired`: a result past its 24 hours. */
   handleExpired: (): RefusalFields => ({

@@ -4,31 +4,25 @@
  * idempotency, paging; and any status or error code on demand (scenarios).
  */
 import { Catalog, Finder, Simulator, TOOLS, cellOf, creditBilling, creditsFor, entryOf } from "@sdgw/engine";
+import { finishedAnswer, followerReadings, fromBase64url, notSupportedEntry, planRoute, quoteOf } from "@sdgw/engine";
 import {
-  finishedAnswer,
-  fromBase64url,
-  notSupportedEntry,
-  planRoute,
-  quoteOf,
+  KEY_REFUSALS,
+  MESSAGES,
+  REFUSALS,
   refusalAnswer,
+  runningAnswer,
   seedText,
+  tooManySchedules,
 } from "@sdgw/engine";
 import { presentedKey, purchaseRefusal, toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
-import type { CreditView, DataRouteId, EndedCall, PlanRefusal, PlannedCall } from "@sdgw/engine";
-import type { PlatformProvider, RunResult, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
+import type { CreditView, DataRouteId, EndedCall, PlanRefusal, PlannedCall, RefusalFields } from "@sdgw/engine";
+import type { PlatformProvider, RunResult, RunningParts, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
 import type { OnStep } from "@sdgw/engine/tools";
 import { ERROR_CATALOGUE, TOOL_NAMES } from "@sdgw/types";
 import type { AccountAnswer, ErrorCode, OperationId, Platform, Schedule, Step, ToolName } from "@sdgw/types";
-import { DEFAULT_URLS, OPERATIONS, answerHeaders, bodyTextProblem, errorAnswer, invalidBody } from "@sdgw/validators";
-import {
-  invalidParamsAnswer,
-  keyInQueryRefusal,
-  keysInQuery,
-  nextUtcMidnight,
-  normalizeHeaders,
-} from "@sdgw/validators";
-import { parseQuery, queryTextProblem, requestValidators, responseValidators, toCsv, toNdjson } from "@sdgw/validators";
-import { validateErrorStructure } from "@sdgw/validators";
+import { DEFAULT_URLS, admitRequest, answerHeaders, errorAnswer, invalidParamsAnswer } from "@sdgw/validators";
+import { keyInQueryRefusal, keysInQuery, nextUtcMidnight, normalizeHeaders } from "@sdgw/validators";
+import { requestValidators, responseValidators, toCsv, toNdjson, validateErrorStructure } from "@sdgw/validators";
 import type { HttpErrorCode, InvalidParams, RequestValidation, ServiceUrls } from "@sdgw/validators";
 import { http, HttpResponse, type HttpHandler } from "msw";
 import { OPENAPI_DOCUMENT } from "./generated/openapi.ts";
@@ -48,6 +42,15 @@ export interface MockKey {
 
 /** Bytes that are not UTF-8 are refused, not replaced; a BOM is kept (and is then not JSON), as the server does. */
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** A request's body as text, or null when its bytes are not UTF-8. */
+async function textOf(request: Request): Promise<string | null> {
+  try {
+    return UTF8.decode(await request.arrayBuffer());
+  } catch {
+    return null;
+  }
+}
 
 /** The keys a mock accepts unless told otherwise: `sdgw_test_key` (with `read_data`) and `sdgw_noscope_key` (without). */
 export const DEFAULT_KEYS: Readonly<Record<string, MockKey>> = Object.freeze({
@@ -345,52 +348,16 @@ export function createMock(options: MockOptions = {}): Mock {
 
   function authenticate(route: MockRoute, headers: Record<string, string>, requestId: string): string {
     const presented = presentedKey(headers);
-    const unauthorized = (reason: string, message: string, note: string) =>
-      refuse("unauthorized", requestId, { reason, message, fix: { action_url: urls.console, note } });
-    if (!presented.ok) throw unauthorized(presented.reason, presented.message, presented.note);
-    const key = keys[presented.key];
-    if (!key) throw unauthorized("invalid", "This key is not valid.", "Check the key, or create one in the console.");
-    if (route.charging && !(key.permissions ?? []).includes("read_data")) {
-      throw refuse("key_scope_denied", requestId, {
-        message: "This key lacks the permission read_data.",
-        fix: {
-          allowed: ["read_data"],
-          action_url: urls.console,
-          note: "Give the key read_data in the console; it holds from the next call.",
-        },
-      });
-    }
+    const key = presented.ok ? keys[presented.key] : undefined;
+    if (!presented.ok || !key)
+      throw refuse(
+        "unauthorized",
+        requestId,
+        REFUSALS.unauthorized(presented.ok ? KEY_REFUSALS.unknown : presented, urls),
+      );
+    if (route.charging && !(key.permissions ?? []).includes("read_data"))
+      throw refuse("key_scope_denied", requestId, REFUSALS.keyScopeDenied(urls));
     return presented.key;
-  }
-
-  // ---------------------------------------------------------------------------------------------- validation
-
-  function check<T>(route: MockRoute, result: RequestValidation<T>, requestId: string): void {
-    if (!result.ok && route.responses.includes(400)) throw new Refusal(reply(400, result.answer(requestId)));
-  }
-
-  /** The JSON body of a request: one sent without `Content-Type: application/json` is refused like bad JSON (seed invalid_params case 1). */
-  /** The JSON body, or why it is none: not JSON (`invalidBody`), or bytes that are not UTF-8 (issue: never replaced). */
-  async function readBody(
-    request: Request,
-    contentType: string | undefined,
-  ): Promise<{ ok: true; value: unknown } | { ok: false; why?: InvalidParams }> {
-    if ((contentType ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") return { ok: false };
-    let text: string;
-    try {
-      text = UTF8.decode(await request.arrayBuffer());
-    } catch {
-      return {
-        ok: false,
-        why: { param: "body", message: "The body is not UTF-8 text.", note: "Send one JSON object encoded as UTF-8." },
-      };
-    }
-    if (text.trim() === "") return { ok: false };
-    try {
-      return { ok: true, value: JSON.parse(text) };
-    } catch {
-      return { ok: false };
-    }
   }
 
   // ---------------------------------------------------------------------------------------------- the engine's calls
@@ -404,6 +371,7 @@ export function createMock(options: MockOptions = {}): Mock {
     accountPlan: "paid",
     now: clock(),
     urls,
+    followerHistory: (platform, accountId) => store.history(platform, accountId),
   });
   const failure = (o: Outcome, platform: string, params: object = {}) => forcedOutcome(o, platform, params, retryAfter);
 
@@ -494,6 +462,7 @@ export function createMock(options: MockOptions = {}): Mock {
     }
     const { plan, warnings } = c as Extract<Charged, { kind: "tool" }>;
     const result = (done as Extract<Done, { kind: "tool" }>).result;
+    if (plan.tool === "account_watch") store.record(followerReadings(result));
     return {
       body: toolAnswer({ requestId, fetchedAt, plan, result, charged, view: view(), warnings }) as never,
       charged,
@@ -542,20 +511,20 @@ export function createMock(options: MockOptions = {}): Mock {
   function running(run: Run): Reply {
     const { call: c, done } = run;
     const share = (n: number) => Math.floor((n * run.reads) / (polls + 1));
-    const body: Record<string, unknown> = { request_id: run.requestId, schema_version: "v1", status: "running" };
-    Object.assign(body, { handle: run.handle, retry_after_seconds: retryAfter });
-    let waves = { planned: 1, done: 0 };
+    const parts = { requestId: run.requestId, handle: run.handle, retryAfterSeconds: retryAfter, view: view() };
+    let shown: Pick<RunningParts, "waves" | "steps" | "cells"> = { waves: { planned: 1, done: 0 } };
     if (c.kind === "tool" && done.kind === "tool") {
       const planned = c.plan.quote.waves_planned;
       const ended = Math.min(planned - 1, share(planned));
       const steps = (ended > 0 && done.waves[ended - 1]) || c.plan.quote.plan;
-      body["steps"] = steps;
-      waves = { planned, done: steps.filter((s) => s.status === "done" || s.status === "failed").length };
+      shown = {
+        steps,
+        waves: { planned, done: steps.filter((s) => s.status === "done" || s.status === "failed").length },
+      };
     } else if (c.kind === "data" && done.kind === "data" && c.plan.shape !== "single") {
-      body["cells"] = done.ended.slice(0, share(done.ended.length)).map((e) => cellOf(c.plan, e));
+      shown.cells = done.ended.slice(0, share(done.ended.length)).map((e) => cellOf(c.plan, e));
     }
-    body["billing"] = creditBilling(view(), 0, c.quote);
-    Object.assign(body, { waves, charge: { quote_credits: c.quote, charged_credits: 0 } });
+    const body = runningAnswer({ ...parts, ...shown, quote: c.quote });
     return reply(202, body, { "Retry-After": String(retryAfter) });
   }
 
@@ -642,11 +611,7 @@ export function createMock(options: MockOptions = {}): Mock {
     const op = route.operationId;
     const confirmed = params["confirm"] !== false;
     if (op === "accountWatch" && isObject(params["schedule"]) && confirmed && store.scheduleList.length >= 20) {
-      throw invalid(requestId, {
-        param: "schedule",
-        message: "A workspace has at most 20 schedules.",
-        note: "DELETE /v1/schedules/{schedule_id} removes one; GET /v1/schedules lists them.",
-      });
+      throw invalid(requestId, tooManySchedules(20));
     }
 
     // idempotency (seed: 409 while running, the first answer again after, 422 with other parameters)
@@ -655,10 +620,7 @@ export function createMock(options: MockOptions = {}): Mock {
     const fingerprint = seedText({ op, path: pathParams, params });
     const record = slot === undefined ? undefined : store.idempotency.get(slot);
     if (record && record.params !== fingerprint) {
-      throw refuse("idempotency_conflict", requestId, {
-        message: "This Idempotency-Key was used with other parameters.",
-        fix: { param: "Idempotency-Key", note: "Use a new key for a new call, or send the same parameters again." },
-      });
+      throw refuse("idempotency_conflict", requestId, REFUSALS.idempotencyConflict());
     }
     if (record?.answer)
       return { ...clone(record.answer), headers: { ...record.answer.headers, "Idempotent-Replayed": "true" } };
@@ -666,14 +628,7 @@ export function createMock(options: MockOptions = {}): Mock {
       const run = store.runMap.get(record.handle)!;
       if (run.status === "running" && run.reads < polls && !run.due) {
         run.reads += 1;
-        throw refuse("idempotency_in_progress", requestId, {
-          message: "The call under this Idempotency-Key is still running.",
-          retry_after: retryAfter,
-          fix: {
-            param: "Idempotency-Key",
-            note: `Ask again with the same key and parameters after ${retryAfter} seconds, or read ${run.handle}; it is charged once.`,
-          },
-        });
+        throw refuse("idempotency_in_progress", requestId, REFUSALS.idempotencyInProgress(retryAfter));
       }
       if (run.status === "running") finish(run);
       if (run.status === "finished")
@@ -695,20 +650,11 @@ export function createMock(options: MockOptions = {}): Mock {
     // budget: nothing runs over max_cost_credits or over the balance
     const maxCost = params["max_cost_credits"];
     if (typeof maxCost === "number" && maxCost < c.quote) {
-      const note = c.kind === "tool" ? " Send confirm: false to see the plan." : "";
-      throw refuse("max_cost_exceeded", requestId, {
-        message: `This call's quote is ${c.quote} credits, over max_cost_credits ${maxCost}; nothing ran.${note}`,
-        quote_credits: c.quote,
-        fix: { param: "max_cost_credits", note: "Send a value at least the quote, or leave it out." },
-      });
+      const more = c.kind === "tool" ? " Send confirm: false to see the plan." : "";
+      throw refuse("max_cost_exceeded", requestId, REFUSALS.maxCostExceeded(c.quote, maxCost, more));
     }
-    if (store.balance < c.quote) {
-      throw refuse("insufficient_balance", requestId, {
-        message: `This call costs ${c.quote} credits and ${store.balance} are available; nothing ran.`,
-        quote_credits: c.quote,
-        fix: { action_url: urls.billing, note: "Buy credits and send the same request again." },
-      });
-    }
+    if (store.balance < c.quote)
+      throw refuse("insufficient_balance", requestId, REFUSALS.insufficientBalance(c.quote, store.balance, urls));
 
     let outcome: Outcome | undefined;
     if (forced?.kind === "outcome") {
@@ -724,9 +670,7 @@ export function createMock(options: MockOptions = {}): Mock {
     if (c.kind === "tool" && op === "accountWatch" && isObject(params["schedule"])) {
       // D52: the call that creates a schedule is its first run, and its answer says so.
       const created = addSchedule(c.plan);
-      c.warnings.unshift(
-        `Schedule ${created.id} created: this account_watch call runs again every ${created.every} under this key, charged like this call (next at ${created.next_run_at}); GET /v1/schedules lists it, DELETE /v1/schedules/${created.id} stops it.`,
-      );
+      c.warnings.unshift(MESSAGES.scheduleCreated(created));
     }
 
     // A call none of whose calls can run (D41) has nothing to wait for: it answers at once.
@@ -778,31 +722,11 @@ export function createMock(options: MockOptions = {}): Mock {
     const { forced, consume, skipped, requestId } = req;
     const run = store.runMap.get(handle);
     if (!run || run.key !== apiKey) {
-      throw refuse("not_found", requestId, {
-        reason: "no_such_handle",
-        message: `No result ${handle} was started by this key.`,
-        fix: {
-          param: "handle",
-          note: "A result is read only by the key that started the call; check the handle and the key.",
-        },
-      });
+      throw refuse("not_found", requestId, REFUSALS.noSuchHandle());
     }
     if (run.status === "finished" && clock() - run.endedAt! >= RETENTION_MS) run.status = "expired";
-    if (run.status === "expired") {
-      throw refuse("handle_expired", requestId, {
-        message: `The result ${handle} is no longer kept (24 hours after the run ended).`,
-        fix: { param: "handle", note: "Send the call again; a new call is a new charge." },
-      });
-    }
-    if (run.status === "broken") {
-      throw refuse("internal_error", requestId, {
-        message: `The run behind ${handle} broke on the service's side; nothing was charged.`,
-        fix: {
-          param: "handle",
-          note: "Send the original call again; under the same Idempotency-Key it is never charged twice.",
-        },
-      });
-    }
+    if (run.status === "expired") throw refuse("handle_expired", requestId, REFUSALS.handleExpired());
+    if (run.status === "broken") throw refuse("internal_error", requestId, REFUSALS.runBroken(handle));
     if (run.status === "running") {
       if (forced?.kind === "running") {
         consume();
@@ -862,23 +786,16 @@ export function createMock(options: MockOptions = {}): Mock {
         return done(forcedRefusal(route, forced.code, forced.http, requestId));
       }
       // D50: a key in the URL first (above), then the request is validated, then the key is authenticated.
-      const info = OPERATIONS[op as keyof typeof OPERATIONS];
-      const validators = requestValidators[op as keyof typeof requestValidators] as Validators;
-      if (validators["path"]) check(route, validators["path"](pathParams), requestId);
-      const notText = queryTextProblem(url.search);
-      if (notText) throw invalid(requestId, notText);
-      const query = parseQuery(info, url.search);
-      check(route, validators["query"]!(query), requestId);
-      check(route, validators["headers"]!(headers), requestId);
-      let body: Record<string, unknown> = {};
-      if (validators["body"]) {
-        const read = await readBody(request, headers["content-type"]);
-        if (!read.ok) throw invalid(requestId, read.why ?? invalidBody());
-        const notText = bodyTextProblem(read.value);
-        if (notText) throw invalid(requestId, notText);
-        check(route, validators["body"](read.value), requestId);
-        body = read.value as Record<string, unknown>;
-      }
+      const checked = admitRequest(op, {
+        rawQuery: url.search.slice(1),
+        headers,
+        ...(names.length > 0 ? { path: pathParams } : {}),
+        ...(route.method === "POST"
+          ? { body: { contentType: headers["content-type"], text: await textOf(request) } }
+          : {}),
+      });
+      if (!checked.ok && route.responses.includes(400)) throw invalid(requestId, checked.invalid);
+      const { query, body }: { query: Params; body: Params } = checked.ok ? checked : { query: {}, body: {} };
       const params = route.method === "GET" ? query : body;
       const pending: Pending = { route, requestId, forced, consume, skipped, params, headers };
       // D41, D50: what the request alone decides is refused before the key; the rest after it.
@@ -911,11 +828,7 @@ export function createMock(options: MockOptions = {}): Mock {
           const id = pathParams["schedule_id"] ?? "";
           const at = store.scheduleList.findIndex((s) => s.id === id);
           if (at < 0) {
-            throw refuse("not_found", requestId, {
-              reason: "no_such_schedule",
-              message: `The workspace has no schedule ${id}.`,
-              fix: { param: "schedule_id", example_call: { method: "GET", path: "/v1/schedules" } },
-            });
+            throw refuse("not_found", requestId, REFUSALS.noSuchSchedule(id));
           }
           store.scheduleList.splice(at, 1);
           return done(reply(200, { request_id: requestId, schema_version: "v1", deleted: true, schedule_id: id }));
@@ -971,17 +884,11 @@ export function createMock(options: MockOptions = {}): Mock {
   });
 
   /** 404 `not_found` of a path the contract has no route for (after D25's key check), checked like every answer. */
-  function notFound(
-    request: Request,
-    reason: "no_such_tool" | "no_such_route",
-    why: string,
-    allowed: string[],
-  ): Response {
+  function notFound(request: Request, refusal: RefusalFields): Response {
     const requestId = newRequestId();
     const exposed = keyInUrl(new URL(request.url), requestId);
     if (exposed) return toResponse(exposed, contractPath(request));
-    const fix = { allowed, example_call: { method: "GET" as const, path: "/v1/capabilities" } };
-    const a = errorAnswer("not_found", requestId, { reason, message: why, fix }, { urls });
+    const a = errorAnswer("not_found", requestId, refusal as never, { urls });
     const r = reply(a.status, a.body, a.headers);
     conform(undefined, r);
     return toResponse(r, contractPath(request));
@@ -990,15 +897,13 @@ export function createMock(options: MockOptions = {}): Mock {
   // An unknown tool (D14 no_such_tool), and with a base address any other path under it (no_such_route).
   handlers.push(
     http.post(`${base}/v1/tools/:tool`, ({ params, request }) =>
-      notFound(request, "no_such_tool", `There is no tool ${String(params["tool"])}.`, [...TOOL_NAMES]),
+      notFound(request, REFUSALS.noSuchTool(String(params["tool"]), TOOL_NAMES)),
     ),
   );
   if (options.unknownRoutes ?? base !== "*") {
     const routes = (Object.values(ROUTES) as MockRoute[]).map((r) => `${r.method} ${r.path}`);
-    const noSuchRoute = ({ request }: { request: Request }) => {
-      const path = new URL(request.url).pathname.slice(0, 200);
-      return notFound(request, "no_such_route", `There is no route ${request.method} ${path}.`, routes);
-    };
+    const noSuchRoute = ({ request }: { request: Request }) =>
+      notFound(request, REFUSALS.noSuchRoute(request.method, new URL(request.url).pathname, routes));
     // Every path under the base address (its whole origin when it has no path of its own), never other origins.
     if (base === "*") handlers.push(http.all("*/v1/*", noSuchRoute));
     else {

@@ -1,5 +1,5 @@
 /** The mock's memory between requests: credits, runs, idempotency keys, schedules. Cleared by `reset()`. */
-import type { CallPlan, EndedCall, RunResult, ToolPlan } from "@sdgw/engine";
+import type { AccountReading, CallPlan, EndedCall, RunResult, ToolPlan } from "@sdgw/engine";
 import type { ErrorCode, OperationId, Schedule, Step } from "@sdgw/types";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
 import { clone } from "./util.ts";
@@ -99,6 +99,8 @@ export class Store implements MockState {
   idempotency = new Map<string, IdempotencyRecord>();
   exposed = new Set<string>();
   scheduleList: Schedule[];
+  /** Follower readings `account_watch` runs made, by platform and account, oldest first (as the server keeps them). */
+  readings = new Map<string, AccountReading[]>();
   private readonly startingBalance: number;
 
   constructor(startingBalance: number) {
@@ -120,6 +122,7 @@ export class Store implements MockState {
     this.runMap.clear();
     this.idempotency.clear();
     this.exposed.clear();
+    this.readings.clear();
     this.scheduleList = Store.initialSchedules();
   }
 
@@ -132,6 +135,20 @@ export class Store implements MockState {
     }
     this.balance -= credits;
     this.spentToday += credits;
+  }
+
+  /** Keeps the readings of a run (one per account and moment: a later one of the same moment replaces it). */
+  record(readings: readonly AccountReading[]): void {
+    for (const r of readings) {
+      const key = `${r.platform}\n${r.accountId}`;
+      const kept = (this.readings.get(key) ?? []).filter((x) => x.t !== r.t);
+      this.readings.set(key, [...kept, r].sort((a, b) => a.t - b.t).slice(-400));
+    }
+  }
+
+  /** The earlier readings of an account (the last 400, oldest first). */
+  history(platform: string, accountId: string): AccountReading[] {
+    return this.readings.get(`${platform}\n${accountId}`) ?? [];
   }
 
   setBalance(credits: number): void {

@@ -187,6 +187,8 @@ export type {
 export { explainFailure, invalidBody } from "./invalid-params.ts";
 export type { InvalidParams, RequestPart } from "./invalid-params.ts";
 export { normalizeHeaders, parseQuery } from "./query.ts";
+export { admitRequest } from "./admit.ts";
+export type { Admission, ArrivedRequest } from "./admit.ts";
 export { answerHeaders, resultRows, toCsv, toNdjson } from "./files.ts";
 export { KEY_QUERY_NAMES, keyInQueryRefusal, keysInQuery } from "./key-in-url.ts";
 export { bodyTextProblem, queryTextProblem } from "./text.ts";

@@ -5,19 +5,10 @@
  * authentication, key state and permission. Each step refuses by throwing a `Refusal`.
  */
 import type { FastifyRequest } from "fastify";
-import {
-  OPERATIONS,
-  bodyTextProblem,
-  invalidBody,
-  normalizeHeaders,
-  parseQuery,
-  queryTextProblem,
-  requestValidators,
-} from "@sdgw/validators";
+import { admitRequest, normalizeHeaders, type OPERATIONS } from "@sdgw/validators";
 import { REFUSALS, type CallPlan, type PlanResult } from "@sdgw/engine";
 import { JSON_TYPE, Refusal, fromError } from "./answer.ts";
 import { authenticate, canReadData, presentedKeyHash, sessionCaller, type Caller } from "./auth.ts";
-import type { Validation } from "./errors.ts";
 import type { RouteDeps } from "./routes/deps.ts";
 
 export type OperationId = keyof typeof OPERATIONS;
@@ -55,54 +46,19 @@ function rawQuery(req: FastifyRequest): string {
 
 /** Normalizes the headers, hashes the key presented, and validates query, headers, path and body (in this order). */
 export function admit(deps: RouteDeps, req: FastifyRequest, requestId: string, step: AdmitStep): Admitted {
-  const { errors } = deps;
   const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
   const keyHash = step.countsFailures === false ? null : presentedKeyHash(headers);
-  const v = requestValidators[step.operationId] as Record<string, (value: unknown) => Validation>;
-  const check = (validation: Validation) => {
-    if (!validation.ok) throw new Refusal(errors.validationFailure(validation, requestId, keyHash));
-  };
-  const raw = rawQuery(req);
-  const notText = queryTextProblem(raw);
-  if (notText) throw new Refusal(errors.invalid(notText, requestId, keyHash));
-  const query = parseQuery(OPERATIONS[step.operationId], raw);
-  check(v["query"]!(query));
-  check(v["headers"]!(headers));
-  if (step.path) check(v["path"]!(step.path));
-  let body: Record<string, unknown> = {};
-  if (step.body) {
-    const parsed = jsonBody(deps, req, requestId, keyHash);
-    check(v["body"]!(parsed));
-    body = parsed as Record<string, unknown>;
-  }
-  return { query, body, headers, keyHash };
-}
-
-/** The body as one JSON object of UTF-8 text (D56), before its validator. */
-function jsonBody(deps: RouteDeps, req: FastifyRequest, requestId: string, keyHash: string | null): unknown {
-  const { errors } = deps;
-  const type = String(req.headers["content-type"] ?? "")
-    .split(";")[0]!
-    .trim()
-    .toLowerCase();
-  let parsed: unknown;
-  if (req.body === NOT_UTF8) {
-    const notUtf8 = {
-      param: "body",
-      message: "The body is not UTF-8 text.",
-      note: "Send one JSON object encoded as UTF-8.",
-    };
-    throw new Refusal(errors.invalid(notUtf8, requestId, keyHash));
-  }
-  try {
-    if (type !== "application/json" || typeof req.body !== "string") throw new Error("not JSON");
-    parsed = JSON.parse(req.body);
-  } catch {
-    throw new Refusal(errors.invalid(invalidBody(), requestId, keyHash));
-  }
-  const notText = bodyTextProblem(parsed);
-  if (notText) throw new Refusal(errors.invalid(notText, requestId, keyHash));
-  return parsed;
+  // The content parser gives the body's text, NOT_UTF8, or nothing (no body: not one JSON object).
+  const text = req.body === NOT_UTF8 ? null : typeof req.body === "string" ? req.body : "";
+  const body = step.body ? { contentType: headers["content-type"], text } : undefined;
+  const r = admitRequest(step.operationId, {
+    rawQuery: rawQuery(req),
+    headers,
+    ...(step.path ? { path: step.path } : {}),
+    ...(body ? { body } : {}),
+  });
+  if (!r.ok) throw new Refusal(deps.errors.invalid(r.invalid, requestId, keyHash));
+  return { query: r.query, body: r.body, headers, keyHash };
 }
 
 /** A data call: `admit`, then its plan (a refusal needs no account, D50), then its caller with `read_data`. */

@@ -69,7 +69,10 @@ function unauthorized(
   why: { reason: string; message: string; note: string },
 ): { ok: false; answer: ErrorAnswer<"unauthorized"> } {
   const opts = { urls: gw.config.urls, now: new Date(gw.now()) };
-  return { ok: false, answer: errorAnswer("unauthorized", requestId, REFUSALS.unauthorized(why, gw.config.urls) as never, opts) };
+  return {
+    ok: false,
+    answer: errorAnswer("unauthorized", requestId, REFUSALS.unauthorized(why, gw.config.urls) as never, opts),
+  };
 }
 
 /** Why a key found by its hash (or not found) is refused, in D25's order; null when it may call. */
@@ -180,7 +183,9 @@ export function sessionCaller(
     if (csrf) return asAnswer(csrf);
   }
   const key = consoleKeyOf(gw, session.user);
-  const state = keyState(gw, key.hash, requestId) as { ok: true; caller: Caller } | { ok: false; answer: SessionRefusal };
+  const state = keyState(gw, key.hash, requestId) as
+    | { ok: true; caller: Caller }
+    | { ok: false; answer: SessionRefusal };
   if (!state.ok) return state;
   const name = consoleKeyName(session.user.email);
   const readsResultsOf = new Set(

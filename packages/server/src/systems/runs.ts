@@ -15,7 +15,15 @@
  * before the 202 is sent, then its capture and stored answer when it ends.
  */
 import { errorAnswer, toCsv, toNdjson, type ServiceUrls } from "@sdgw/validators";
-import { REFUSALS, cellOf, creditBilling, entryOf, finishedAnswer, notSupportedEntry, runningAnswer } from "@sdgw/engine";
+import {
+  REFUSALS,
+  cellOf,
+  creditBilling,
+  entryOf,
+  finishedAnswer,
+  notSupportedEntry,
+  runningAnswer,
+} from "@sdgw/engine";
 import type { EndedCall, RefusalFields, RunningParts } from "@sdgw/engine";
 import { serializeAnswer } from "../serialize.ts";
 import type { ServerConfig } from "../config.ts";
@@ -622,7 +630,11 @@ export class Runs {
   }
 
   /** An error answer as JSON bytes. */
-  private errorJson(code: "internal_error" | "not_found" | "handle_expired", requestId: string, fields: RefusalFields): HttpAnswer {
+  private errorJson(
+    code: "internal_error" | "not_found" | "handle_expired",
+    requestId: string,
+    fields: RefusalFields,
+  ): HttpAnswer {
     const a = errorAnswer(code, requestId, fields as never, { urls: this.urls, now: new Date(this.deps.now()) });
     return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
   }
