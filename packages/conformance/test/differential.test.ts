@@ -1,8 +1,9 @@
 /**
  * The mock and the reference server, side by side: the same few hundred generated requests (fast-check: every
- * operation, valid and with one thing wrong) go to @sdgw/mock over HTTP and to @sdgw/server, and each pair of
- * answers must say the same thing — the HTTP status; for a refusal its code, reason and the parameter it names; for
- * an answer its status, its cost and its shape. Ids and timestamps are left out.
+ * operation, valid and with one thing wrong) go to @sdgw/mock over HTTP and to @sdgw/server, set up alike (one
+ * account, the same keys and credits, the same Retry-After), and each pair of answers must be the same: status, media
+ * type and the whole body, word for word, apart from ids and timestamps. A call that goes on (202) is read by its
+ * handle to its end on both sides, and the ends must be the same too.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,22 +11,35 @@ import { join } from "node:path";
 import { createServer } from "@sdgw/server";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { FIXTURES, ROUTES } from "../../mock/src/generated/routes.ts";
 import { SAMPLES, type Req } from "../../mock/test/helpers.ts";
 import { startMockHttp } from "./mock-http.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-differential-"));
 // Limits far above what the test sends: a refusal by rate is not what is compared (the mock has scenarios for it).
 const limits = { keyQps: 100_000, workspaceConcurrency: 100_000, addressPerMinute: 100_000, failureThreshold: 100_000 };
-const server = createServer({ dbPath: join(dir, "sdgw.sqlite"), log: () => undefined, simulator: {}, limits });
+// The same settings on both sides: a 202 and a 409 say "ask again after 1 s" (the mock's default).
+const server = createServer({
+  dbPath: join(dir, "sdgw.sqlite"),
+  log: () => undefined,
+  simulator: {},
+  limits,
+  pollAfterSeconds: 1,
+  inProgressRetrySeconds: 1,
+});
+// The same account: the mock's (its getAccount fixture's name, its keys' name), a million credits, no schedules.
+const ACCOUNT = (FIXTURES[ROUTES.getAccount.defaultFixture!] as { account: { name: string } }).account.name;
 const { accounts } = server.gateway;
-const paid = accounts.createAccount({ name: "Differential", plan: "paid" }).account;
+const paid = accounts.createAccount({ name: ACCOUNT, plan: "paid" }).account;
 accounts.grant(paid.id, 1_000_000);
-const KEY = accounts.createKey({ accountId: paid.id, name: "main" }).secret;
-const NOSCOPE = accounts.createKey({ accountId: paid.id, name: "no read_data", permissions: [] }).secret;
+const KEY = accounts.createKey({ accountId: paid.id, name: "mock key" }).secret;
+const NOSCOPE = accounts.createKey({ accountId: paid.id, name: "mock key", permissions: [] }).secret;
 const serverUrl = await server.listen({ host: "127.0.0.1", port: 0 });
 // Nothing goes 202 by the mock's own pattern: the server answers every call inline here (the simulator waits 0 ms).
 const mock = await startMockHttp({
   balance: 1_000_000,
+  schedules: [],
+  polls: 0,
   slow: () => false,
   keys: { [KEY]: { permissions: ["read_data"] }, [NOSCOPE]: { permissions: [] } },
 });
@@ -109,10 +123,28 @@ const cases = fc
 
 let sequence = 0;
 
-async function send(baseUrl: string, req: Req, idem: string): Promise<{ status: number; body: unknown; type: string }> {
+/** An answer as compared: its status, media type and body (JSON, or the length of any other text). */
+interface Answer {
+  status: number;
+  body: unknown;
+  type: string;
+}
+
+/** Reads a 202's handle (a few ms apart) until the run has ended; any other answer is its own end. */
+async function settled(baseUrl: string, a: Answer, key: string | null): Promise<Answer> {
+  let last = a;
+  for (let i = 0; i < 400 && last.status === 202; i++) {
+    await new Promise((r) => setTimeout(r, 5));
+    const handle = String((last.body as { handle?: unknown }).handle);
+    last = await send(baseUrl, { path: `/v1/results/${handle}`, key }, "");
+  }
+  return last;
+}
+
+async function send(baseUrl: string, req: Req, idem: string): Promise<Answer> {
   const url = new URL(req.path, baseUrl);
   for (const [k, v] of Object.entries(req.query ?? {})) for (const x of [v].flat()) url.searchParams.append(k, x);
-  const headers: Record<string, string> = { "Idempotency-Key": idem, ...req.headers };
+  const headers: Record<string, string> = { ...(idem ? { "Idempotency-Key": idem } : {}), ...req.headers };
   const key = req.key === undefined ? KEY : req.key;
   if (key !== null) headers["X-API-Key"] = key;
   const init: RequestInit = { method: req.method ?? "GET", headers };
@@ -126,26 +158,35 @@ async function send(baseUrl: string, req: Req, idem: string): Promise<{ status: 
   return { status: res.status, type, body: type === "application/json" && text ? JSON.parse(text) : text.length };
 }
 
-/** What two answers must share: ids, timestamps, messages and the data itself left out. */
-function gist(a: { status: number; body: unknown; type: string }): Record<string, unknown> {
-  const b = (a.body ?? {}) as Record<string, unknown>;
-  const fix = (b["fix"] ?? {}) as Record<string, unknown>;
-  const billing = (b["billing"] ?? {}) as Record<string, unknown>;
-  return {
-    http: a.status,
-    type: a.type,
-    code: b["code"],
-    reason: b["reason"],
-    param: fix["param"],
-    status: b["status"],
-    cost: billing["cost_credits"] ?? billing["cost"],
-    keys:
-      a.status < 300 && typeof a.body === "object"
-        ? Object.keys(b)
-            .filter((k) => !["request_id", "fetched_at"].includes(k))
-            .sort()
-        : undefined,
-  };
+/** Ids and moments, which differ by nature: request ids, handles, schedule ids, timestamps. */
+const VARYING = [
+  [/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\b/g, "<time>"],
+  [/\bh_[A-Za-z0-9_-]+/g, "<handle>"],
+  [/\bsch_[A-Za-z0-9_-]+/g, "<schedule>"],
+  [/\breq_[A-Za-z0-9_-]+/g, "<request>"],
+  [/\b(acc|ws|key)_[A-Za-z0-9_-]+/g, "<$1 id>"],
+] as const;
+
+/** An answer with what varies by nature replaced: what the two sides must answer alike. */
+function gist(a: Answer): unknown {
+  const text = JSON.stringify({ http: a.status, type: a.type, body: a.body });
+  return JSON.parse(VARYING.reduce<string>((t, [re, to]) => t.replace(re, to), text));
+}
+
+/** Where two JSON values differ: each path with both values (none when they are equal). */
+function differencesOf(m: unknown, s: unknown, path = "$"): Array<{ path: string; mock: string; server: string }> {
+  const bothObjects = typeof m === "object" && m !== null && typeof s === "object" && s !== null;
+  if (bothObjects && Array.isArray(m) === Array.isArray(s)) {
+    const names = [...new Set([...Object.keys(m), ...Object.keys(s)])];
+    const inside = names.flatMap((k) =>
+      differencesOf((m as Record<string, unknown>)[k], (s as Record<string, unknown>)[k], `${path}.${k}`),
+    );
+    const order = JSON.stringify(Object.keys(m)) === JSON.stringify(Object.keys(s));
+    if (inside.length > 0 || order) return inside;
+    return [{ path: `${path} (order of fields)`, mock: Object.keys(m).join(","), server: Object.keys(s).join(",") }];
+  }
+  if (JSON.stringify(m) === JSON.stringify(s)) return [];
+  return [{ path, mock: String(JSON.stringify(m)).slice(0, 300), server: String(JSON.stringify(s)).slice(0, 300) }];
 }
 
 describe("@sdgw/mock and @sdgw/server answer alike (differential)", () => {
@@ -153,7 +194,13 @@ describe("@sdgw/mock and @sdgw/server answer alike (differential)", () => {
     timeout: 240_000,
   }, async () => {
     const differences: string[] = [];
+    const compare = (label: string, m: Answer, s: Answer) => {
+      const found = differencesOf(gist(m), gist(s)).slice(0, 8);
+      const lines = found.map((d) => `  at ${d.path}\n    mock:   ${d.mock}\n    server: ${d.server}`);
+      if (found.length > 0) differences.push([label, ...lines].join("\n"));
+    };
     let compared = 0;
+    let readToEnd = 0;
     const seen = new Set<string>();
     await fc.assert(
       fc.asyncProperty(cases, async (c) => {
@@ -161,14 +208,20 @@ describe("@sdgw/mock and @sdgw/server answer alike (differential)", () => {
         const [m, s] = await Promise.all([send(mock.baseUrl, c.req, idem), send(serverUrl, c.req, idem)]);
         compared++;
         seen.add(c.label.split(" ")[0]!);
-        const [gm, gs] = [gist(m), gist(s)];
-        if (JSON.stringify(gm) !== JSON.stringify(gs))
-          differences.push(`${c.label}\n  mock:   ${JSON.stringify(gm)}\n  server: ${JSON.stringify(gs)}`);
+        compare(c.label, m, s);
+        // A run that goes on (202) is read by its handle on each side until it ends; the ends must agree too.
+        if (m.status === 202 || s.status === 202) {
+          const key = c.req.key === undefined ? KEY : c.req.key;
+          const ended = await Promise.all([settled(mock.baseUrl, m, key), settled(serverUrl, s, key)]);
+          readToEnd++;
+          compare(`${c.label}, read to its end`, ...ended);
+        }
       }),
       { numRuns: 300, seed: 20261124 },
     );
     console.log(
-      `differential: ${compared} requests to each side, ${seen.size} operations, ${differences.length} differences`,
+      `differential: ${compared} requests to each side (${readToEnd} runs read to their end), ${seen.size} operations, ` +
+        `${differences.length} differences in whole answers`,
     );
     expect(differences, differences.slice(0, 30).join("\n")).toEqual([]);
   });

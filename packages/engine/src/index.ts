@@ -10,7 +10,7 @@ export type { CallPlan, PlanRefusal, PlanResult, PlannedCall } from "./plan.ts";
 export { planOperation, planRoute } from "./route-plan.ts";
 export type { DataRouteId, RouteBodyCheck } from "./route-plan.ts";
 export { purchaseRefusal, refusalAnswer } from "./refusals.ts";
-export { presentedKey } from "./keys.ts";
+export { keyPrefix, presentedKey } from "./keys.ts";
 export { KEY_REFUSALS, MESSAGES, REFUSALS, tooManySchedules } from "./messages.ts";
 export type { RefusalFields } from "./messages.ts";
 export type { PresentedKey } from "./keys.ts";

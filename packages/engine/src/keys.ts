@@ -27,3 +27,8 @@ export function presentedKey(headers: Readonly<Record<string, string | undefined
   const note = "Send your key in the X-API-Key header or as Authorization: Bearer.";
   return { ok: false, reason: "missing", message: "No key was sent; a valid key is required.", note };
 }
+
+/** The display prefix of a key (its first 12 characters), never enough to use it: how answers show a key. */
+export function keyPrefix(secret: string): string {
+  return secret.slice(0, 12);
+}

@@ -14,7 +14,7 @@ import {
   seedText,
   tooManySchedules,
 } from "@sdgw/engine";
-import { presentedKey, purchaseRefusal, toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
+import { keyPrefix, presentedKey, purchaseRefusal, toolAnswer, toolQuoteAnswer } from "@sdgw/engine";
 import type { CreditView, DataRouteId, EndedCall, PlanRefusal, PlannedCall, RefusalFields } from "@sdgw/engine";
 import type { PlatformProvider, RunResult, RunningParts, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
 import type { OnStep } from "@sdgw/engine/tools";
@@ -79,6 +79,8 @@ export interface MockOptions {
   keys?: Readonly<Record<string, MockKey>>;
   /** Credits at the start and after `reset()`. Default 100. */
   balance?: number;
+  /** The workspace's schedules at the start and after `reset()`. Default: the two of the `listSchedules` fixture. */
+  schedules?: readonly Schedule[];
   /** How many reads of a result answer 202 before it is finished. Default 2. */
   polls?: number;
   /**
@@ -231,7 +233,7 @@ export function createMock(options: MockOptions = {}): Mock {
   if (!(Number.isInteger(polls) && polls >= 0))
     throw new TypeError(`@sdgw/mock: polls must be a whole number, 0 or more (got ${polls})`);
 
-  const store = new Store(options.balance ?? 100);
+  const store = new Store(options.balance ?? 100, options.schedules);
   const simulator = new Simulator({ now: clock, ...(options.anchor !== undefined ? { anchor: options.anchor } : {}) });
   const catalog = new Catalog(simulator.providers);
   const finder = new Finder(catalog);
@@ -362,9 +364,12 @@ export function createMock(options: MockOptions = {}): Mock {
 
   // ---------------------------------------------------------------------------------------------- the engine's calls
 
-  /** The credits as answers show them (D7): the mock's keys have no daily limit. */
+  /** The credits as answers show them (D7): runs going on hold their quote, part of today's spend; no daily limit. */
   const view = (): CreditView => {
-    return { balance: store.balance, todaySpend: store.spentToday, dailyLimit: null, dailyRemaining: null, held: 0 };
+    let held = 0;
+    for (const run of store.runMap.values()) if (run.status === "running") held += run.call.quote;
+    const todaySpend = store.spentToday + held;
+    return { balance: store.balance, todaySpend, dailyLimit: null, dailyRemaining: null, held };
   };
   const toolContext = (providers: ToolContext["providers"]): ToolContext => ({
     providers,
@@ -541,7 +546,7 @@ export function createMock(options: MockOptions = {}): Mock {
       key: {
         ...fixture.key,
         id,
-        prefix: apiKey.slice(0, 9),
+        prefix: keyPrefix(apiKey),
         name: "mock key",
         permissions,
         daily_limit_credits: null,

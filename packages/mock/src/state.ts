@@ -102,19 +102,18 @@ export class Store implements MockState {
   /** Follower readings `account_watch` runs made, by platform and account, oldest first (as the server keeps them). */
   readings = new Map<string, AccountReading[]>();
   private readonly startingBalance: number;
+  private readonly startingSchedules: readonly Schedule[];
 
-  constructor(startingBalance: number) {
+  /** `schedules`: the workspace's schedules at the start and after `clear()` (default: the fixture's). */
+  constructor(startingBalance: number, schedules?: readonly Schedule[]) {
+    const fixture = FIXTURES[ROUTES.listSchedules.defaultFixture ?? ""] as { schedules?: Schedule[] } | undefined;
+    this.startingSchedules = clone(schedules ?? fixture?.schedules ?? []);
     this.startingBalance = startingBalance;
     this.balance = startingBalance;
-    this.scheduleList = Store.initialSchedules();
+    this.scheduleList = clone([...this.startingSchedules]);
   }
 
-  private static initialSchedules(): Schedule[] {
-    const body = FIXTURES[ROUTES.listSchedules.defaultFixture ?? ""] as { schedules?: Schedule[] } | undefined;
-    return clone(body?.schedules ?? []);
-  }
-
-  /** Forgets everything: credits back to the start, no runs or keys; the fixture's schedules. */
+  /** Forgets everything: credits back to the start, no runs or keys; the starting schedules. */
   clear(): void {
     this.balance = this.startingBalance;
     this.spentToday = 0;
@@ -123,7 +122,7 @@ export class Store implements MockState {
     this.idempotency.clear();
     this.exposed.clear();
     this.readings.clear();
-    this.scheduleList = Store.initialSchedules();
+    this.scheduleList = clone([...this.startingSchedules]);
   }
 
   /** Takes `credits` from the balance and adds them to today's spend (which restarts each UTC day). */

@@ -80,8 +80,3 @@ export function rememberKeyHash(secret: string, keyHash: string): void {
 }
 const KNOWN_HASHES = new Map<string, string>();
 const KNOWN_HASHES_MAX = 4096;
-
-/** The display prefix of a key (its first 12 characters), never enough to use it. */
-export function keyPrefix(secret: string): string {
-  return secret.slice(0, 12);
-}

@@ -8,7 +8,8 @@
  * permissions, expiry, limits, plan, grants), and the store drops them all when a write rolls back or another
  * connection (the admin CLI) committed (`Store.onReset`, `Store.sync`). Misses are not cached.
  */
-import { hashKey, keyPrefix, newId, newKeySecret } from "../ids.ts";
+import { keyPrefix } from "@sdgw/engine";
+import { hashKey, newId, newKeySecret } from "../ids.ts";
 import { isoSeconds, type Store } from "./store.ts";
 
 /** An account as stored. */
