@@ -4,6 +4,7 @@
  * fields of its answer (`reason`, `message`, `fix`). Nothing ran and nothing was charged. Pure.
  */
 import type { InvalidParams, ServiceUrls } from "@sdgw/validators";
+import { MESSAGES } from "./messages.ts";
 import type { PlanRefusal } from "./plan.ts";
 import type { ToolRefusal } from "./tools/types.ts";
 
@@ -17,9 +18,7 @@ const CAPABILITIES = { method: "GET", path: "/v1/capabilities" } as const;
 /** The fix note of a tool's `not_supported` (D73 names `confirm` or `scale` for scale=large). */
 function toolNote(r: Extract<ToolRefusal, { code: "not_supported" }>): string {
   if (r.reason !== "not_available_yet") return "GET /v1/capabilities lists the platforms of each operation.";
-  return r.param === "confirm"
-    ? "Send confirm: false to see the plan and price of scale=large, or scale small or standard to run now."
-    : "Send scale small or standard to run now, or confirm: false to see the plan and price of scale=large.";
+  return r.param === "confirm" ? MESSAGES.largeScaleConfirmNote : MESSAGES.largeScaleNote;
 }
 
 /** The answer of a refused data plan or tool plan; `urls.billing` is where a `plan_limit` points. */
@@ -51,14 +50,14 @@ export function purchaseRefusal(
   tool: "account_watch" | "batch_stats",
   urls: ServiceUrls,
 ): RefusalAnswer & { code: "plan_limit" } {
-  const nothing = "Nothing ran and nothing was charged.";
   if (tool === "account_watch") {
-    const message = `Schedules open after the first purchase; this call without \`schedule\` runs now. ${nothing}`;
     const fix = { param: "schedule", action_url: urls.billing, note: "Buy credits to open schedules." };
-    return { code: "plan_limit" as const, extra: { reason: "schedules_need_purchase", message, fix } };
+    const extra = { reason: "schedules_need_purchase", message: MESSAGES.schedulesNeedPurchase, fix };
+    return { code: "plan_limit" as const, extra };
   }
-  const note = "Buy credits to open batches; confirm: false shows the plan and price now.";
-  const fix = { param: "targets", action_url: urls.billing, note };
-  const message = `Batches open after the first purchase (D58). ${nothing}`;
-  return { code: "plan_limit" as const, extra: { reason: "batches_need_purchase", message, fix } };
+  const fix = { param: "targets", action_url: urls.billing, note: MESSAGES.batchesNeedPurchaseNote };
+  return {
+    code: "plan_limit" as const,
+    extra: { reason: "batches_need_purchase", message: MESSAGES.batchesNeedPurchase, fix },
+  };
 }

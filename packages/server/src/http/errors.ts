@@ -10,16 +10,13 @@ import {
   type InvalidParams,
 } from "@sdgw/validators";
 import type { Gateway } from "../gateway.ts";
-import type { PlanRefusal } from "@sdgw/engine";
+import { refusalAnswer, type PlanRefusal, type RefusalAnswer, type ToolRefusal } from "@sdgw/engine";
 import type { Claim } from "../systems/idempotency.ts";
 import type { HoldRefusal } from "../systems/ledger.ts";
 import type { LimitRefusal } from "../systems/limits.ts";
 import type { HttpAnswer } from "../systems/runs.ts";
 import { fromError, jsonAnswer } from "./answer.ts";
 import { MESSAGES, REFUSALS } from "@sdgw/engine";
-
-/** A failed validation of a generated validator: its answer names the parameter. */
-export type Validation = { ok: true; value: unknown } | { ok: false; answer(requestId: string): unknown };
 
 export class HttpErrors {
   private readonly gw: Gateway;
@@ -46,20 +43,20 @@ export class HttpErrors {
     return jsonAnswer(invalidParamsAnswer(invalidParams, requestId), 400);
   }
 
-  validationFailure(v: Validation, requestId: string, keyHash: string | null): HttpAnswer {
-    if (keyHash) this.gw.limits.recordFailure(keyHash);
-    return jsonAnswer((v as { answer(r: string): unknown }).answer(requestId), 400);
-  }
-
   /** A 500 that echoes nothing. */
   internal(requestId: string, extra: Record<string, unknown> = {}): HttpAnswer {
     return fromError(errorAnswer("internal_error", requestId, extra as never, this.opts()));
   }
 
-  plan(r: PlanRefusal, requestId: string, keyHash: string | null): HttpAnswer {
-    if (r.code === "invalid_params") return this.invalid(r.invalid, requestId, keyHash);
-    const fix = { allowed: r.allowed, note: r.note, example_call: { method: "GET", path: "/v1/capabilities" } };
-    return this.fail("not_supported", requestId, { reason: "no_such_capability", message: r.message, fix }, keyHash);
+  /** A refused data or tool plan (the engine's `refusalAnswer`, one wording for the server and the mock). */
+  plan(r: PlanRefusal | ToolRefusal, requestId: string, keyHash: string | null): HttpAnswer {
+    return this.refused(refusalAnswer(r, this.gw.config.urls), requestId, keyHash);
+  }
+
+  /** A refusal the engine worded: `invalid_params` naming the parameter, or its code with its fields. */
+  refused(a: RefusalAnswer, requestId: string, keyHash: string | null): HttpAnswer {
+    if (a.code === "invalid_params") return this.invalid(a.invalid, requestId, keyHash);
+    return this.fail(a.code, requestId, a.extra, keyHash);
   }
 
   limit(r: LimitRefusal, requestId: string): HttpAnswer {

@@ -26,7 +26,6 @@ import { consoleSessionRoutes } from "./console-session.ts";
 import { consoleStaticRoutes } from "./console-static.ts";
 import { docsRoutes, withCatalogueLink } from "./docs-routes.ts";
 import { registerAccountRoutes } from "./routes/account.ts";
-import { registerCallRoutes } from "./routes/call.ts";
 import { registerCatalogRoutes } from "./routes/catalog.ts";
 import { registerDataRoutes } from "./routes/data.ts";
 import { createRouteDeps, type RouteDeps } from "./routes/deps.ts";
@@ -47,8 +46,7 @@ export function buildApp(gw: Gateway): FastifyInstance {
   capConnections(app, gw);
   installHooks(app, gw);
 
-  registerDataRoutes(app, deps); // GET /v1/search and the six typed POST routes
-  registerCallRoutes(app, deps); // POST /v1/call/{op}
+  registerDataRoutes(app, deps); // GET /v1/search, the six typed POST routes and POST /v1/call/{op}
   registerToolRoutes(app, deps); // POST /v1/tools/{tool}
   registerCatalogRoutes(app, deps); // no key: /v1/capabilities, /v1/find, /openapi.json
   registerAccountRoutes(app, deps); // GET /v1/account

@@ -1,48 +1,60 @@
-/** The typed data routes: `GET /v1/search` and `POST` search, trending, detail, comments, user_profile, user_posts. */
-import type { FastifyInstance } from "fastify";
-import type { Platform } from "@sdgw/types";
-import { planPlatforms, planTargets, type PlanResult } from "@sdgw/engine";
-import { admitCall, type Admitted, type OperationId } from "../admission.ts";
+/**
+ * The data routes: `GET /v1/search`, `POST` search, trending, detail, comments, user_profile, user_posts, and
+ * `POST /v1/call/{op}`. Each is admitted (validated, planned by the engine's `planRoute`, as the mock plans, its
+ * caller allowed to read data), then charged and run.
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { requestValidators, type InvalidParams } from "@sdgw/validators";
+import { planRoute, type DataRouteId, type RouteBodyCheck } from "@sdgw/engine";
+import { admitCall } from "../admission.ts";
 import { runCall } from "../charging.ts";
 import { handler, type RouteDeps } from "./deps.ts";
 
+/** The typed data routes by method and path (`POST /v1/call/{op}` is registered with its path parameter). */
+const DATA_ROUTES: ReadonlyArray<readonly ["get" | "post", string, Exclude<DataRouteId, "callOperation">]> = [
+  ["get", "/v1/search", "search"],
+  ["post", "/v1/search", "searchPost"],
+  ["post", "/v1/trending", "trending"],
+  ["post", "/v1/detail", "detail"],
+  ["post", "/v1/comments", "comments"],
+  ["post", "/v1/user_profile", "userProfile"],
+  ["post", "/v1/user_posts", "userPosts"],
+];
+
 export function registerDataRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const { gw } = deps;
-  const byPlatforms = (name: "search" | "trending") => (v: Admitted) => planPlatforms(gw.catalog, name, v.body, "data");
-  const byTargets = (name: "detail" | "comments" | "user_profile" | "user_posts") => (v: Admitted) =>
-    planTargets(gw.catalog, name, v.body["platform"] as Platform, v.body);
-  const searchGet = (v: Admitted) => planPlatforms(gw.catalog, "search", v.query, "search");
-  const route = (r: DataRoute) => dataHandler(deps, r);
-
-  app.get("/v1/search", route({ operationId: "search", body: false, plan: searchGet }));
-  app.post("/v1/search", route({ operationId: "searchPost", body: true, plan: byPlatforms("search") }));
-  app.post("/v1/trending", route({ operationId: "trending", body: true, plan: byPlatforms("trending") }));
-  app.post("/v1/detail", route({ operationId: "detail", body: true, plan: byTargets("detail") }));
-  app.post("/v1/comments", route({ operationId: "comments", body: true, plan: byTargets("comments") }));
-  app.post("/v1/user_profile", route({ operationId: "userProfile", body: true, plan: byTargets("user_profile") }));
-  app.post("/v1/user_posts", route({ operationId: "userPosts", body: true, plan: byTargets("user_posts") }));
-}
-
-/** A data route: its operation, whether its parameters are the body (POST) or the query (GET), and its plan. */
-interface DataRoute {
-  operationId: OperationId;
-  body: boolean;
-  plan(v: Admitted): PlanResult;
+  for (const [method, path, operationId] of DATA_ROUTES) app[method](path, dataHandler(deps, operationId));
+  app.post("/v1/call/:op", dataHandler(deps, "callOperation"));
 }
 
 /** Admitted (validated, planned, its caller allowed to read data), then charged and run. */
-function dataHandler(deps: RouteDeps, route: DataRoute) {
-  return handler(deps, async (req, requestId) => {
-    const call = admitCall(deps, req, requestId, route);
-    const params = route.body ? call.body : call.query;
+function dataHandler(deps: RouteDeps, operationId: DataRouteId) {
+  const body = operationId !== "search"; // the parameters of GET /v1/search are its query, the others' their body
+  return handler(deps, async (req: FastifyRequest, requestId) => {
+    const op = operationId === "callOperation" ? (req.params as { op: string }).op : "";
+    const call = admitCall(deps, req, requestId, {
+      operationId,
+      body,
+      ...(operationId === "callOperation" ? { path: { op } } : {}),
+      plan: (v) => planRoute(deps.gw.catalog, operationId, body ? v.body : v.query, op, checkRouteBody),
+    });
+    const params = body ? call.body : call.query;
     return runCall(deps, {
       caller: call.caller,
       requestId,
-      operationId: route.operationId,
-      params,
+      operationId,
+      params: operationId === "callOperation" ? { op, body: params } : params,
       idempotencyKey: call.headers["idempotency-key"],
       plan: call.plan,
       maxCost: params["max_cost_credits"],
     });
   });
 }
+
+/** A typed op's body called by name, checked by its route's validator (the engine's planner calls it). */
+const checkRouteBody: RouteBodyCheck = (routeOp, body) => {
+  const validate = (requestValidators[routeOp as keyof typeof requestValidators] as { body?: BodyValidator }).body;
+  const v = validate?.(body);
+  return v && !v.ok ? v.invalid! : null;
+};
+
+type BodyValidator = (value: unknown) => { ok: boolean; invalid?: InvalidParams };

@@ -14,7 +14,7 @@ import { admit, callerOf, type OperationId } from "../admission.ts";
 import { jsonAnswer, Refusal } from "../answer.ts";
 import type { Caller } from "../auth.ts";
 import { charging } from "../charging.ts";
-import { MESSAGES, REFUSALS, tooManySchedules } from "@sdgw/engine";
+import { MESSAGES, REFUSALS, purchaseRefusal, tooManySchedules } from "@sdgw/engine";
 import { handler, type RouteDeps } from "./deps.ts";
 
 const toolOps: Record<ToolName, OperationId> = {
@@ -40,10 +40,10 @@ export function registerToolRoutes(app: FastifyInstance, deps: RouteDeps): void 
       const tool = name as ToolName;
       const { body, headers, keyHash } = admit(deps, req, requestId, { operationId, body: true });
       const early = planTool(gw, tool, body, "paid");
-      if (!early.ok && beforeAuth(early.refusal)) return refuseTool(deps, early.refusal, requestId, keyHash);
+      if (!early.ok && beforeAuth(early.refusal)) return deps.errors.plan(early.refusal, requestId, keyHash);
       const caller = callerOf(deps, headers, requestId, { needsReadData: true, presentedHash: keyHash });
       const planned = planTool(gw, tool, body, caller.account.plan);
-      if (!planned.ok) return refuseTool(deps, planned.refusal, requestId, caller.keyHash);
+      if (!planned.ok) return deps.errors.plan(planned.refusal, requestId, caller.keyHash);
       const confirmed = body["confirm"] !== false;
       const schedule = tool === "account_watch" && confirmed ? (body["schedule"] as Every | undefined) : undefined;
       refuseByAccount(deps, { tool, caller, requestId, confirmed, schedule });
@@ -71,54 +71,6 @@ function noSuchTool(deps: RouteDeps, name: string, requestId: string): HttpAnswe
 const beforeAuth = (r: ToolRefusal) =>
   r.code === "invalid_params" || (r.code === "not_supported" && r.reason === "no_such_capability");
 
-/** The fix note of a tool's `not_supported` refusal (D73 names `confirm` or `scale` for scale=large). */
-const notSupportedNote = (r: Extract<ToolRefusal, { code: "not_supported" }>) =>
-  r.reason !== "not_available_yet"
-    ? "GET /v1/capabilities lists the platforms of each operation."
-    : r.param === "confirm"
-      ? MESSAGES.largeScaleConfirmNote
-      : MESSAGES.largeScaleNote;
-
-/** A tool's refusal (D24) as its HTTP answer; never charged. */
-function refuseTool(deps: RouteDeps, r: ToolRefusal, requestId: string, keyHash: string | null): HttpAnswer {
-  const { gw, errors } = deps;
-  switch (r.code) {
-    case "invalid_params":
-      return errors.invalid(
-        { param: r.param, message: r.message, ...(r.allowed ? { allowed: r.allowed } : {}) },
-        requestId,
-        keyHash,
-      );
-    case "plan_limit": {
-      const fix = {
-        param: r.param,
-        action_url: gw.config.urls.billing,
-        note: "Buy credits to open it, or send a smaller scale.",
-      };
-      return errors.fail(
-        "plan_limit",
-        requestId,
-        { reason: r.reason, message: `${r.message} Nothing ran and nothing was charged.`, fix },
-        keyHash,
-      );
-    }
-    case "not_supported": {
-      const fix = {
-        param: r.param,
-        ...(r.allowed ? { allowed: r.allowed } : {}),
-        note: notSupportedNote(r),
-        example_call: { method: "GET", path: "/v1/capabilities" },
-      };
-      return errors.fail(
-        "not_supported",
-        requestId,
-        { reason: r.reason, message: `${r.message} Nothing ran and nothing was charged.`, fix },
-        keyHash,
-      );
-    }
-  }
-}
-
 /**
  * What the account does not open (D51, D58): a confirmed batch on a free account; a schedule on a free account or in
  * a workspace at its schedules. Throws the refusal.
@@ -129,30 +81,17 @@ function refuseByAccount(
 ): void {
   const { gw, errors } = deps;
   const { caller, requestId } = o;
-  const billing = gw.config.urls.billing;
-  if (o.tool === "batch_stats" && o.confirmed && caller.account.plan === "free") {
-    const fix = { param: "targets", action_url: billing, note: MESSAGES.batchesNeedPurchaseNote };
-    throw new Refusal(
-      errors.fail(
-        "plan_limit",
-        requestId,
-        { reason: "batches_need_purchase", message: MESSAGES.batchesNeedPurchase, fix },
-        caller.keyHash,
-      ),
-    );
-  }
+  const needsPurchase =
+    caller.account.plan !== "free"
+      ? null
+      : o.tool === "batch_stats" && o.confirmed
+        ? "batch_stats"
+        : o.schedule
+          ? "account_watch"
+          : null;
+  if (needsPurchase)
+    throw new Refusal(errors.refused(purchaseRefusal(needsPurchase, gw.config.urls), requestId, caller.keyHash));
   if (!o.schedule) return;
-  if (caller.account.plan === "free") {
-    const fix = { param: "schedule", action_url: billing, note: "Buy credits to open schedules." };
-    throw new Refusal(
-      errors.fail(
-        "plan_limit",
-        requestId,
-        { reason: "schedules_need_purchase", message: MESSAGES.schedulesNeedPurchase, fix },
-        caller.keyHash,
-      ),
-    );
-  }
   if (gw.schedules.count(caller.key.workspace_id) >= SCHEDULES_PER_WORKSPACE) {
     throw new Refusal(errors.invalid(tooManySchedules(SCHEDULES_PER_WORKSPACE), requestId, caller.keyHash));
   }
