@@ -22,7 +22,7 @@ import {
 } from "./analysis.ts";
 import type { ResolvedLink } from "./links.ts";
 import { applied, defineTool, isRefusal, resolveLinks } from "./params.ts";
-import type { CallOutcome } from "./runner.ts";
+import { profilesAndPosts } from "./waves.ts";
 import type { FollowerReading } from "./types.ts";
 
 /** Days of each `range`. */
@@ -63,29 +63,7 @@ export const accountWatch = defineTool<AccountWatchRequest, Setup>({
   },
   async execute(s, runner, ctx) {
     const win = dayWindow(ctx.now, RANGE_DAYS[s.range]);
-    const profiles = await runner.wave(
-      "profiles",
-      () => runner.all(s.accounts, (a) => runner.call(a.platform, "user_profile", { id: a.id }, a.link, "accounts")),
-      [],
-    );
-    const cards = profiles.map((out) =>
-      out.ok ? out.items.find((i): i is ProfileCard => i.kind === "profile_card") : undefined,
-    );
-    const found = s.accounts.flatMap((a, i) => (cards[i] ? [{ account: a, card: cards[i] }] : []));
-    const postsOut = await runner.wave(
-      "posts",
-      () =>
-        runner.all(found, (f) =>
-          runner.call(
-            f.account.platform,
-            "user_posts",
-            { id: f.account.id, limit: POSTS_PER_ACCOUNT, sort: "latest" },
-            f.account.link,
-            "accounts",
-          ),
-        ),
-      [] as CallOutcome[],
-    );
+    const { found, posts: postsOut } = await profilesAndPosts(runner, s.accounts, POSTS_PER_ACCOUNT);
 
     const items: Item[] = [];
     const best: Array<FetchedPost & { account: string }> = [];

@@ -9,7 +9,7 @@ import { validateCreatorCardBody } from "@sdgw/validators";
 import { DAY_MS, median, postsOf, round, tagged, type FetchedPost } from "./analysis.ts";
 import type { ResolvedLink } from "./links.ts";
 import { applied, defineTool, isRefusal, resolveLinks } from "./params.ts";
-import type { CallOutcome } from "./runner.ts";
+import { profilesAndPosts } from "./waves.ts";
 
 /** What `include` offers on `creator_card`, and its default. */
 export const CREATOR_CARD_INCLUDE = ["posts", "metrics"] as const;
@@ -73,30 +73,7 @@ export const creatorCard = defineTool<CreatorCardRequest, Setup>({
     };
   },
   async execute(s, runner) {
-    const profiles = await runner.wave(
-      "profiles",
-      () => runner.all(s.accounts, (a) => runner.call(a.platform, "user_profile", { id: a.id }, a.link, "accounts")),
-      [],
-    );
-    const found = s.accounts.flatMap((account, i) => {
-      const out = profiles[i]!;
-      const card = out.ok ? out.items.find((it): it is ProfileCard => it.kind === "profile_card") : undefined;
-      return card ? [{ account, card }] : [];
-    });
-    const postsOut = await runner.wave(
-      "posts",
-      () =>
-        runner.all(found, (f) =>
-          runner.call(
-            f.account.platform,
-            "user_posts",
-            { id: f.account.id, limit: POSTS_READ, sort: "latest" },
-            f.account.link,
-            "accounts",
-          ),
-        ),
-      [] as CallOutcome[],
-    );
+    const { found, posts: postsOut } = await profilesAndPosts(runner, s.accounts, POSTS_READ);
     const items: Item[] = [];
     found.forEach(({ account, card }, i) => {
       const out = postsOut[i];

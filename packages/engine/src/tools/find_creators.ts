@@ -8,6 +8,7 @@ import type { FindCreatorsRequest, Item, Platform, ProfileCard } from "@sdgw/typ
 import { validateFindCreatorsBody } from "@sdgw/validators";
 import { leaderboard, postsOf, rankBy, type FetchedPost } from "./analysis.ts";
 import { applied, defineTool, isRefusal, queryText, searchPlatforms } from "./params.ts";
+import { searchWave } from "./waves.ts";
 
 const PAGE_SIZE = 20;
 
@@ -64,14 +65,7 @@ export const findCreators = defineTool<FindCreatorsRequest, Setup>({
     };
   },
   async execute(s, runner) {
-    const outs = await runner.wave(
-      "search",
-      () =>
-        runner.all(s.platforms, (p) =>
-          runner.call(p, "search", { query: s.query, type: "content", sort: "relevance", count: PAGE_SIZE }),
-        ),
-      [],
-    );
+    const outs = await searchWave(runner, s.platforms, { query: s.query, sort: "relevance", count: PAGE_SIZE });
     const byAuthor = new Map<string, Candidate>();
     outs.forEach((out, i) => {
       if (!out.ok) return;

@@ -21,6 +21,7 @@ import {
   type FetchedPost,
 } from "./analysis.ts";
 import { applied, defineTool, isRefusal, queryText, searchPlatforms } from "./params.ts";
+import { searchWave } from "./waves.ts";
 
 /** A post is viral at this many times its author's median engagement, or more. */
 export const VIRAL_MIN_RATIO = 3;
@@ -74,20 +75,8 @@ export const viralFinder = defineTool<ViralFinderRequest, Setup>({
   },
   async execute(s, runner, ctx) {
     const win = dayWindow(ctx.now, s.window === "7d" ? 7 : 30);
-    const outs = await runner.wave(
-      "search",
-      () =>
-        runner.all(s.platforms, (p) =>
-          runner.call(p, "search", {
-            query: s.query,
-            type: "content",
-            sort: "most_liked",
-            time_range: s.window,
-            count: PAGE_SIZE,
-          }),
-        ),
-      [],
-    );
+    const params = { query: s.query, sort: "most_liked", time_range: s.window, count: PAGE_SIZE };
+    const outs = await searchWave(runner, s.platforms, params);
     const posts = outs
       .flatMap((out, i) => (out.ok ? postsOf(s.platforms[i]!, out.items) : []))
       .filter((p) => p.ms !== null && inWindow(p.ms, win));
