@@ -67,6 +67,16 @@ const spentToday = (row: { spend_day: string; spend_today: number }, day: string
   row.spend_day === day ? row.spend_today : 0;
 
 /** Holds, captures, releases and the numbers shown in billing blocks. */
+/** What settling a hold takes: the run, the charge asked and its calls, whether the key's spend counts, and when. */
+interface SettleStep {
+  runId: string;
+  amount: number;
+  calls: number;
+  keyHasLimit: boolean;
+  day: string;
+  at: string;
+}
+
 export class Ledger {
   private readonly deps: LedgerDeps;
   /** Holds of runs that have not answered 202, by run id. */
@@ -231,54 +241,64 @@ export class Ledger {
    * the charge and the balance after. A hold in memory that charges nothing writes nothing.
    */
   settle(runId: string, amount: number, calls: number, keyHasLimit = true): { charged: number; balance: number } {
-    const { store, accounts } = this.deps;
     const now = this.deps.now();
-    const day = utcDay(now);
-    const at = isoSeconds(now);
+    const when = { day: utcDay(now), at: isoSeconds(now) };
     const mem = this.memory.get(runId);
-    if (mem) {
-      const charge = Math.min(Math.max(0, amount), mem.amount);
-      this.drop(runId, mem);
-      if (charge === 0) return { charged: 0, balance: accounts.cachedAccount(mem.accountId)!.balance };
-      const chargedCalls = Math.min(calls, mem.calls);
-      // Blind writes, deferred to the end of the turn (see the store); the caches move here by the same rules.
-      return store.tx(() => {
-        const before = accounts.cachedAccount(mem.accountId)!;
-        store.write(
-          "INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)",
-          mem.accountId,
-          charge,
-          mem.keyId,
-          runId,
-          day,
-          at,
-        );
-        if (keyHasLimit) {
-          store.write(KEY_SPEND, { day, charge, id: mem.keyId });
-          accounts.updateCachedKey(mem.keyHash, (k) => ({
-            ...k,
-            spend_today: spentToday(k, day) + charge,
-            spend_day: day,
-          }));
-        }
-        const freeCalls = mem.free ? chargedCalls : 0;
-        store.write(
-          "UPDATE accounts SET balance = balance - :charge, free_calls_used = free_calls_used + :freeCalls, spend_today = " +
-            "CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id",
-          { charge, freeCalls, day, id: mem.accountId },
-        );
-        if (before.balance < charge) throw new Error(`account ${mem.accountId} would go below zero`); // the CHECK of the table, here and now
-        const account: AccountRecord = {
-          ...before,
-          balance: before.balance - charge,
-          free_calls_used: before.free_calls_used + freeCalls,
-          spend_today: spentToday(before, day) + charge,
+    if (mem) return this.settleInMemory({ runId, hold: mem, amount, calls, keyHasLimit, ...when });
+    return this.settleStored({ runId, amount, calls, keyHasLimit, ...when });
+  }
+
+  /** `settle` of a hold kept in memory (blind writes, deferred to the end of the turn). */
+  private settleInMemory(o: SettleStep & { hold: MemoryHold }): { charged: number; balance: number } {
+    const { store, accounts } = this.deps;
+    const { runId, hold: mem, amount, calls, keyHasLimit, day, at } = o;
+    const charge = Math.min(Math.max(0, amount), mem.amount);
+    this.drop(runId, mem);
+    if (charge === 0) return { charged: 0, balance: accounts.cachedAccount(mem.accountId)!.balance };
+    const chargedCalls = Math.min(calls, mem.calls);
+    // Blind writes, deferred to the end of the turn (see the store); the caches move here by the same rules.
+    return store.tx(() => {
+      const before = accounts.cachedAccount(mem.accountId)!;
+      store.write(
+        "INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)",
+        mem.accountId,
+        charge,
+        mem.keyId,
+        runId,
+        day,
+        at,
+      );
+      if (keyHasLimit) {
+        store.write(KEY_SPEND, { day, charge, id: mem.keyId });
+        accounts.updateCachedKey(mem.keyHash, (k) => ({
+          ...k,
+          spend_today: spentToday(k, day) + charge,
           spend_day: day,
-        };
-        accounts.remember(account);
-        return { charged: charge, balance: account.balance };
-      });
-    }
+        }));
+      }
+      const freeCalls = mem.free ? chargedCalls : 0;
+      store.write(
+        "UPDATE accounts SET balance = balance - :charge, free_calls_used = free_calls_used + :freeCalls, spend_today = " +
+          "CASE WHEN spend_day = :day THEN spend_today + :charge ELSE :charge END, spend_day = :day WHERE id = :id",
+        { charge, freeCalls, day, id: mem.accountId },
+      );
+      if (before.balance < charge) throw new Error(`account ${mem.accountId} would go below zero`); // the CHECK of the table, here and now
+      const account: AccountRecord = {
+        ...before,
+        balance: before.balance - charge,
+        free_calls_used: before.free_calls_used + freeCalls,
+        spend_today: spentToday(before, day) + charge,
+        spend_day: day,
+      };
+      accounts.remember(account);
+      return { charged: charge, balance: account.balance };
+    });
+  }
+
+  /** `settle` of a hold in the table: the conditional update ends it exactly once. */
+  private settleStored(o: SettleStep): { charged: number; balance: number } {
+    const { store, accounts } = this.deps;
+    const { runId, amount, calls, keyHasLimit, day, at } = o;
     const rows = store.tx(() => {
       // The conditional update is the "exactly once": only a hold still `held` ends, and it says what it was.
       const hold = store
