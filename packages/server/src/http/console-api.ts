@@ -192,30 +192,7 @@ export function consoleApiRoutes(app: FastifyInstance, gw: Gateway): void {
   app.get(
     "/console/api/results",
     route(false, (_req, s, requestId) => {
-      // Runs that outlived their request or kept their answer have a row (and a handle); a call answered at once
-      // has only its charge in the ledger.
-      const name = consoleKeyName(s.user.email);
-      const rows = gw.store.all<{
-        run_id: string;
-        handle: string | null;
-        operation: string | null;
-        state: string;
-        quote: number;
-        charged: number;
-        started_at: string;
-        ended_at: string | null;
-        expires_at: string | null;
-      }>(
-        `SELECT r.id AS run_id, r.handle, r.operation, r.state, r.quote, r.charged, r.started_at, r.ended_at, r.expires_at FROM runs r JOIN keys k ON k.id = r.key_id WHERE r.account_id = ? AND k.name = ?
-         UNION ALL
-         SELECT l.run_id, NULL, NULL, 'finished', l.amount, l.amount, l.created_at, l.created_at, NULL FROM ledger l JOIN keys k ON k.id = l.key_id
-           WHERE l.account_id = ? AND k.name = ? AND l.kind = 'charge' AND l.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r2 WHERE r2.id = l.run_id)
-         ORDER BY started_at DESC, run_id DESC LIMIT 200`,
-        s.user.account_id,
-        name,
-        s.user.account_id,
-        name,
-      );
+      const rows = gw.runs.consoleResults(s.user.account_id, consoleKeyName(s.user.email));
       return ok({
         request_id: requestId,
         results: rows.map((r) => ({
@@ -244,11 +221,7 @@ export function consoleApiRoutes(app: FastifyInstance, gw: Gateway): void {
             .toISOString()
             .slice(0, 10),
         );
-      const rows = gw.store.all<{ day: string; credits: number }>(
-        "SELECT day, SUM(amount) AS credits FROM ledger WHERE account_id = ? AND kind = 'charge' AND day >= ? GROUP BY day",
-        s.user.account_id,
-        days[0]!,
-      );
+      const rows = gw.ledger.dailyCharges(s.user.account_id, days[0]!);
       const by = new Map(rows.map((r) => [r.day, r.credits]));
       return ok({ request_id: requestId, days: days.map((day) => ({ day, credits: by.get(day) ?? 0 })) });
     }),

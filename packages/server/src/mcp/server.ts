@@ -249,26 +249,14 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   function madeBy(handle: string): string | null {
     const key = callerKey();
     if (!key) return null;
-    return (
-      gateway!.store.get<{ operation: string }>(
-        "SELECT operation FROM runs WHERE handle = ? AND key_id = ?",
-        handle,
-        key.id,
-      )?.operation ?? null
-    );
+    return gateway!.runs.operationOf(handle, key.id);
   }
 
   /** The handle of the run a call under this key's Idempotency-Key started, or null (no gateway at hand, no run). */
   function handleOfIdempotencyKey(idem: string): string | null {
     const key = callerKey();
     if (!key) return null;
-    return (
-      gateway!.store.get<{ handle: string | null }>(
-        "SELECT r.handle AS handle FROM idempotency i JOIN runs r ON r.id = i.run_id WHERE i.key_id = ? AND i.idem_key = ?",
-        key.id,
-        idem,
-      )?.handle ?? null
-    );
+    return gateway!.runs.handleOfIdempotencyKey(key.id, idem);
   }
 
   /** Keeps an answer that finished inline under a new handle (free, 24 hours), so that `more` can read on. */

@@ -354,6 +354,15 @@ export class Ledger {
     return { charged: rows.charge, balance: rows.account.balance };
   }
 
+  /** Credits an account was charged per UTC day (`YYYY-MM-DD`), from `fromDay` on; days without charges left out. */
+  dailyCharges(accountId: string, fromDay: string): Array<{ day: string; credits: number }> {
+    return this.deps.store.all<{ day: string; credits: number }>(
+      "SELECT day, SUM(amount) AS credits FROM ledger WHERE account_id = ? AND kind = 'charge' AND day >= ? GROUP BY day",
+      accountId,
+      fromDay,
+    );
+  }
+
   /** Adds a charge to today's spend of a key; returns the key as written. */
   private chargeKey(keyId: string, charge: number, day: string): KeyRecord {
     return this.deps.store.returning<KeyRecord>(`${KEY_SPEND} RETURNING *`, { day, charge, id: keyId });

@@ -205,6 +205,19 @@ const FINAL_RETRY_FIRST_MS = 500;
 const FINAL_RETRY_MAX_MS = 30_000;
 
 /** Starts, finishes, reads and recovers runs. */
+/** A row of the console's list of calls (`Runs.consoleResults`). */
+export interface ConsoleResult {
+  run_id: string;
+  handle: string | null;
+  operation: string | null;
+  state: string;
+  quote: number;
+  charged: number;
+  started_at: string;
+  ended_at: string | null;
+  expires_at: string | null;
+}
+
 export class Runs {
   private readonly live = new Map<string, LiveRun>();
   private readonly liveByHandle = new Map<string, LiveRun>();
@@ -738,6 +751,34 @@ export class Runs {
       return fileAnswer(answer, JSON.stringify(answer), headers, format);
     }
     return this.errorJson("handle_expired", requestId, REFUSALS.handleExpired());
+  }
+
+  /** The operation whose run made `handle`, when that run is the key's; null otherwise. */
+  operationOf(handle: string, keyId: string): string | null {
+    const sql = "SELECT operation FROM runs WHERE handle = ? AND key_id = ?";
+    return this.deps.store.get<{ operation: string }>(sql, handle, keyId)?.operation ?? null;
+  }
+
+  /** The handle of the run that a call under the key's Idempotency-Key `idemKey` started; null when none. */
+  handleOfIdempotencyKey(keyId: string, idemKey: string): string | null {
+    const sql =
+      "SELECT r.handle AS handle FROM idempotency i JOIN runs r ON r.id = i.run_id WHERE i.key_id = ? AND i.idem_key = ?";
+    return this.deps.store.get<{ handle: string | null }>(sql, keyId, idemKey)?.handle ?? null;
+  }
+
+  /**
+   * The console's list of an account's calls under its keys named `keyName` (the newest 200): runs that outlived
+   * their request or kept their answer have a row and a handle; a call answered at once has only its charge.
+   */
+  consoleResults(accountId: string, keyName: string): ConsoleResult[] {
+    return this.deps.store.all<ConsoleResult>(
+      `SELECT r.id AS run_id, r.handle, r.operation, r.state, r.quote, r.charged, r.started_at, r.ended_at, r.expires_at FROM runs r JOIN keys k ON k.id = r.key_id WHERE r.account_id = :accountId AND k.name = :keyName
+       UNION ALL
+       SELECT l.run_id, NULL, NULL, 'finished', l.amount, l.amount, l.created_at, l.created_at, NULL FROM ledger l JOIN keys k ON k.id = l.key_id
+         WHERE l.account_id = :accountId AND k.name = :keyName AND l.kind = 'charge' AND l.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r2 WHERE r2.id = l.run_id)
+       ORDER BY started_at DESC, run_id DESC LIMIT 200`,
+      { accountId, keyName },
+    );
   }
 
   /**
