@@ -18,6 +18,11 @@ import type { HttpAnswer } from "../systems/runs.ts";
 import { fromError, jsonAnswer } from "./answer.ts";
 import { MESSAGES, REFUSALS } from "@sdgw/engine";
 
+/** D107: the 503 of a call whose limits could not be checked (Redis does not answer). */
+const LIMITS_UNAVAILABLE =
+  "Calls are paused: the gateway cannot check its rate limits now (its limits store does not answer). " +
+  "Nothing ran and nothing was charged.";
+
 /** A failed validation of a generated validator: its answer names the parameter. */
 export type Validation = { ok: true; value: unknown } | { ok: false; answer(requestId: string): unknown };
 
@@ -63,6 +68,17 @@ export class HttpErrors {
   }
 
   limit(r: LimitRefusal, requestId: string): HttpAnswer {
+    if (r.code === "limits_unavailable") {
+      // D107: the limits are kept in Redis and it does not answer; the call is refused before anything is claimed,
+      // held or run, in the words of a pause (the contract's reason for "no new calls now").
+      const fix = { action_url: this.gw.config.urls.status, note: MESSAGES.pausedNote };
+      return this.fail(
+        "temporarily_unavailable",
+        requestId,
+        { reason: "paused", message: LIMITS_UNAVAILABLE, fix },
+        null,
+      );
+    }
     if (r.code === "free_failure_limit") {
       const retryAt = new Date(r.retryAt).toISOString().replace(/\.\d{3}Z$/, "Z");
       const message = "Too many failed calls in a short time; new calls wait until retry_at.";
