@@ -18,6 +18,10 @@ const CAPABILITIES_CALL = { method: "GET", path: "/v1/capabilities" } as const;
 
 /** Long sentences of answers, by name. */
 export const MESSAGES = {
+  /** D107: the 503 of a call whose limits could not be checked (the limits store, Redis, does not answer). */
+  limitsUnavailable:
+    "Calls are paused: the gateway cannot check its rate limits now (its limits store does not answer). " +
+    "Nothing ran and nothing was charged.",
   /** D57: one connection over the cap of an address. */
   tooManyConnections: (cap: number) =>
     `This address holds ${cap} open connections, the most one address may; close some or reuse them (keep-alive).`,

@@ -70,6 +70,17 @@ export interface ServerConfig {
   docsLinks: boolean;
   /** Console sign-in sessions (D82–D85): lifetimes and sign-in throttling. */
   sessions: SessionConfig;
+  /**
+   * D107: where the limits (`limits`) are counted when several instances serve together: a Redis URL
+   * (`redis://[user:password@]host[:port][/db]` or `rediss://…`; env `SDGW_REDIS_URL`). Every instance on the same
+   * Redis and `redisKeyPrefix` shares one count of each key's rate, each address's rate, each workspace's running
+   * calls and each key's failed calls; while Redis does not answer, calls are refused with `503
+   * temporarily_unavailable` (nothing runs, nothing is charged). Null (the default): each instance counts alone,
+   * in memory, so N instances allow up to N times each limit.
+   */
+  redisUrl: string | null;
+  /** Prefix of every Redis key of the limits (default `sdgw:`; env `SDGW_REDIS_PREFIX`). */
+  redisKeyPrefix: string;
 }
 
 /** Console sign-in sessions (D82–D85). */
@@ -168,6 +179,8 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     docsLinks: options.docsLinks ?? false,
     mcp: { toolsets: options.mcp?.toolsets ?? null, readOnly: options.mcp?.readOnly ?? false },
     sessions: { ...DEFAULT_SESSIONS, ...options.sessions },
+    redisUrl: options.redisUrl ?? null,
+    redisKeyPrefix: options.redisKeyPrefix ?? "sdgw:",
   };
 }
 
@@ -218,7 +231,9 @@ function envReader(env: NodeJS.ProcessEnv) {
  * `SDGW_ADDRESS_PER_MINUTE`, `SDGW_FAILURE_THRESHOLD`, `SDGW_FREE_CALLS`, `SDGW_REQUEST_TIMEOUT_MS`,
  * `SDGW_CONNECTIONS_PER_ADDRESS`, `SDGW_ANSWER_LOG_QUOTA_BYTES`, `SDGW_ANSWER_LOG_CHUNKS`, and the tools `/mcp` offers,
  * `SDGW_MCP_TOOLSETS` (comma-separated toolsets) and `SDGW_MCP_READ_ONLY` (1: only the free tools), and the console's
- * sign-in sessions, `SDGW_SESSION_IDLE_MS` and `SDGW_SESSION_LIFETIME_MS` (D83). Unset or empty means the default.
+ * sign-in sessions, `SDGW_SESSION_IDLE_MS` and `SDGW_SESSION_LIFETIME_MS` (D83), and where several instances count
+ * the limits together, `SDGW_REDIS_URL` (a `redis://` or `rediss://` URL) and `SDGW_REDIS_PREFIX` (D107). Unset or
+ * empty means the default.
  *
  * @throws {@link ConfigError} naming every variable that is not a valid value (e.g. `SDGW_WAIT_MS=abc`).
  */
@@ -287,8 +302,51 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpti
   const lifetime = r.whole("SDGW_SESSION_LIFETIME_MS", "the milliseconds a console session lasts at most", 60_000);
   if (lifetime !== undefined) sessions.lifetimeMs = lifetime;
   if (Object.keys(sessions).length) out.sessions = sessions;
+  const redisUrl = r.text("SDGW_REDIS_URL");
+  if (redisUrl !== undefined) {
+    if (isRedisUrl(redisUrl)) out.redisUrl = redisUrl;
+    else
+      r.problems.push(
+        `SDGW_REDIS_URL must be a Redis URL, redis://[user:password@]host[:port][/db] or rediss://… (got ${JSON.stringify(withoutPassword(redisUrl))})`,
+      );
+  }
+  const prefix = r.text("SDGW_REDIS_PREFIX");
+  if (prefix !== undefined) {
+    if (/^[!-~]{1,100}$/.test(prefix)) out.redisKeyPrefix = prefix;
+    else
+      r.problems.push(
+        `SDGW_REDIS_PREFIX must be the prefix of the limits' Redis keys, 1 to 100 printable ASCII characters without spaces (got ${JSON.stringify(prefix)})`,
+      );
+  }
   r.done();
   return out;
+}
+
+/** Whether a URL is one the limits can use (D107): `redis://` or `rediss://`, a host, a database number if a path. */
+export function isRedisUrl(raw: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return false;
+  }
+  return (
+    (url.protocol === "redis:" || url.protocol === "rediss:") &&
+    url.hostname !== "" &&
+    /^(\/\d{0,5})?$/.test(url.pathname)
+  );
+}
+
+/** A URL as it may be shown (a message, a banner): its password, if any, as `***`. */
+export function withoutPassword(raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (!url.password) return raw;
+    url.password = "***";
+    return url.href;
+  } catch {
+    return raw;
+  }
 }
 
 /**

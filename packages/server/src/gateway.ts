@@ -5,7 +5,14 @@
 import { ServiceState } from "./systems/service.ts";
 import type { Platform } from "@sdgw/types";
 import { Catalog } from "@sdgw/engine";
-import { ConfigError, defaultConfig, type ServerConfig, type ServerOptions } from "./config.ts";
+import {
+  ConfigError,
+  defaultConfig,
+  isRedisUrl,
+  type ServerConfig,
+  type ServerOptions,
+  withoutPassword,
+} from "./config.ts";
 import { Finder } from "@sdgw/engine";
 import type { PlatformProvider } from "@sdgw/engine";
 import { Simulator, type SimulatorOptions } from "@sdgw/engine";
@@ -98,6 +105,10 @@ export function runLeaseFromEnv(env: NodeJS.ProcessEnv = process.env): { runLeas
  */
 export function createGateway(options: GatewayOptions = {}): Gateway {
   const config = defaultConfig(options);
+  if (config.redisUrl !== null && !isRedisUrl(config.redisUrl))
+    throw new ConfigError([
+      `redisUrl must be a Redis URL, redis://[user:password@]host[:port][/db] or rediss://… (got ${JSON.stringify(withoutPassword(config.redisUrl))})`,
+    ]);
   const now = options.now ?? Date.now;
   const log = options.log ?? ((message: string, error?: unknown) => console.error(`[sdgw] ${message}`, error ?? ""));
   // Chunks off (the default): every answer is stored whole, the chunk threshold out of reach (D67).
@@ -113,8 +124,12 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const accounts = new Accounts({ store, now });
   const ledger = new Ledger({ store, now, limits: config.limits, accounts });
   const idempotency = new Idempotency({ store, now, ttlMs: config.idempotencyTtlMs });
-  const limits = new Limits({ limits: config.limits, now });
-  const owners = new Owners({ store, leaseMs: options.runLeaseMs ?? DEFAULT_RUN_LEASE_MS, log });
+  const leaseMs = options.runLeaseMs ?? DEFAULT_RUN_LEASE_MS;
+  // D107: with a Redis URL the limits are shared by every instance on it; a running-call slot lives as long as a
+  // run's lease, so the slot of an instance that died is free when its runs are recovered.
+  const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
+  const limits = new Limits({ limits: config.limits, now, redis, log });
+  const owners = new Owners({ store, leaseMs, log });
   const runs = new Runs({ store, ledger, idempotency, limits, owners, providers, config, now, log });
   const catalog = new Catalog(providers);
   const schedules = new Schedules({ store, now });

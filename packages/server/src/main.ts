@@ -4,10 +4,11 @@
  * the first start. Prints the demo key (first start only: keys are shown once) and a first call to try.
  * Environment (see `configFromEnv`, `listenFromEnv`): SDGW_DB, SDGW_HOST, SDGW_PORT, SDGW_WAIT_MS,
  * SDGW_POLL_AFTER_SECONDS, SDGW_LATENCY_MS, SDGW_KEY_QPS, SDGW_WORKSPACE_CONCURRENCY, SDGW_ADDRESS_PER_MINUTE,
- * SDGW_FAILURE_THRESHOLD, SDGW_FREE_CALLS, SDGW_RUN_LEASE_MS. A variable that is not a valid value stops the
- * start, named. Other processes (sdgw-mcp, sdgw-admin) may open the same database meanwhile.
+ * SDGW_FAILURE_THRESHOLD, SDGW_FREE_CALLS, SDGW_RUN_LEASE_MS, SDGW_REDIS_URL and SDGW_REDIS_PREFIX (the limits
+ * shared by every instance on one Redis, D107). A variable that is not a valid value stops the start, named.
+ * Other processes (sdgw-mcp, sdgw-admin) may open the same database meanwhile.
  */
-import { ConfigError, configFromEnv, listenFromEnv } from "./config.ts";
+import { ConfigError, configFromEnv, listenFromEnv, withoutPassword } from "./config.ts";
 import { seedDemo, seedDemoUser } from "./demo.ts";
 import { CONSOLE_DIST, consoleBuilt } from "./http/console-static.ts";
 import { docsBuilt } from "./http/docs-routes.ts";
@@ -47,6 +48,9 @@ const pnpm = viaNpx ? "npx -y -p node@24 -p pnpm@12 -- pnpm" : "pnpm";
 const config = server.gateway.config;
 const lines = [
   `Social Data Gateway reference server on ${url} (storage: ${config.dbPath}; platforms: the deterministic simulator)`,
+  config.redisUrl
+    ? `Limits: counted in Redis at ${withoutPassword(config.redisUrl)}, shared by every instance on it (prefix ${config.redisKeyPrefix}); while it does not answer, calls are refused with 503.`
+    : "",
   server.gateway.recovered
     ? `Recovered ${server.gateway.recovered} run(s) left running by a process that is gone: ended as broken, holds released, nothing charged.`
     : "",

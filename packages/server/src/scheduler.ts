@@ -21,13 +21,17 @@ export type SkipReason =
   | "insufficient_balance"
   | "daily_limit_reached"
   | "daily_cap"
-  | "workspace_concurrency";
+  | "workspace_concurrency"
+  | "limits_unavailable";
 
 /** What one tick did. */
 export interface TickReport {
   /** Schedules whose run started. */
   started: string[];
-  /** Schedules that did not run, and why (paused unless the reason is `workspace_concurrency`). */
+  /**
+   * Schedules that did not run, and why (paused unless the reason is `workspace_concurrency` or `limits_unavailable`,
+   * the limits kept in Redis that did not answer, D107).
+   */
   skipped: Array<{ id: string; reason: SkipReason }>;
 }
 
@@ -104,7 +108,9 @@ export class Scheduler {
       schedules.pause(row.id, planned.refusal.code);
       return "refused";
     }
-    if (gw.limits.startRun(key.workspace_id)) return "workspace_concurrency";
+    const limited = await gw.limits.startRun(key.workspace_id);
+    // D107: limits kept in Redis that does not answer: not run now, not paused (the next tick tries again)
+    if (limited) return limited.code === "limits_unavailable" ? "limits_unavailable" : "workspace_concurrency";
     const runId = newRunId(now);
     const ctx = { requestId: newRequestId(now), key, account, keyHash: key.hash };
     const refused = gw.runs.begin(runId, ctx, planned.plan.quote.quote_credits, planned.plan.quote.calls_planned);

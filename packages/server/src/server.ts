@@ -12,7 +12,10 @@ export interface SdgwServer {
   scheduler: Scheduler;
   /** Listens on `host:port` (default 127.0.0.1:8787); resolves to the base URL. */
   listen(options?: { host?: string; port?: number }): Promise<string>;
-  /** Stops listening, waits up to `drainMs` (default 2000) for runs in flight, and closes the store. */
+  /**
+   * Stops listening, waits up to `drainMs` (default 2000) for runs in flight, and closes the store (and the
+   * connection to Redis of the limits, D107).
+   */
   close(options?: { drainMs?: number }): Promise<void>;
 }
 
@@ -58,7 +61,11 @@ export function createServer(options: GatewayOptions = {}): SdgwServer {
       await Promise.race([gateway.runs.drain(), new Promise<void>((r) => (timer = setTimeout(r, drainMs)))]);
       clearTimeout(timer);
       gateway.runs.close();
-      await gateway.store.close();
+      try {
+        await gateway.store.close();
+      } finally {
+        await gateway.limits.close();
+      }
     },
   };
 }

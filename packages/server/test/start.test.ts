@@ -36,6 +36,8 @@ describe("configFromEnv", () => {
       SDGW_CONNECTIONS_PER_ADDRESS: "8",
       SDGW_ANSWER_LOG_QUOTA_BYTES: "2097152",
       SDGW_ANSWER_LOG_CHUNKS: "1",
+      SDGW_REDIS_URL: "redis://:secret@127.0.0.1:6379/2",
+      SDGW_REDIS_PREFIX: "gw-eu:",
     });
     expect(options).toEqual({
       dbPath: "/tmp/x.sqlite",
@@ -46,6 +48,8 @@ describe("configFromEnv", () => {
       http: { requestTimeoutMs: 5000, connectionsPerAddress: 8 },
       answerLogQuotaBytes: 2097152,
       answerLogChunks: true,
+      redisUrl: "redis://:secret@127.0.0.1:6379/2",
+      redisKeyPrefix: "gw-eu:",
     });
     expect(configFromEnv({ SDGW_WAIT_MS: "" })).toEqual({ limits: {} });
     expect(listenFromEnv({})).toEqual({ host: "127.0.0.1", port: 8787 });
@@ -64,6 +68,10 @@ describe("configFromEnv", () => {
     ["SDGW_CONNECTIONS_PER_ADDRESS", "0"],
     ["SDGW_ANSWER_LOG_QUOTA_BYTES", "1000"],
     ["SDGW_ANSWER_LOG_CHUNKS", "yes"],
+    ["SDGW_REDIS_URL", "http://127.0.0.1:6379"],
+    ["SDGW_REDIS_URL", "127.0.0.1:6379"],
+    ["SDGW_REDIS_URL", "redis://127.0.0.1:6379/db"],
+    ["SDGW_REDIS_PREFIX", "a b"],
   ])("refuses %s=%s, naming the variable and the value", (name, value) => {
     let error: unknown;
     try {
@@ -75,6 +83,12 @@ describe("configFromEnv", () => {
     expect((error as ConfigError).problems).toEqual([
       expect.stringMatching(new RegExp(`^${name} must be .*\\(got "${value.replace(/[.]/g, "\\.")}"\\)$`)),
     ]);
+  });
+
+  it("never repeats the password of a Redis URL it refuses", () => {
+    expect(() => configFromEnv({ SDGW_REDIS_URL: "http://user:secret@127.0.0.1:6379" })).toThrow(
+      /^invalid environment: SDGW_REDIS_URL must be a Redis URL.*\(got "http:\/\/user:\*\*\*@127\.0\.0\.1:6379\/?"\)$/,
+    );
   });
 
   it("names every wrong variable at once", () => {

@@ -126,8 +126,17 @@ export async function freeCaller(deps: RouteDeps, req: FastifyRequest, requestId
   return caller;
 }
 
-/** Routes without a key: the rate of the network address. */
-export async function addressRate(deps: RouteDeps, req: FastifyRequest, requestId: string): Promise<void> {
+/**
+ * Routes without a key: the rate of the network address. `servedUncounted`: when the limits cannot be checked
+ * (D107: kept in Redis, which does not answer), serve anyway instead of the 503 (`/openapi.json`, a static document
+ * whose contract has no 503).
+ */
+export async function addressRate(
+  deps: RouteDeps,
+  req: FastifyRequest,
+  requestId: string,
+  servedUncounted = false,
+): Promise<void> {
   const r = await deps.gw.limits.addressCall(req.ip);
-  if (r) throw new Refusal(deps.errors.limit(r, requestId));
+  if (r && !(servedUncounted && r.code === "limits_unavailable")) throw new Refusal(deps.errors.limit(r, requestId));
 }

@@ -62,7 +62,7 @@ export async function charging(deps: RouteDeps, o: ChargeOptions): Promise<HttpA
     const limited =
       (await gw.limits.failureBlock(caller.keyHash)) ??
       (await gw.limits.keyCall(keyId)) ??
-      (price === "free" ? null : gw.limits.startRun(caller.key.workspace_id));
+      (price === "free" ? null : await gw.limits.startRun(caller.key.workspace_id));
     if (limited) return errors.limit(limited, requestId);
     const ctx: RunContext = {
       requestId,

@@ -60,6 +60,17 @@ export class HttpErrors {
   }
 
   limit(r: LimitRefusal, requestId: string): HttpAnswer {
+    if (r.code === "limits_unavailable") {
+      // D107: the limits are kept in Redis and it does not answer; the call is refused before anything is claimed,
+      // held or run, in the words of a pause (the contract's reason for "no new calls now").
+      const fix = { action_url: this.gw.config.urls.status, note: MESSAGES.pausedNote };
+      return this.fail(
+        "temporarily_unavailable",
+        requestId,
+        { reason: "paused", message: MESSAGES.limitsUnavailable, fix },
+        null,
+      );
+    }
     if (r.code === "free_failure_limit") {
       const retryAt = new Date(r.retryAt).toISOString().replace(/\.\d{3}Z$/, "Z");
       const message = "Too many failed calls in a short time; new calls wait until retry_at.";

@@ -38,7 +38,7 @@ export function registerCatalogRoutes(app: FastifyInstance, deps: RouteDeps): vo
   app.get(
     "/openapi.json",
     handler(deps, async (req, requestId) => {
-      await addressRate(deps, req, requestId);
+      await addressRate(deps, req, requestId, true);
       return { status: 200, headers: { "content-type": JSON_TYPE }, body: openApi() };
     }),
   );
