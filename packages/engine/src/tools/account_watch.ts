@@ -4,7 +4,7 @@
  * (earlier readings from `ToolContext.followerHistory`, and this run's reading), its engagement per day; then the
  * best posts of all accounts in the range (leaderboard and items).
  */
-import type { AccountWatchRequest, ContentItem, Item, ProfileCard, TimeseriesItem } from "@sdgw/types";
+import type { AccountWatchRequest, AppliedParams, ContentItem, Item, ProfileCard, TimeseriesItem } from "@sdgw/types";
 import { validateAccountWatchBody } from "@sdgw/validators";
 import {
   dailySeries,
@@ -27,6 +27,15 @@ import type { FollowerReading } from "./types.ts";
 
 /** Days of each `range`. */
 export const RANGE_DAYS = { today: 1, "7d": 7, "14d": 14, "30d": 30 } as const;
+
+/** The period of each `schedule.every`, in milliseconds (D11). */
+export const EVERY_MS = { "1h": 3_600_000, "6h": 6 * 3_600_000, "1d": 24 * 3_600_000 } as const;
+
+/** What a schedule keeps of its call's applied parameters (D11, D52): all but `schedule.every`, `confirm`, `max_cost_credits`. */
+export function scheduleParams(applied: AppliedParams): AppliedParams {
+  const dropped = ["schedule.every", "confirm", "max_cost_credits"];
+  return Object.fromEntries(Object.entries(applied).filter(([k]) => !dropped.includes(k))) as AppliedParams;
+}
 
 const POSTS_PER_ACCOUNT = 50;
 const TOP_POSTS = 10;

@@ -1,7 +1,7 @@
 /** `POST /v1/call/{op}`: any op of the catalog by name, typed (a data route's op) or extra (a provider's own). */
 import type { FastifyInstance } from "fastify";
-import { requestValidators, type InvalidParams } from "@sdgw/validators";
-import { planOperation, type RouteBodyCheck } from "@sdgw/engine";
+import { bodyProblem } from "@sdgw/validators";
+import { planOperation } from "@sdgw/engine";
 import { admitCall } from "../admission.ts";
 import { runCall } from "../charging.ts";
 import { handler, type RouteDeps } from "./deps.ts";
@@ -11,7 +11,7 @@ export function registerCallRoutes(app: FastifyInstance, deps: RouteDeps): void 
     "/v1/call/:op",
     handler(deps, async (req, requestId) => {
       const op = (req.params as { op: string }).op;
-      const plan = (v: { body: Record<string, unknown> }) => planOperation(deps.gw.catalog, op, v.body, checkRouteBody);
+      const plan = (v: { body: Record<string, unknown> }) => planOperation(deps.gw.catalog, op, v.body, bodyProblem);
       const call = admitCall(deps, req, requestId, { operationId: "callOperation", body: true, path: { op }, plan });
       const { caller, body, headers } = call;
       return runCall(deps, {
@@ -26,12 +26,3 @@ export function registerCallRoutes(app: FastifyInstance, deps: RouteDeps): void 
     }),
   );
 }
-
-/** A typed op's body checked by its route's validator (the engine's `planOperation` calls it). */
-const checkRouteBody: RouteBodyCheck = (routeOp, body) => {
-  const validate = (requestValidators[routeOp as keyof typeof requestValidators] as { body?: BodyValidator }).body;
-  const v = validate?.(body);
-  return v && !v.ok ? v.invalid! : null;
-};
-
-type BodyValidator = (value: unknown) => { ok: boolean; invalid?: InvalidParams };
