@@ -39,16 +39,10 @@ export interface ScenarioOptions {
   http?: number;
 }
 
-/** A forced answer: made by {@link scenario}, turned on by `mock.use(...)`. */
-export interface Scenario {
+/** A forced answer: made by {@link scenario}, turned on by `mock.use(...)`; its options as {@link ScenarioOptions}. */
+export interface Scenario extends Readonly<ScenarioOptions> {
   /** The status or error code it forces. */
   readonly name: ScenarioName;
-  /** See {@link ScenarioOptions.operation}. */
-  readonly operation?: OperationId;
-  /** See {@link ScenarioOptions.times}. */
-  readonly times?: number;
-  /** See {@link ScenarioOptions.http}. */
-  readonly http?: number;
 }
 
 const NAMES = new Set<string>(SCENARIO_NAMES);

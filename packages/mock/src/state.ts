@@ -130,10 +130,7 @@ export class Store implements MockState {
   /** Takes `credits` from the balance and adds them to today's spend (which restarts each UTC day). */
   charge(credits: number, now: number): void {
     const day = new Date(now).toISOString().slice(0, 10);
-    if (day !== this.spentDay) {
-      this.spentDay = day;
-      this.spentToday = 0;
-    }
+    if (day !== this.spentDay) [this.spentDay, this.spentToday] = [day, 0];
     this.balance -= credits;
     this.spentToday += credits;
   }
@@ -167,9 +164,12 @@ export class Store implements MockState {
     return r && info(r);
   }
 
-  private must(handle: string): Run {
+  /** The run of `handle`; with `unlessRunning`, one still running (else that follows the error's words). */
+  private must(handle: string, unlessRunning?: string): Run {
     const r = this.runMap.get(handle);
     if (!r) throw new TypeError(`@sdgw/mock: no run ${handle}`);
+    if (unlessRunning && r.status !== "running")
+      throw new TypeError(`@sdgw/mock: run ${handle} is ${r.status}${unlessRunning}`);
     return r;
   }
 
@@ -178,16 +178,11 @@ export class Store implements MockState {
   }
 
   breakRun(handle: string): void {
-    const r = this.must(handle);
-    if (r.status !== "running")
-      throw new TypeError(`@sdgw/mock: run ${handle} is ${r.status}; only a running run can break`);
-    r.status = "broken";
+    this.must(handle, "; only a running run can break").status = "broken";
   }
 
   finishRun(handle: string): void {
-    const r = this.must(handle);
-    if (r.status !== "running") throw new TypeError(`@sdgw/mock: run ${handle} is ${r.status}, not running`);
-    r.due = true;
+    this.must(handle, ", not running").due = true;
   }
 
   get exposedKeys(): readonly string[] {
