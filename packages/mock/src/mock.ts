@@ -3,11 +3,11 @@
  * keys and their permission, request validation through @sdgw/validators, credits, 202 runs read by handle,
  * idempotency, paging; and any status or error code on demand (scenarios).
  */
-import { Catalog, EVERY_MS, Finder, MESSAGES, REFUSALS, Simulator, TOOLS, cellOf, creditBilling } from "@sdgw/engine";
-import { entryOf, finishedAnswer, followerReadings, fromBase64url, keyPrefix, notSupportedEntry } from "@sdgw/engine";
-import { KEY_REFUSALS, planRoute, presentedKey, purchaseRefusal, quoteOf, refusalAnswer } from "@sdgw/engine";
-import { runningAnswer, scheduleParams, seedText, tooManySchedules, toolAnswer, toolCharge } from "@sdgw/engine";
-import { toolQuoteAnswer } from "@sdgw/engine";
+import { Catalog, DAY_MS, EVERY_MS, Finder, KEY_REFUSALS, MESSAGES, REFUSALS, Simulator, TOOLS } from "@sdgw/engine";
+import { cellOf, creditBilling, entryOf, finishedAnswer, followerReadings, fromBase64url } from "@sdgw/engine";
+import { keyPrefix, notSupportedEntry, planRoute, presentedKey, purchaseRefusal, quoteOf } from "@sdgw/engine";
+import { refusalAnswer, runningAnswer, scheduleParams, seedText, tooManySchedules, toolAnswer } from "@sdgw/engine";
+import { toolCharge, toolQuoteAnswer } from "@sdgw/engine";
 import type { CreditView, DataRouteId, EndedCall, PlanRefusal, PlatformProvider, RefusalFields } from "@sdgw/engine";
 import type { RunningParts, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
 import { ERROR_CATALOGUE, TOOL_NAMES } from "@sdgw/types";
@@ -132,10 +132,7 @@ export interface Mock {
 }
 
 /** A scenario turned on by `use`, with what is left of it. */
-interface Active {
-  scenario: Scenario;
-  left: number;
-}
+type Active = { scenario: Scenario; left: number };
 
 /** What a forced scenario asks of one operation; `take()` counts it as answered. */
 type Forced = (
@@ -160,7 +157,6 @@ interface Req {
   skipped: string[];
 }
 
-const RETENTION_MS = 24 * 60 * 60 * 1000;
 /** A signal never aborted: the simulated platforms always answer. */
 const SIGNAL = new AbortController().signal;
 const isProduction = () =>
@@ -273,11 +269,10 @@ export function createMock(options: MockOptions = {}): Mock {
       forced.take();
       return forced.outcome;
     }
+    const o = forced.outcome;
     const fanout = c.kind === "data" && c.plan.shape === "fanout";
     req.skipped.push(
-      fanout
-        ? `a fanout answer's entries take no ${forced.outcome} (D13)`
-        : `${op} answers no ${forced.outcome} inside an HTTP 200 answer`,
+      fanout ? `a fanout answer's entries take no ${o} (D13)` : `${op} answers no ${o} inside an HTTP 200 answer`,
     );
     return undefined;
   }
@@ -496,21 +491,12 @@ export function createMock(options: MockOptions = {}): Mock {
     const fixture = structuredClone(FIXTURES[ROUTES.getAccount.defaultFixture!]) as AccountAnswer;
     const permissions = [...(keys[apiKey]?.permissions ?? [])];
     const id = `key_${apiKey.replace(/[^A-Za-z0-9]/g, "").slice(-8) || "mock"}`;
-    return {
-      ...fixture,
-      request_id: requestId,
-      workspace: { ...fixture.workspace, schedules_count: store.scheduleList.length },
-      key: {
-        ...fixture.key,
-        id,
-        prefix: keyPrefix(apiKey),
-        name: "mock key",
-        permissions,
-        daily_limit_credits: null,
-        expires_at: null,
-      },
-      billing: creditBilling(view(), 0) as AccountAnswer["billing"],
-    };
+    const key = { ...fixture.key, id, prefix: keyPrefix(apiKey), name: "mock key", permissions };
+    const workspace = { ...fixture.workspace, schedules_count: store.scheduleList.length };
+    const billing = creditBilling(view(), 0) as AccountAnswer["billing"];
+    // The mock's keys have no daily limit and never expire.
+    const unlimited = { daily_limit_credits: null, expires_at: null };
+    return { ...fixture, request_id: requestId, workspace, key: { ...key, ...unlimited }, billing };
   }
 
   /**
@@ -607,16 +593,10 @@ export function createMock(options: MockOptions = {}): Mock {
   /** Adds the schedule of a confirmed `account_watch` with `schedule` (D11, D52); its next run is one period from now. */
   function addSchedule(plan: ToolPlan): Schedule {
     const every = String(plan.applied_params["schedule.every"]) as Schedule["every"];
-    const schedule: Schedule = {
-      id: `sch_${newHandle().slice(2, 10)}`,
-      tool: "account_watch",
-      params: scheduleParams(plan.applied_params) as Schedule["params"],
-      every,
-      status: "active",
-      created_at: timestamp(clock()),
-      next_run_at: timestamp(clock() + EVERY_MS[every]),
-      last_run: null,
-    };
+    const id = `sch_${newHandle().slice(2, 10)}`;
+    const params = scheduleParams(plan.applied_params) as Schedule["params"];
+    const times = { created_at: timestamp(clock()), next_run_at: timestamp(clock() + EVERY_MS[every]) };
+    const schedule: Schedule = { id, tool: "account_watch", params, every, status: "active", ...times, last_run: null };
     store.scheduleList.push(schedule);
     return schedule;
   }
@@ -627,7 +607,7 @@ export function createMock(options: MockOptions = {}): Mock {
     const handle = req.pathParams["handle"] ?? "";
     const run = store.runMap.get(handle);
     if (!run || run.key !== req.apiKey) throw refuse("not_found", requestId, REFUSALS.noSuchHandle());
-    if (run.status === "finished" && clock() - run.endedAt! >= RETENTION_MS) run.status = "expired";
+    if (run.status === "finished" && clock() - run.endedAt! >= DAY_MS) run.status = "expired";
     if (run.status === "expired") throw refuse("handle_expired", requestId, REFUSALS.handleExpired());
     if (run.status === "broken") throw refuse("internal_error", requestId, REFUSALS.runBroken(handle));
     if (run.status === "running") {
@@ -675,14 +655,9 @@ export function createMock(options: MockOptions = {}): Mock {
         return forcedRefusal(route, forced.code, forced.http, requestId);
       }
       // D50: a key in the URL first (above), then the request is validated, then the key is authenticated.
-      const checked = admitRequest(op, {
-        rawQuery: url.search.slice(1),
-        headers,
-        ...(names.length > 0 ? { path: pathParams } : {}),
-        ...(route.method === "POST"
-          ? { body: { contentType: headers["content-type"], text: await textOf(request) } }
-          : {}),
-      });
+      const sent =
+        route.method === "POST" ? { contentType: headers["content-type"], text: await textOf(request) } : undefined;
+      const checked = admitRequest(op, { rawQuery: url.search.slice(1), headers, path: pathParams, body: sent });
       if (!checked.ok && route.responses.includes(400)) throw invalid(requestId, checked.invalid);
       const { query, body }: { query: Params; body: Params } = checked.ok ? checked : { query: {}, body: {} };
       const params = route.method === "GET" ? query : body;
@@ -749,29 +724,27 @@ export function createMock(options: MockOptions = {}): Mock {
     return basePath && pathname.startsWith(basePath) ? pathname.slice(basePath.length) : pathname;
   };
 
-  function toResponse({ status, headers, json, file }: Reply, path: string): Response {
-    const all = { ...answerHeaders(path, file?.contentType ?? "application/json"), ...headers };
+  /** The Response of an answer, checked against the contract first. */
+  function toResponse(route: MockRoute | undefined, r: Reply, request: Request): Response {
+    conform(route, r);
+    const { status, headers, json, file } = r;
+    const all = { ...answerHeaders(contractPath(request), file?.contentType ?? "application/json"), ...headers };
     if (!file) return HttpResponse.json(json as never, { status, headers: all });
     return new HttpResponse(file.text, { status, headers: { ...all, "Content-Type": file.contentType } });
   }
 
   const handlers: HttpHandler[] = (Object.values(ROUTES) as MockRoute[]).map((route) => {
     const method = route.method.toLowerCase() as "get" | "post" | "delete";
-    return http[method](`${base}${route.mswPath}`, async ({ request, params }) => {
-      const r = await answer(route, request, params as Record<string, unknown>);
-      conform(route, r);
-      return toResponse(r, contractPath(request));
-    });
+    return http[method](`${base}${route.mswPath}`, async ({ request, params }) =>
+      toResponse(route, await answer(route, request, params as Record<string, unknown>), request),
+    );
   });
 
   /** 404 `not_found` of a path the contract has no route for (after D25's key check), checked like every answer. */
   function notFound(request: Request, refusal: RefusalFields): Response {
     const requestId = newRequestId();
-    const exposed = keyInUrl(new URL(request.url), requestId);
-    if (exposed) return toResponse(exposed, contractPath(request));
-    const r = refuse("not_found", requestId, refusal).reply;
-    conform(undefined, r);
-    return toResponse(r, contractPath(request));
+    const r = keyInUrl(new URL(request.url), requestId) ?? refuse("not_found", requestId, refusal).reply;
+    return toResponse(undefined, r, request);
   }
 
   // An unknown tool (D14 no_such_tool), and with a base address any other path under it (no_such_route).
