@@ -159,9 +159,6 @@ interface Req {
 
 /** A signal never aborted: the simulated platforms always answer. */
 const SIGNAL = new AbortController().signal;
-const isProduction = () =>
-  (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.["NODE_ENV"] ===
-  "production";
 
 const decodePart = (v: string) => {
   try {
@@ -201,7 +198,8 @@ export function createMock(options: MockOptions = {}): Mock {
   const retryAfter = Math.max(1, Math.ceil(options.retryAfter ?? 1));
   const pages = Math.max(1, options.pages ?? 3);
   const clock = options.now ?? (() => Date.now());
-  const validate = options.validate ?? !isProduction();
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  const validate = options.validate ?? env?.["NODE_ENV"] !== "production";
   const urls = options.urls ?? DEFAULT_URLS;
   const slow = options.slow ?? /\bslow\b/i;
   const isSlow = (call: SlowCall) => (slow instanceof RegExp ? slow.test(JSON.stringify(call.params)) : slow(call));
@@ -213,8 +211,6 @@ export function createMock(options: MockOptions = {}): Mock {
   const catalog = new Catalog(simulator.providers);
   const finder = new Finder(catalog);
   let active: Active[] = [];
-
-  // ---------------------------------------------------------------------------------------------- scenarios
 
   /**
    * The scenario forced on a request (the header's, else the newest `use`d one for its operation) as its operation
@@ -241,13 +237,9 @@ export function createMock(options: MockOptions = {}): Mock {
     }
     const code = name as ErrorCode;
     const row = ERROR_CATALOGUE[code];
-    const non200 = row.http.find((h) => h !== 200);
-    const dataRoute = route.charging && op !== "search";
-    const wanted =
-      http ??
-      (non200 === undefined || ((code === "not_found" || code === "temporarily_unavailable") && dataRoute)
-        ? 200
-        : non200);
+    // D13: on data routes, not_found and temporarily_unavailable stand inside the envelope unless asked otherwise.
+    const inside = (code === "not_found" || code === "temporarily_unavailable") && route.charging && op !== "search";
+    const wanted = http ?? (inside ? 200 : (row.http.find((h) => h !== 200) ?? 200));
     // D13: not_found, invalid_target and temporarily_unavailable stand in no answer of GET /v1/search.
     const inEnvelope = row.envelope === "all" || (row.envelope === "data" && op !== "search");
     if (wanted === 200) {
@@ -276,8 +268,6 @@ export function createMock(options: MockOptions = {}): Mock {
     );
     return undefined;
   }
-
-  // ---------------------------------------------------------------------------------------------- refusals
 
   function refuse<C extends HttpErrorCode>(code: C, requestId: string, extra: Record<string, unknown> = {}): Refusal {
     const a = errorAnswer(code, requestId, extra as never, { urls, now: new Date(clock()) });
@@ -317,8 +307,6 @@ export function createMock(options: MockOptions = {}): Mock {
     return refuse(code, requestId, extra).reply;
   }
 
-  // ---------------------------------------------------------------------------------------------- auth
-
   /**
    * D25: a key in the URL (any of `KEY_QUERY_NAMES`, any case) is refused first, on every route and unknown path,
    * whatever headers came (a forced scenario's header included); each value is remembered as exposed.
@@ -341,8 +329,6 @@ export function createMock(options: MockOptions = {}): Mock {
       throw refuse("key_scope_denied", requestId, REFUSALS.keyScopeDenied(urls));
     return presented.key;
   }
-
-  // ---------------------------------------------------------------------------------------------- the engine's calls
 
   /** The credits as answers show them (D7): runs going on hold their quote, part of today's spend; no daily limit. */
   const view = (): CreditView => {
@@ -485,8 +471,6 @@ export function createMock(options: MockOptions = {}): Mock {
     return reply(202, body, { "Retry-After": String(retryAfter) });
   }
 
-  // ---------------------------------------------------------------------------------------------- operations
-
   function account(apiKey: string, requestId: string): AccountAnswer {
     const fixture = structuredClone(FIXTURES[ROUTES.getAccount.defaultFixture!]) as AccountAnswer;
     const permissions = [...(keys[apiKey]?.permissions ?? [])];
@@ -611,25 +595,18 @@ export function createMock(options: MockOptions = {}): Mock {
     if (run.status === "expired") throw refuse("handle_expired", requestId, REFUSALS.handleExpired());
     if (run.status === "broken") throw refuse("internal_error", requestId, REFUSALS.runBroken(handle));
     if (run.status === "running") {
-      if (forced?.kind === "running") {
-        forced.take();
-        return running(run);
-      }
       const outcome = forcedOn(req, run.operationId, run.call);
       if (outcome) {
         run.done = await execute(run.call, outcome);
         run.due = true;
       }
-      if (run.reads < polls && !run.due) {
-        run.reads += 1;
-        return running(run);
-      }
-      finish(run);
+      if (forced?.kind === "running") forced.take();
+      else if (run.reads < polls && !run.due) run.reads += 1;
+      else finish(run);
+      if (run.status === "running") return running(run);
     } else if (forced) req.skipped.push(`${handle} has already finished`);
     return fileReply(asRead(run), format ?? formatOf(run.call));
   }
-
-  // ---------------------------------------------------------------------------------------------- the pipeline
 
   /** The answer to a request of a route: D25's key check, a forced refusal, D50's checks, then the operation. */
   async function answer(route: MockRoute, request: Request, rawPathParams: Record<string, unknown>): Promise<Reply> {
@@ -702,27 +679,26 @@ export function createMock(options: MockOptions = {}): Mock {
     return skipped.length ? { ...r, headers: { ...r.headers, [SKIPPED_HEADER]: skipped.join("; ") } } : r;
   }
 
-  /** Dev check: every JSON answer against the contract. */
-  function conform(route: MockRoute | undefined, r: Reply): void {
-    if (!validate || r.json === undefined) return;
-    const result = route
-      ? responseValidators[route.operationId as keyof typeof responseValidators](r.status, r.json)
-      : validateErrorStructure(r.json);
-    if (!result.ok) {
-      const where = route ? `${route.method} ${route.path} (${route.operationId})` : "a refused route";
-      throw new Error(
-        `@sdgw/mock: the answer to ${where} under HTTP ${r.status} does not match the contract: ${result.errors.map((e) => `${e.path} ${e.message}`).join("; ")}. ` +
-          `This is a bug in the mock or a broken fixture; nothing was sent.\n${JSON.stringify(r.json).slice(0, 2000)}`,
-      );
-    }
-  }
-
   // The contract's path of a request: its URL's path without the base address's own path (D53 names files by it).
   const basePath = /^[a-z][\w+.-]*:\/\//i.test(base) ? new URL(base).pathname.replace(/\/$/, "") : "";
   const contractPath = (request: Request) => {
     const pathname = new URL(request.url).pathname;
     return basePath && pathname.startsWith(basePath) ? pathname.slice(basePath.length) : pathname;
   };
+
+  /** Dev check (`validate`): a JSON answer that does not match the contract is thrown, never sent. */
+  function conform(route: MockRoute | undefined, { status, json }: Reply): void {
+    if (!validate || json === undefined) return;
+    const result = route
+      ? responseValidators[route.operationId as keyof typeof responseValidators](status, json)
+      : validateErrorStructure(json);
+    if (result.ok) return;
+    const where = route ? `${route.method} ${route.path} (${route.operationId})` : "a refused route";
+    throw new Error(
+      `@sdgw/mock: the answer to ${where} under HTTP ${status} does not match the contract: ${result.errors.map((e) => `${e.path} ${e.message}`).join("; ")}. ` +
+        `This is a bug in the mock or a broken fixture; nothing was sent.\n${JSON.stringify(json).slice(0, 2000)}`,
+    );
+  }
 
   /** The Response of an answer, checked against the contract first. */
   function toResponse(route: MockRoute | undefined, r: Reply, request: Request): Response {
