@@ -50,5 +50,5 @@ export type {
 export { PLATFORM_MODULES, Simulator, encodeCursor, seedText } from "./providers/simulator/index.ts";
 export type { SimulatorKnobs, SimulatorOptions } from "./providers/simulator/index.ts";
 export type { FakeContext, PlatformModule } from "./providers/simulator/module.ts";
-export { DAY_MS, utcDayStart } from "./time.ts";
+export { DAY_MS, isoSeconds, utcDayStart } from "./time.ts";
 export { base64url, fromBase64url } from "./encoding.ts";

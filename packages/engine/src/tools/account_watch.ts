@@ -20,6 +20,7 @@ import {
   type DayWindow,
   type FetchedPost,
 } from "./analysis.ts";
+import { isoSeconds } from "../time.ts";
 import type { ResolvedLink } from "./links.ts";
 import { applied, defineTool, isRefusal, resolveLinks } from "./params.ts";
 import type { CallOutcome } from "./runner.ts";
@@ -184,9 +185,7 @@ export function followerSeries(
     if (ms !== null && Number.isFinite(r.value) && inWindow(ms, win) && ms < now) byMoment.set(ms, r.value);
   }
   byMoment.set(now, card.followers);
-  const points = [...byMoment]
-    .sort((a, b) => a[0] - b[0])
-    .map(([ms, value]) => ({ t: new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z"), value }));
+  const points = [...byMoment].sort((a, b) => a[0] - b[0]).map(([ms, value]) => ({ t: isoSeconds(ms), value }));
   return {
     kind: "timeseries",
     metric: "followers",
