@@ -7,7 +7,7 @@ import { Catalog, DAY_MS, EVERY_MS, Finder, KEY_REFUSALS, MESSAGES, REFUSALS, Si
 import { cellOf, creditBilling, entryOf, finishedAnswer, followerReadings, fromBase64url } from "@sdgw/engine";
 import { keyPrefix, notSupportedEntry, planRoute, presentedKey, purchaseRefusal, quoteOf } from "@sdgw/engine";
 import { refusalAnswer, runningAnswer, scheduleParams, seedText, tooManySchedules, toolAnswer } from "@sdgw/engine";
-import { toolCharge, toolQuoteAnswer } from "@sdgw/engine";
+import { isoSeconds, toolCharge, toolQuoteAnswer } from "@sdgw/engine";
 import type { CreditView, DataRouteId, EndedCall, PlanRefusal, PlatformProvider, RefusalFields } from "@sdgw/engine";
 import type { RunningParts, ToolContext, ToolPlan, ToolRefusal } from "@sdgw/engine";
 import { ERROR_CATALOGUE, TOOL_NAMES } from "@sdgw/types";
@@ -30,7 +30,7 @@ import { forcedOutcome, ownError, parseScenarioHeader, SCENARIO_HEADER, SKIPPED_
 import { STATUS_SCENARIOS } from "./scenarios.ts";
 import type { Scenario } from "./scenarios.ts";
 import { Store, type Charged, type Done, type MockState, type Outcome, type Reply, type Run } from "./state.ts";
-import { newHandle, newRequestId, timestamp } from "./util.ts";
+import { newHandle, newRequestId } from "./util.ts";
 
 /** A key the mock accepts, and what it may do. */
 export interface MockKey {
@@ -296,7 +296,7 @@ export function createMock(options: MockOptions = {}): Mock {
     const tool = route.tool === "account_watch" || route.tool === "batch_stats" ? route.tool : undefined;
     if (!fixture && code === "plan_limit" && tool) Object.assign(extra, purchaseRefusal(tool, urls).extra);
     const now = new Date(clock());
-    if ("retry_at" in extra) extra["retry_at"] = timestamp(now.getTime() + 300_000);
+    if ("retry_at" in extra) extra["retry_at"] = isoSeconds(now.getTime() + 300_000);
     if (code === "rate_limited" || code === "idempotency_in_progress") extra["retry_after"] = retryAfter;
     if (typeof extra["resets_at"] === "string" && typeof extra["message"] === "string") {
       // A daily limit or cap: it restarts at the next UTC midnight, and its message says when.
@@ -409,7 +409,7 @@ export function createMock(options: MockOptions = {}): Mock {
     let charged = done.kind === "data" ? done.ended.reduce((s, e) => s + e.cost, 0) : toolCharge(done.result, c.quote);
     if (charged > store.balance) [done, charged] = [unpaid(done), 0];
     store.charge(charged, clock());
-    const fetchedAt = timestamp(clock());
+    const fetchedAt = isoSeconds(clock());
     if (c.kind === "data" && done.kind === "data") {
       const { body } = finishedAnswer(c.plan, done.ended.map(capPages), requestId, fetchedAt, charged, store.balance);
       return { body, charged };
@@ -422,8 +422,7 @@ export function createMock(options: MockOptions = {}): Mock {
   }
 
   /** `batch_stats`' `format`: the media type of its answer, and the default of a read of its handle (D31). */
-  const formatOf = (c: Charged): unknown =>
-    c.kind === "tool" && c.plan.tool === "batch_stats" ? c.body["format"] : undefined;
+  const formatOf = (c: Charged) => (c.kind === "tool" && c.plan.tool === "batch_stats" ? c.body["format"] : undefined);
 
   /** A finished answer in the media type asked for (D31): csv or ndjson rows of its items, else its JSON. */
   function fileReply(body: Record<string, unknown>, format: unknown): Reply {
@@ -579,7 +578,7 @@ export function createMock(options: MockOptions = {}): Mock {
     const every = String(plan.applied_params["schedule.every"]) as Schedule["every"];
     const id = `sch_${newHandle().slice(2, 10)}`;
     const params = scheduleParams(plan.applied_params) as Schedule["params"];
-    const times = { created_at: timestamp(clock()), next_run_at: timestamp(clock() + EVERY_MS[every]) };
+    const times = { created_at: isoSeconds(clock()), next_run_at: isoSeconds(clock() + EVERY_MS[every]) };
     const schedule: Schedule = { id, tool: "account_watch", params, every, status: "active", ...times, last_run: null };
     store.scheduleList.push(schedule);
     return schedule;

@@ -45,11 +45,9 @@ export interface Scenario extends Readonly<ScenarioOptions> {
   readonly name: ScenarioName;
 }
 
-const NAMES = new Set<string>(SCENARIO_NAMES);
-
 /** True when `name` is a scenario name. */
 export function isScenarioName(name: string): name is ScenarioName {
-  return NAMES.has(name);
+  return (SCENARIO_NAMES as readonly string[]).includes(name);
 }
 
 /**

@@ -119,7 +119,6 @@ export class Store implements MockState {
   clear(): void {
     this.balance = this.startingBalance;
     this.spentToday = 0;
-    this.spentDay = "";
     this.runMap.clear();
     this.idempotency.clear();
     this.exposed.clear();
