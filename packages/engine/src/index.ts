@@ -32,7 +32,8 @@ export {
 export type { CreditView, EndedCall, Entry, RunningParts } from "./answers.ts";
 export { toolAnswer, toolQuoteAnswer } from "./tool-answers.ts";
 export type { ToolAnswerParts } from "./tool-answers.ts";
-export { TOOLS, ToolRefusedError, creditsFor, followerReadings } from "./tools/index.ts";
+export { TOOLS, ToolRefusedError, creditsFor, followerReadings, toolCharge } from "./tools/index.ts";
+export { EVERY_MS, scheduleParams } from "./tools/index.ts";
 export type { AccountReading } from "./tools/index.ts";
 export type { FollowerReading, RunResult, ToolContext, ToolModule, ToolPlan, ToolRefusal } from "./tools/index.ts";
 export type { PlanResult as ToolPlanResult } from "./tools/index.ts";
@@ -49,5 +50,5 @@ export type {
 export { PLATFORM_MODULES, Simulator, encodeCursor, seedText } from "./providers/simulator/index.ts";
 export type { SimulatorKnobs, SimulatorOptions } from "./providers/simulator/index.ts";
 export type { FakeContext, PlatformModule } from "./providers/simulator/module.ts";
-export { DAY_MS, utcDayStart } from "./time.ts";
+export { DAY_MS, isoSeconds, utcDayStart } from "./time.ts";
 export { base64url, fromBase64url } from "./encoding.ts";

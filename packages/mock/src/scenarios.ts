@@ -39,23 +39,15 @@ export interface ScenarioOptions {
   http?: number;
 }
 
-/** A forced answer: made by {@link scenario}, turned on by `mock.use(...)`. */
-export interface Scenario {
+/** A forced answer: made by {@link scenario}, turned on by `mock.use(...)`; its options as {@link ScenarioOptions}. */
+export interface Scenario extends Readonly<ScenarioOptions> {
   /** The status or error code it forces. */
   readonly name: ScenarioName;
-  /** See {@link ScenarioOptions.operation}. */
-  readonly operation?: OperationId;
-  /** See {@link ScenarioOptions.times}. */
-  readonly times?: number;
-  /** See {@link ScenarioOptions.http}. */
-  readonly http?: number;
 }
-
-const NAMES = new Set<string>(SCENARIO_NAMES);
 
 /** True when `name` is a scenario name. */
 export function isScenarioName(name: string): name is ScenarioName {
-  return NAMES.has(name);
+  return (SCENARIO_NAMES as readonly string[]).includes(name);
 }
 
 /**
@@ -73,19 +65,16 @@ export function isScenarioName(name: string): name is ScenarioName {
 export function scenario(name: ScenarioName, options: ScenarioOptions = {}): Scenario {
   if (!isScenarioName(name))
     throw new TypeError(`@sdgw/mock: no scenario "${String(name)}"; one of ${SCENARIO_NAMES.join(", ")}`);
-  if (options.operation !== undefined && !(options.operation in ROUTES)) {
-    throw new TypeError(`@sdgw/mock: no operation "${options.operation}"; one of ${Object.keys(ROUTES).join(", ")}`);
-  }
-  if (options.times !== undefined && !(Number.isInteger(options.times) && options.times >= 1)) {
-    throw new TypeError(`@sdgw/mock: times must be a whole number, 1 or more (got ${options.times})`);
-  }
-  if (options.http !== undefined && !Number.isInteger(options.http))
-    throw new TypeError(`@sdgw/mock: http must be an HTTP status (got ${options.http})`);
-  const out: { -readonly [K in keyof Scenario]: Scenario[K] } = { name };
-  if (options.operation !== undefined) out.operation = options.operation;
-  if (options.times !== undefined) out.times = options.times;
-  if (options.http !== undefined) out.http = options.http;
-  return Object.freeze(out);
+  const { operation, times, http } = options;
+  if (operation !== undefined && !(operation in ROUTES))
+    throw new TypeError(`@sdgw/mock: no operation "${operation}"; one of ${Object.keys(ROUTES).join(", ")}`);
+  if (times !== undefined && !(Number.isInteger(times) && times >= 1))
+    throw new TypeError(`@sdgw/mock: times must be a whole number, 1 or more (got ${times})`);
+  if (http !== undefined && !Number.isInteger(http))
+    throw new TypeError(`@sdgw/mock: http must be an HTTP status (got ${http})`);
+  // Only the options given: a scenario shows no `undefined` fields.
+  const given = Object.entries({ operation, times, http }).filter(([, v]) => v !== undefined);
+  return Object.freeze({ name, ...Object.fromEntries(given) });
 }
 
 /** The request header that forces a scenario for one request: `x-sdgw-scenario: rate_limited` (or `rate_limited@200`). */
@@ -142,11 +131,8 @@ export function forcedOutcome(o: Outcome, p: string, params: object, retryAfter:
 /** @internal The error objects no platform answers: `insufficient_balance`, else `invalid_params`. */
 export function ownError(code: Outcome, platform: string, urls: ServiceUrls): EnvelopeError {
   if (code !== "insufficient_balance") {
-    return {
-      code: "invalid_params",
-      message: `${platform} refused the parameters; nothing was charged.`,
-      retryable: false,
-    };
+    const message = `${platform} refused the parameters; nothing was charged.`;
+    return { code: "invalid_params", message, retryable: false };
   }
   const message = `The balance does not cover this ${platform} call; nothing ran and nothing was charged.`;
   return { code, message, retryable: false, action_url: urls.billing } as EnvelopeError;

@@ -2,7 +2,6 @@
 import type { AccountReading, CallPlan, EndedCall, RunResult, ToolPlan } from "@sdgw/engine";
 import type { ErrorCode, OperationId, Schedule, Step } from "@sdgw/types";
 import { FIXTURES, ROUTES } from "./generated/routes.ts";
-import { clone } from "./util.ts";
 
 /** @internal An outcome a scenario forces on every call of a run: `ok`, `empty`, or the code of its failure. */
 export type Outcome = "ok" | "empty" | ErrorCode;
@@ -14,6 +13,14 @@ export type Charged =
 
 /** @internal What a run produced: a data call's ended calls, or a tool's result and its steps after each wave. */
 export type Done = { kind: "data"; ended: EndedCall[] } | { kind: "tool"; result: RunResult; waves: Step[][] };
+
+/** @internal An answer before it becomes a Response: JSON, or the text of a csv or ndjson file. */
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  json?: unknown;
+  file?: { contentType: string; text: string };
+}
 
 /** Where a run started with a 202 stands. */
 export type RunStatus = "running" | "finished" | "broken" | "expired";
@@ -36,25 +43,21 @@ export interface RunInfo {
   readonly chargedCredits: number;
 }
 
-/** @internal A run, with what the mock needs to finish it. */
-export interface Run {
-  handle: string;
+/** @internal A run: what {@link MockState.runs} shows, and what the mock needs to finish it. */
+export interface Run extends Mutable<RunInfo> {
   /** The `request_id` of the call that started it: its running and finished reads keep it (D47). */
   requestId: string;
-  op: OperationId;
-  key: string;
   call: Charged;
   /** What its calls answered (run when it started, again when a scenario forces another outcome). */
   done: Done;
-  reads: number;
-  status: RunStatus;
   /** Finish at the next read, whatever `polls` says. */
   due: boolean;
   endedAt?: number;
-  charged: number;
   /** The finished answer as rendered when the run ended. */
   finished?: Record<string, unknown>;
 }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** @internal A stored answer of a call sent with an Idempotency-Key. */
 export interface IdempotencyRecord {
@@ -62,8 +65,8 @@ export interface IdempotencyRecord {
   params: string;
   /** The run of a call that answered 202. */
   handle?: string;
-  /** The answer of a call that answered at once: JSON, or the text of a csv or ndjson answer. */
-  answer?: { status: number; headers: Record<string, string>; json?: unknown; text?: string; contentType?: string };
+  /** The answer of a call that answered at once. */
+  answer?: Reply;
 }
 
 /** What the mock remembers; read it and steer it through `mock.state`. */
@@ -92,13 +95,13 @@ export interface MockState {
 
 /** @internal The mutable store behind {@link MockState}. */
 export class Store implements MockState {
-  balance: number;
+  balance = 0;
   spentToday = 0;
   spentDay = "";
   runMap = new Map<string, Run>();
   idempotency = new Map<string, IdempotencyRecord>();
   exposed = new Set<string>();
-  scheduleList: Schedule[];
+  scheduleList: Schedule[] = [];
   /** Follower readings `account_watch` runs made, by platform and account, oldest first (as the server keeps them). */
   readings = new Map<string, AccountReading[]>();
   private readonly startingBalance: number;
@@ -107,31 +110,26 @@ export class Store implements MockState {
   /** `schedules`: the workspace's schedules at the start and after `clear()` (default: the fixture's). */
   constructor(startingBalance: number, schedules?: readonly Schedule[]) {
     const fixture = FIXTURES[ROUTES.listSchedules.defaultFixture ?? ""] as { schedules?: Schedule[] } | undefined;
-    this.startingSchedules = clone(schedules ?? fixture?.schedules ?? []);
+    this.startingSchedules = structuredClone(schedules ?? fixture?.schedules ?? []);
     this.startingBalance = startingBalance;
-    this.balance = startingBalance;
-    this.scheduleList = clone([...this.startingSchedules]);
+    this.clear();
   }
 
   /** Forgets everything: credits back to the start, no runs or keys; the starting schedules. */
   clear(): void {
     this.balance = this.startingBalance;
     this.spentToday = 0;
-    this.spentDay = "";
     this.runMap.clear();
     this.idempotency.clear();
     this.exposed.clear();
     this.readings.clear();
-    this.scheduleList = clone([...this.startingSchedules]);
+    this.scheduleList = structuredClone([...this.startingSchedules]);
   }
 
   /** Takes `credits` from the balance and adds them to today's spend (which restarts each UTC day). */
   charge(credits: number, now: number): void {
     const day = new Date(now).toISOString().slice(0, 10);
-    if (day !== this.spentDay) {
-      this.spentDay = day;
-      this.spentToday = 0;
-    }
+    if (day !== this.spentDay) [this.spentDay, this.spentToday] = [day, 0];
     this.balance -= credits;
     this.spentToday += credits;
   }
@@ -165,28 +163,25 @@ export class Store implements MockState {
     return r && info(r);
   }
 
-  private must(handle: string): Run {
+  /** The run of `handle`; with `unlessRunning`, one still running (else that follows the error's words). */
+  private must(handle: string, unlessRunning?: string): Run {
     const r = this.runMap.get(handle);
     if (!r) throw new TypeError(`@sdgw/mock: no run ${handle}`);
+    if (unlessRunning && r.status !== "running")
+      throw new TypeError(`@sdgw/mock: run ${handle} is ${r.status}${unlessRunning}`);
     return r;
   }
 
   expire(handle: string): void {
-    const r = this.must(handle);
-    r.status = "expired";
+    this.must(handle).status = "expired";
   }
 
   breakRun(handle: string): void {
-    const r = this.must(handle);
-    if (r.status !== "running")
-      throw new TypeError(`@sdgw/mock: run ${handle} is ${r.status}; only a running run can break`);
-    r.status = "broken";
+    this.must(handle, "; only a running run can break").status = "broken";
   }
 
   finishRun(handle: string): void {
-    const r = this.must(handle);
-    if (r.status !== "running") throw new TypeError(`@sdgw/mock: run ${handle} is ${r.status}, not running`);
-    r.due = true;
+    this.must(handle, ", not running").due = true;
   }
 
   get exposedKeys(): readonly string[] {
@@ -194,18 +189,11 @@ export class Store implements MockState {
   }
 
   get schedules(): readonly Schedule[] {
-    return clone(this.scheduleList);
+    return structuredClone(this.scheduleList);
   }
 }
 
-function info(r: Run): RunInfo {
-  return {
-    handle: r.handle,
-    operationId: r.op,
-    key: r.key,
-    status: r.status,
-    reads: r.reads,
-    quoteCredits: r.call.quote,
-    chargedCredits: r.charged,
-  };
+/** A run as {@link MockState.runs} shows it: without what the mock keeps to finish it. */
+function info({ requestId, call, done, due, endedAt, finished, ...shown }: Run): RunInfo {
+  return shown;
 }

@@ -1,4 +1,4 @@
-/** Small helpers: ids, timestamps, copies. Browser-safe (Web Crypto only). */
+/** Fresh ids: request ids and handles. Browser-safe (Web Crypto only). */
 
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"; // Crockford base32, as in the fixtures' request ids
 const HANDLE_ALPHABET = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
@@ -19,19 +19,4 @@ export function newRequestId(): string {
 /** A fresh results handle (`h_` and 12 letters or digits). */
 export function newHandle(): string {
   return `h_${randomString(12, HANDLE_ALPHABET)}`;
-}
-
-/** An RFC 3339 timestamp without milliseconds, as the fixtures write them. */
-export function timestamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
-/** A deep copy of JSON data. */
-export function clone<T>(value: T): T {
-  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
-}
-
-/** True for a plain JSON object (not an array, not null). */
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

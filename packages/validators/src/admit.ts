@@ -42,6 +42,16 @@ const NOT_UTF8: InvalidParams = {
 type PartValidator = (value: unknown) => { ok: true } | { ok: false; invalid: InvalidParams };
 
 /**
+ * The first thing wrong with `body` as the JSON body of `operationId` (its generated validator), or null when it is
+ * valid or the operation takes no body. Pure.
+ * @group Requests
+ */
+export function bodyProblem(operationId: OperationId, body: unknown): InvalidParams | null {
+  const v = (requestValidators[operationId] as unknown as Record<string, PartValidator | undefined>)["body"]?.(body);
+  return v && !v.ok ? v.invalid : null;
+}
+
+/**
  * Checks a request of `operationId` in D50's order and answers the parts as the validators accepted them, or the
  * first thing wrong (`invalidParamsAnswer(result.invalid, requestId)` is its answer). Pure.
  *

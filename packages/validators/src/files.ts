@@ -63,6 +63,20 @@ export function toNdjson(answer: Record<string, Json>): string {
   );
 }
 
+/**
+ * A finished answer as the file `format` asks for (D31): `csv` or `ndjson` rows of its items with their media type;
+ * null for any other format (the answer is sent as JSON).
+ * @group Answers
+ */
+export function resultFile(
+  answer: Record<string, Json>,
+  format: unknown,
+): { contentType: string; text: string } | null {
+  if (format === "csv") return { contentType: "text/csv; charset=utf-8", text: toCsv(answer) };
+  if (format === "ndjson") return { contentType: "application/x-ndjson; charset=utf-8", text: toNdjson(answer) };
+  return null;
+}
+
 /** Paths whose answers are the same for everyone and may be cached (D53): the contract and the capabilities. */
 const CACHEABLE_PATHS = new Set(["/openapi.json", "/v1/capabilities"]);
 const PUBLIC_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "x-content-type-options": "nosniff" });

@@ -187,9 +187,9 @@ export type {
 export { explainFailure, invalidBody } from "./invalid-params.ts";
 export type { InvalidParams, RequestPart } from "./invalid-params.ts";
 export { normalizeHeaders, parseQuery } from "./query.ts";
-export { admitRequest } from "./admit.ts";
+export { admitRequest, bodyProblem } from "./admit.ts";
 export type { Admission, ArrivedRequest } from "./admit.ts";
-export { answerHeaders, resultRows, toCsv, toNdjson } from "./files.ts";
+export { answerHeaders, resultFile, resultRows, toCsv, toNdjson } from "./files.ts";
 export { KEY_QUERY_NAMES, keyInQueryRefusal, keysInQuery } from "./key-in-url.ts";
 export { bodyTextProblem, queryTextProblem } from "./text.ts";
 export { DEFAULT_URLS, errorAnswer, httpStatusOf, nextUtcMidnight } from "./answers.ts";

@@ -4,7 +4,7 @@
  * (earlier readings from `ToolContext.followerHistory`, and this run's reading), its engagement per day; then the
  * best posts of all accounts in the range (leaderboard and items).
  */
-import type { AccountWatchRequest, ContentItem, Item, ProfileCard, TimeseriesItem } from "@sdgw/types";
+import type { AccountWatchRequest, AppliedParams, ContentItem, Item, ProfileCard, TimeseriesItem } from "@sdgw/types";
 import { validateAccountWatchBody } from "@sdgw/validators";
 import {
   dailySeries,
@@ -20,6 +20,7 @@ import {
   type DayWindow,
   type FetchedPost,
 } from "./analysis.ts";
+import { isoSeconds } from "../time.ts";
 import type { ResolvedLink } from "./links.ts";
 import { applied, defineTool, isRefusal, resolveLinks } from "./params.ts";
 import { profilesAndPosts } from "./waves.ts";
@@ -27,6 +28,15 @@ import type { FollowerReading } from "./types.ts";
 
 /** Days of each `range`. */
 export const RANGE_DAYS = { today: 1, "7d": 7, "14d": 14, "30d": 30 } as const;
+
+/** The period of each `schedule.every`, in milliseconds (D11). */
+export const EVERY_MS = { "1h": 3_600_000, "6h": 6 * 3_600_000, "1d": 24 * 3_600_000 } as const;
+
+/** What a schedule keeps of its call's applied parameters (D11, D52): all but `schedule.every`, `confirm`, `max_cost_credits`. */
+export function scheduleParams(applied: AppliedParams): AppliedParams {
+  const dropped = ["schedule.every", "confirm", "max_cost_credits"];
+  return Object.fromEntries(Object.entries(applied).filter(([k]) => !dropped.includes(k))) as AppliedParams;
+}
 
 const POSTS_PER_ACCOUNT = 50;
 const TOP_POSTS = 10;
@@ -153,9 +163,7 @@ export function followerSeries(
     if (ms !== null && Number.isFinite(r.value) && inWindow(ms, win) && ms < now) byMoment.set(ms, r.value);
   }
   byMoment.set(now, card.followers);
-  const points = [...byMoment]
-    .sort((a, b) => a[0] - b[0])
-    .map(([ms, value]) => ({ t: new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z"), value }));
+  const points = [...byMoment].sort((a, b) => a[0] - b[0]).map(([ms, value]) => ({ t: isoSeconds(ms), value }));
   return {
     kind: "timeseries",
     metric: "followers",

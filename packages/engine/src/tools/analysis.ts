@@ -3,7 +3,7 @@
  * rankings, medians. Pure and deterministic: ties break on stable keys, never on arrival order.
  */
 import type { ContentItem, DistributionItem, Item, LeaderboardItem, Platform, TimeseriesItem } from "@sdgw/types";
-import { DAY_MS } from "../time.ts";
+import { DAY_MS, isoSeconds } from "../time.ts";
 import { ratioBuckets } from "./text.ts";
 
 export { DAY_MS };
@@ -31,7 +31,7 @@ export function timeOf(text: string | undefined): number | null {
 
 /** `YYYY-MM-DDT00:00:00Z` of a UTC day number (days since the epoch). */
 export function dayIso(day: number): string {
-  return new Date(day * DAY_MS).toISOString().replace(/\.\d{3}Z$/, "Z");
+  return isoSeconds(day * DAY_MS);
 }
 
 /**

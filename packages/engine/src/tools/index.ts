@@ -32,6 +32,8 @@ export { brandBuzz, BRAND_BUZZ_SCALES } from "./brand_buzz.ts";
 export { commentInsights } from "./comment_insights.ts";
 /** `account_watch`: profile, followers and engagement per day of accounts over a range, and their best posts. */
 export { accountWatch, followerReadings, followerSeries, RANGE_DAYS } from "./account_watch.ts";
+/** Schedules of `account_watch` (D11): their periods, and what they keep of the call's parameters. */
+export { EVERY_MS, scheduleParams } from "./account_watch.ts";
 export type { AccountReading } from "./account_watch.ts";
 /** `find_creators`: authors of matching posts ranked by relevant reach, filtered by followers. */
 export { findCreators, profileBudget } from "./find_creators.ts";
@@ -43,7 +45,7 @@ export { batchStats, BATCH_STATS_INCLUDE } from "./batch_stats.ts";
 export { viralFinder, authorBudget, VIRAL_MIN_RATIO, MIN_BASELINE_POSTS } from "./viral_finder.ts";
 
 /** Pricing (1 credit per planned provider call) and the inline/background threshold. */
-export { CREDITS_PER_CALL, INLINE_MAX_CALLS, creditsFor, modeFor, quoteOf } from "./pricing.ts";
+export { CREDITS_PER_CALL, INLINE_MAX_CALLS, creditsFor, modeFor, quoteOf, toolCharge } from "./pricing.ts";
 export type { WavePlan } from "./pricing.ts";
 /** Links of `targets` and `accounts` on the ten platforms, and `<platform>:<id>`. */
 export { resolveLink, platformOfHost } from "./links.ts";

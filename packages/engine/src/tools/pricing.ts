@@ -22,6 +22,12 @@ export function creditsFor(calls: number): number {
   return calls * CREDITS_PER_CALL;
 }
 
+/** What a finished tool run is charged: `creditsFor(calls_charged)`, at most its quote; nothing when it failed. */
+export function toolCharge(result: { status: string; calls_charged: number }, quote: number): number {
+  const failed = result.status === "error" || result.status === "not_supported" || result.status === "timeout";
+  return failed ? 0 : Math.min(creditsFor(result.calls_charged), quote);
+}
+
 /** `inline` up to `inlineMax` calls, else `background`. */
 export function modeFor(callsPlanned: number, inlineMax: number = INLINE_MAX_CALLS): Quote["mode"] {
   return callsPlanned <= inlineMax ? "inline" : "background";

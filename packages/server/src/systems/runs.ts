@@ -14,7 +14,7 @@
  * the turn (its hold lived in memory, see the ledger). A run that answers 202 writes its row and its durable hold
  * before the 202 is sent, then its capture and stored answer when it ends.
  */
-import { errorAnswer, toCsv, toNdjson, type ServiceUrls } from "@sdgw/validators";
+import { errorAnswer, resultFile, type ServiceUrls } from "@sdgw/validators";
 import {
   REFUSALS,
   cellOf,
@@ -29,7 +29,7 @@ import { serializeAnswer } from "../serialize.ts";
 import type { ServerConfig } from "../config.ts";
 import { newHandle } from "../ids.ts";
 import type { CallPlan, PlannedCall, PlatformProvider, RunResult, ToolPlan } from "@sdgw/engine";
-import { creditsFor, toolAnswer } from "@sdgw/engine";
+import { toolAnswer, toolCharge } from "@sdgw/engine";
 import type { Step } from "@sdgw/types";
 import type { AccountRecord, KeyRecord } from "./accounts.ts";
 import type { Idempotency } from "./idempotency.ts";
@@ -453,7 +453,7 @@ export class Runs {
     const { ledger } = this.deps;
     const { request } = live;
     const failed = failedStatus(result.status);
-    const due = failed ? 0 : Math.min(creditsFor(result.calls_charged), live.quote);
+    const due = toolCharge(result, live.quote);
     // The caller's own writes first (a schedule's last run, follower readings), then the capture and the answer.
     request.onEnd?.({ handle: live.handle, status: result.status, charged: due, result });
     const { charged } = ledger.settle(
@@ -910,13 +910,8 @@ function fileAnswer(
   headers: Record<string, string>,
   format: "json" | "csv" | "ndjson",
 ): HttpAnswer {
-  if (format === "csv")
-    return { status: 200, headers: { ...headers, "content-type": "text/csv; charset=utf-8" }, body: toCsv(body) };
-  if (format === "ndjson")
-    return {
-      status: 200,
-      headers: { ...headers, "content-type": "application/x-ndjson; charset=utf-8" },
-      body: toNdjson(body),
-    };
-  return { status: 200, headers, body: json };
+  const file = resultFile(body, format);
+  return file
+    ? { status: 200, headers: { ...headers, "content-type": file.contentType }, body: file.text }
+    : { status: 200, headers, body: json };
 }

@@ -8,7 +8,7 @@
  */
 import type { AppliedParams, Schedule } from "@sdgw/types";
 import { newId } from "../ids.ts";
-import type { FollowerReading } from "@sdgw/engine";
+import { EVERY_MS, type FollowerReading } from "@sdgw/engine";
 import { isoSeconds, type Store } from "./store.ts";
 
 const SCHEMA = `
@@ -28,9 +28,6 @@ CREATE TABLE IF NOT EXISTS follower_readings (
 
 /** Schedules a workspace may hold (seed: 20). */
 export const SCHEDULES_PER_WORKSPACE = 20;
-
-/** Milliseconds of each `every`. */
-export const EVERY_MS = { "1h": 3_600_000, "6h": 6 * 3_600_000, "1d": 24 * 3_600_000 } as const;
 
 /** A schedule as stored: the resource, and what the scheduler needs to run it. */
 export interface ScheduleRecord {

@@ -35,6 +35,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { Worker } from "node:worker_threads";
+import { isoSeconds as isoText } from "@sdgw/engine";
 import { AnswerLog, type AnswerLogOptions } from "./answer-log.ts";
 import { CHECKPOINTER_SOURCE, type CheckpointerData, type CheckpointerReport } from "./checkpointer.ts";
 
@@ -625,7 +626,7 @@ export function isoSeconds(ms: number): string {
   let text = ISO_SECONDS.get(second);
   if (text === undefined) {
     if (ISO_SECONDS.size >= 16) ISO_SECONDS.clear();
-    text = new Date(second * 1000).toISOString().replace(".000Z", "Z");
+    text = isoText(second * 1000);
     ISO_SECONDS.set(second, text);
   }
   return text;

@@ -2,7 +2,7 @@
  * The simulator's deterministic generator: a small seeded PRNG (FNV-1a of the seed text into mulberry32) and the
  * helpers the platform folders use to make native-looking upstream JSON. Same seed, same data.
  */
-import { DAY_MS } from "../../time.ts";
+import { DAY_MS, isoSeconds } from "../../time.ts";
 
 /** FNV-1a, 32 bits. */
 export function hash32(text: string, from = 0x811c9dc5): number {
@@ -109,7 +109,7 @@ export function rfc3339(ms: number, offsetHours = 0): string {
   ) {
     return `${isoSecondsOf(shifted)}${offsetHours === 0 ? "Z" : `${offsetHours >= 0 ? "+" : "-"}${TWO[Math.abs(offsetHours)]}:00`}`;
   }
-  if (offsetHours === 0) return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+  if (offsetHours === 0) return isoSeconds(ms);
   const local = new Date(ms + offsetHours * 3_600_000).toISOString().slice(0, 19);
   const sign = offsetHours >= 0 ? "+" : "-";
   const hh = String(Math.abs(offsetHours)).padStart(2, "0");

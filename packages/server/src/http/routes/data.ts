@@ -4,8 +4,8 @@
  * caller allowed to read data), then charged and run.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { requestValidators, type InvalidParams } from "@sdgw/validators";
-import { planRoute, type DataRouteId, type RouteBodyCheck } from "@sdgw/engine";
+import { bodyProblem } from "@sdgw/validators";
+import { planRoute, type DataRouteId } from "@sdgw/engine";
 import { admitCall } from "../admission.ts";
 import { runCall } from "../charging.ts";
 import { handler, type RouteDeps } from "./deps.ts";
@@ -35,7 +35,7 @@ function dataHandler(deps: RouteDeps, operationId: DataRouteId) {
       operationId,
       body,
       ...(operationId === "callOperation" ? { path: { op } } : {}),
-      plan: (v) => planRoute(deps.gw.catalog, operationId, body ? v.body : v.query, op, checkRouteBody),
+      plan: (v) => planRoute(deps.gw.catalog, operationId, body ? v.body : v.query, op, bodyProblem),
     });
     const params = body ? call.body : call.query;
     return runCall(deps, {
@@ -49,12 +49,3 @@ function dataHandler(deps: RouteDeps, operationId: DataRouteId) {
     });
   });
 }
-
-/** A typed op's body called by name, checked by its route's validator (the engine's planner calls it). */
-const checkRouteBody: RouteBodyCheck = (routeOp, body) => {
-  const validate = (requestValidators[routeOp as keyof typeof requestValidators] as { body?: BodyValidator }).body;
-  const v = validate?.(body);
-  return v && !v.ok ? v.invalid! : null;
-};
-
-type BodyValidator = (value: unknown) => { ok: boolean; invalid?: InvalidParams };

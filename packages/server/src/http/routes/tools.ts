@@ -14,7 +14,7 @@ import { admit, callerOf, type OperationId } from "../admission.ts";
 import { jsonAnswer, Refusal } from "../answer.ts";
 import type { Caller } from "../auth.ts";
 import { charging } from "../charging.ts";
-import { MESSAGES, REFUSALS, purchaseRefusal, tooManySchedules } from "@sdgw/engine";
+import { MESSAGES, REFUSALS, purchaseRefusal, scheduleParams, tooManySchedules } from "@sdgw/engine";
 import { handler, type RouteDeps } from "./deps.ts";
 
 const toolOps: Record<ToolName, OperationId> = {
@@ -139,17 +139,12 @@ function runTool(deps: RouteDeps, o: ToolCall): Promise<HttpAnswer> {
         const rest = Object.fromEntries(
           Object.entries(body).filter(([k]) => k !== "schedule" && k !== "confirm" && k !== "max_cost_credits"),
         );
-        const params = Object.fromEntries(
-          Object.entries(plan.applied_params).filter(
-            ([k]) => k !== "schedule.every" && k !== "confirm" && k !== "max_cost_credits",
-          ),
-        );
         const created = gw.schedules.create({
           workspaceId: caller.key.workspace_id,
           accountId: caller.account.id,
           keyId: caller.key.id,
           body: rest,
-          params: params as never,
+          params: scheduleParams(plan.applied_params),
           every: schedule.every,
         });
         warnings.push(MESSAGES.scheduleCreated(created));
