@@ -3,7 +3,8 @@
  * operation, valid and with one thing wrong) go to @sdgw/mock over HTTP and to @sdgw/server, set up alike (one
  * account, the same keys and credits, the same Retry-After), and each pair of answers must be the same: status, media
  * type and the whole body, word for word, apart from ids and timestamps. A call that goes on (202) is read by its
- * handle to its end on both sides, and the ends must be the same too.
+ * handle to its end on both sides, and the ends must be the same too. A second pair, where every charged call goes
+ * on past its answer, compares the 202 answers of every charging operation and their ends.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,38 +16,69 @@ import { FIXTURES, ROUTES } from "../../mock/src/generated/routes.ts";
 import { SAMPLES, type Req } from "../../mock/test/helpers.ts";
 import { startMockHttp } from "./mock-http.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "sdgw-differential-"));
-// Limits far above what the test sends: a refusal by rate is not what is compared (the mock has scenarios for it).
-const limits = { keyQps: 100_000, workspaceConcurrency: 100_000, addressPerMinute: 100_000, failureThreshold: 100_000 };
-// The same settings on both sides: a 202 and a 409 say "ask again after 1 s" (the mock's default).
-const server = createServer({
-  dbPath: join(dir, "sdgw.sqlite"),
-  log: () => undefined,
-  simulator: {},
-  limits,
-  pollAfterSeconds: 1,
-  inProgressRetrySeconds: 1,
-});
-// The same account: the mock's (its getAccount fixture's name, its keys' name), a million credits, no schedules.
+/** A mock and a reference server set up alike, both on 127.0.0.1. */
+interface Pair {
+  mockUrl: string;
+  serverUrl: string;
+  /** A key with `read_data` and one without, on both sides. */
+  key: string;
+  noscope: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts both sides alike: one account (the mock's: its getAccount fixture's name, its keys' name), a million
+ * credits, no schedules, a 202 and a 409 saying "ask again after 1 s" (the mock's default), limits far above what
+ * the test sends (a refusal by rate is not compared: the mock has scenarios for it). `background`: every charged
+ * call goes on past its answer (the server waits 0 ms on platforms that take 30 ms; the mock's `slow` matches every
+ * call); otherwise every call ends inline on both.
+ */
+async function startPair(background: boolean): Promise<Pair> {
+  const dir = mkdtempSync(join(tmpdir(), "sdgw-differential-"));
+  const limits = {
+    keyQps: 100_000,
+    workspaceConcurrency: 100_000,
+    addressPerMinute: 100_000,
+    failureThreshold: 100_000,
+  };
+  const server = createServer({
+    dbPath: join(dir, "sdgw.sqlite"),
+    log: () => undefined,
+    simulator: background ? { knobs: { "*": { latencyMs: 30 } } } : {},
+    limits,
+    pollAfterSeconds: 1,
+    inProgressRetrySeconds: 1,
+    ...(background ? { waitMs: 0 } : {}),
+  });
+  const { accounts } = server.gateway;
+  const paid = accounts.createAccount({ name: ACCOUNT, plan: "paid" }).account;
+  accounts.grant(paid.id, 1_000_000);
+  const key = accounts.createKey({ accountId: paid.id, name: "mock key" }).secret;
+  const noscope = accounts.createKey({ accountId: paid.id, name: "mock key", permissions: [] }).secret;
+  const serverUrl = await server.listen({ host: "127.0.0.1", port: 0 });
+  const mock = await startMockHttp({
+    balance: 1_000_000,
+    schedules: [],
+    polls: 0,
+    slow: () => background,
+    keys: { [key]: { permissions: ["read_data"] }, [noscope]: { permissions: [] } },
+  });
+  const close = async () => {
+    await mock.close();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { mockUrl: mock.baseUrl, serverUrl, key, noscope, close };
+}
+
 const ACCOUNT = (FIXTURES[ROUTES.getAccount.defaultFixture!] as { account: { name: string } }).account.name;
-const { accounts } = server.gateway;
-const paid = accounts.createAccount({ name: ACCOUNT, plan: "paid" }).account;
-accounts.grant(paid.id, 1_000_000);
-const KEY = accounts.createKey({ accountId: paid.id, name: "mock key" }).secret;
-const NOSCOPE = accounts.createKey({ accountId: paid.id, name: "mock key", permissions: [] }).secret;
-const serverUrl = await server.listen({ host: "127.0.0.1", port: 0 });
-// Nothing goes 202 by the mock's own pattern: the server answers every call inline here (the simulator waits 0 ms).
-const mock = await startMockHttp({
-  balance: 1_000_000,
-  schedules: [],
-  polls: 0,
-  slow: () => false,
-  keys: { [KEY]: { permissions: ["read_data"] }, [NOSCOPE]: { permissions: [] } },
-});
+const inline = await startPair(false);
+const background = await startPair(true);
+const KEY = inline.key;
+const NOSCOPE = inline.noscope;
 afterAll(async () => {
-  await mock.close();
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
+  await inline.close();
+  await background.close();
 });
 
 /** What a request looks like after generation: the sample's request with one change (or none). */
@@ -189,40 +221,71 @@ function differencesOf(m: unknown, s: unknown, path = "$"): Array<{ path: string
   return [{ path, mock: String(JSON.stringify(m)).slice(0, 300), server: String(JSON.stringify(s)).slice(0, 300) }];
 }
 
+/** What one property found: requests compared, runs read to their end, operations seen, the differences. */
+interface Tally {
+  compared: number;
+  readToEnd: number;
+  seen: Set<string>;
+  differences: string[];
+}
+
+/**
+ * Sends each generated case to both sides of `pair` and compares the answers (`gist`); a run that goes on (202) is
+ * read by its handle on each side until it ends, and the ends must agree too.
+ */
+async function sendToBoth(pair: Pair, arbitrary: fc.Arbitrary<Case>, runs: { numRuns: number; seed: number }) {
+  const tally: Tally = { compared: 0, readToEnd: 0, seen: new Set(), differences: [] };
+  const compare = (label: string, m: Answer, s: Answer) => {
+    const found = differencesOf(gist(m), gist(s)).slice(0, 8);
+    const lines = found.map((d) => `  at ${d.path}\n    mock:   ${d.mock}\n    server: ${d.server}`);
+    if (found.length > 0) tally.differences.push([label, ...lines].join("\n"));
+  };
+  await fc.assert(
+    fc.asyncProperty(arbitrary, async (c) => {
+      const idem = `diff-${++sequence}`;
+      const [m, s] = await Promise.all([send(pair.mockUrl, c.req, idem), send(pair.serverUrl, c.req, idem)]);
+      tally.compared++;
+      tally.seen.add(c.label.split(" ")[0]!);
+      compare(c.label, m, s);
+      if (m.status === 202 || s.status === 202) {
+        const key = c.req.key === undefined ? pair.key : c.req.key;
+        const ended = await Promise.all([settled(pair.mockUrl, m, key), settled(pair.serverUrl, s, key)]);
+        tally.readToEnd++;
+        compare(`${c.label}, read to its end`, ...ended);
+      }
+    }),
+    runs,
+  );
+  return tally;
+}
+
 describe("@sdgw/mock and @sdgw/server answer alike (differential)", () => {
   it("gives the same answers to the same generated requests, apart from ids and timestamps", {
     timeout: 240_000,
   }, async () => {
-    const differences: string[] = [];
-    const compare = (label: string, m: Answer, s: Answer) => {
-      const found = differencesOf(gist(m), gist(s)).slice(0, 8);
-      const lines = found.map((d) => `  at ${d.path}\n    mock:   ${d.mock}\n    server: ${d.server}`);
-      if (found.length > 0) differences.push([label, ...lines].join("\n"));
-    };
-    let compared = 0;
-    let readToEnd = 0;
-    const seen = new Set<string>();
-    await fc.assert(
-      fc.asyncProperty(cases, async (c) => {
-        const idem = `diff-${++sequence}`;
-        const [m, s] = await Promise.all([send(mock.baseUrl, c.req, idem), send(serverUrl, c.req, idem)]);
-        compared++;
-        seen.add(c.label.split(" ")[0]!);
-        compare(c.label, m, s);
-        // A run that goes on (202) is read by its handle on each side until it ends; the ends must agree too.
-        if (m.status === 202 || s.status === 202) {
-          const key = c.req.key === undefined ? KEY : c.req.key;
-          const ended = await Promise.all([settled(mock.baseUrl, m, key), settled(serverUrl, s, key)]);
-          readToEnd++;
-          compare(`${c.label}, read to its end`, ...ended);
-        }
-      }),
-      { numRuns: 300, seed: 20261124 },
-    );
+    const t = await sendToBoth(inline, cases, { numRuns: 300, seed: 20261124 });
     console.log(
-      `differential: ${compared} requests to each side (${readToEnd} runs read to their end), ${seen.size} operations, ` +
-        `${differences.length} differences in whole answers`,
+      `differential: ${t.compared} requests to each side (${t.readToEnd} runs read to their end), ${t.seen.size} ` +
+        `operations, ${t.differences.length} differences in whole answers`,
     );
-    expect(differences, differences.slice(0, 30).join("\n")).toEqual([]);
+    expect(t.differences, t.differences.slice(0, 30).join("\n")).toEqual([]);
+  });
+
+  it("gives the same 202 answers and the same ends to calls that go on past their answer", {
+    timeout: 240_000,
+  }, async () => {
+    const charged = BASES.filter((b) => b.req.method === "POST" || b.op === "search").filter(
+      (b) => !["findOperation", "deleteSchedule", "getResult"].includes(b.op),
+    );
+    const asTheyAre = fc
+      .constantFrom(...charged)
+      .map((b) => ({ label: `${b.label} as it is`, req: { ...structuredClone(b.req), key: background.key } }));
+    const t = await sendToBoth(background, asTheyAre, { numRuns: 60, seed: 20261125 });
+    console.log(
+      `differential (background): ${t.compared} calls to each side, ${t.readToEnd} read to their end, ` +
+        `${t.seen.size} operations, ${t.differences.length} differences`,
+    );
+    expect(t.readToEnd).toBeGreaterThan(30);
+    expect(t.differences, t.differences.slice(0, 30).join("\n")).toEqual([]);
   });
 });
