@@ -28,8 +28,23 @@ interface IndexEntry {
   source?: string;
 }
 
+/** The kinds of answer a fixture can hold (`shapeOf`), written into the mock's `FixtureShape`. */
+export const FIXTURE_SHAPES = [
+  "envelope",
+  "fanout",
+  "targets",
+  "tool",
+  "quote",
+  "running",
+  "error",
+  "file",
+  "other",
+] as const;
+/** What kind of answer a fixture holds. */
+export type FixtureShape = (typeof FIXTURE_SHAPES)[number];
+
 /** What kind of answer a fixture holds, read from its body. */
-export function shapeOf(mediaType: string, body: unknown): string {
+export function shapeOf(mediaType: string, body: unknown): FixtureShape {
   if (mediaType !== "application/json") return "file";
   const b = (body ?? {}) as Record<string, unknown>;
   if (typeof b["code"] === "string") return "error";
@@ -105,7 +120,7 @@ export function generateMock(doc: OpenApiDoc, fixturesDir: string = FIXTURES_DIR
 
   const routesFile =
     BANNER +
-    `import type { OperationId } from "@sdgw/types";\nimport type { FixtureBody, MockRoute } from "../route-types.ts";\n\n` +
+    `import type { OperationId } from "@sdgw/types";\nimport type { FixtureBody, MockRoute } from "./route-types.ts";\n\n` +
     `/** Every operation of the spec: route, MSW path, key and charge, and its fixtures by (http, status, code). */\n` +
     `export const ROUTES: Readonly<Record<OperationId, MockRoute>> = ${JSON.stringify(routes, null, 2)};\n\n` +
     `/** The body of every fixture of fixtures/index.json by file (JSON answers parsed, csv and ndjson as text). */\n` +
@@ -115,7 +130,65 @@ export function generateMock(doc: OpenApiDoc, fixturesDir: string = FIXTURES_DIR
     `/** The contract, served by the mock as \`GET /openapi.json\`. */\n` +
     `export const OPENAPI_DOCUMENT: Readonly<Record<string, unknown>> = ${JSON.stringify(doc)};\n`;
   return [
+    { path: `${OUT}/route-types.ts`, content: BANNER + routeTypes() },
     { path: `${OUT}/routes.ts`, content: routesFile },
     { path: `${OUT}/openapi.ts`, content: openapiFile },
   ];
+}
+
+/** The types of the table `routes.ts` holds, written beside it so that they change with the table. */
+function routeTypes(): string {
+  return `/** Shapes of the generated route table (routes.ts). */
+import type { OperationId } from "@sdgw/types";
+
+/** What kind of answer a fixture holds. */
+export type FixtureShape = ${FIXTURE_SHAPES.map((s) => JSON.stringify(s)).join(" | ")};
+
+/** One fixture of an operation, as listed in fixtures/index.json. */
+export interface FixtureRef {
+  /** Its path under fixtures/, and its key in \`FIXTURES\`. */
+  readonly file: string;
+  /** The HTTP status it is answered with. */
+  readonly http: number;
+  /** The envelope status (\`ok\`, \`empty\`, \`error\`, \`not_supported\`, \`timeout\`, \`running\`), when it has one. */
+  readonly status: string | null;
+  /** The error code, when it is an error. */
+  readonly code: string | null;
+  /** \`application/json\`, or \`text/csv\` / \`application/x-ndjson\` for result files. */
+  readonly mediaType: string;
+  /** What kind of answer it holds. */
+  readonly shape: FixtureShape;
+  /** The single-platform envelope's \`platform\`, when it has one. */
+  readonly platform: string | null;
+  /** Headers the answer carries (\`Retry-After\`, \`X-Should-Retry\`). */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** One operation of the contract, as the mock serves it. */
+export interface MockRoute {
+  /** The spec's \`operationId\`, e.g. \`search\`, \`getResult\`. */
+  readonly operationId: OperationId;
+  /** The HTTP method. */
+  readonly method: "GET" | "POST" | "DELETE";
+  /** The spec's path, e.g. \`/v1/results/{handle}\`. */
+  readonly path: string;
+  /** The MSW path pattern, e.g. \`/v1/results/:handle\`. */
+  readonly mswPath: string;
+  /** True for the routes that need no key (\`GET /v1/capabilities\`, \`POST /v1/find\`, \`GET /openapi.json\`). */
+  readonly keyless: boolean;
+  /** True for the data and tool routes: they need \`read_data\`, charge credits and may answer 202. */
+  readonly charging: boolean;
+  /** The tool of a \`POST /v1/tools/{tool}\` route. */
+  readonly tool: string | null;
+  /** The HTTP statuses the spec documents for this operation. */
+  readonly responses: readonly number[];
+  /** The fixture of a plain 200 answer: the first \`ok\` fixture, else the first JSON 200 fixture. */
+  readonly defaultFixture: string | null;
+  /** Every fixture of the operation, in the order of fixtures/index.json. */
+  readonly fixtures: readonly FixtureRef[];
+}
+
+/** A fixture's body: the parsed JSON answer, or the text of a csv or ndjson file. */
+export type FixtureBody = unknown;
+`;
 }

@@ -18,4 +18,4 @@ export {
 export type { Scenario, ScenarioName, ScenarioOptions, StatusScenario } from "./scenarios.ts";
 export type { MockState, RunInfo, RunStatus } from "./state.ts";
 export { FIXTURES, ROUTES } from "./generated/routes.ts";
-export type { FixtureBody, FixtureRef, FixtureShape, MockRoute } from "./route-types.ts";
+export type { FixtureBody, FixtureRef, FixtureShape, MockRoute } from "./generated/route-types.ts";

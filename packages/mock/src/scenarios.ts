@@ -1,9 +1,11 @@
 /** Scenarios: what a test or a frontend team forces the mock to answer, by name. */
-import type { ProviderFailure, ProviderOutcome } from "@sdgw/engine";
-import { ERROR_CODES, type EnvelopeError, type ErrorCode, type OperationId } from "@sdgw/types";
-import type { ServiceUrls } from "@sdgw/validators";
-import { ROUTES } from "./generated/routes.ts";
-import type { Outcome } from "./state.ts";
+import { isoSeconds, purchaseRefusal, type ProviderFailure, type ProviderOutcome } from "@sdgw/engine";
+import { ERROR_CATALOGUE, ERROR_CODES, type EnvelopeError, type ErrorCode, type OperationId } from "@sdgw/types";
+import { nextUtcMidnight, type HttpErrorCode, type ServiceUrls } from "@sdgw/validators";
+import { refuse, type MockContext, type Req } from "./context.ts";
+import { FIXTURES, ROUTES } from "./generated/routes.ts";
+import type { MockRoute } from "./generated/route-types.ts";
+import type { Charged, Outcome } from "./state.ts";
 
 /** The statuses an answer can have: the five of a finished envelope, and `running` (HTTP 202). */
 export const STATUS_SCENARIOS = ["ok", "empty", "error", "not_supported", "timeout", "running"] as const;
@@ -136,4 +138,89 @@ export function ownError(code: Outcome, platform: string, urls: ServiceUrls): En
   }
   const message = `The balance does not cover this ${platform} call; nothing ran and nothing was charged.`;
   return { code, message, retryable: false, action_url: urls.billing } as EnvelopeError;
+}
+
+/** @internal What a forced scenario asks of one operation; `take()` counts it as answered. */
+export type Forced = (
+  | { kind: "refusal"; code: HttpErrorCode; http: number }
+  | { kind: "outcome"; outcome: Outcome }
+  | { kind: "running" }
+) & { take(): void };
+
+/**
+ * @internal The scenario forced on a request (its `header`'s, else the newest `use`d one for its operation) as its
+ * operation answers it, before the call's shape is known; undefined when none applies (`skipped` then says why).
+ */
+export function force(ctx: MockContext, route: MockRoute, skipped: string[], header?: string): Forced | undefined {
+  const op = route.operationId;
+  const fromHeader = parseScenarioHeader(header);
+  if (header !== undefined && !fromHeader) skipped.push(`no scenario "${header}"`);
+  const on = fromHeader
+    ? { scenario: fromHeader, left: 1 }
+    : ctx.active.find((a) => a.left > 0 && (a.scenario.operation ?? op) === op);
+  if (!on) return undefined;
+  const { name, http } = on.scenario;
+  const take = () => void on.left--;
+  const skip = (reason: string) => void skipped.push(reason);
+  const runs = route.charging || op === "getResult";
+  const isStatus = (STATUS_SCENARIOS as readonly string[]).includes(name);
+  if (isStatus && (http ?? 200) === 200 && (name !== "not_supported" || runs)) {
+    if (!runs) return name === "ok" ? take() : skip(`${op} answers no ${name} status`);
+    if (name === "running") return { kind: "running", take };
+    return { kind: "outcome", outcome: name === "error" ? "upstream_error" : name, take };
+  }
+  const code = name as ErrorCode;
+  const row = ERROR_CATALOGUE[code];
+  // D13: on data routes, not_found and temporarily_unavailable stand inside the envelope unless asked otherwise.
+  const inside = (code === "not_found" || code === "temporarily_unavailable") && route.charging && op !== "search";
+  const wanted = http ?? (inside ? 200 : (row.http.find((h) => h !== 200) ?? 200));
+  // D13: not_found, invalid_target and temporarily_unavailable stand in no answer of GET /v1/search.
+  const inEnvelope = row.envelope === "all" || (row.envelope === "data" && op !== "search");
+  if (wanted === 200) {
+    if (runs && (op === "getResult" || inEnvelope)) return { kind: "outcome", outcome: code, take };
+    return skip(`${op} answers no ${code} inside an HTTP 200 answer`);
+  }
+  if ((row.http as readonly number[]).includes(wanted) && route.responses.includes(wanted))
+    return { kind: "refusal", code: code as HttpErrorCode, http: wanted, take };
+  return skip(`${op} documents no HTTP ${wanted} answer for ${code}`);
+}
+
+/** @internal The outcome forced on a call, if its shape can answer it (D13: fewer codes in `search` and fanouts). */
+export function forcedOn(req: Req, op: OperationId, c: Charged): Outcome | undefined {
+  const { forced } = req;
+  if (forced?.kind !== "outcome") return undefined;
+  const where = (ERROR_CATALOGUE as Record<string, { envelope: string } | undefined>)[forced.outcome]?.envelope;
+  const scope = c.kind === "tool" ? "data" : c.plan.errorScope;
+  if (!where || where === "all" || (where === "data" && scope === "data")) {
+    forced.take();
+    return forced.outcome;
+  }
+  const o = forced.outcome;
+  const fanout = c.kind === "data" && c.plan.shape === "fanout";
+  req.skipped.push(
+    fanout ? `a fanout answer's entries take no ${o} (D13)` : `${op} answers no ${o} inside an HTTP 200 answer`,
+  );
+  return undefined;
+}
+
+/** @internal A forced refusal: the route's fixture of that code and status (times refreshed), else the catalogue's. */
+export function forcedRefusal(ctx: MockContext, route: MockRoute, code: HttpErrorCode, status: number, id: string) {
+  const fixture = route.fixtures.find((f) => f.code === code && f.http === status && f.shape === "error");
+  const extra: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries((fixture ? FIXTURES[fixture.file] : {}) as object)) {
+    if (!["request_id", "schema_version", "code", "retryable"].includes(k)) extra[k] = structuredClone(v);
+  }
+  // D11, D51, D58: what a free account gets (the mock's keys are paid ones; the scenario shows it).
+  const tool = route.tool === "account_watch" || route.tool === "batch_stats" ? route.tool : undefined;
+  if (!fixture && code === "plan_limit" && tool) Object.assign(extra, purchaseRefusal(tool, ctx.urls).extra);
+  const now = new Date(ctx.clock());
+  if ("retry_at" in extra) extra["retry_at"] = isoSeconds(now.getTime() + 300_000);
+  if (code === "rate_limited" || code === "idempotency_in_progress") extra["retry_after"] = ctx.retryAfter;
+  if (typeof extra["resets_at"] === "string" && typeof extra["message"] === "string") {
+    // A daily limit or cap: it restarts at the next UTC midnight, and its message says when.
+    const resetsAt = nextUtcMidnight(now);
+    extra["resets_at"] = resetsAt;
+    extra["message"] = extra["message"].replace(/\d{4}-\d\d-\d\dT[\d:]+Z/g, resetsAt);
+  }
+  return refuse(ctx, code, id, extra).reply;
 }
