@@ -90,140 +90,151 @@ function keySettings(
   return out;
 }
 
-/** Registers the routes above (called once by `buildApp`). */
+/** What a console route's handler is given: the gateway, the request, the signed-in session and the request id. */
+interface ConsoleCall {
+  gw: Gateway;
+  req: FastifyRequest;
+  s: ConsoleSession;
+  requestId: string;
+}
+
+/** A key of the session's account by id, or undefined (unknown, or another account's). */
+function keyOfAccount({ gw, s }: ConsoleCall, id: string): KeyRecord | undefined {
+  const k = gw.accounts.key(id);
+  return k && k.account_id === s.user.account_id ? k : undefined;
+}
+
+/** `404 not_found` of a key the account does not have. */
+function noSuchKey({ gw, requestId }: ConsoleCall, id: string): Answer {
+  const fix = { param: "id", note: "GET /console/api/keys lists the account's keys." };
+  const refusal = { reason: "no_such_route", message: `The account has no key ${id.slice(0, 64)}.`, fix };
+  return errorAnswer("not_found", requestId, refusal as never, { urls: gw.config.urls, now: new Date(gw.now()) });
+}
+
+/** `GET /console/api/keys`. */
+function listKeys({ gw, s, requestId }: ConsoleCall): Answer {
+  return ok({ request_id: requestId, keys: gw.accounts.keys(s.user.account_id).map(keyView) });
+}
+
+/** `POST /console/api/keys`: `{name, daily_limit?, read_data?}` → the key and its secret, shown once. */
+function createKey(c: ConsoleCall): Answer {
+  const { gw, req, s, requestId } = c;
+  const body = objectBody(req, ["name", "daily_limit", "read_data"], requestId);
+  if ("status" in body && "body" in body && typeof body.status === "number") return body as Answer;
+  const b = body as Record<string, unknown>;
+  const name = b["name"];
+  if (typeof name !== "string" || name.trim().length === 0 || name.length > 100)
+    return invalid({ param: "name", message: "`name` must be text of 1 to 100 characters." }, requestId);
+  if (name.startsWith("console:")) {
+    const message = "Names starting with `console:` are kept for the console's own keys.";
+    return invalid({ param: "name", message }, requestId);
+  }
+  const settings = keySettings(b, requestId);
+  if ("status" in settings) return settings;
+  const created = gw.accounts.createKey({
+    accountId: s.user.account_id,
+    name: name.trim(),
+    permissions: settings.readData === false ? [] : ["read_data"],
+    dailyLimit: settings.dailyLimit ?? null,
+  });
+  return ok({ request_id: requestId, key: keyView(gw.accounts.key(created.id)!), secret: created.secret });
+}
+
+/** `POST /console/api/keys/{id}`: `{daily_limit?, read_data?}` → the key changed. */
+function changeKey(c: ConsoleCall): Answer {
+  const { gw, req, requestId } = c;
+  const id = (req.params as { id: string }).id;
+  const body = objectBody(req, ["daily_limit", "read_data"], requestId);
+  if ("status" in body && "body" in body && typeof body.status === "number") return body as Answer;
+  if (!keyOfAccount(c, id)) return noSuchKey(c, id);
+  const settings = keySettings(body as Record<string, unknown>, requestId);
+  if ("status" in settings) return settings;
+  if (settings.dailyLimit !== undefined) gw.accounts.setKeyDailyLimit(id, settings.dailyLimit);
+  if (settings.readData !== undefined) gw.accounts.setKeyPermissions(id, settings.readData ? ["read_data"] : []);
+  return ok({ request_id: requestId, key: keyView(gw.accounts.key(id)!) });
+}
+
+/** `DELETE /console/api/keys/{id}`: revokes the key. */
+function revokeKey(c: ConsoleCall): Answer {
+  const id = (c.req.params as { id: string }).id;
+  if (!keyOfAccount(c, id)) return noSuchKey(c, id);
+  c.gw.accounts.revokeKey(id);
+  return ok({ request_id: c.requestId, key: keyView(c.gw.accounts.key(id)!), revoked: true });
+}
+
+/** `GET /console/api/results`: the calls of the user's console key(s), newest first, with their handles. */
+function listResults({ gw, s, requestId }: ConsoleCall): Answer {
+  const rows = gw.runs.consoleResults(s.user.account_id, consoleKeyName(s.user.email));
+  const results = rows.map((r) => ({
+    run_id: r.run_id,
+    handle: r.handle,
+    operation: r.operation,
+    state: r.state,
+    quote_credits: r.quote,
+    charged_credits: r.charged,
+    started_at: r.started_at,
+    ended_at: r.ended_at,
+    expires_at: r.expires_at,
+  }));
+  return ok({ request_id: requestId, results });
+}
+
+/** `GET /console/api/spend`: credits charged per UTC day over the last 30 days (0 on days without charges). */
+function spendByDay({ gw, s, requestId }: ConsoleCall): Answer {
+  const today = new Date(gw.now());
+  const days = Array.from({ length: 30 }, (_, i) =>
+    new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - (29 - i)))
+      .toISOString()
+      .slice(0, 10),
+  );
+  const by = new Map(gw.ledger.dailyCharges(s.user.account_id, days[0]!).map((r) => [r.day, r.credits]));
+  return ok({ request_id: requestId, days: days.map((day) => ({ day, credits: by.get(day) ?? 0 })) });
+}
+
+/** The routes by method and path, whether they change something (CSRF token required, D84), and their handlers. */
+const CONSOLE_ROUTES: ReadonlyArray<readonly ["GET" | "POST" | "DELETE", string, boolean, (c: ConsoleCall) => Answer]> =
+  [
+    ["GET", "/console/api/keys", false, listKeys],
+    ["POST", "/console/api/keys", true, createKey],
+    ["POST", "/console/api/keys/:id", true, changeKey],
+    ["DELETE", "/console/api/keys/:id", true, revokeKey],
+    ["GET", "/console/api/results", false, listResults],
+    ["GET", "/console/api/spend", false, spendByDay],
+  ];
+
+/**
+ * Registers the routes above (called once by `buildApp`): each checks the request's `Origin` (D84), its session
+ * (D82) and, when it changes something, its CSRF token, then answers in the contract's error structure.
+ */
 export function consoleApiRoutes(app: FastifyInstance, gw: Gateway): void {
-  const route =
-    (stateChanging: boolean, fn: (req: FastifyRequest, s: ConsoleSession, requestId: string) => Answer) =>
-    async (req: FastifyRequest, reply: FastifyReply) => {
-      const requestId = newRequestId(gw.now());
-      let a: Answer;
-      try {
-        const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
-        const refused = originRefusal(headers, requestId);
-        const s = refused ? null : sessionOf(gw, headers);
-        if (refused) a = refused;
-        else if (!s) a = sessionRequired(gw, requestId);
-        else a = (stateChanging ? csrfRefusal(s, headers, requestId) : null) ?? fn(req, s, requestId);
-        await gw.store.durable();
-      } catch (e) {
-        gw.log(`request ${requestId} failed`, e);
-        a = errorAnswer("internal_error", requestId, {}, { urls: gw.config.urls, now: new Date(gw.now()) });
-      }
-      const headers: Record<string, string> = { "content-type": JSON_TYPE };
-      for (const [k, v] of Object.entries(a.headers ?? {}))
-        if (k.toLowerCase() !== "content-type") headers[k.toLowerCase()] = String(v);
-      return reply.code(a.status).headers(headers).send(JSON.stringify(a.body));
-    };
-  const keyOfAccount = (s: ConsoleSession, id: string) => {
-    const k = gw.accounts.key(id);
-    return k && k.account_id === s.user.account_id ? k : undefined;
-  };
-  const noSuchKey = (id: string, requestId: string): Answer =>
-    errorAnswer(
-      "not_found",
-      requestId,
-      {
-        reason: "no_such_route",
-        message: `The account has no key ${id.slice(0, 64)}.`,
-        fix: { param: "id", note: "GET /console/api/keys lists the account's keys." },
-      } as never,
-      { urls: gw.config.urls, now: new Date(gw.now()) },
-    );
+  for (const [method, url, stateChanging, handle] of CONSOLE_ROUTES)
+    app.route({ method, url, handler: (req, reply) => answer(gw, req, reply, stateChanging, handle) });
+}
 
-  app.get(
-    "/console/api/keys",
-    route(false, (_req, s, requestId) =>
-      ok({ request_id: requestId, keys: gw.accounts.keys(s.user.account_id).map(keyView) }),
-    ),
-  );
-
-  app.post(
-    "/console/api/keys",
-    route(true, (req, s, requestId) => {
-      const body = objectBody(req, ["name", "daily_limit", "read_data"], requestId);
-      if ("status" in body && "body" in body && typeof body.status === "number") return body as Answer;
-      const b = body as Record<string, unknown>;
-      const name = b["name"];
-      if (typeof name !== "string" || name.trim().length === 0 || name.length > 100)
-        return invalid({ param: "name", message: "`name` must be text of 1 to 100 characters." }, requestId);
-      if (name.startsWith("console:"))
-        return invalid(
-          { param: "name", message: "Names starting with `console:` are kept for the console's own keys." },
-          requestId,
-        );
-      const settings = keySettings(b, requestId);
-      if ("status" in settings) return settings;
-      const created = gw.accounts.createKey({
-        accountId: s.user.account_id,
-        name: name.trim(),
-        permissions: settings.readData === false ? [] : ["read_data"],
-        dailyLimit: settings.dailyLimit ?? null,
-      });
-      return ok({ request_id: requestId, key: keyView(gw.accounts.key(created.id)!), secret: created.secret });
-    }),
-  );
-
-  app.post<{ Params: { id: string } }>(
-    "/console/api/keys/:id",
-    route(true, (req, s, requestId) => {
-      const id = (req.params as { id: string }).id;
-      const body = objectBody(req, ["daily_limit", "read_data"], requestId);
-      if ("status" in body && "body" in body && typeof body.status === "number") return body as Answer;
-      const key = keyOfAccount(s, id);
-      if (!key) return noSuchKey(id, requestId);
-      const settings = keySettings(body as Record<string, unknown>, requestId);
-      if ("status" in settings) return settings;
-      if (settings.dailyLimit !== undefined) gw.accounts.setKeyDailyLimit(id, settings.dailyLimit);
-      if (settings.readData !== undefined) gw.accounts.setKeyPermissions(id, settings.readData ? ["read_data"] : []);
-      return ok({ request_id: requestId, key: keyView(gw.accounts.key(id)!) });
-    }),
-  );
-
-  app.delete<{ Params: { id: string } }>(
-    "/console/api/keys/:id",
-    route(true, (req, s, requestId) => {
-      const id = (req.params as { id: string }).id;
-      if (!keyOfAccount(s, id)) return noSuchKey(id, requestId);
-      gw.accounts.revokeKey(id);
-      return ok({ request_id: requestId, key: keyView(gw.accounts.key(id)!), revoked: true });
-    }),
-  );
-
-  app.get(
-    "/console/api/results",
-    route(false, (_req, s, requestId) => {
-      const rows = gw.runs.consoleResults(s.user.account_id, consoleKeyName(s.user.email));
-      return ok({
-        request_id: requestId,
-        results: rows.map((r) => ({
-          run_id: r.run_id,
-          handle: r.handle,
-          operation: r.operation,
-          state: r.state,
-          quote_credits: r.quote,
-          charged_credits: r.charged,
-          started_at: r.started_at,
-          ended_at: r.ended_at,
-          expires_at: r.expires_at,
-        })),
-      });
-    }),
-  );
-
-  app.get(
-    "/console/api/spend",
-    route(false, (_req, s, requestId) => {
-      const today = new Date(gw.now());
-      const days: string[] = [];
-      for (let i = 29; i >= 0; i--)
-        days.push(
-          new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - i))
-            .toISOString()
-            .slice(0, 10),
-        );
-      const rows = gw.ledger.dailyCharges(s.user.account_id, days[0]!);
-      const by = new Map(rows.map((r) => [r.day, r.credits]));
-      return ok({ request_id: requestId, days: days.map((day) => ({ day, credits: by.get(day) ?? 0 })) });
-    }),
-  );
+/** One console request: refused (cross-site, no session, no CSRF token) or handled; a throw is a 500. */
+async function answer(
+  gw: Gateway,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  stateChanging: boolean,
+  handle: (c: ConsoleCall) => Answer,
+) {
+  const requestId = newRequestId(gw.now());
+  let a: Answer;
+  try {
+    const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+    const refused = originRefusal(headers, requestId);
+    const s = refused ? null : sessionOf(gw, headers);
+    if (refused) a = refused;
+    else if (!s) a = sessionRequired(gw, requestId);
+    else a = (stateChanging ? csrfRefusal(s, headers, requestId) : null) ?? handle({ gw, req, s, requestId });
+    await gw.store.durable();
+  } catch (e) {
+    gw.log(`request ${requestId} failed`, e);
+    a = errorAnswer("internal_error", requestId, {}, { urls: gw.config.urls, now: new Date(gw.now()) });
+  }
+  const headers: Record<string, string> = { "content-type": JSON_TYPE };
+  for (const [k, v] of Object.entries(a.headers ?? {}))
+    if (k.toLowerCase() !== "content-type") headers[k.toLowerCase()] = String(v);
+  return reply.code(a.status).headers(headers).send(JSON.stringify(a.body));
 }
