@@ -235,139 +235,129 @@ function sessionBody(
   };
 }
 
+/** What a session route's handler is given: the gateway, the request, its headers (lower-case) and request id. */
+interface SessionCall {
+  gw: Gateway;
+  req: FastifyRequest;
+  headers: Record<string, string>;
+  requestId: string;
+}
+
+const secure = (req: FastifyRequest) => req.protocol === "https";
+const errorOpts = (gw: Gateway) => ({ urls: gw.config.urls, now: new Date(gw.now()) });
+
+/** `POST /console/session`: signs in (`{email, password}`), setting the session cookie; or why not. */
+async function signIn({ gw, req, requestId }: SessionCall): Promise<ConsoleAnswer> {
+  const body = signInBody(req, requestId);
+  if ("status" in body) return body;
+  const result = await sessionsOf(gw).signIn(body.email, body.password, req.ip);
+  if (!result.ok) return signInRefusal(gw, result, requestId);
+  const { token, session, user } = result.created;
+  const lifetime = session.expires_at - session.created_at;
+  return {
+    status: 200,
+    headers: { "content-type": JSON_TYPE, "set-cookie": sessionCookie(token, lifetime / 1000, secure(req)) },
+    body: sessionBody(requestId, {
+      user,
+      csrf: session.csrf_token,
+      expiresAt: session.expires_at,
+      idleExpiresAt: Math.min(session.expires_at, session.last_seen_at + gw.config.sessions.idleMs),
+    }),
+  };
+}
+
+/** A refused sign-in: throttled (429 by email or address), a disabled user, or a wrong email or password (401). */
+function signInRefusal(
+  gw: Gateway,
+  result: Exclude<Awaited<ReturnType<ReturnType<typeof sessionsOf>["signIn"]>>, { ok: true }>,
+  requestId: string,
+): ConsoleAnswer {
+  const { sessions, urls } = gw.config;
+  const minutes = Math.round(sessions.failureWindowMs / 60_000);
+  if (result.refusal === "throttled") {
+    const retry = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
+    const message =
+      result.by === "email"
+        ? `Too many failed sign-ins for this email (${sessions.failuresPerEmail} within ${minutes} minutes); sign-in is refused until Retry-After seconds pass.`
+        : `Too many failed sign-ins from this network address (${sessions.failuresPerAddress} within ${minutes} minutes); sign-in is refused until Retry-After seconds pass.`;
+    const fix = { note: "Wait Retry-After seconds, then sign in with the right password." };
+    const refusal = { reason: "address", message, retry_after: retry, fix };
+    return fromError(errorAnswer("rate_limited", requestId, refusal as never, errorOpts(gw)));
+  }
+  if (result.refusal === "disabled") {
+    const fix = { action_url: urls.signIn, note: "Write to support@sdgw.dev to have it enabled." };
+    const refusal = { reason: "suspended", message: "This console user is disabled.", fix };
+    return fromError(errorAnswer("unauthorized", requestId, refusal as never, errorOpts(gw)));
+  }
+  const note = `Check both and sign in again; after ${sessions.failuresPerEmail} failures sign-in waits up to ${minutes} minutes.`;
+  const refusal = {
+    reason: "invalid",
+    message: "The email or the password is wrong.",
+    fix: { action_url: urls.signIn, note },
+  };
+  return fromError(errorAnswer("unauthorized", requestId, refusal as never, errorOpts(gw)));
+}
+
+/** `GET /console/session`: the signed-in user, the CSRF token and when the session ends. */
+function currentSession({ gw, headers, requestId }: SessionCall): ConsoleAnswer {
+  const s = sessionOf(gw, headers);
+  if (!s) return fromError(sessionRequired(gw, requestId));
+  return {
+    status: 200,
+    headers: { "content-type": JSON_TYPE },
+    body: sessionBody(requestId, {
+      user: s.user,
+      csrf: s.session.csrf_token,
+      expiresAt: s.session.expires_at,
+      idleExpiresAt: s.idleExpiresAt,
+    }),
+  };
+}
+
+/** `DELETE /console/session`: signs out (CSRF token required), clearing the cookie. */
+function signOut({ gw, req, headers, requestId }: SessionCall): ConsoleAnswer {
+  const s = sessionOf(gw, headers);
+  if (!s) return fromError(sessionRequired(gw, requestId));
+  const csrf = csrfRefusal(s, headers, requestId);
+  if (csrf) return csrf;
+  sessionsOf(gw).end(s.session.id);
+  return {
+    status: 200,
+    headers: { "content-type": JSON_TYPE, "set-cookie": sessionCookie("", 0, secure(req)) },
+    body: { request_id: requestId, signed_out: true },
+  };
+}
+
 /**
  * Registers `POST`, `GET` and `DELETE /console/session` on the app (called once by `buildApp`). The app's own hooks
  * apply: a key in the URL is refused first (D25), and every answer carries D53's headers.
  */
 export function consoleSessionRoutes(app: FastifyInstance, gw: Gateway): void {
-  const opts = () => ({ urls: gw.config.urls, now: new Date(gw.now()) });
-  const route =
-    (
-      fn: (
-        req: FastifyRequest,
-        headers: Record<string, string>,
-        requestId: string,
-      ) => Promise<ConsoleAnswer> | ConsoleAnswer,
-    ) =>
-    async (req: FastifyRequest, reply: FastifyReply) => {
-      const requestId = newRequestId(gw.now());
-      let a: ConsoleAnswer;
-      try {
-        const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
-        a = originRefusal(headers, requestId) ?? (await fn(req, headers, requestId));
-        await gw.store.durable();
-      } catch (e) {
-        gw.log(`request ${requestId} failed`, e);
-        a = fromError(errorAnswer("internal_error", requestId, {}, opts()));
-      }
-      return reply.code(a.status).headers(a.headers).send(JSON.stringify(a.body));
-    };
-  const secure = (req: FastifyRequest) => req.protocol === "https";
+  const routes = [
+    ["POST", signIn],
+    ["GET", currentSession],
+    ["DELETE", signOut],
+  ] as const;
+  for (const [method, handle] of routes)
+    app.route({ method, url: "/console/session", handler: (req, reply) => answerSession(gw, req, reply, handle) });
+}
 
-  app.post(
-    "/console/session",
-    route(async (req, _headers, requestId) => {
-      const body = signInBody(req, requestId);
-      if ("status" in body) return body;
-      const result = await sessionsOf(gw).signIn(body.email, body.password, req.ip);
-      if (result.ok) {
-        const { token, session, user } = result.created;
-        const lifetime = session.expires_at - session.created_at;
-        return {
-          status: 200,
-          headers: { "content-type": JSON_TYPE, "set-cookie": sessionCookie(token, lifetime / 1000, secure(req)) },
-          body: sessionBody(requestId, {
-            user,
-            csrf: session.csrf_token,
-            expiresAt: session.expires_at,
-            idleExpiresAt: Math.min(session.expires_at, session.last_seen_at + gw.config.sessions.idleMs),
-          }),
-        };
-      }
-      if (result.refusal === "throttled") {
-        const retry = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-        const minutes = Math.round(gw.config.sessions.failureWindowMs / 60_000);
-        const message =
-          result.by === "email"
-            ? `Too many failed sign-ins for this email (${gw.config.sessions.failuresPerEmail} within ${minutes} minutes); sign-in is refused until Retry-After seconds pass.`
-            : `Too many failed sign-ins from this network address (${gw.config.sessions.failuresPerAddress} within ${minutes} minutes); sign-in is refused until Retry-After seconds pass.`;
-        return fromError(
-          errorAnswer(
-            "rate_limited",
-            requestId,
-            {
-              reason: "address",
-              message,
-              retry_after: retry,
-              fix: { note: "Wait Retry-After seconds, then sign in with the right password." },
-            },
-            opts(),
-          ),
-        );
-      }
-      if (result.refusal === "disabled") {
-        return fromError(
-          errorAnswer(
-            "unauthorized",
-            requestId,
-            {
-              reason: "suspended",
-              message: "This console user is disabled.",
-              fix: { action_url: gw.config.urls.signIn, note: "Write to support@sdgw.dev to have it enabled." },
-            },
-            opts(),
-          ),
-        );
-      }
-      return fromError(
-        errorAnswer(
-          "unauthorized",
-          requestId,
-          {
-            reason: "invalid",
-            message: "The email or the password is wrong.",
-            fix: {
-              action_url: gw.config.urls.signIn,
-              note: `Check both and sign in again; after ${gw.config.sessions.failuresPerEmail} failures sign-in waits up to ${Math.round(gw.config.sessions.failureWindowMs / 60_000)} minutes.`,
-            },
-          },
-          opts(),
-        ),
-      );
-    }),
-  );
-
-  app.get(
-    "/console/session",
-    route((_req, headers, requestId) => {
-      const s = sessionOf(gw, headers);
-      if (!s) return fromError(sessionRequired(gw, requestId));
-      return {
-        status: 200,
-        headers: { "content-type": JSON_TYPE },
-        body: sessionBody(requestId, {
-          user: s.user,
-          csrf: s.session.csrf_token,
-          expiresAt: s.session.expires_at,
-          idleExpiresAt: s.idleExpiresAt,
-        }),
-      };
-    }),
-  );
-
-  app.delete(
-    "/console/session",
-    route((req, headers, requestId) => {
-      const s = sessionOf(gw, headers);
-      if (!s) return fromError(sessionRequired(gw, requestId));
-      const csrf = csrfRefusal(s, headers, requestId);
-      if (csrf) return csrf;
-      sessionsOf(gw).end(s.session.id);
-      return {
-        status: 200,
-        headers: { "content-type": JSON_TYPE, "set-cookie": sessionCookie("", 0, secure(req)) },
-        body: { request_id: requestId, signed_out: true },
-      };
-    }),
-  );
+/** One session request: refused when cross-site (D84), else handled; a throw is a 500. */
+async function answerSession(
+  gw: Gateway,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  handle: (c: SessionCall) => Promise<ConsoleAnswer> | ConsoleAnswer,
+) {
+  const requestId = newRequestId(gw.now());
+  let a: ConsoleAnswer;
+  try {
+    const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
+    a = originRefusal(headers, requestId) ?? (await handle({ gw, req, headers, requestId }));
+    await gw.store.durable();
+  } catch (e) {
+    gw.log(`request ${requestId} failed`, e);
+    a = fromError(errorAnswer("internal_error", requestId, {}, errorOpts(gw)));
+  }
+  return reply.code(a.status).headers(a.headers).send(JSON.stringify(a.body));
 }
