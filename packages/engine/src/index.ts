@@ -38,6 +38,8 @@ export type { AccountReading } from "./tools/index.ts";
 export type { FollowerReading, RunResult, ToolContext, ToolModule, ToolPlan, ToolRefusal } from "./tools/index.ts";
 export type { PlanResult as ToolPlanResult } from "./tools/index.ts";
 export { ROUTE_OPERATIONS } from "./providers/port.ts";
+export { isPlatformFailure, platformFailure } from "./providers/failures.ts";
+export type { PlatformFailure } from "./providers/failures.ts";
 export type {
   OpParam,
   OperationSpec,

@@ -1,5 +1,5 @@
 /** Scenarios: what a test or a frontend team forces the mock to answer, by name. */
-import { isoSeconds, purchaseRefusal, type ProviderFailure, type ProviderOutcome } from "@sdgw/engine";
+import { isPlatformFailure, isoSeconds, platformFailure, purchaseRefusal, type ProviderOutcome } from "@sdgw/engine";
 import { ERROR_CATALOGUE, ERROR_CODES, type EnvelopeError, type ErrorCode, type OperationId } from "@sdgw/types";
 import { nextUtcMidnight, type HttpErrorCode, type ServiceUrls } from "@sdgw/validators";
 import { refuse, type MockContext, type Req } from "./context.ts";
@@ -98,36 +98,8 @@ export function parseScenarioHeader(value: string | undefined): Scenario | undef
  * `ok` and for the codes no platform answers (`invalid_params`, `insufficient_balance`: see {@link ownError}).
  */
 export function forcedOutcome(o: Outcome, p: string, params: object, retryAfter: number): ProviderOutcome | undefined {
-  const failed = (failure: ProviderFailure): ProviderOutcome => ({ status: "error", failure });
-  const param = "url" in params ? "url" : "id";
-  const ended = "nothing was charged";
-  switch (o) {
-    case "empty":
-      return { status: "empty", items: [] };
-    case "not_supported":
-      return { status: "not_supported", message: `${p} does not offer this action; ${ended}.` };
-    case "timeout":
-      return {
-        status: "timeout",
-        message: `${p} gave no result in time; it is unknown whether it ran. Nothing was charged.`,
-      };
-    case "upstream_error":
-      return failed({
-        code: o,
-        message: `${p} answered HTTP 502; ${ended}. A retry later usually works.`,
-        retryable: true,
-      });
-    case "rate_limited":
-      return failed({ code: o, message: `${p} is limiting how fast the gateway may read; ${ended}.`, retryAfter });
-    case "not_found":
-      return failed({ code: o, message: `This ${p} object is missing, private or deleted; ${ended}.` });
-    case "invalid_target":
-      return failed({ code: o, param, message: `This ${param} does not point at a valid ${p} target; ${ended}.` });
-    case "temporarily_unavailable":
-      return failed({ code: o, message: `Reads of ${p} are paused; ${ended}.` });
-    default:
-      return undefined;
-  }
+  if (!isPlatformFailure(o)) return undefined;
+  return platformFailure(o, p, { param: "url" in params ? "url" : "id", retryAfter });
 }
 
 /** @internal The error objects no platform answers: `insufficient_balance`, else `invalid_params`. */

@@ -4,6 +4,7 @@
  * to items by its pure mapping functions. Knobs per platform (or `*` for all) set latency and faults, in tests or
  * at start-up.
  */
+import { platformFailure } from "../failures.ts";
 import type { Item, Platform } from "@sdgw/types";
 import { PLATFORMS } from "@sdgw/types";
 import { bilibili } from "../bilibili/index.ts";
@@ -213,43 +214,8 @@ export class Simulator {
       : ((k.latencyMs as number | undefined) ?? 0);
     await sleep(latency, req.signal);
     if (k.fault && Math.random() < (k.faultRate ?? 1)) {
-      switch (k.fault) {
-        case "crash":
-          throw new Error(`simulated crash of the ${m.platform} provider`);
-        case "upstream_error":
-          return {
-            status: "error",
-            failure: {
-              code: "upstream_error",
-              message: `${m.platform} answered with a server error (502); nothing was charged.`,
-              retryable: true,
-            },
-          };
-        case "timeout":
-          return {
-            status: "timeout",
-            message: `${m.platform} did not answer in time; it is unknown whether it ran. Nothing was charged.`,
-          };
-        case "rate_limited":
-          return {
-            status: "error",
-            failure: {
-              code: "rate_limited",
-              message: `${m.platform} is limiting our calls; try again in 30 seconds.`,
-              retryAfter: 30,
-            },
-          };
-        case "unavailable":
-          return {
-            status: "error",
-            failure: {
-              code: "temporarily_unavailable",
-              message: `Reads of ${m.platform} are paused; the status page says why.`,
-            },
-          };
-        case "empty":
-          return { status: "empty", items: [] };
-      }
+      if (k.fault === "crash") throw new Error(`simulated crash of the ${m.platform} provider`);
+      return platformFailure(k.fault === "unavailable" ? "temporarily_unavailable" : k.fault, m.platform);
     }
     const anchor = this.anchor();
     const key = `${anchor}|${m.platform}|${req.operation}|${seedText(req.params)}`;
