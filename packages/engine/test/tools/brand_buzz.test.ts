@@ -310,7 +310,9 @@ describe("brand_buzz run", () => {
     const r = await brandBuzz.run(REQ, ctx);
     expectValidRun("brand_buzz", plan, r);
     expect(r.status).toBe("ok");
-    expect(r.warnings).toContain("weibo search: weibo answered with a server error (502); nothing was charged. A retry later usually works.");
+    expect(r.warnings).toContain(
+      "weibo search: weibo answered with a server error (502); nothing was charged. A retry later usually works.",
+    );
     expect(
       ofKind(r.items, "distribution")
         .find((d) => d.dimension === "platform")!
