@@ -2,7 +2,8 @@
  * The servers of bench/server, each in its own process (spawned by run.ts with an IPC channel), on 127.0.0.1 at an
  * ephemeral port:
  *   node --conditions=source bench/server/servers.ts sdgw <dir>    the reference server (file database in <dir>,
- *                                                                   simulator at zero latency, limits out of the way,
+ *                                                                   simulator at zero latency, limits and the answer
+ *                                                                   log's quota out of the way,
  *                                                                   the rest of its settings from SDGW_* as `pnpm start`)
  *   node --conditions=source bench/server/servers.ts object <dir>  a bare Fastify route answering, for `?count=N`, the
  *                                                                   answer in <dir>/answer-N.json: parsed once,
@@ -36,6 +37,9 @@ if (mode === "sdgw") {
     dbPath: process.env["BENCH_DB"] === "memory" ? ":memory:" : join(arg!, "bench.sqlite"),
     log: () => undefined,
     limits: { ...env.limits, keyQps: 1e9, workspaceConcurrency: 1e6, failureThreshold: 1e9 },
+    // A run sends about a million charged calls (over 1 GiB of kept answers): past the answer log's default quota
+    // new calls would be refused (503 paused, D67) and measured as such. The bench measures charged calls.
+    answerLogQuotaBytes: env.answerLogQuotaBytes ?? 64 * 1024 ** 3,
   });
   const { account } = server.gateway.accounts.createAccount({ name: "Bench" });
   server.gateway.accounts.grant(account.id, 1_000_000_000);
