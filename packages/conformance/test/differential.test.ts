@@ -13,7 +13,7 @@ import { createServer } from "@sdgw/server";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { FIXTURES, ROUTES } from "../../mock/src/generated/routes.ts";
-import { SAMPLES, type Req } from "../../mock/test/helpers.ts";
+import { SAMPLES, send as sendTo, type Req } from "../../mock/test/helpers.ts";
 import { startMockHttp } from "./mock-http.ts";
 
 /** A mock and a reference server set up alike, both on 127.0.0.1. */
@@ -173,21 +173,16 @@ async function settled(baseUrl: string, a: Answer, key: string | null): Promise<
   return last;
 }
 
+/** One request to one side (its key, default the inline pair's, and `idem` as its Idempotency-Key when given). */
 async function send(baseUrl: string, req: Req, idem: string): Promise<Answer> {
-  const url = new URL(req.path, baseUrl);
-  for (const [k, v] of Object.entries(req.query ?? {})) for (const x of [v].flat()) url.searchParams.append(k, x);
-  const headers: Record<string, string> = { ...(idem ? { "Idempotency-Key": idem } : {}), ...req.headers };
-  const key = req.key === undefined ? KEY : req.key;
-  if (key !== null) headers["X-API-Key"] = key;
-  const init: RequestInit = { method: req.method ?? "GET", headers };
-  if (req.raw !== undefined || req.body !== undefined) {
-    headers["Content-Type"] = "application/json";
-    init.body = req.raw ?? JSON.stringify(req.body);
-  }
-  const res = await fetch(url, init);
-  const text = await res.text();
-  const type = (res.headers.get("content-type") ?? "").split(";")[0]!;
-  return { status: res.status, type, body: type === "application/json" && text ? JSON.parse(text) : text.length };
+  const headers = { ...(idem ? { "Idempotency-Key": idem } : {}), ...req.headers };
+  const got = await sendTo({ ...req, key: req.key === undefined ? KEY : req.key, headers }, baseUrl);
+  const type = (got.headers.get("content-type") ?? "").split(";")[0]!;
+  return {
+    status: got.status,
+    type,
+    body: type === "application/json" && got.text ? JSON.parse(got.text) : got.text.length,
+  };
 }
 
 /** Ids and moments, which differ by nature: request ids, handles, schedule ids, timestamps. */

@@ -43,7 +43,8 @@ export const TOOL_DESCRIPTIONS: Record<ToolName, string> = {
   viral_finder: "Posts that spread fastest on a topic · 爆款发现",
 };
 
-const TOOL_OPERATION_IDS: Record<ToolName, keyof typeof OPERATIONS> = {
+/** The contract's `operationId` of each tool's route (`POST /v1/tools/{tool}`). */
+export const TOOL_OPERATION_IDS: Readonly<Record<ToolName, keyof typeof OPERATIONS>> = {
   brand_buzz: "brandBuzz",
   comment_insights: "commentInsights",
   account_watch: "accountWatch",

@@ -4,7 +4,7 @@
  * @packageDocumentation
  * @module @sdgw/engine
  */
-export { Catalog, ROUTES, TOOL_DESCRIPTIONS, isRouteOperation, paramsOf } from "./catalog.ts";
+export { Catalog, ROUTES, TOOL_DESCRIPTIONS, TOOL_OPERATION_IDS, isRouteOperation, paramsOf } from "./catalog.ts";
 export { planExtra, planPlatforms, planTargets, quoteOf } from "./plan.ts";
 export type { CallPlan, PlanRefusal, PlanResult, PlannedCall } from "./plan.ts";
 export { planOperation, planRoute } from "./route-plan.ts";

@@ -34,9 +34,9 @@ export interface Req {
   key?: string | null;
 }
 
-/** Sends a request to the mocked gateway. */
-export async function send(req: Req): Promise<Got> {
-  const url = new URL(req.path, BASE);
+/** Sends a request to the mocked gateway (at `base`: default the in-process mock's {@link BASE}). */
+export async function send(req: Req, base: string = BASE): Promise<Got> {
+  const url = new URL(req.path, base);
   for (const [k, v] of Object.entries(req.query ?? {})) for (const x of [v].flat()) url.searchParams.append(k, x);
   const headers: Record<string, string> = { ...req.headers };
   const key = req.key === undefined ? KEY : req.key;

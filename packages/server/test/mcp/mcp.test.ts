@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectMore } from "../../../client/src/more.ts";
 import { createServer, type SdgwServer } from "../../src/server.ts";
 import { createMcpServer, MCP_ANSWER_BYTES } from "../../src/mcp/index.ts";
+import { CHARGING, FREE } from "./clients/harness.ts";
 import { sdk } from "./sdk-client.ts";
 
 const { Client, InMemoryTransport, ProtocolError, StreamableHTTPClientTransport } = sdk;
@@ -19,22 +20,6 @@ const GENEROUS = {
   addressPerMinute: 100_000,
   failureThreshold: 100_000,
 };
-const CHARGING = [
-  "search",
-  "trending",
-  "detail",
-  "comments",
-  "user_profile",
-  "user_posts",
-  "brand_buzz",
-  "comment_insights",
-  "account_watch",
-  "find_creators",
-  "creator_card",
-  "batch_stats",
-  "viral_finder",
-];
-const FREE = ["find", "capabilities", "account"];
 
 type Structured = Record<string, any>;
 

@@ -14,18 +14,15 @@ import { admit, callerOf, type OperationId } from "../admission.ts";
 import { jsonAnswer, Refusal } from "../answer.ts";
 import type { Caller } from "../auth.ts";
 import { charging } from "../charging.ts";
-import { MESSAGES, REFUSALS, purchaseRefusal, scheduleParams, tooManySchedules } from "@sdgw/engine";
+import {
+  MESSAGES,
+  REFUSALS,
+  TOOL_OPERATION_IDS,
+  purchaseRefusal,
+  scheduleParams,
+  tooManySchedules,
+} from "@sdgw/engine";
 import { handler, type RouteDeps } from "./deps.ts";
-
-const toolOps: Record<ToolName, OperationId> = {
-  brand_buzz: "brandBuzz",
-  comment_insights: "commentInsights",
-  account_watch: "accountWatch",
-  find_creators: "findCreators",
-  creator_card: "creatorCard",
-  batch_stats: "batchStats",
-  viral_finder: "viralFinder",
-};
 
 type Every = { every: Schedule["every"] };
 
@@ -35,8 +32,8 @@ export function registerToolRoutes(app: FastifyInstance, deps: RouteDeps): void 
     "/v1/tools/:tool",
     handler(deps, async (req, requestId) => {
       const name = (req.params as { tool: string }).tool;
-      const operationId = (toolOps as Record<string, OperationId>)[name];
-      if (!operationId || !Object.hasOwn(toolOps, name)) return noSuchTool(deps, name, requestId);
+      const operationId = (TOOL_OPERATION_IDS as Record<string, OperationId>)[name];
+      if (!operationId || !Object.hasOwn(TOOL_OPERATION_IDS, name)) return noSuchTool(deps, name, requestId);
       const tool = name as ToolName;
       const { body, headers, keyHash } = admit(deps, req, requestId, { operationId, body: true });
       const early = planTool(gw, tool, body, "paid");
