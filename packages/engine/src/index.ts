@@ -54,3 +54,14 @@ export type { SimulatorKnobs, SimulatorOptions } from "./providers/simulator/ind
 export type { FakeContext, PlatformModule } from "./providers/simulator/module.ts";
 export { DAY_MS, isoSeconds, utcDayStart } from "./time.ts";
 export { base64url, fromBase64url } from "./encoding.ts";
+export { chargeCall, chargeRefusalAnswer, limitAnswer } from "./charging.ts";
+export type {
+  ChargeCall,
+  ChargeOutcome,
+  ChargePorts,
+  ChargeRefusal,
+  ChargeRefusalAnswer,
+  ChargeWords,
+  Price,
+} from "./charging.ts";
+export type { Awaitable, CallLimits, CallStore, Claim, HoldRefusal, IdempotencySlot, LimitRefusal } from "./storage.ts";

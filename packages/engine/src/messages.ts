@@ -61,6 +61,8 @@ export const MESSAGES = {
   /** `max_cost_exceeded`: the quote over `max_cost_credits`; `more` follows the sentence (a tool's hint). */
   maxCostExceeded: (credits: number, maxCost: number, more: string) =>
     `This call's quote is ${credits} credits, over max_cost_credits ${maxCost}; nothing ran.${more}`,
+  /** What follows `maxCostExceeded` for a tool: where to see its plan. */
+  toolMaxCostHint: " Send confirm: false to see the plan.",
   /** D73: a tool's scale=large, named by `confirm` or by `scale`. */
   largeScaleConfirmNote:
     "Send confirm: false to see the plan and price of scale=large, or scale small or standard to run now.",

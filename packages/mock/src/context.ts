@@ -57,8 +57,7 @@ export function keyInUrl(ctx: MockContext, url: URL, requestId: string): Reply |
 
 /** The credits as answers show them (D7): runs going on hold their quote, part of today's spend; no daily limit. */
 export function view({ store }: MockContext): CreditView {
-  let held = 0;
-  for (const run of store.runMap.values()) if (run.status === "running") held += run.quoteCredits;
+  const held = store.held();
   const todaySpend = store.spentToday + held;
   return { balance: store.balance, todaySpend, dailyLimit: null, dailyRemaining: null, held };
 }

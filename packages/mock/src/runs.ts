@@ -3,6 +3,8 @@ import { EVERY_MS, followerReadings, notSupportedEntry, type PlatformProvider, t
 import { finishedAnswer, scheduleParams, toolQuoteAnswer, TOOLS, tooManySchedules, type EndedCall } from "@sdgw/engine";
 import { creditBilling, fromBase64url, isoSeconds, runningAnswer, toolAnswer, type ToolPlan } from "@sdgw/engine";
 import { cellOf, DAY_MS, entryOf, MESSAGES, REFUSALS, seedText, toolCharge } from "@sdgw/engine";
+import { chargeCall, chargeRefusalAnswer, type CallLimits, type CallStore, type ChargePorts } from "@sdgw/engine";
+import type { IdempotencySlot, Price } from "@sdgw/engine";
 import type { Schedule, Step } from "@sdgw/types";
 import { resultFile } from "@sdgw/validators";
 import { invalid, newHandle, refuse, reply, toolContext, view, type MockContext, type Req } from "./context.ts";
@@ -12,73 +14,117 @@ import type { Charged, Done, Outcome, Reply, Run } from "./state.ts";
 /** A signal never aborted: the simulated platforms always answer. */
 const SIGNAL = new AbortController().signal;
 
-/** A data or tool call, from its plan to its answer. */
+/** A data or tool call, from its plan to its answer, through the engine's `chargeCall` over the mock's memory. */
 export async function charging(ctx: MockContext, req: Req, c: Charged): Promise<Reply> {
-  const { store, polls, retryAfter, urls } = ctx;
+  const { store, urls, clock, retryAfter } = ctx;
   const { route, forced, skipped, requestId, params, headers, pathParams, apiKey } = req;
   const op = route.operationId;
   const confirmed = params["confirm"] !== false;
   const schedule = c.kind === "tool" && op === "accountWatch" && confirmed && params["schedule"] !== undefined;
   if (schedule && store.scheduleList.length >= 20) throw invalid(requestId, tooManySchedules(20));
-
-  // idempotency (seed: 409 while running, the first answer again after, 422 with other parameters)
   const idemKey = headers["idempotency-key"];
   const slot = idemKey === undefined ? undefined : `${apiKey}\n${idemKey}`;
-  const fingerprint = seedText({ op, path: pathParams, params });
-  const record = slot === undefined ? undefined : store.idempotency.get(slot);
-  if (record && record.params !== fingerprint)
-    throw refuse(ctx, "idempotency_conflict", requestId, REFUSALS.idempotencyConflict());
-  if (record?.answer) return replayed(structuredClone(record.answer));
-  if (record?.handle) {
-    const run = store.runMap.get(record.handle)!;
-    if (run.status === "running" && run.reads < polls && !run.due) {
-      run.reads += 1;
-      throw refuse(ctx, "idempotency_in_progress", requestId, REFUSALS.idempotencyInProgress(retryAfter));
-    }
-    if (run.status === "running") finish(ctx, run);
-    if (run.status === "finished") return replayed(fileReply(structuredClone(run.finished!), formatOf(run.call)));
-    store.idempotency.delete(slot!); // broken or expired: the key starts a new call
-  }
-  const remember = (r: Reply): Reply => {
-    if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, answer: structuredClone(r) });
-    return r;
-  };
-
-  if (c.kind === "tool" && !confirmed) {
-    if (forced) skipped.push(`${op} with confirm: false answers the quote only`);
-    return remember(reply(200, toolQuoteAnswer(requestId, c.plan, view(ctx))));
-  }
-
-  // budget: nothing runs over max_cost_credits or over the balance
+  const quoteOnly = c.kind === "tool" && !confirmed;
   const maxCost = params["max_cost_credits"];
-  if (typeof maxCost === "number" && maxCost < c.quote) {
-    const more = c.kind === "tool" ? " Send confirm: false to see the plan." : "";
-    throw refuse(ctx, "max_cost_exceeded", requestId, REFUSALS.maxCostExceeded(c.quote, maxCost, more));
-  }
-  if (store.balance < c.quote)
-    throw refuse(ctx, "insufficient_balance", requestId, REFUSALS.insufficientBalance(c.quote, store.balance, urls));
+  const price: Price = quoteOnly ? "free" : { credits: c.quote, calls: 0, maxCost, tool: c.kind === "tool" };
+  const runId = newHandle();
+  const start = () => {
+    if (!quoteOnly) return run(ctx, req, c, { runId, schedule, slot });
+    if (forced) skipped.push(`${op} with confirm: false answers the quote only`);
+    return reply(200, toolQuoteAnswer(requestId, c.plan as ToolPlan, view(ctx)));
+  };
+  const call = { caller: apiKey, keyId: apiKey, runId, operationId: op, idempotencyKey: idemKey, price, start };
+  const out = await chargeCall(chargePorts(ctx), { ...call, params: { path: pathParams, params } });
+  if (out.kind !== "refused") return out.answer;
+  const a = chargeRefusalAnswer(out.refusal, { urls, now: clock(), inProgressRetrySeconds: retryAfter });
+  throw refuse(ctx, a.code, requestId, a.extra);
+}
 
-  const outcome = forcedOn(req, op, c);
-  if (forced?.kind === "running") forced.take();
-  // D52: the call that creates a schedule is its first run, and its answer says so.
-  if (schedule) c.warnings.unshift(MESSAGES.scheduleCreated(addSchedule(ctx, c.plan)));
+const none = () => null;
+/** The mock has no limits of its own (a scenario forces `rate_limited` when a test asks for it). */
+const NO_LIMITS: CallLimits<string> = { failureBlock: none, keyCall: none, startRun: none, endRun: () => undefined };
 
-  // A call none of whose calls can run (D41) has nothing to wait for: it answers at once.
-  // A tool quoted `background` (over 10 calls, D51) answers 202 at once; any call may pass the wait (`slow`).
-  const runs = c.kind === "tool" || c.plan.calls.some((x) => !x.unsupported);
-  const background =
-    forced?.kind === "running" ||
-    (c.kind === "tool" && c.plan.quote.mode === "background") ||
-    (runs && ctx.isSlow({ operationId: op, params, headers }));
-  const done = await execute(ctx, c, outcome);
-  if (background) {
-    const fresh = { reads: 0, status: "running" as const, due: false, quoteCredits: c.quote, chargedCredits: 0 };
-    const run: Run = { handle: newHandle(), requestId, operationId: op, key: apiKey, call: c, done, ...fresh };
-    store.runMap.set(run.handle, run);
-    if (slot !== undefined) store.idempotency.set(slot, { params: fingerprint, handle: run.handle });
-    return running(ctx, run);
+/**
+ * The engine's storage port over the mock's memory: one record per Idempotency-Key of an API key (claimed, then
+ * the answer or the 202's run), and holds against the balance (D7: what runs hold is not available). A key whose
+ * 202 run is still going answers 409 `polls` times; then its run ends and the finished answer replays.
+ */
+function chargePorts(ctx: MockContext): ChargePorts<string, Reply> {
+  const { store } = ctx;
+  const at = (s: IdempotencySlot) => `${s.keyId}\n${s.idemKey}`;
+  const claim: CallStore<string, Reply>["claim"] = (slot, call) => {
+    const print = seedText({ op: call.operationId, params: call.params });
+    const record = store.idempotency.get(at(slot));
+    if (record && record.params !== print) return { kind: "conflict" };
+    if (record?.answer) return { kind: "replay", answer: replayed(structuredClone(record.answer)) };
+    const run = record?.handle === undefined ? undefined : store.runMap.get(record.handle);
+    if (run?.status === "running" && run.reads < ctx.polls && !run.due) run.reads += 1;
+    else if (run?.status === "running") finish(ctx, run);
+    if (run?.status === "finished") {
+      return { kind: "replay", answer: replayed(fileReply(structuredClone(run.finished!), formatOf(run.call))) };
+    }
+    // A claim not answered yet, or a run going on: 409. A broken or expired run: the key starts a new call.
+    if (record && (!run || run.status === "running")) return { kind: "in_progress" };
+    store.idempotency.set(at(slot), { params: print });
+    return { kind: "claimed" };
+  };
+  const calls: CallStore<string, Reply> = {
+    paused: none,
+    full: none,
+    claim,
+    release: (slot) => void store.idempotency.delete(at(slot)),
+    complete(slot, answer) {
+      const record = store.idempotency.get(at(slot));
+      if (record) record.answer = structuredClone(answer);
+    },
+    hold(_key, { runId, credits }) {
+      const available = store.balance - store.held();
+      if (credits > available) return { code: "insufficient_balance", balance: store.balance, available };
+      store.holds.set(runId, credits);
+      return null;
+    },
+  };
+  return { store: calls, limits: NO_LIMITS };
+}
+
+/**
+ * A call admitted and its quote held: executed (a forced outcome replaces its platforms' answers), then answered
+ * at once and settled, or (D51, `slow`, a forced `running`) kept as a run whose handle the 202 gives. A run that
+ * throws gives back its hold and its Idempotency-Key.
+ */
+async function run(ctx: MockContext, req: Req, c: Charged, o: { runId: string; schedule: boolean; slot?: string }) {
+  const { store } = ctx;
+  const { route, forced, requestId, params, headers, apiKey } = req;
+  const op = route.operationId;
+  try {
+    const outcome = forcedOn(req, op, c);
+    if (forced?.kind === "running") forced.take();
+    // D52: the call that creates a schedule is its first run, and its answer says so.
+    if (o.schedule && c.kind === "tool") c.warnings.unshift(MESSAGES.scheduleCreated(addSchedule(ctx, c.plan)));
+    // A call none of whose calls can run (D41) has nothing to wait for: it answers at once.
+    // A tool quoted `background` (over 10 calls, D51) answers 202 at once; any call may pass the wait (`slow`).
+    const runs = c.kind === "tool" || c.plan.calls.some((x) => !x.unsupported);
+    const background =
+      forced?.kind === "running" ||
+      (c.kind === "tool" && c.plan.quote.mode === "background") ||
+      (runs && ctx.isSlow({ operationId: op, params, headers }));
+    const done = await execute(ctx, c, outcome);
+    const record = o.slot === undefined ? undefined : store.idempotency.get(o.slot);
+    if (background) {
+      const fresh = { reads: 0, status: "running" as const, due: false, quoteCredits: c.quote, chargedCredits: 0 };
+      const run: Run = { handle: o.runId, requestId, operationId: op, key: apiKey, call: c, done, ...fresh };
+      store.runMap.set(run.handle, run);
+      if (record) record.handle = run.handle;
+      return running(ctx, run);
+    }
+    const answer = fileReply(settle(ctx, c, done, { requestId, runId: o.runId }).body, formatOf(c));
+    if (record) record.answer = structuredClone(answer);
+    return answer;
+  } catch (e) {
+    store.holds.delete(o.runId);
+    if (o.slot !== undefined) store.idempotency.delete(o.slot);
+    throw e;
   }
-  return remember(fileReply(settle(ctx, c, done, requestId).body, formatOf(c)));
 }
 
 /** Adds the schedule of a confirmed `account_watch` with `schedule` (D11, D52); its next run is one period from now. */
@@ -176,8 +222,9 @@ function capPages(ctx: MockContext, e: EndedCall): EndedCall {
  * Charges a run once (a balance that no longer covers it fails it, `insufficient_balance`) and answers it: each
  * `ok` or `empty` call's price, a tool's `toolCharge`.
  */
-function settle(ctx: MockContext, c: Charged, done: Done, requestId: string) {
+function settle(ctx: MockContext, c: Charged, done: Done, { requestId, runId }: { requestId: string; runId: string }) {
   const { store, clock } = ctx;
+  store.holds.delete(runId);
   let charged = done.kind === "data" ? done.ended.reduce((s, e) => s + e.cost, 0) : toolCharge(done.result, c.quote);
   if (charged > store.balance) [done, charged] = [unpaid(ctx, done), 0];
   store.charge(charged, clock());
@@ -208,7 +255,7 @@ const replayed = (r: Reply): Reply => ({ ...r, headers: { ...r.headers, "Idempot
 
 /** Ends a run: charged once, its answer under the original call's `request_id` (D47). */
 function finish(ctx: MockContext, run: Run): void {
-  const { body, charged } = settle(ctx, run.call, run.done, run.requestId);
+  const { body, charged } = settle(ctx, run.call, run.done, { requestId: run.requestId, runId: run.handle });
   Object.assign(run, { chargedCredits: charged, finished: body, status: "finished", endedAt: ctx.clock() });
 }
 

@@ -100,6 +100,8 @@ export class Store implements MockState {
   spentDay = "";
   runMap = new Map<string, Run>();
   idempotency = new Map<string, IdempotencyRecord>();
+  /** Credits held by calls that run, by run id (a 202 run's id is its handle); settling or breaking drops them. */
+  holds = new Map<string, number>();
   exposed = new Set<string>();
   scheduleList: Schedule[] = [];
   /** Follower readings `account_watch` runs made, by platform and account, oldest first (as the server keeps them). */
@@ -121,9 +123,17 @@ export class Store implements MockState {
     this.spentToday = 0;
     this.runMap.clear();
     this.idempotency.clear();
+    this.holds.clear();
     this.exposed.clear();
     this.readings.clear();
     this.scheduleList = structuredClone([...this.startingSchedules]);
+  }
+
+  /** Credits that running calls hold: not available to new calls, part of today's spend (D7). */
+  held(): number {
+    let held = 0;
+    for (const credits of this.holds.values()) held += credits;
+    return held;
   }
 
   /** Takes `credits` from the balance and adds them to today's spend (which restarts each UTC day). */
@@ -174,10 +184,12 @@ export class Store implements MockState {
 
   expire(handle: string): void {
     this.must(handle).status = "expired";
+    this.holds.delete(handle);
   }
 
   breakRun(handle: string): void {
     this.must(handle, "; only a running run can break").status = "broken";
+    this.holds.delete(handle);
   }
 
   finishRun(handle: string): void {

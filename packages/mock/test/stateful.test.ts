@@ -274,6 +274,26 @@ describe("credits (seed: billing)", () => {
     expect(mock.state.runs).toEqual([]);
   });
 
+  it("a run still going holds its quote: the next call sees only what is left, and gets it back when the run ends", async () => {
+    mock.state.setBalance(3);
+    const slow = await post(
+      "/v1/search",
+      { platforms: ["x", "reddit"], query: "slow a" },
+      { "Idempotency-Key": idem() },
+    );
+    expect([slow.status, mock.state.runs[0]?.quoteCredits]).toEqual([202, 2]);
+    const next = await search({ platforms: "x,reddit", query: "b" });
+    expect([next.status, next.body.code, next.body.message]).toEqual([
+      402,
+      "insufficient_balance",
+      "This call costs 2 credits and 1 are available; nothing ran.",
+    ]);
+    expect((await search({ platform: "x", query: "c" })).status).toBe(200); // 1 is still available
+    mock.state.breakRun(slow.body.handle as string);
+    const after = await search({ platforms: "x,reddit", query: "b" });
+    expect([after.status, mock.state.balance]).toEqual([200, 0]); // the broken run held nothing any more
+  });
+
   it("max_cost_credits under the quote answers 402 max_cost_exceeded with quote_credits", async () => {
     const got = await post("/v1/search", { platforms: ["x", "reddit", "weibo"], query: "a", max_cost_credits: 2 });
     expect([got.status, got.body.code, got.body.quote_credits, got.body.fix.param]).toEqual([
@@ -530,6 +550,19 @@ describe("idempotency (seed: Idempotency; D35)", () => {
       "idempotency_conflict",
       "Idempotency-Key",
     ]);
+  });
+
+  it("calls sent at once under one key run once: the others get 409 while it runs, the first answer after", async () => {
+    const key = idem();
+    const body = { platform: "x", query: "at once" };
+    const all = await Promise.all(
+      Array.from({ length: 8 }, () => post("/v1/search", body, { "Idempotency-Key": key })),
+    );
+    const statuses = all.map((g) => g.status).sort();
+    expect(statuses).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+    expect(mock.state.balance).toBe(99);
+    const after = await post("/v1/search", body, { "Idempotency-Key": key });
+    expect([after.status, after.headers.get("idempotent-replayed"), mock.state.balance]).toEqual([200, "true", 99]);
   });
 
   it("a refusal is not kept under the key: the same key runs once the refusal is gone", async () => {

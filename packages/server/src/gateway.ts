@@ -21,7 +21,9 @@ import { Idempotency } from "./systems/idempotency.ts";
 import { Ledger } from "./systems/ledger.ts";
 import { Limits } from "./systems/limits.ts";
 import { DEFAULT_RUN_LEASE_MS, Owners } from "./systems/owners.ts";
-import { Runs } from "./systems/runs.ts";
+import { Runs, type HttpAnswer, type RunContext } from "./systems/runs.ts";
+import { chargePorts } from "./systems/call-store.ts";
+import type { ChargePorts } from "@sdgw/engine";
 import { Schedules } from "./systems/schedules.ts";
 import { Store } from "./systems/store.ts";
 
@@ -43,6 +45,8 @@ export interface Gateway {
   schedules: Schedules;
   /** Whether charged calls are paused (D60), as every process on the database sees it. */
   service: ServiceState;
+  /** The engine's storage port and limits over these systems: every charged call passes `chargeCall` through them. */
+  calls: ChargePorts<RunContext, HttpAnswer>;
   /** The provider of every platform. */
   providers: Readonly<Record<Platform, PlatformProvider>>;
   catalog: Catalog;
@@ -133,6 +137,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const runs = new Runs({ store, ledger, idempotency, limits, owners, providers, config, now, log });
   const catalog = new Catalog(providers);
   const schedules = new Schedules({ store, now });
+  const service = new ServiceState(store, now);
+  const calls = chargePorts({ store, idempotency, runs, service, limits });
   let recovered = 0;
   if (options.recover !== false) {
     /** Ends the runs of gone owners, and marks the schedules whose last run that was. */
@@ -161,7 +167,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     runs,
     owners,
     schedules,
-    service: new ServiceState(store, now),
+    service,
+    calls,
     providers,
     catalog,
     finder: new Finder(catalog),

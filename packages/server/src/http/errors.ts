@@ -2,21 +2,12 @@
  * The HTTP layer's refusals as answers: the error structure of the validators under the contract's status, and the
  * failure count (D11) of the key that was sent for a 4xx other than 409 and 429.
  */
-import {
-  errorAnswer,
-  invalidParamsAnswer,
-  nextUtcMidnight,
-  type HttpErrorCode,
-  type InvalidParams,
-} from "@sdgw/validators";
+import { errorAnswer, invalidParamsAnswer, type HttpErrorCode, type InvalidParams } from "@sdgw/validators";
 import type { Gateway } from "../gateway.ts";
-import { refusalAnswer, type PlanRefusal, type RefusalAnswer, type ToolRefusal } from "@sdgw/engine";
-import type { Claim } from "../systems/idempotency.ts";
-import type { HoldRefusal } from "../systems/ledger.ts";
-import type { LimitRefusal } from "../systems/limits.ts";
+import { chargeRefusalAnswer, limitAnswer, refusalAnswer, type ChargeRefusal, type LimitRefusal } from "@sdgw/engine";
+import type { PlanRefusal, RefusalAnswer, ToolRefusal } from "@sdgw/engine";
 import type { HttpAnswer } from "../systems/runs.ts";
 import { fromError, jsonAnswer } from "./answer.ts";
-import { MESSAGES, REFUSALS } from "@sdgw/engine";
 
 export class HttpErrors {
   private readonly gw: Gateway;
@@ -59,95 +50,17 @@ export class HttpErrors {
     return this.fail(a.code, requestId, a.extra, keyHash);
   }
 
+  /** A limit that refused a call (D27, D107), in the engine's words. */
   limit(r: LimitRefusal, requestId: string): HttpAnswer {
-    if (r.code === "limits_unavailable") {
-      // D107: the limits are kept in Redis and it does not answer; the call is refused before anything is claimed,
-      // held or run, in the words of a pause (the contract's reason for "no new calls now").
-      const fix = { action_url: this.gw.config.urls.status, note: MESSAGES.pausedNote };
-      return this.fail(
-        "temporarily_unavailable",
-        requestId,
-        { reason: "paused", message: MESSAGES.limitsUnavailable, fix },
-        null,
-      );
-    }
-    if (r.code === "free_failure_limit") {
-      const retryAt = new Date(r.retryAt).toISOString().replace(/\.\d{3}Z$/, "Z");
-      const message = "Too many failed calls in a short time; new calls wait until retry_at.";
-      return this.fail(
-        "free_failure_limit",
-        requestId,
-        { message, retry_at: retryAt, fix: { note: MESSAGES.failedCallsNote } },
-        null,
-      );
-    }
-    const limits = this.gw.config.limits;
-    const messages = {
-      key_qps: `Too many calls per second for this key (at most ${limits.keyQps}).`,
-      workspace_concurrency: MESSAGES.workspaceConcurrency(limits.workspaceConcurrency),
-      address: MESSAGES.addressRate(limits.addressPerMinute),
-    } as const;
-    const note = r.reason === "address" ? "Wait Retry-After seconds, or send a key." : "Wait Retry-After seconds.";
-    return this.fail(
-      "rate_limited",
-      requestId,
-      { reason: r.reason, message: messages[r.reason], retry_after: r.retryAfter, fix: { note } },
-      null,
-    );
+    const a = limitAnswer(r, this.gw.config.urls);
+    return this.fail(a.code, requestId, a.extra, null);
   }
 
-  hold(r: HoldRefusal, quote: number, requestId: string, keyHash: string): HttpAnswer {
-    const urls = this.gw.config.urls;
-    switch (r.code) {
-      case "temporarily_unavailable": {
-        // D74: the account's cap on calls started per UTC day. Retryable at resets_at (Retry-After); nothing held.
-        const resets = nextUtcMidnight(new Date(this.gw.now()));
-        const message = MESSAGES.dailyCap(r.started, r.cap, resets);
-        const fix = { action_url: urls.status, note: MESSAGES.dailyCapNote };
-        return this.fail(
-          "temporarily_unavailable",
-          requestId,
-          { reason: "daily_cap", message, resets_at: resets, fix },
-          null,
-        );
-      }
-      case "plan_limit": {
-        const left = r.freeCallsLeft > 0 ? ` (${r.freeCallsLeft} left, this request makes more)` : "";
-        const message = `This free account has used its ${this.gw.config.limits.freeCalls} calls${left}.`;
-        const fix = { action_url: urls.billing, note: "Buy credits to lift the limit." };
-        return this.fail("plan_limit", requestId, { reason: "free_calls_used", message, fix }, keyHash);
-      }
-      case "daily_limit_reached": {
-        const of = r.reason === "key" ? "key" : "account";
-        const resets = nextUtcMidnight(new Date(this.gw.now()));
-        const message = MESSAGES.dailyLimit({ of, spent: r.spent, limit: r.limit, quote, resets });
-        const extra = {
-          reason: r.reason,
-          message,
-          resets_at: resets,
-          fix: { action_url: urls.console, note: MESSAGES.dailyLimitNote(of) },
-        };
-        return this.fail("daily_limit_reached", requestId, extra, keyHash);
-      }
-      case "insufficient_balance": {
-        const refusal = REFUSALS.insufficientBalance(quote, r.available, urls);
-        return this.fail("insufficient_balance", requestId, refusal, keyHash);
-      }
-    }
-  }
-
-  /**
-   * The answer of an Idempotency-Key already taken: the first answer again, 409 while it runs, 422 with other
-   * parameters.
-   */
-  claimTaken(claim: Exclude<Claim, { kind: "claimed" }>, requestId: string, keyHash: string): HttpAnswer {
-    if (claim.kind === "replay")
-      return { status: claim.status, headers: { ...claim.headers, "idempotent-replayed": "true" }, body: claim.body };
-    if (claim.kind === "lost") return this.internal(requestId, { message: MESSAGES.answerLost });
-    if (claim.kind === "in_progress") {
-      const refusal = REFUSALS.idempotencyInProgress(this.gw.config.inProgressRetrySeconds);
-      return this.fail("idempotency_in_progress", requestId, refusal, null);
-    }
-    return this.fail("idempotency_conflict", requestId, REFUSALS.idempotencyConflict(), keyHash);
+  /** A charged call refused before it ran (the engine's `chargeCall`), in the engine's words. */
+  charge(r: ChargeRefusal, requestId: string, keyHash: string): HttpAnswer {
+    const { urls, inProgressRetrySeconds } = this.gw.config;
+    const a = chargeRefusalAnswer(r, { urls, now: this.gw.now(), inProgressRetrySeconds });
+    if (a.code === "internal_error") return this.internal(requestId, a.extra);
+    return this.fail(a.code, requestId, a.extra, a.failure ? keyHash : null);
   }
 }

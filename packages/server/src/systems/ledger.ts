@@ -16,14 +16,10 @@
 import type { LimitsConfig } from "../config.ts";
 import type { AccountRecord, Accounts, KeyRecord } from "./accounts.ts";
 import { isoSeconds, utcDay, type Store } from "./store.ts";
-import type { CreditView } from "@sdgw/engine";
+import type { CreditView, HoldRefusal } from "@sdgw/engine";
 
-/** Why a hold was refused, with what the refusal answer needs. */
-export type HoldRefusal =
-  | { code: "temporarily_unavailable"; reason: "daily_cap"; cap: number; started: number }
-  | { code: "plan_limit"; freeCallsLeft: number }
-  | { code: "daily_limit_reached"; reason: "key" | "account"; limit: number; spent: number }
-  | { code: "insufficient_balance"; balance: number; available: number };
+/** Why a hold was refused, with what the refusal answer needs (the engine's storage port). */
+export type { HoldRefusal };
 
 /** A request for a hold. */
 export interface HoldRequest {
@@ -131,7 +127,9 @@ export class Ledger {
     const mem = this.inMemory(account.id);
     const left = this.freeCallsLeft(account);
     const planRefusal =
-      left !== null && left < req.calls ? ({ code: "plan_limit", freeCallsLeft: left } as const) : null;
+      left !== null && left < req.calls
+        ? ({ code: "plan_limit", freeCallsLeft: left, freeCalls: this.deps.limits.freeCalls } as const)
+        : null;
     const key = accounts.cachedKey(req.key.hash) ?? req.key;
     if (key.daily_limit !== null) {
       if (planRefusal) return planRefusal;

@@ -14,17 +14,14 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import rateLimiterFlexible from "rate-limiter-flexible";
+import type { LimitRefusal } from "@sdgw/engine";
 import type { LimitsConfig } from "../config.ts";
 
 const { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } = rateLimiterFlexible;
 type Limiter = InstanceType<typeof RateLimiterMemory> | InstanceType<typeof RateLimiterRedis>;
 
 /** A refusal: which limit, and how many seconds (or until when) to wait; or the limits could not be checked. */
-export type LimitRefusal =
-  | { code: "rate_limited"; reason: "key_qps" | "workspace_concurrency" | "address"; retryAfter: number }
-  | { code: "free_failure_limit"; retryAt: number }
-  /** D107: the limits are kept in Redis and Redis did not answer; nothing may run (503 `temporarily_unavailable`). */
-  | { code: "limits_unavailable" };
+export type { LimitRefusal };
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
@@ -111,7 +108,12 @@ export class Limits {
     const r = await this.consume(this.keyRate, keyId);
     if (r === "ok") return null;
     if (r === "unavailable") return this.unavailable();
-    return { code: "rate_limited", reason: "key_qps", retryAfter: seconds(r.msBeforeNext) };
+    return {
+      code: "rate_limited",
+      reason: "key_qps",
+      retryAfter: seconds(r.msBeforeNext),
+      most: this.deps.limits.keyQps,
+    };
   }
 
   /** Counts one call from a network address on a keyless route. */
@@ -119,7 +121,8 @@ export class Limits {
     const r = await this.consume(this.addressRate, address);
     if (r === "ok") return null;
     if (r === "unavailable") return this.unavailable();
-    return { code: "rate_limited", reason: "address", retryAfter: seconds(r.msBeforeNext) };
+    const most = this.deps.limits.addressPerMinute;
+    return { code: "rate_limited", reason: "address", retryAfter: seconds(r.msBeforeNext), most };
   }
 
   /** Whether the key (by the hash of what was sent) is held back by the free-failure limit. */
@@ -151,10 +154,11 @@ export class Limits {
    */
   async startRun(workspaceId: string): Promise<LimitRefusal | null> {
     const most = this.deps.limits.workspaceConcurrency;
-    if (this.slots instanceof MemorySlots) return this.slots.take(workspaceId, most) ? null : concurrencyRefusal;
+    const refusal: LimitRefusal = { code: "rate_limited", reason: "workspace_concurrency", retryAfter: 1, most };
+    if (this.slots instanceof MemorySlots) return this.slots.take(workspaceId, most) ? null : refusal;
     if (this.down()) return this.unavailable();
     try {
-      return (await this.slots.take(workspaceId, most)) ? null : concurrencyRefusal;
+      return (await this.slots.take(workspaceId, most)) ? null : refusal;
     } catch (e) {
       this.failed(e);
       return this.unavailable();
@@ -231,8 +235,6 @@ export class Limits {
     this.deps.log?.("limits: Redis answers again; calls are accepted");
   }
 }
-
-const concurrencyRefusal: LimitRefusal = { code: "rate_limited", reason: "workspace_concurrency", retryAfter: 1 };
 
 /** Running calls per workspace in this process. */
 class MemorySlots {

@@ -125,7 +125,7 @@ function runTool(deps: RouteDeps, o: ToolCall): Promise<HttpAnswer> {
     credits: plan.quote.quote_credits,
     calls: plan.quote.calls_planned,
     maxCost: body["max_cost_credits"],
-    maxCostNote: " Send confirm: false to see the plan.",
+    tool: true,
   };
   return charging(deps, {
     ...call,

@@ -1,0 +1,215 @@
+/**
+ * The life of a charged call, written once for the reference server and the mock: the pause, the Idempotency-Key's
+ * claim, the limits, `max_cost_credits` and the hold, then the run, over the storage port (`CallStore`) and the
+ * limits (`CallLimits`). A refused call leaves no claim, slot or hold behind; the words of every refusal are here
+ * too (`chargeRefusalAnswer`).
+ */
+import { type HttpErrorCode, nextUtcMidnight, type ServiceUrls } from "@sdgw/validators";
+import { MESSAGES, REFUSALS } from "./messages.ts";
+import type { CallLimits, CallStore, Claim, HoldRefusal, IdempotencySlot, LimitRefusal } from "./storage.ts";
+
+/**
+ * What a call costs: its quote and calls (held, then captured by the run), the `max_cost_credits` sent and whether
+ * it is a tool's (its refusal then hints at `confirm: false`); or `free` (a tool quote: nothing runs).
+ */
+export type Price = { credits: number; calls: number; maxCost: unknown; tool?: boolean } | "free";
+
+/** One charged call: who calls, what, under which Idempotency-Key, at what price, and how it runs. */
+export interface ChargeCall<C, A> {
+  caller: C;
+  /** The API key's id: the scope of its Idempotency-Keys. */
+  keyId: string;
+  /** The run's id, made before the claim (a claim names the run that owns it). */
+  runId: string;
+  operationId: string;
+  /** What the idempotency fingerprint compares: the same key with other parameters is a 422. */
+  params: unknown;
+  idempotencyKey: string | undefined;
+  price: Price;
+  /**
+   * Runs the call once it is admitted and (unless `free`) its credits are held. From then on the run owns the claim
+   * (it completes it with its answer, or releases it if it breaks), the hold and the running slot.
+   */
+  start(): Awaitable<A>;
+}
+
+type Awaitable<T> = T | PromiseLike<T>;
+
+/** Why a charged call was refused before it ran: nothing ran, nothing was held or charged. */
+export type ChargeRefusal =
+  | { kind: "paused"; message: string }
+  | { kind: "claim"; claim: Extract<Claim<unknown>, { kind: "in_progress" | "conflict" | "lost" }> }
+  | { kind: "limit"; limit: LimitRefusal }
+  | { kind: "max_cost"; credits: number; maxCost: number; tool: boolean }
+  | { kind: "hold"; hold: HoldRefusal; credits: number };
+
+/** How a charged call ended its admission: answered (by its run), replayed, or refused. */
+export type ChargeOutcome<A> =
+  | { kind: "answered"; answer: A }
+  /** The first answer under the Idempotency-Key again: nothing ran, nothing was charged. */
+  | { kind: "replayed"; answer: A }
+  | { kind: "refused"; refusal: ChargeRefusal };
+
+/** The storage port and the limits a call passes through. */
+export interface ChargePorts<C, A> {
+  store: CallStore<C, A>;
+  limits: CallLimits<C>;
+}
+
+const refused = (refusal: ChargeRefusal): { kind: "refused"; refusal: ChargeRefusal } => ({ kind: "refused", refusal });
+
+/**
+ * Admits a charged call and runs it. D60: while calls are paused a charged call starts nothing (a quote still
+ * answers). The key is claimed first (a replay, a 409 or a 422 answers at once) and given back when a limit,
+ * `max_cost_credits` or the hold refuses the call, or anything throws before it runs. A `free` call (a tool quote)
+ * takes the key's rate but no running slot and no hold, and completes its claim with its answer.
+ */
+export async function chargeCall<C, A>(ports: ChargePorts<C, A>, call: ChargeCall<C, A>): Promise<ChargeOutcome<A>> {
+  const { store, limits } = ports;
+  const { caller, price, idempotencyKey: idemKey } = call;
+  const free = price === "free";
+  const pause = free ? null : await store.paused();
+  if (pause) return refused({ kind: "paused", message: `Calls are paused: ${pause}` });
+  const slot: IdempotencySlot | null = idemKey === undefined ? null : { keyId: call.keyId, idemKey };
+  if (slot) {
+    const claim = await store.claim(slot, call);
+    if (claim.kind === "replay") return { kind: "replayed", answer: claim.answer };
+    if (claim.kind !== "claimed") return refused({ kind: "claim", claim });
+  }
+  let owned = false;
+  try {
+    const full = free || !slot ? null : await store.full();
+    if (full) return refused({ kind: "paused", message: `New calls with an Idempotency-Key are paused: ${full}` });
+    const limited =
+      (await limits.failureBlock(caller)) ??
+      (await limits.keyCall(caller)) ??
+      (free ? null : await limits.startRun(caller));
+    if (limited) return refused({ kind: "limit", limit: limited });
+    if (free) {
+      const answer = await call.start();
+      if (slot) await store.complete(slot, answer);
+      owned = true;
+      return { kind: "answered", answer };
+    }
+    const { credits, maxCost } = price;
+    const hold =
+      typeof maxCost === "number" && credits > maxCost
+        ? ({ kind: "max_cost", credits, maxCost, tool: price.tool === true } as const)
+        : await store.hold(caller, { runId: call.runId, credits, calls: price.calls });
+    if (hold) {
+      await limits.endRun(caller);
+      return refused("kind" in hold ? hold : { kind: "hold", hold, credits });
+    }
+    owned = true;
+    return { kind: "answered", answer: await call.start() };
+  } finally {
+    if (!owned && slot) await store.release(slot);
+  }
+}
+
+/** What the words of a charge refusal need: where its fixes point, and the gateway's clock and retry hint. */
+export interface ChargeWords {
+  urls: ServiceUrls;
+  now: number;
+  /** The `Retry-After` of a 409 `idempotency_in_progress`, in seconds. */
+  inProgressRetrySeconds: number;
+}
+
+/** A refusal in words: its code, the fields of its error answer, and whether it counts as the key's failed call. */
+export interface ChargeRefusalAnswer {
+  code: HttpErrorCode;
+  extra: Record<string, unknown>;
+  /** D27: the refusal counts against the key's failed calls (a 4xx other than 409 and 429 that the caller can fix). */
+  failure: boolean;
+}
+
+/** The error answer of a refused charged call, in the server's and the mock's one set of words. */
+export function chargeRefusalAnswer(r: ChargeRefusal, words: ChargeWords): ChargeRefusalAnswer {
+  const { urls } = words;
+  switch (r.kind) {
+    case "paused": {
+      const message = `${r.message} Nothing ran and nothing was charged.`;
+      const fix = { action_url: urls.status, note: MESSAGES.pausedNote };
+      return { code: "temporarily_unavailable", extra: { reason: "paused", message, fix }, failure: false };
+    }
+    case "claim":
+      if (r.claim.kind === "lost")
+        return { code: "internal_error", extra: { message: MESSAGES.answerLost }, failure: false };
+      if (r.claim.kind === "in_progress") {
+        const extra = REFUSALS.idempotencyInProgress(words.inProgressRetrySeconds);
+        return { code: "idempotency_in_progress", extra, failure: false };
+      }
+      return { code: "idempotency_conflict", extra: REFUSALS.idempotencyConflict(), failure: true };
+    case "max_cost": {
+      const extra = REFUSALS.maxCostExceeded(r.credits, r.maxCost, r.tool ? MESSAGES.toolMaxCostHint : "");
+      return { code: "max_cost_exceeded", extra, failure: true };
+    }
+    case "limit":
+      return limitAnswer(r.limit, urls);
+    case "hold":
+      return holdAnswer(r.hold, r.credits, words);
+  }
+}
+
+/** The words of a limit that refused a call (D27, D107). */
+export function limitAnswer(r: LimitRefusal, urls: ServiceUrls): ChargeRefusalAnswer {
+  if (r.code === "limits_unavailable") {
+    // D107: the limits are kept in Redis and it does not answer; the call is refused before anything is claimed,
+    // held or run, in the words of a pause (the contract's reason for "no new calls now").
+    const fix = { action_url: urls.status, note: MESSAGES.pausedNote };
+    const extra = { reason: "paused", message: MESSAGES.limitsUnavailable, fix };
+    return { code: "temporarily_unavailable", extra, failure: false };
+  }
+  if (r.code === "free_failure_limit") {
+    const retryAt = new Date(r.retryAt).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const message = "Too many failed calls in a short time; new calls wait until retry_at.";
+    const extra = { message, retry_at: retryAt, fix: { note: MESSAGES.failedCallsNote } };
+    return { code: "free_failure_limit", extra, failure: false };
+  }
+  const messages = {
+    key_qps: `Too many calls per second for this key (at most ${r.most}).`,
+    workspace_concurrency: MESSAGES.workspaceConcurrency(r.most),
+    address: MESSAGES.addressRate(r.most),
+  } as const;
+  const note = r.reason === "address" ? "Wait Retry-After seconds, or send a key." : "Wait Retry-After seconds.";
+  const extra = { reason: r.reason, message: messages[r.reason], retry_after: r.retryAfter, fix: { note } };
+  return { code: "rate_limited", extra, failure: false };
+}
+
+/** The words of a refused hold; `quote` is what the call would have held. */
+function holdAnswer(r: HoldRefusal, quote: number, words: ChargeWords): ChargeRefusalAnswer {
+  const { urls } = words;
+  switch (r.code) {
+    case "temporarily_unavailable": {
+      // D74: the account's cap on calls started per UTC day. Retryable at resets_at (Retry-After); nothing held.
+      const resets = nextUtcMidnight(new Date(words.now));
+      const message = MESSAGES.dailyCap(r.started, r.cap, resets);
+      const fix = { action_url: urls.status, note: MESSAGES.dailyCapNote };
+      const extra = { reason: "daily_cap", message, resets_at: resets, fix };
+      return { code: "temporarily_unavailable", extra, failure: false };
+    }
+    case "plan_limit": {
+      const left = r.freeCallsLeft > 0 ? ` (${r.freeCallsLeft} left, this request makes more)` : "";
+      const message = `This free account has used its ${r.freeCalls} calls${left}.`;
+      const fix = { action_url: urls.billing, note: "Buy credits to lift the limit." };
+      return { code: "plan_limit", extra: { reason: "free_calls_used", message, fix }, failure: true };
+    }
+    case "daily_limit_reached": {
+      const of = r.reason === "key" ? "key" : "account";
+      const resets = nextUtcMidnight(new Date(words.now));
+      const message = MESSAGES.dailyLimit({ of, spent: r.spent, limit: r.limit, quote, resets });
+      const fix = { action_url: urls.console, note: MESSAGES.dailyLimitNote(of) };
+      return {
+        code: "daily_limit_reached",
+        extra: { reason: r.reason, message, resets_at: resets, fix },
+        failure: false, // a 429: the key waits for the day's reset, it did nothing wrong
+      };
+    }
+    case "insufficient_balance":
+      return {
+        code: "insufficient_balance",
+        extra: REFUSALS.insufficientBalance(quote, r.available, urls),
+        failure: true,
+      };
+  }
+}
