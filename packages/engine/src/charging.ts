@@ -213,3 +213,55 @@ function holdAnswer(r: HoldRefusal, quote: number, words: ChargeWords): ChargeRe
       };
   }
 }
+
+/** An account and its key as a hold sees them, for the hold's UTC day, with every hold in flight counted. */
+export interface HoldState {
+  /** The account's plan: a free account's calls are counted against `freeCalls`. */
+  plan: "free" | "paid";
+  /** A suspended account holds nothing (`insufficient_balance`). */
+  status: "active" | "suspended";
+  balance: number;
+  /** Credits held by the account's calls in flight. */
+  held: number;
+  /** Credits charged to the account today (UTC). */
+  spentToday: number;
+  dailyLimit: number | null;
+  /** Calls a free account has left (its allowance less those charged and held); null on a paid plan. */
+  freeCallsLeft: number | null;
+  /** The allowance of a free account. */
+  freeCalls: number;
+  /** D74: the most calls the account may start per UTC day, and those started today. */
+  callCap: number | null;
+  startedToday: number;
+  /** The key's daily limit, and what it spent and holds today (asked only when it has a limit). */
+  keyDailyLimit: number | null;
+  keySpent: () => number;
+}
+
+/**
+ * Whether an account may hold `credits` for a run of `calls` platform calls, by the rules in this order: the
+ * account's call cap (D74), a free account's calls, the key's daily limit, the account's daily limit, then the
+ * credits available (the balance less what is held). Null: the hold is allowed. Pure: every store that holds
+ * credits (the server's SQLite and PostgreSQL ledgers) decides by it, in its own atomic step.
+ */
+export function holdRefusal(s: HoldState, req: { credits: number; calls: number }): HoldRefusal | null {
+  if (s.callCap !== null && s.startedToday + req.calls > s.callCap)
+    return { code: "temporarily_unavailable", reason: "daily_cap", cap: s.callCap, started: s.startedToday };
+  const left = s.freeCallsLeft;
+  const plan = left !== null && left < req.calls ? { code: "plan_limit" as const, freeCallsLeft: left } : null;
+  if (plan) return { ...plan, freeCalls: s.freeCalls };
+  if (s.keyDailyLimit !== null) {
+    const spent = s.keySpent();
+    if (spent + req.credits > s.keyDailyLimit)
+      return { code: "daily_limit_reached", reason: "key", limit: s.keyDailyLimit, spent };
+  }
+  if (s.dailyLimit !== null) {
+    const spent = s.spentToday + s.held;
+    if (spent + req.credits > s.dailyLimit)
+      return { code: "daily_limit_reached", reason: "account", limit: s.dailyLimit, spent };
+  }
+  const available = s.balance - s.held;
+  if (s.status !== "active" || available < req.credits)
+    return { code: "insufficient_balance", balance: s.balance, available };
+  return null;
+}

@@ -16,7 +16,7 @@
 import type { LimitsConfig } from "../config.ts";
 import type { AccountRecord, Accounts, KeyRecord } from "./accounts.ts";
 import { isoSeconds, utcDay, type Store } from "./store.ts";
-import type { CreditView, HoldRefusal } from "@sdgw/engine";
+import { holdRefusal, type CreditView, type HoldRefusal } from "@sdgw/engine";
 
 /** Why a hold was refused, with what the refusal answer needs (the engine's storage port). */
 export type { HoldRefusal };
@@ -122,30 +122,26 @@ export class Ledger {
     const account = accounts.cachedAccount(req.account.id);
     if (!account) throw new Error(`no account ${req.account.id}`);
     const startedToday = account.call_cap === null ? 0 : account.calls_day === day ? account.calls_today : 0;
-    if (account.call_cap !== null && startedToday + req.calls > account.call_cap)
-      return { code: "temporarily_unavailable", reason: "daily_cap", cap: account.call_cap, started: startedToday };
     const mem = this.inMemory(account.id);
-    const left = this.freeCallsLeft(account);
-    const planRefusal =
-      left !== null && left < req.calls
-        ? ({ code: "plan_limit", freeCallsLeft: left, freeCalls: this.deps.limits.freeCalls } as const)
-        : null;
     const key = accounts.cachedKey(req.key.hash) ?? req.key;
-    if (key.daily_limit !== null) {
-      if (planRefusal) return planRefusal;
-      const spent = spentToday(key, day) + this.heldBy("key_id", key.id) + (this.memoryByKey.get(key.id) ?? 0);
-      if (spent + req.amount > key.daily_limit)
-        return { code: "daily_limit_reached", reason: "key", limit: key.daily_limit, spent };
-    }
-    if (planRefusal) return planRefusal;
-    const held = account.held + mem.amount;
-    if (account.daily_limit !== null) {
-      const spent = spentToday(account, day) + held;
-      if (spent + req.amount > account.daily_limit)
-        return { code: "daily_limit_reached", reason: "account", limit: account.daily_limit, spent };
-    }
-    if (account.status !== "active" || account.balance - held < req.amount)
-      return { code: "insufficient_balance", balance: account.balance, available: account.balance - held };
+    const refusal = holdRefusal(
+      {
+        plan: account.plan,
+        status: account.status,
+        balance: account.balance,
+        held: account.held + mem.amount,
+        spentToday: spentToday(account, day),
+        dailyLimit: account.daily_limit,
+        freeCallsLeft: this.freeCallsLeft(account),
+        freeCalls: limits.freeCalls,
+        callCap: account.call_cap,
+        startedToday,
+        keyDailyLimit: key.daily_limit,
+        keySpent: () => spentToday(key, day) + this.heldBy("key_id", key.id) + (this.memoryByKey.get(key.id) ?? 0),
+      },
+      { credits: req.amount, calls: req.calls },
+    );
+    if (refusal) return refusal;
     if (account.call_cap !== null) this.countStart(account, day, startedToday, req.calls);
     const free = account.plan === "free";
     this.memory.set(req.runId, {

@@ -1,0 +1,294 @@
+/**
+ * The engine's storage port (`CallStore`) on PostgreSQL, for several instances on one database (D108), and the rest
+ * of a charge's life there: settling or releasing a hold, granting credits, and the ledger's audit.
+ *
+ * - **Exactly once by constraints.** An Idempotency-Key is claimed by inserting its row under the primary key
+ *   (key id, Idempotency-Key): of concurrent claims on any instances one inserts it, the others find it. A run's
+ *   charge is one `ledger` row under a unique index per run, written in the transaction that ends its hold, and a
+ *   hold ends by a conditional update of its row (only a hold still `held` ends).
+ * - **Holds never overdraw.** A hold locks its account's row (`FOR UPDATE`) and decides by the engine's
+ *   `holdRefusal` over the row as it is now, with every hold of every instance counted in `held`; the key's row is
+ *   locked too when the key has a daily limit.
+ * - **Answers are rows.** A completed claim keeps its answer's status, headers and bytes in its row, written in one
+ *   statement: a replay on any instance gives the same bytes back.
+ */
+import {
+  holdRefusal,
+  isoSeconds,
+  type CallStore,
+  type Claim,
+  type HoldRefusal,
+  type IdempotencySlot,
+} from "@sdgw/engine";
+import { fingerprint } from "../systems/idempotency.ts";
+import type { HttpAnswer, RunContext } from "../systems/runs.ts";
+import type { Postgres, Sql } from "./database.ts";
+
+/** Options of {@link PgCalls}. */
+export interface PgCallsOptions {
+  db: Postgres;
+  now: () => number;
+  /** How long an answered Idempotency-Key replays, in ms (the seed: 24 h). */
+  idempotencyTtlMs: number;
+  /** A free account's allowance of calls. */
+  freeCalls: number;
+}
+
+/** An account as the hold reads it. */
+interface AccountRow {
+  id: string;
+  plan: "free" | "paid";
+  status: "active" | "suspended";
+  balance: number;
+  held: number;
+  daily_limit: number | null;
+  free_calls_used: number;
+  free_calls_held: number;
+  spend_day: string;
+  spend_today: number;
+  call_cap: number | null;
+  calls_day: string;
+  calls_today: number;
+}
+
+/** A hold as it ends. */
+interface HoldRow {
+  account_id: string;
+  key_id: string;
+  amount: number;
+  calls: number;
+  free_plan: boolean;
+  captured: number;
+}
+
+/** A claim's row as read back. */
+interface IdempotencyRow {
+  fingerprint: string;
+  state: "running" | "done";
+  http_status: number | null;
+  headers: Record<string, string> | null;
+  answer: Buffer | null;
+}
+
+const utcDay = (ms: number) => isoSeconds(ms).slice(0, 10);
+const today = (row: { spend_day: string; spend_today: number }, day: string) =>
+  row.spend_day === day ? row.spend_today : 0;
+
+/** The account's and key's spend of the day, moved by a charge (the day starts over at 0). */
+const SPEND = "spend_today = CASE WHEN spend_day = $2 THEN spend_today + $1 ELSE $1 END, spend_day = $2";
+
+/** The server's charged calls on PostgreSQL: the engine's `CallStore`, and holds' settling and release. */
+export class PgCalls implements CallStore<RunContext, HttpAnswer> {
+  private readonly o: PgCallsOptions;
+
+  constructor(options: PgCallsOptions) {
+    this.o = options;
+  }
+
+  async paused(): Promise<string | null> {
+    const row = await this.o.db.one<{ value: string }>("SELECT value FROM meta WHERE name = 'paused'");
+    return row ? (JSON.parse(row.value) as { message: string }).message : null;
+  }
+
+  /** Answers are rows of the database: there is no answer log to fill (D67 applies to the embedded store). */
+  full(): null {
+    return null;
+  }
+
+  async claim(slot: IdempotencySlot, call: { operationId: string; params: unknown; runId: string }) {
+    const { db, now } = this.o;
+    const print = fingerprint(call.operationId, call.params);
+    const at = new Date(now()).toISOString();
+    const key = [slot.keyId, slot.idemKey];
+    // A record past its 24 h is forgotten: the key starts a new call.
+    await db.query("DELETE FROM idempotency WHERE key_id = $1 AND idem_key = $2 AND expires_at <= $3", [...key, at]);
+    const inserted = await db.query(
+      "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, created_at) VALUES ($1, $2, $3, 'running', $4, $5) ON CONFLICT DO NOTHING RETURNING 1",
+      [...key, print, call.runId, at],
+    );
+    if (inserted.length === 1) return { kind: "claimed" } as const;
+    const row = await db.one<IdempotencyRow>(
+      "SELECT fingerprint, state, http_status, headers, answer FROM idempotency WHERE key_id = $1 AND idem_key = $2",
+      key,
+    );
+    return claimOf(row, print);
+  }
+
+  async release(slot: IdempotencySlot): Promise<void> {
+    await this.o.db.query("DELETE FROM idempotency WHERE key_id = $1 AND idem_key = $2 AND state = 'running'", [
+      slot.keyId,
+      slot.idemKey,
+    ]);
+  }
+
+  async complete(slot: IdempotencySlot, answer: HttpAnswer): Promise<void> {
+    const expires = new Date(this.o.now() + this.o.idempotencyTtlMs).toISOString();
+    const body = typeof answer.body === "string" ? Buffer.from(answer.body) : answer.body;
+    await this.o.db.query(
+      "UPDATE idempotency SET state = 'done', http_status = $3, headers = $4, answer = $5, expires_at = $6 WHERE key_id = $1 AND idem_key = $2",
+      [slot.keyId, slot.idemKey, answer.status, JSON.stringify(answer.headers), body, expires],
+    );
+  }
+
+  /**
+   * Holds `credits` for the run: the account's row locked, the engine's rules over it, then the hold's row and the
+   * account's `held` (and its calls started today, under a cap) in the same transaction.
+   */
+  hold(ctx: RunContext, run: { runId: string; credits: number; calls: number }): Promise<HoldRefusal | null> {
+    const { db, now, freeCalls } = this.o;
+    const ms = now();
+    const day = utcDay(ms);
+    return db.tx(async (sql) => {
+      const account = await sql.one<AccountRow>("SELECT * FROM accounts WHERE id = $1 FOR UPDATE", [ctx.account.id]);
+      if (!account) throw new Error(`no account ${ctx.account.id}`);
+      const key = await sql.one<{ daily_limit: number | null; spend_day: string; spend_today: number }>(
+        "SELECT daily_limit, spend_day, spend_today FROM keys WHERE id = $1 FOR UPDATE",
+        [ctx.key.id],
+      );
+      const keyHeld = key?.daily_limit == null ? 0 : await heldBy(sql, ctx.key.id);
+      const free = account.plan === "free";
+      const startedToday = account.call_cap === null ? 0 : account.calls_day === day ? account.calls_today : 0;
+      const refusal = holdRefusal(
+        {
+          plan: account.plan,
+          status: account.status,
+          balance: account.balance,
+          held: account.held,
+          spentToday: today(account, day),
+          dailyLimit: account.daily_limit,
+          freeCallsLeft: free ? Math.max(0, freeCalls - account.free_calls_used - account.free_calls_held) : null,
+          freeCalls,
+          callCap: account.call_cap,
+          startedToday,
+          keyDailyLimit: key?.daily_limit ?? null,
+          keySpent: () => (key ? today(key, day) : 0) + keyHeld,
+        },
+        run,
+      );
+      if (refusal) return refusal;
+      await sql.query(
+        "INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'held', $8)",
+        [run.runId, account.id, ctx.key.id, run.credits, run.calls, free, day, new Date(ms).toISOString()],
+      );
+      const started = account.call_cap === null ? account.calls_today : startedToday + run.calls;
+      await sql.query(
+        "UPDATE accounts SET held = held + $2, free_calls_held = free_calls_held + $3, calls_day = $4, calls_today = $5 WHERE id = $1",
+        [account.id, run.credits, free ? run.calls : 0, account.call_cap === null ? account.calls_day : day, started],
+      );
+      return null;
+    });
+  }
+
+  /**
+   * Ends a run's hold: charges `amount` (at most what was held) for `calls` calls and releases the rest, exactly
+   * once: a hold that already ended is left alone, and the answer is what it charged then. Returns the charge and
+   * the balance after.
+   */
+  settle(runId: string, amount: number, calls: number): Promise<{ charged: number; balance: number }> {
+    const ms = this.o.now();
+    const [day, at] = [utcDay(ms), new Date(ms).toISOString()];
+    return this.o.db.tx(async (sql) => {
+      const charge = Math.max(0, amount);
+      const hold = await sql.one<HoldRow>(
+        "UPDATE holds SET captured = LEAST($2, amount), state = CASE WHEN LEAST($2, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = $3 WHERE run_id = $1 AND state = 'held' RETURNING account_id, key_id, amount, calls, free_plan, captured",
+        [runId, charge, at],
+      );
+      if (!hold) return this.settled(sql, runId);
+      const charged = hold.captured;
+      const chargedCalls = charged > 0 ? Math.min(calls, hold.calls) : 0;
+      if (charged > 0) {
+        await sql.query(
+          "INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES ($1, 'charge', $2, $3, $4, $5, $6)",
+          [hold.account_id, charged, hold.key_id, runId, day, at],
+        );
+        await sql.query(`UPDATE keys SET ${SPEND} WHERE id = $3`, [charged, day, hold.key_id]);
+      }
+      const freeHeld = hold.free_plan ? hold.calls : 0;
+      const freeUsed = hold.free_plan ? chargedCalls : 0;
+      const row = await sql.one<{ balance: number }>(
+        `UPDATE accounts SET balance = balance - $1, held = held - $4, free_calls_held = free_calls_held - $5, free_calls_used = free_calls_used + $6, ${SPEND} WHERE id = $3 RETURNING balance`,
+        [charged, day, hold.account_id, hold.amount, freeHeld, freeUsed],
+      );
+      return { charged, balance: row!.balance };
+    });
+  }
+
+  /** Ends a run's hold with nothing charged (the run broke, or was refused after the hold). */
+  async releaseHold(runId: string): Promise<void> {
+    await this.settle(runId, 0, 0);
+  }
+
+  /** What an ended hold charged, and its account's balance now. */
+  private async settled(sql: Sql, runId: string): Promise<{ charged: number; balance: number }> {
+    const row = await sql.one<{ captured: number; balance: number }>(
+      "SELECT h.captured, a.balance FROM holds h JOIN accounts a ON a.id = h.account_id WHERE h.run_id = $1",
+      [runId],
+    );
+    if (!row) throw new Error(`run ${runId} holds nothing`);
+    return { charged: row.captured, balance: row.balance };
+  }
+
+  /** Adds `credits` to an account's balance, with the ledger's `grant` row, in one transaction. */
+  grant(accountId: string, credits: number, note = "grant"): Promise<number> {
+    const ms = this.o.now();
+    return this.o.db.tx(async (sql) => {
+      await sql.query(
+        "INSERT INTO ledger (account_id, kind, amount, note, day, created_at) VALUES ($1, 'grant', $2, $3, $4, $5)",
+        [accountId, credits, note, utcDay(ms), new Date(ms).toISOString()],
+      );
+      const row = await sql.one<{ balance: number }>(
+        "UPDATE accounts SET balance = balance + $2 WHERE id = $1 RETURNING balance",
+        [accountId, credits],
+      );
+      if (!row) throw new Error(`no account ${accountId}`);
+      return row.balance;
+    });
+  }
+
+  /**
+   * The ledger's identity for an account, read in one snapshot: `balance = grants − charges` and
+   * `held = Σ holds still held`.
+   */
+  audit(
+    accountId: string,
+  ): Promise<{ balance: number; grants: number; charges: number; held: number; holdsHeld: number }> {
+    return this.o.db.tx(async (sql) => {
+      await sql.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+      const row = await sql.one<{ balance: number; held: number; grants: number; charges: number; holds_held: number }>(
+        `SELECT a.balance, a.held,
+           (SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE account_id = a.id AND kind = 'grant') AS grants,
+           (SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE account_id = a.id AND kind = 'charge') AS charges,
+           (SELECT COALESCE(SUM(amount), 0) FROM holds WHERE account_id = a.id AND state = 'held') AS holds_held
+         FROM accounts a WHERE a.id = $1`,
+        [accountId],
+      );
+      if (!row) throw new Error(`no account ${accountId}`);
+      return {
+        balance: row.balance,
+        held: row.held,
+        grants: row.grants,
+        charges: row.charges,
+        holdsHeld: row.holds_held,
+      };
+    });
+  }
+}
+
+/** Credits the key's calls in flight hold, on every instance. */
+async function heldBy(sql: Sql, keyId: string): Promise<number> {
+  const row = await sql.one<{ s: number }>(
+    "SELECT COALESCE(SUM(amount), 0) AS s FROM holds WHERE key_id = $1 AND state = 'held'",
+    [keyId],
+  );
+  return row?.s ?? 0;
+}
+
+/** What a claim found in a row another call inserted (or, if it vanished since, that the key is free to try again). */
+function claimOf(row: IdempotencyRow | undefined, print: string): Claim<HttpAnswer> {
+  // Released between our insert and our read: the other call was refused; this one reports 409 and may retry.
+  if (!row) return { kind: "in_progress" };
+  if (row.fingerprint !== print) return { kind: "conflict" };
+  if (row.state === "running") return { kind: "in_progress" };
+  const headers = { ...(row.headers ?? {}), "idempotent-replayed": "true" };
+  return { kind: "replay", answer: { status: row.http_status ?? 200, headers, body: row.answer ?? Buffer.alloc(0) } };
+}
