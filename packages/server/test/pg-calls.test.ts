@@ -9,46 +9,30 @@
 import { createServer as createNetServer } from "node:net";
 import { chargeCall, type CallLimits, type ChargeOutcome } from "@sdgw/engine";
 import fc from "fast-check";
-import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DatabaseUnavailable, Postgres } from "../src/pg/database.ts";
 import { PgCalls } from "../src/pg/calls.ts";
 import { migrate, MIGRATIONS, SchemaError } from "../src/pg/migrations.ts";
-import type { AccountRecord, KeyRecord } from "../src/systems/accounts.ts";
 import type { HttpAnswer, RunContext } from "../src/systems/runs.ts";
+import { pgAccount, pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 
-const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
-const DB = `sdgw_test_${process.pid}_${Date.now()}`;
-const URL_OF = (db: string) => `postgres://postgres@127.0.0.1:5432/${db}`;
 const NOW = Date.parse("2026-11-25T09:00:00Z");
 
-let admin: pg.Client;
+let t: TestDatabase;
 /** Three instances on the test's database. */
 let instances: Postgres[] = [];
 let calls: PgCalls[] = [];
-let accountSeq = 0;
 
 beforeAll(async () => {
-  admin = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await admin.connect();
-  } catch (e) {
-    throw new Error(
-      `PostgreSQL must answer on 127.0.0.1:5432 as user postgres without a password (CI's .ci/run starts it): ${String(e)}`,
-    );
-  }
-  await admin.query(`CREATE DATABASE ${DB}`);
-  instances = [0, 1, 2].map((i) => new Postgres(URL_OF(DB), { max: 8, applicationName: `sdgw-test-${i}` }));
-  calls = instances.map((db) => new PgCalls({ db, now: () => NOW, idempotencyTtlMs: 86_400_000, freeCalls: 100 }));
-  const reports = await Promise.all(instances.map((db) => migrate(db)));
-  expect(reports.map((r) => r.applied.length).sort()).toEqual([0, 0, MIGRATIONS.length]);
+  t = await testDatabase("calls");
+  // Instances starting together on a database one of them migrated: nothing left to apply.
+  instances = t.instances;
+  calls = instances.map(
+    (db) => new PgCalls({ db, now: () => NOW, idempotencyTtlMs: 86_400_000, freeCalls: 100, owner: "own_test" }),
+  );
 });
 
-afterAll(async () => {
-  await Promise.all(instances.map((db) => db.close()));
-  await admin?.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-  await admin?.end();
-});
+afterAll(() => t?.drop());
 
 /** Every account a test made keeps the ledger's identity. */
 const made: string[] = [];
@@ -62,31 +46,10 @@ afterEach(async () => {
 
 /** An account with `credits`, its workspace and a key, as the server would find them. */
 async function account(credits: number, o: { plan?: "free" | "paid"; keyDailyLimit?: number } = {}) {
-  const n = ++accountSeq;
-  const [id, ws, keyId] = [`acc_${n}`, `ws_${n}`, `key_${n}`];
-  const at = new Date(NOW).toISOString();
-  await instances[0]!.query(
-    "INSERT INTO accounts (id, name, plan, status, created_at) VALUES ($1, $1, $2, 'active', $3)",
-    [id, o.plan ?? "paid", at],
-  );
-  await instances[0]!.query("INSERT INTO workspaces (id, account_id, name, created_at) VALUES ($1, $2, $1, $3)", [
-    ws,
-    id,
-    at,
-  ]);
-  await instances[0]!.query(
-    "INSERT INTO keys (id, account_id, workspace_id, hash, prefix, name, permissions, status, daily_limit, created_at) VALUES ($1, $2, $3, $1, 'sdgw_', $1, 'read_data', 'active', $4, $5)",
-    [keyId, id, ws, o.keyDailyLimit ?? null, at],
-  );
-  if (credits > 0) await calls[0]!.grant(id, credits);
-  made.push(id);
-  const ctx = {
-    requestId: `req_${n}`,
-    key: { id: keyId, workspace_id: ws, hash: keyId, daily_limit: o.keyDailyLimit ?? null } as KeyRecord,
-    account: { id } as AccountRecord,
-    keyHash: keyId,
-  } as RunContext;
-  return { id, ctx };
+  const made_ = await pgAccount(instances[0]!, NOW, o);
+  if (credits > 0) await calls[0]!.grant(made_.id, credits);
+  made.push(made_.id);
+  return made_;
 }
 
 const NO_LIMITS: CallLimits<RunContext> = {
@@ -153,6 +116,16 @@ const kinds = (outs: ChargeOutcome<HttpAnswer>[]) => {
 
 describe("PostgreSQL migrations (D108)", () => {
   it("three instances starting together apply each version once; the database records it", async () => {
+    const fresh = `${t.name}_fresh`;
+    await t.admin.query(`CREATE DATABASE ${fresh}`);
+    const pools = [0, 1, 2].map(() => new Postgres(pgUrl(fresh)));
+    try {
+      const reports = await Promise.all(pools.map((db) => migrate(db)));
+      expect(reports.map((r) => r.applied.length).sort()).toEqual([0, 0, MIGRATIONS.length]);
+    } finally {
+      await Promise.all(pools.map((p) => p.close()));
+      await t.admin.query(`DROP DATABASE IF EXISTS ${fresh} WITH (FORCE)`);
+    }
     const rows = await instances[1]!.query<{ version: number }>(
       "SELECT version FROM schema_migrations ORDER BY version",
     );
@@ -162,16 +135,16 @@ describe("PostgreSQL migrations (D108)", () => {
 
   it("refuses a database migrated by a newer server, naming both versions", async () => {
     const newer = [...MIGRATIONS, { version: 99, name: "from the future", sql: "CREATE TABLE future_only (id int)" }];
-    const other = `${DB}_newer`;
-    await admin.query(`CREATE DATABASE ${other}`);
-    const db = new Postgres(URL_OF(other));
+    const other = `${t.name}_newer`;
+    await t.admin.query(`CREATE DATABASE ${other}`);
+    const db = new Postgres(pgUrl(other));
     try {
       expect((await migrate(db, newer)).applied).toEqual([...MIGRATIONS.map((m) => m.version), 99]);
       await expect(migrate(db)).rejects.toThrow(SchemaError);
       await expect(migrate(db)).rejects.toThrow(/version 99, newer than this server knows \(1\)/);
     } finally {
       await db.close();
-      await admin.query(`DROP DATABASE IF EXISTS ${other} WITH (FORCE)`);
+      await t.admin.query(`DROP DATABASE IF EXISTS ${other} WITH (FORCE)`);
     }
   });
 });
@@ -222,7 +195,7 @@ describe("charged calls on PostgreSQL across three instances (D108)", () => {
         fc.array(fc.integer({ min: 0, max: 30 }), { minLength: 1, maxLength: 6 }),
         async (quote, charges) => {
           const { id, ctx } = await account(40);
-          const runId = `run_settle_${accountSeq}`;
+          const runId = `run_settle_${id}`;
           expect(await calls[0]!.hold(ctx, { runId, credits: quote, calls: 1 })).toBeNull();
           const ends = await Promise.all(charges.map((c, i) => calls[i % 3]!.settle(runId, c, 1)));
           const charged = ends[0]!.charged;
@@ -238,7 +211,7 @@ describe("charged calls on PostgreSQL across three instances (D108)", () => {
   it("a database that does not answer refuses the call before anything runs (DatabaseUnavailable: 503, nothing charged)", async () => {
     const port = await closedPort();
     const db = new Postgres(`postgres://postgres@127.0.0.1:${port}/none`, { connectTimeoutMs: 500 });
-    const gone = new PgCalls({ db, now: () => NOW, idempotencyTtlMs: 86_400_000, freeCalls: 100 });
+    const gone = new PgCalls({ db, now: () => NOW, idempotencyTtlMs: 86_400_000, freeCalls: 100, owner: "own_test" });
     const { id, ctx } = await account(10);
     let ran = false;
     const attempt = chargeCall<RunContext, HttpAnswer>(

@@ -32,6 +32,11 @@ export interface PgCallsOptions {
   idempotencyTtlMs: number;
   /** A free account's allowance of calls. */
   freeCalls: number;
+  /**
+   * This instance's owner id (`PgRuns.owner`): its claims and holds carry it, so that when the instance is gone
+   * another one releases them (`PgRuns.recover`).
+   */
+  owner: string;
 }
 
 /** An account as the hold reads it. */
@@ -103,8 +108,8 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
     // A record past its 24 h is forgotten: the key starts a new call.
     await db.query("DELETE FROM idempotency WHERE key_id = $1 AND idem_key = $2 AND expires_at <= $3", [...key, at]);
     const inserted = await db.query(
-      "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, created_at) VALUES ($1, $2, $3, 'running', $4, $5) ON CONFLICT DO NOTHING RETURNING 1",
-      [...key, print, call.runId, at],
+      "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, owner, created_at) VALUES ($1, $2, $3, 'running', $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1",
+      [...key, print, call.runId, this.o.owner, at],
     );
     if (inserted.length === 1) return { kind: "claimed" } as const;
     const row = await db.one<IdempotencyRow>(
@@ -167,8 +172,18 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
       );
       if (refusal) return refusal;
       await sql.query(
-        "INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'held', $8)",
-        [run.runId, account.id, ctx.key.id, run.credits, run.calls, free, day, new Date(ms).toISOString()],
+        "INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, owner, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'held', $8, $9)",
+        [
+          run.runId,
+          account.id,
+          ctx.key.id,
+          run.credits,
+          run.calls,
+          free,
+          day,
+          this.o.owner,
+          new Date(ms).toISOString(),
+        ],
       );
       const started = account.call_cap === null ? account.calls_today : startedToday + run.calls;
       await sql.query(
@@ -186,46 +201,15 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
    */
   settle(runId: string, amount: number, calls: number): Promise<{ charged: number; balance: number }> {
     const ms = this.o.now();
-    const [day, at] = [utcDay(ms), new Date(ms).toISOString()];
     return this.o.db.tx(async (sql) => {
-      const charge = Math.max(0, amount);
-      const hold = await sql.one<HoldRow>(
-        "UPDATE holds SET captured = LEAST($2, amount), state = CASE WHEN LEAST($2, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = $3 WHERE run_id = $1 AND state = 'held' RETURNING account_id, key_id, amount, calls, free_plan, captured",
-        [runId, charge, at],
-      );
-      if (!hold) return this.settled(sql, runId);
-      const charged = hold.captured;
-      const chargedCalls = charged > 0 ? Math.min(calls, hold.calls) : 0;
-      if (charged > 0) {
-        await sql.query(
-          "INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES ($1, 'charge', $2, $3, $4, $5, $6)",
-          [hold.account_id, charged, hold.key_id, runId, day, at],
-        );
-        await sql.query(`UPDATE keys SET ${SPEND} WHERE id = $3`, [charged, day, hold.key_id]);
-      }
-      const freeHeld = hold.free_plan ? hold.calls : 0;
-      const freeUsed = hold.free_plan ? chargedCalls : 0;
-      const row = await sql.one<{ balance: number }>(
-        `UPDATE accounts SET balance = balance - $1, held = held - $4, free_calls_held = free_calls_held - $5, free_calls_used = free_calls_used + $6, ${SPEND} WHERE id = $3 RETURNING balance`,
-        [charged, day, hold.account_id, hold.amount, freeHeld, freeUsed],
-      );
-      return { charged, balance: row!.balance };
+      const { charged, balance } = await settleHold(sql, { runId, amount, calls, ms });
+      return { charged, balance };
     });
   }
 
   /** Ends a run's hold with nothing charged (the run broke, or was refused after the hold). */
   async releaseHold(runId: string): Promise<void> {
     await this.settle(runId, 0, 0);
-  }
-
-  /** What an ended hold charged, and its account's balance now. */
-  private async settled(sql: Sql, runId: string): Promise<{ charged: number; balance: number }> {
-    const row = await sql.one<{ captured: number; balance: number }>(
-      "SELECT h.captured, a.balance FROM holds h JOIN accounts a ON a.id = h.account_id WHERE h.run_id = $1",
-      [runId],
-    );
-    if (!row) throw new Error(`run ${runId} holds nothing`);
-    return { charged: row.captured, balance: row.balance };
   }
 
   /** Adds `credits` to an account's balance, with the ledger's `grant` row, in one transaction. */
@@ -272,6 +256,47 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
       };
     });
   }
+}
+
+/**
+ * Ends a run's hold inside the transaction `sql`: charges `amount` (at most what was held) for `calls` calls and
+ * releases the rest, exactly once (the conditional update of the hold's row); a hold already ended is left alone
+ * and the answer is what it charged then. Returns the charge, the account's balance after, and whether this call
+ * ended the hold (false: it had ended before, by a settle or a recovery).
+ */
+export async function settleHold(
+  sql: Sql,
+  o: { runId: string; amount: number; calls: number; ms: number },
+): Promise<{ charged: number; balance: number; ended: boolean }> {
+  const [day, at] = [utcDay(o.ms), new Date(o.ms).toISOString()];
+  const hold = await sql.one<HoldRow>(
+    "UPDATE holds SET captured = LEAST($2, amount), state = CASE WHEN LEAST($2, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = $3 WHERE run_id = $1 AND state = 'held' RETURNING account_id, key_id, amount, calls, free_plan, captured",
+    [o.runId, Math.max(0, o.amount), at],
+  );
+  if (!hold) {
+    const row = await sql.one<{ captured: number; balance: number }>(
+      "SELECT h.captured, a.balance FROM holds h JOIN accounts a ON a.id = h.account_id WHERE h.run_id = $1",
+      [o.runId],
+    );
+    if (!row) throw new Error(`run ${o.runId} holds nothing`);
+    return { charged: row.captured, balance: row.balance, ended: false };
+  }
+  const charged = hold.captured;
+  const chargedCalls = charged > 0 ? Math.min(o.calls, hold.calls) : 0;
+  if (charged > 0) {
+    await sql.query(
+      "INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES ($1, 'charge', $2, $3, $4, $5, $6)",
+      [hold.account_id, charged, hold.key_id, o.runId, day, at],
+    );
+    await sql.query(`UPDATE keys SET ${SPEND} WHERE id = $3`, [charged, day, hold.key_id]);
+  }
+  const freeHeld = hold.free_plan ? hold.calls : 0;
+  const freeUsed = hold.free_plan ? chargedCalls : 0;
+  const row = await sql.one<{ balance: number }>(
+    `UPDATE accounts SET balance = balance - $1, held = held - $4, free_calls_held = free_calls_held - $5, free_calls_used = free_calls_used + $6, ${SPEND} WHERE id = $3 RETURNING balance`,
+    [charged, day, hold.account_id, hold.amount, freeHeld, freeUsed],
+  );
+  return { charged, balance: row!.balance, ended: true };
 }
 
 /** Credits the key's calls in flight hold, on every instance. */

@@ -51,8 +51,9 @@ CREATE TABLE holds (
   run_id text PRIMARY KEY, account_id text NOT NULL REFERENCES accounts(id), key_id text NOT NULL,
   amount bigint NOT NULL CHECK (amount >= 0), calls bigint NOT NULL, free_plan boolean NOT NULL, day text NOT NULL,
   state text NOT NULL CHECK (state IN ('held','captured','released')), captured bigint NOT NULL DEFAULT 0,
-  created_at timestamptz NOT NULL, ended_at timestamptz
+  owner text NOT NULL, created_at timestamptz NOT NULL, ended_at timestamptz
 );
+CREATE INDEX holds_held_by_owner ON holds(owner) WHERE state = 'held';
 CREATE INDEX holds_held_by_key ON holds(key_id) WHERE state = 'held';
 CREATE INDEX holds_held_by_account ON holds(account_id) WHERE state = 'held';
 CREATE TABLE owners (
@@ -69,10 +70,11 @@ CREATE TABLE runs (
 CREATE INDEX runs_running_by_owner ON runs(owner) WHERE state = 'running';
 CREATE TABLE idempotency (
   key_id text NOT NULL, idem_key text NOT NULL, fingerprint text NOT NULL,
-  state text NOT NULL CHECK (state IN ('running','done')), run_id text,
+  state text NOT NULL CHECK (state IN ('running','done')), run_id text, owner text NOT NULL,
   http_status integer, headers jsonb, answer bytea, created_at timestamptz NOT NULL, expires_at timestamptz,
   PRIMARY KEY (key_id, idem_key)
 );
+CREATE INDEX idempotency_running_by_owner ON idempotency(owner) WHERE state = 'running';
 CREATE INDEX idempotency_expiry ON idempotency(expires_at) WHERE state = 'done';
 CREATE TABLE meta (name text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE schedules (

@@ -1,0 +1,263 @@
+/**
+ * Runs that outlive an instance, on PostgreSQL (D108): each instance is an owner with a lease on the database's
+ * clock, renewed by heartbeats; a run that answered 202 has a row naming its owner, readable by its handle from any
+ * instance; a run ends exactly once (its row locked, its hold ended by a conditional update); and when an owner's
+ * lease runs out, one instance ends its runs broken, releases its holds (nothing charged) and frees its
+ * Idempotency-Keys — exactly once, whichever instances recover at the same moment.
+ */
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { IdempotencySlot } from "@sdgw/engine";
+import { settleHold } from "./calls.ts";
+import type { Postgres } from "./database.ts";
+
+/** Options of {@link PgRuns}. */
+export interface PgRunsOptions {
+  db: Postgres;
+  /** The gateway's clock (ms): the times its rows show. Leases run on the database's clock instead. */
+  now: () => number;
+  /** How long an owner stays live after its last renewal, in ms (renew every sixth of it). */
+  leaseMs: number;
+  /** How long a finished answer reads under its handle, in ms (then 410). */
+  retentionMs: number;
+  /** How long an answered Idempotency-Key replays, in ms. */
+  idempotencyTtlMs: number;
+}
+
+/** A run that answers 202: what its row keeps for reads of its handle on any instance. */
+export interface PersistedRun {
+  id: string;
+  handle: string;
+  keyId: string;
+  accountId: string;
+  workspaceId: string;
+  operation: string;
+  requestId: string;
+  shape: string;
+  quote: number;
+  waves: number | null;
+}
+
+/** A run's row as a read of its handle sees it. */
+export interface RunRow {
+  id: string;
+  handle: string;
+  key_id: string;
+  account_id: string;
+  state: "running" | "finished" | "broken";
+  request_id: string;
+  shape: string;
+  quote: number;
+  charged: number;
+  owner: string | null;
+  waves: number | null;
+  http_status: number | null;
+  headers: Record<string, string> | null;
+  answer: Buffer | null;
+  /** ISO instant after which a finished answer reads 410. */
+  expires_at: string | null;
+}
+
+/** What a run's end keeps: the answer sent (and replayed under its Idempotency-Key), and what its handle reads. */
+export interface RunEnding {
+  sent: { status: number; headers: Record<string, string>; body: Buffer };
+  kept: { headers: Record<string, string>; answer: Buffer };
+}
+
+/** How a run's end went: ended here, with its charge; or another instance had ended it (nothing written here). */
+export type FinishOutcome =
+  | { kind: "finished"; charged: number; sent: RunEnding["sent"] }
+  | { kind: "ended_elsewhere" };
+
+/** A single 64-bit key for the advisory lock of recovery ("sdgw rec"). */
+const RECOVER_LOCK = "7306926204466340707";
+
+/** The owner of runs on this instance, their rows, and the recovery of gone owners' runs. */
+export class PgRuns {
+  /** This instance's owner id: its runs', claims' and holds' `owner`. */
+  readonly owner: string;
+  private readonly o: PgRunsOptions;
+
+  constructor(options: PgRunsOptions) {
+    this.o = options;
+    this.owner = `own_${process.pid}_${randomBytes(6).toString("hex")}`;
+  }
+
+  /** Writes (or renews) this instance's owner row: live for `leaseMs` from now on the database's clock. */
+  async register(): Promise<void> {
+    await this.o.db.query(
+      "INSERT INTO owners (id, host, pid, started_at, lease_until) VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp() + $4 * interval '1 millisecond') ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until",
+      [this.owner, hostname(), process.pid, this.o.leaseMs],
+    );
+  }
+
+  /**
+   * Renews the lease. False when this owner's row is gone: another instance found the lease run out and recovered
+   * its runs (they will write nothing more; the caller lets them go and registers again).
+   */
+  async renew(): Promise<boolean> {
+    const rows = await this.o.db.query(
+      "UPDATE owners SET lease_until = clock_timestamp() + $2 * interval '1 millisecond' WHERE id = $1 RETURNING 1",
+      [this.owner, this.o.leaseMs],
+    );
+    return rows.length === 1;
+  }
+
+  /** Ends the lease now (closing): the runs still in flight here are recovered by the next instance that looks. */
+  async retire(): Promise<void> {
+    await this.o.db.query("UPDATE owners SET lease_until = clock_timestamp() - interval '1 second' WHERE id = $1", [
+      this.owner,
+    ]);
+  }
+
+  /** Whether an owner's lease still runs. */
+  async isLive(owner: string): Promise<boolean> {
+    const row = await this.o.db.one("SELECT 1 FROM owners WHERE id = $1 AND lease_until > clock_timestamp()", [owner]);
+    return row !== undefined;
+  }
+
+  /** The row of a run that answers 202, owned by this instance, committed before the 202 is sent. */
+  async persist(run: PersistedRun): Promise<void> {
+    await this.o.db.query(
+      "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, waves, owner, started_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'running', $9, $10, $11, $12)",
+      [
+        run.id,
+        run.handle,
+        run.keyId,
+        run.accountId,
+        run.workspaceId,
+        run.operation,
+        run.requestId,
+        run.shape,
+        run.quote,
+        run.waves,
+        this.owner,
+        new Date(this.o.now()).toISOString(),
+      ],
+    );
+  }
+
+  /**
+   * Ends a run normally, in one transaction: its row (if it answered 202) locked and still running, its hold ended
+   * by this call (charging `amount` for `calls` calls), then `build` makes the answer from the charge and balance,
+   * the row keeps it and the Idempotency-Key's claim (if any, and still this run's) completes with it. When another
+   * instance ended the run first (its owner's lease had run out), nothing is written and `ended_elsewhere` says so.
+   */
+  finish(
+    runId: string,
+    o: {
+      amount: number;
+      calls: number;
+      slot?: IdempotencySlot;
+      build: (settled: { charged: number; balance: number }) => RunEnding;
+    },
+  ): Promise<FinishOutcome> {
+    const ms = this.o.now();
+    return this.o.db
+      .tx(async (sql): Promise<FinishOutcome> => {
+        const row = await sql.one<{ state: string }>("SELECT state FROM runs WHERE id = $1 FOR UPDATE", [runId]);
+        if (row && row.state !== "running") return { kind: "ended_elsewhere" };
+        const settled = await settleHold(sql, { runId, amount: o.amount, calls: o.calls, ms });
+        // A hold already ended means a recovery ended this run (a run without a row): its end would be free data.
+        if (!settled.ended) throw new EndedElsewhere(runId);
+        const { sent, kept } = o.build(settled);
+        const at = new Date(ms).toISOString();
+        if (row)
+          await sql.query(
+            "UPDATE runs SET state = 'finished', charged = $2, http_status = $3, headers = $4, answer = $5, ended_at = $6, expires_at = $7 WHERE id = $1",
+            [
+              runId,
+              settled.charged,
+              sent.status,
+              JSON.stringify(kept.headers),
+              kept.answer,
+              at,
+              iso(ms + this.o.retentionMs),
+            ],
+          );
+        if (o.slot)
+          await sql.query(
+            "UPDATE idempotency SET state = 'done', http_status = $4, headers = $5, answer = $6, expires_at = $7 WHERE key_id = $1 AND idem_key = $2 AND run_id = $3",
+            [
+              o.slot.keyId,
+              o.slot.idemKey,
+              runId,
+              sent.status,
+              JSON.stringify(sent.headers),
+              sent.body,
+              iso(ms + this.o.idempotencyTtlMs),
+            ],
+          );
+        return { kind: "finished", charged: settled.charged, sent };
+      })
+      .catch((e: unknown): FinishOutcome => {
+        if (e instanceof EndedElsewhere) return { kind: "ended_elsewhere" };
+        throw e;
+      });
+  }
+
+  /**
+   * Ends a run broken on the server's side, in one transaction: its hold released (nothing charged), its row (if
+   * any) broken (its handle reads 500), its Idempotency-Key's claim (if still this run's) freed.
+   */
+  async breakRun(runId: string, slot?: IdempotencySlot): Promise<void> {
+    const ms = this.o.now();
+    await this.o.db.tx(async (sql) => {
+      await settleHold(sql, { runId, amount: 0, calls: 0, ms }).catch(() => undefined); // a run that held nothing
+      await sql.query(
+        "UPDATE runs SET state = 'broken', http_status = 500, ended_at = $2, expires_at = $3 WHERE id = $1 AND state = 'running'",
+        [runId, iso(ms), iso(ms + this.o.retentionMs)],
+      );
+      if (slot)
+        await sql.query(
+          "DELETE FROM idempotency WHERE key_id = $1 AND idem_key = $2 AND run_id = $3 AND state = 'running'",
+          [slot.keyId, slot.idemKey, runId],
+        );
+    });
+  }
+
+  /** The run of a handle, as stored now, or undefined. */
+  async read(handle: string): Promise<RunRow | undefined> {
+    const row = await this.o.db.one<Omit<RunRow, "expires_at"> & { expires_at: Date | null }>(
+      "SELECT id, handle, key_id, account_id, state, request_id, shape, quote, charged, owner, waves, http_status, headers, answer, expires_at FROM runs WHERE handle = $1",
+      [handle],
+    );
+    return row && { ...row, expires_at: row.expires_at && iso(row.expires_at.getTime()) };
+  }
+
+  /**
+   * Ends what gone owners left (an owner is gone when its lease ran out on the database's clock): their running runs
+   * broken, their holds released (nothing charged), their Idempotency-Key claims freed, their owner rows removed.
+   * One instance at a time (an advisory lock; another that finds it taken skips this round), and every change is
+   * conditional, so each run is ended once even if its owner comes back to finish it (its `finish` then finds it
+   * ended). Returns the ids of the runs it ended.
+   */
+  recover(): Promise<string[]> {
+    const ms = this.o.now();
+    return this.o.db.tx(async (sql) => {
+      const locked = await sql.one<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS ok", [RECOVER_LOCK]);
+      if (!locked?.ok) return [];
+      const live = "SELECT id FROM owners WHERE lease_until > clock_timestamp()";
+      const ended = await sql.query<{ id: string }>(
+        `UPDATE runs SET state = 'broken', http_status = 500, ended_at = $1, expires_at = $2 WHERE state = 'running' AND (owner IS NULL OR owner NOT IN (${live})) RETURNING id`,
+        [iso(ms), iso(ms + this.o.retentionMs)],
+      );
+      const holds = await sql.query<{ run_id: string }>(
+        `SELECT run_id FROM holds WHERE state = 'held' AND owner NOT IN (${live}) ORDER BY run_id FOR UPDATE`,
+      );
+      for (const h of holds) await settleHold(sql, { runId: h.run_id, amount: 0, calls: 0, ms });
+      await sql.query(`DELETE FROM idempotency WHERE state = 'running' AND owner NOT IN (${live})`);
+      await sql.query("DELETE FROM owners WHERE lease_until <= clock_timestamp()");
+      return ended.map((r) => r.id);
+    });
+  }
+}
+
+/** Thrown inside `finish`'s transaction to roll it back when another instance ended the run. */
+class EndedElsewhere extends Error {
+  constructor(runId: string) {
+    super(`run ${runId} was ended by another instance`);
+  }
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
