@@ -6,6 +6,7 @@
  */
 import { type HttpErrorCode, nextUtcMidnight, type ServiceUrls } from "@sdgw/validators";
 import { MESSAGES, REFUSALS } from "./messages.ts";
+import type { CreditView } from "./answers.ts";
 import type { CallLimits, CallStore, Claim, HoldRefusal, IdempotencySlot, LimitRefusal } from "./storage.ts";
 
 /**
@@ -264,4 +265,20 @@ export function holdRefusal(s: HoldState, req: { credits: number; calls: number 
   if (s.status !== "active" || available < req.credits)
     return { code: "insufficient_balance", balance: s.balance, available };
   return null;
+}
+
+/**
+ * The credit numbers a billing block shows (D7): the key's daily limit when it has one, else the account's; what
+ * calls in flight hold counts as spent today. `key` is the key's limit, its charges today and what its calls hold.
+ */
+export function creditView(
+  account: { balance: number; held: number; spentToday: number; dailyLimit: number | null },
+  key: { dailyLimit: number | null; spentToday: number; held: () => number } | null,
+): CreditView {
+  const useKey = key !== null && key.dailyLimit !== null;
+  const limit = useKey ? key.dailyLimit : account.dailyLimit;
+  const held = useKey ? key.held() : account.held;
+  const todaySpend = (useKey ? key.spentToday : account.spentToday) + held;
+  const dailyRemaining = limit === null ? null : Math.max(0, limit - todaySpend);
+  return { balance: account.balance, todaySpend, held, dailyLimit: limit, dailyRemaining };
 }

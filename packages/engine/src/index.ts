@@ -54,7 +54,7 @@ export type { SimulatorKnobs, SimulatorOptions } from "./providers/simulator/ind
 export type { FakeContext, PlatformModule } from "./providers/simulator/module.ts";
 export { DAY_MS, isoSeconds, utcDayStart } from "./time.ts";
 export { base64url, fromBase64url } from "./encoding.ts";
-export { chargeCall, chargeRefusalAnswer, holdRefusal, limitAnswer } from "./charging.ts";
+export { chargeCall, chargeRefusalAnswer, creditView, holdRefusal, limitAnswer } from "./charging.ts";
 export type {
   ChargeCall,
   ChargeOutcome,

@@ -208,6 +208,44 @@ describe("charged calls on PostgreSQL across three instances (D108)", () => {
     );
   });
 
+  it("a pause set on one instance stops charged calls on all of them (D60); a quote still answers", async () => {
+    const { ctx } = await account(10);
+    await calls[0]!.pause("maintenance until 10:00");
+    const runs: string[] = [];
+    const refused = await call(1, ctx, { credits: 1, runs });
+    expect(refused).toEqual({
+      kind: "refused",
+      refusal: { kind: "paused", message: "Calls are paused: maintenance until 10:00" },
+    });
+    expect(await calls[2]!.unpause()).toBe(true);
+    expect(await calls[2]!.unpause()).toBe(false);
+    expect((await call(2, ctx, { credits: 1, runs })).kind).toBe("answered");
+  });
+
+  it("the billing numbers count what every instance holds, under the key's daily limit when it has one", async () => {
+    const { id, ctx } = await account(30, { keyDailyLimit: 12 });
+    const plain = await account(30);
+    expect(await calls[1]!.hold(ctx, { runId: `run_v1_${id}`, credits: 4, calls: 1 })).toBeNull();
+    expect(await calls[2]!.hold(ctx, { runId: `run_v2_${id}`, credits: 3, calls: 1 })).toBeNull();
+    await calls[0]!.settle(`run_v2_${id}`, 2, 1);
+    expect(await calls[0]!.view(id, ctx.key.id)).toEqual({
+      balance: 28,
+      todaySpend: 6, // 2 charged + 4 held
+      held: 4,
+      dailyLimit: 12,
+      dailyRemaining: 6,
+    });
+    expect(await calls[1]!.view(plain.id, plain.ctx.key.id)).toEqual({
+      balance: 30,
+      todaySpend: 0,
+      held: 0,
+      dailyLimit: null,
+      dailyRemaining: null,
+    });
+    expect(await calls[2]!.dailyCharges(id, "2026-11-01")).toEqual([{ day: "2026-11-25", credits: 2 }]);
+    await calls[0]!.settle(`run_v1_${id}`, 0, 0);
+  });
+
   it("a database that does not answer refuses the call before anything runs (DatabaseUnavailable: 503, nothing charged)", async () => {
     const port = await closedPort();
     const db = new Postgres(`postgres://postgres@127.0.0.1:${port}/none`, { connectTimeoutMs: 500 });

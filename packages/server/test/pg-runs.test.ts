@@ -189,6 +189,35 @@ describe("runs on PostgreSQL across instances (D108)", () => {
     expect(end).toMatchObject({ kind: "finished", charged: 2 });
   });
 
+  it("answers kept under a handle, the console's results and the lookups read the same on every instance", async () => {
+    const [a, b] = [instance(0), instance(1)];
+    await Promise.all([a.runs.register(), b.runs.register()]);
+    const { ctx } = await account(10);
+    const key = { id: ctx.key.id, account_id: ctx.account.id, workspace_id: ctx.key.workspace_id };
+    const answer = JSON.stringify({ big: "答".repeat(10) });
+    await a.runs.keep({ handle: "h_kept", key, requestId: "req_kept", operation: "search", headers: {}, answer });
+    const kept = await b.runs.read("h_kept");
+    expect([kept?.state, kept?.charged, String(kept?.answer)]).toEqual(["finished", 0, answer]);
+    const runId = await admit(a, ctx, 3, "k-lookup");
+    await a.runs.persist(persisted(runId, ctx, "h_lookup"));
+    expect(await b.runs.operationOf("h_lookup", ctx.key.id)).toBe("search");
+    expect(await b.runs.operationOf("h_lookup", "key_other")).toBeNull();
+    expect(await b.runs.handleOfIdempotencyKey(ctx.key.id, "k-lookup")).toBe("h_lookup");
+    await a.runs.finish(runId, { amount: 3, calls: 1, build: ending(runId) });
+    const inline = await admit(b, ctx, 1);
+    await b.runs.finish(inline, { amount: 1, calls: 1, build: ending(inline) }); // answered at once: its charge only
+    const results = await b.runs.consoleResults(ctx.account.id, ctx.key.id);
+    expect(results.map((r) => [r.handle, r.state, r.charged])).toEqual(
+      expect.arrayContaining([
+        ["h_kept", "finished", 0],
+        ["h_lookup", "finished", 3],
+        [null, "finished", 1],
+      ]),
+    );
+    expect(results).toHaveLength(3);
+    expect(results.every((r) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(r.started_at))).toBe(true);
+  });
+
   it("a run broken on the server's side: hold released, its handle broken, its key free; nothing charged", async () => {
     const a = instance(0);
     await a.runs.register();

@@ -12,14 +12,8 @@
  * - **Answers are rows.** A completed claim keeps its answer's status, headers and bytes in its row, written in one
  *   statement: a replay on any instance gives the same bytes back.
  */
-import {
-  holdRefusal,
-  isoSeconds,
-  type CallStore,
-  type Claim,
-  type HoldRefusal,
-  type IdempotencySlot,
-} from "@sdgw/engine";
+import { creditView, holdRefusal, isoSeconds, type CallStore, type Claim, type CreditView } from "@sdgw/engine";
+import type { HoldRefusal, IdempotencySlot } from "@sdgw/engine";
 import { fingerprint } from "../systems/idempotency.ts";
 import type { HttpAnswer, RunContext } from "../systems/runs.ts";
 import type { Postgres, Sql } from "./database.ts";
@@ -212,6 +206,47 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
     await this.settle(runId, 0, 0);
   }
 
+  /** Pauses every charged call from now on, on every instance (D60): the next admission of each reads it. */
+  async pause(message: string): Promise<{ message: string; since: string }> {
+    const pause = { message, since: isoSeconds(this.o.now()) };
+    await this.o.db.query(
+      "INSERT INTO meta (name, value) VALUES ('paused', $1) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+      [JSON.stringify(pause)],
+    );
+    return pause;
+  }
+
+  /** Ends the pause; answers whether there was one. */
+  async unpause(): Promise<boolean> {
+    return (await this.o.db.query("DELETE FROM meta WHERE name = 'paused' RETURNING 1")).length === 1;
+  }
+
+  /**
+   * The credit numbers of a key's billing block (the engine's `creditView`): the key's daily limit when it has
+   * one, else the account's; what every instance's calls hold counts as spent today.
+   */
+  async view(accountId: string, keyId: string | null): Promise<CreditView> {
+    const day = utcDay(this.o.now());
+    const row = await this.o.db.one<AccountRow & { k_limit: number | null; k_day: string; k_today: number }>(
+      "SELECT a.*, k.daily_limit AS k_limit, k.spend_day AS k_day, k.spend_today AS k_today FROM accounts a LEFT JOIN keys k ON k.id = $2 WHERE a.id = $1",
+      [accountId, keyId],
+    );
+    if (!row) throw new Error(`no account ${accountId}`);
+    const account = { balance: row.balance, held: row.held, spentToday: today(row, day), dailyLimit: row.daily_limit };
+    if (keyId === null || row.k_limit === null) return creditView(account, null);
+    const keyHeld = await heldBy(this.o.db, keyId);
+    const key = { dailyLimit: row.k_limit, spentToday: today({ spend_day: row.k_day, spend_today: row.k_today }, day) };
+    return creditView(account, { ...key, held: () => keyHeld });
+  }
+
+  /** Credits an account was charged per UTC day (`YYYY-MM-DD`), from `fromDay` on; days without charges left out. */
+  dailyCharges(accountId: string, fromDay: string): Promise<Array<{ day: string; credits: number }>> {
+    return this.o.db.query(
+      "SELECT day, SUM(amount) AS credits FROM ledger WHERE account_id = $1 AND kind = 'charge' AND day >= $2 GROUP BY day ORDER BY day",
+      [accountId, fromDay],
+    );
+  }
+
   /** Adds `credits` to an account's balance, with the ledger's `grant` row, in one transaction. */
   grant(accountId: string, credits: number, note = "grant"): Promise<number> {
     const ms = this.o.now();
@@ -300,7 +335,7 @@ export async function settleHold(
 }
 
 /** Credits the key's calls in flight hold, on every instance. */
-async function heldBy(sql: Sql, keyId: string): Promise<number> {
+async function heldBy(sql: Sql | Postgres, keyId: string): Promise<number> {
   const row = await sql.one<{ s: number }>(
     "SELECT COALESCE(SUM(amount), 0) AS s FROM holds WHERE key_id = $1 AND state = 'held'",
     [keyId],

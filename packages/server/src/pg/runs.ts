@@ -7,7 +7,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { IdempotencySlot } from "@sdgw/engine";
+import { isoSeconds, type IdempotencySlot } from "@sdgw/engine";
+import type { ConsoleResult } from "../systems/runs.ts";
 import { settleHold } from "./calls.ts";
 import type { Postgres } from "./database.ts";
 
@@ -56,6 +57,16 @@ export interface RunRow {
   answer: Buffer | null;
   /** ISO instant after which a finished answer reads 410. */
   expires_at: string | null;
+}
+
+/** An answer kept under a new handle (see `PgRuns.keep`): who may read it, and what it is. */
+export interface KeptRow {
+  handle: string;
+  key: { id: string; account_id: string; workspace_id: string };
+  requestId: string;
+  operation: string;
+  headers: Record<string, string>;
+  answer: string;
 }
 
 /** What a run's end keeps: the answer sent (and replayed under its Idempotency-Key), and what its handle reads. */
@@ -223,6 +234,72 @@ export class PgRuns {
       [handle],
     );
     return row && { ...row, expires_at: row.expires_at && iso(row.expires_at.getTime()) };
+  }
+
+  /** The operation whose run made `handle`, when that run is the key's; null otherwise. */
+  async operationOf(handle: string, keyId: string): Promise<string | null> {
+    const row = await this.o.db.one<{ operation: string }>(
+      "SELECT operation FROM runs WHERE handle = $1 AND key_id = $2",
+      [handle, keyId],
+    );
+    return row?.operation ?? null;
+  }
+
+  /** The handle of the run that a call under the key's Idempotency-Key started; null when none. */
+  async handleOfIdempotencyKey(keyId: string, idemKey: string): Promise<string | null> {
+    const row = await this.o.db.one<{ handle: string | null }>(
+      "SELECT r.handle FROM idempotency i JOIN runs r ON r.id = i.run_id WHERE i.key_id = $1 AND i.idem_key = $2",
+      [keyId, idemKey],
+    );
+    return row?.handle ?? null;
+  }
+
+  /**
+   * Keeps a finished answer sent without a handle under a new handle, readable by `key` for `retentionMs` (the MCP
+   * server's answers over its size bound, so that `more` reads on). Nothing is charged: the call that made it was.
+   */
+  async keep(o: KeptRow): Promise<string> {
+    const ms = this.o.now();
+    await this.o.db.query(
+      "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, charged, http_status, headers, answer, started_at, ended_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'kept', 'finished', 0, 0, 200, $8, $9, $10, $10, $11)",
+      [
+        `kept_${o.handle}`,
+        o.handle,
+        o.key.id,
+        o.key.account_id,
+        o.key.workspace_id,
+        o.operation,
+        o.requestId,
+        JSON.stringify(o.headers),
+        Buffer.from(o.answer),
+        iso(ms),
+        iso(ms + this.o.retentionMs),
+      ],
+    );
+    return o.handle;
+  }
+
+  /**
+   * The console's list of an account's calls under its keys named `keyName` (the newest 200): runs that outlived
+   * their request or kept their answer have a row and a handle; a call answered at once has only its charge.
+   */
+  async consoleResults(accountId: string, keyName: string): Promise<ConsoleResult[]> {
+    type Times = Record<"started_at" | "ended_at" | "expires_at", Date | null>;
+    const rows = await this.o.db.query<Omit<ConsoleResult, keyof Times> & Times>(
+      `SELECT r.id AS run_id, r.handle, r.operation, r.state, r.quote, r.charged, r.started_at, r.ended_at, r.expires_at FROM runs r JOIN keys k ON k.id = r.key_id WHERE r.account_id = $1 AND k.name = $2
+       UNION ALL
+       SELECT l.run_id, NULL, NULL, 'finished', l.amount, l.amount, l.created_at, l.created_at, NULL FROM ledger l JOIN keys k ON k.id = l.key_id
+         WHERE l.account_id = $1 AND k.name = $2 AND l.kind = 'charge' AND l.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r2 WHERE r2.id = l.run_id)
+       ORDER BY started_at DESC, run_id DESC LIMIT 200`,
+      [accountId, keyName],
+    );
+    const at = (d: Date | null) => (d === null ? null : isoSeconds(d.getTime()));
+    return rows.map((r) => ({
+      ...r,
+      started_at: at(r.started_at)!,
+      ended_at: at(r.ended_at),
+      expires_at: at(r.expires_at),
+    }));
   }
 
   /**

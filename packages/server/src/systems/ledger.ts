@@ -16,7 +16,7 @@
 import type { LimitsConfig } from "../config.ts";
 import type { AccountRecord, Accounts, KeyRecord } from "./accounts.ts";
 import { isoSeconds, utcDay, type Store } from "./store.ts";
-import { holdRefusal, type CreditView, type HoldRefusal } from "@sdgw/engine";
+import { creditView, holdRefusal, type CreditView, type HoldRefusal } from "@sdgw/engine";
 
 /** Why a hold was refused, with what the refusal answer needs (the engine's storage port). */
 export type { HoldRefusal };
@@ -384,19 +384,16 @@ export class Ledger {
     const day = utcDay(this.deps.now());
     const account = this.deps.accounts.cachedAccount(accountId)!;
     const fresh = key ? this.deps.accounts.cachedKey(key.hash) : undefined;
-    const useKey = fresh !== undefined && fresh.daily_limit !== null;
-    const limit = useKey ? fresh.daily_limit : account.daily_limit;
-    const held = useKey
-      ? this.heldBy("key_id", fresh.id) + (this.memoryByKey.get(fresh.id) ?? 0)
-      : account.held + this.inMemory(accountId).amount;
-    const today = (useKey ? spentToday(fresh, day) : spentToday(account, day)) + held;
-    return {
+    const held = account.held + this.inMemory(accountId).amount;
+    const ofAccount = {
       balance: account.balance,
-      todaySpend: today,
       held,
-      dailyLimit: limit,
-      dailyRemaining: limit === null ? null : Math.max(0, limit - today),
+      spentToday: spentToday(account, day),
+      dailyLimit: account.daily_limit,
     };
+    if (!fresh) return creditView(ofAccount, null);
+    const keyHeld = () => this.heldBy("key_id", fresh.id) + (this.memoryByKey.get(fresh.id) ?? 0);
+    return creditView(ofAccount, { dailyLimit: fresh.daily_limit, spentToday: spentToday(fresh, day), held: keyHeld });
   }
 
   /**
