@@ -157,8 +157,13 @@ describe("charged calls on PostgreSQL across three instances (D108)", () => {
       Array.from({ length: 60 }, (_, i) => call(i, ctx, { credits: 3, idem: "one-key", runs })),
     );
     expect(runs).toHaveLength(1);
-    expect(kinds(outs)).toEqual({ answered: 1, in_progress: 59 });
+    // One ran; the others came while it ran (409) or, on a busy machine, after its end (its answer again).
+    const { answered, in_progress = 0, replayed = 0 } = kinds(outs);
+    expect([answered, in_progress + replayed]).toEqual([1, 59]);
     const first = outs.find((o) => o.kind === "answered")!;
+    for (const o of outs)
+      if (o.kind === "replayed")
+        expect(String(o.answer.body)).toBe(String((first as { answer: HttpAnswer }).answer.body));
     for (let i = 0; i < 3; i++) {
       const again = await call(i, ctx, { credits: 3, idem: "one-key", runs });
       expect(again.kind).toBe("replayed");

@@ -14,22 +14,22 @@
  * the turn (its hold lived in memory, see the ledger). A run that answers 202 writes its row and its durable hold
  * before the 202 is sent, then its capture and stored answer when it ends.
  */
-import { errorAnswer, resultFile, type ServiceUrls } from "@sdgw/validators";
-import {
-  REFUSALS,
-  cellOf,
-  creditBilling,
-  entryOf,
-  finishedAnswer,
-  notSupportedEntry,
-  runningAnswer,
-} from "@sdgw/engine";
+import { errorAnswer, type ServiceUrls } from "@sdgw/validators";
+import { REFUSALS, cellOf } from "@sdgw/engine";
 import type { EndedCall, RefusalFields, RunningParts } from "@sdgw/engine";
-import { serializeAnswer } from "../serialize.ts";
+import {
+  callOne,
+  dataFinished,
+  failedStatus,
+  finishedRead,
+  JSON_TYPE,
+  runningHttp,
+  toolFinished,
+} from "./run-answers.ts";
 import type { ServerConfig } from "../config.ts";
 import { newHandle } from "../ids.ts";
 import type { CallPlan, PlannedCall, PlatformProvider, RunResult, ToolPlan } from "@sdgw/engine";
-import { toolAnswer, toolCharge } from "@sdgw/engine";
+import { toolCharge } from "@sdgw/engine";
 import type { Step } from "@sdgw/types";
 import type { AccountRecord, KeyRecord } from "./accounts.ts";
 import type { Idempotency } from "./idempotency.ts";
@@ -159,7 +159,6 @@ export interface RunsDeps {
   log: (message: string, error?: unknown) => void;
 }
 
-const JSON_TYPE = "application/json; charset=utf-8";
 /** Holds still held whose run is not running (or has no row). */
 const ORPHAN_HOLDS =
   "SELECT h.run_id FROM holds h LEFT JOIN runs r ON r.id = h.run_id WHERE h.state = 'held' AND (r.id IS NULL OR r.state != 'running')";
@@ -167,10 +166,6 @@ const ORPHAN_HOLDS =
 const ORPHAN_CLAIM =
   "SELECT 1 FROM idempotency WHERE state = 'running' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE state = 'running')) LIMIT 1";
 const WAITED = Symbol("waited");
-
-/** Whether a finished answer's status counts as a failure of the key (the free-failure limit). */
-const failedStatus = (status: string): boolean =>
-  status === "error" || status === "not_supported" || status === "timeout";
 
 /** A promise made before the work it stands for starts (a run's `done`, held by the run itself). */
 function settleLater<T>(): { promise: Promise<T>; settle: (work: Promise<T>) => void } {
@@ -351,43 +346,9 @@ export class Runs {
     return this.runningAnswer(live, ctx.requestId);
   }
 
-  private async callOne(call: PlannedCall, plan: CallPlan): Promise<EndedCall> {
-    if (call.unsupported) return notSupportedEntry(call, call.unsupported, this.urls);
-    const provider = this.deps.providers[call.platform]!;
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new Error("provider timeout"));
-    }, this.deps.config.providerTimeoutMs);
-    try {
-      const outcome = await Promise.race([
-        provider.call({
-          platform: call.platform,
-          operation: call.operation,
-          params: call.params,
-          signal: controller.signal,
-        }),
-        new Promise<never>((_, reject) =>
-          controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }),
-        ),
-      ]);
-      return entryOf(call, outcome, plan.errorScope, this.urls);
-    } catch (error) {
-      if (timedOut)
-        return entryOf(
-          call,
-          {
-            status: "timeout",
-            message: `${call.platform} did not answer within ${Math.round(this.deps.config.providerTimeoutMs / 1000)} s; it is unknown whether it ran. Nothing was charged.`,
-          },
-          plan.errorScope,
-          this.urls,
-        );
-      throw error;
-    } finally {
-      clearTimeout(timer);
-    }
+  private callOne(call: PlannedCall, plan: CallPlan): Promise<EndedCall> {
+    const { providers, config } = this.deps;
+    return callOne(call, plan, { providers, timeoutMs: config.providerTimeoutMs, urls: this.urls });
   }
 
   /**
@@ -436,15 +397,10 @@ export class Runs {
       chargedCalls,
       live.ctx.key.daily_limit !== null,
     );
-    const { body, status } = finishedAnswer(live.plan, ended, live.ctx.requestId, isoSeconds(now), charged, balance);
-    const headers: Record<string, string> = { "content-type": JSON_TYPE };
-    if (status === "timeout") headers["x-should-retry"] = "false";
-    const text = serializeAnswer(body);
+    const fetchedAt = isoSeconds(now);
     return {
       charged,
-      sent: { status: 200, headers, body: text },
-      kept: { headers, answer: text },
-      failed: failedStatus(status),
+      ...dataFinished(live.plan, ended, { requestId: live.ctx.requestId, fetchedAt, charged, balance }),
     };
   }
 
@@ -463,24 +419,8 @@ export class Runs {
       live.ctx.key.daily_limit !== null,
     );
     const view = ledger.view(live.ctx.account.id, live.ctx.key);
-    const body = toolAnswer({
-      requestId: live.ctx.requestId,
-      fetchedAt: isoSeconds(now),
-      plan: request.plan,
-      result,
-      charged,
-      view,
-      warnings: request.warnings ?? [],
-    });
-    const headers: Record<string, string> = { "content-type": JSON_TYPE };
-    if (result.status === "timeout") headers["x-should-retry"] = "false";
-    const json = JSON.stringify(body);
-    return {
-      charged,
-      sent: fileAnswer(body, json, headers, request.format ?? "json"),
-      kept: { headers, answer: json },
-      failed,
-    };
+    const fetchedAt = isoSeconds(now);
+    return { charged, ...toolFinished(request, result, { requestId: live.ctx.requestId, fetchedAt, charged, view }) };
   }
 
   /**
@@ -673,12 +613,7 @@ export class Runs {
 
   /** A 202 answer: the engine's body, `Retry-After` the configured seconds. */
   private running(parts: Omit<RunningParts, "retryAfterSeconds">): HttpAnswer {
-    const seconds = this.deps.config.pollAfterSeconds;
-    return {
-      status: 202,
-      headers: { "content-type": JSON_TYPE, "retry-after": String(seconds) },
-      body: JSON.stringify(runningAnswer({ ...parts, retryAfterSeconds: seconds })),
-    };
+    return runningHttp(parts, this.deps.config.pollAfterSeconds);
   }
 
   /**
@@ -739,16 +674,9 @@ export class Runs {
     }
     if (row.state === "broken") return this.internalError(requestId, handle);
     if (row.state === "finished" && row.expires_at && Date.parse(row.expires_at) > now.getTime() && row.answer) {
-      const answer = JSON.parse(row.answer) as Record<string, unknown>;
-      const format =
-        asked ?? ((row.shape.startsWith("tool:") ? row.shape.slice(5) : "json") as "json" | "csv" | "ndjson");
-      const billing = answer["billing"] as { balance?: number; cost_credits?: number } | undefined;
-      if (billing && typeof billing.balance === "number")
-        billing.balance = this.deps.ledger.view(row.account_id, null).balance;
-      if (billing && typeof billing.cost_credits === "number")
-        answer["billing"] = creditBilling(this.deps.ledger.view(row.account_id, key), billing.cost_credits);
       const headers = JSON.parse(row.headers ?? "{}") as Record<string, string>;
-      return fileAnswer(answer, JSON.stringify(answer), headers, format);
+      const view = (withKey: boolean) => this.deps.ledger.view(row.account_id, withKey ? key : null);
+      return finishedRead({ answer: row.answer, headers, shape: row.shape }, asked, view);
     }
     return this.errorJson("handle_expired", requestId, REFUSALS.handleExpired());
   }
@@ -901,17 +829,4 @@ export class Runs {
   get inFlight(): number {
     return this.live.size;
   }
-}
-
-/** A finished answer in the media type asked for (D31): csv or ndjson rows of the items, else the JSON text. */
-function fileAnswer(
-  body: Record<string, unknown>,
-  json: string,
-  headers: Record<string, string>,
-  format: "json" | "csv" | "ndjson",
-): HttpAnswer {
-  const file = resultFile(body, format);
-  return file
-    ? { status: 200, headers: { ...headers, "content-type": file.contentType }, body: file.text }
-    : { status: 200, headers, body: json };
 }
