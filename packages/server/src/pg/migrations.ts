@@ -81,10 +81,12 @@ CREATE TABLE schedules (
   id text PRIMARY KEY, workspace_id text NOT NULL, account_id text NOT NULL, key_id text NOT NULL,
   body text NOT NULL, params text NOT NULL, every text NOT NULL CHECK (every IN ('1h','6h','1d')),
   status text NOT NULL CHECK (status IN ('active','paused')), paused_reason text,
-  created_at timestamptz NOT NULL, next_run_at timestamptz NOT NULL, last_run text, last_run_id text
+  created_at timestamptz NOT NULL, next_run_at timestamptz NOT NULL, last_run text, last_run_id text,
+  claimed_run_at timestamptz
 );
 CREATE INDEX schedules_by_workspace ON schedules(workspace_id);
-CREATE INDEX schedules_due ON schedules(next_run_at) WHERE status = 'active';
+CREATE INDEX schedules_due ON schedules(next_run_at);
+CREATE INDEX schedules_by_last_run ON schedules(last_run_id) WHERE last_run_id IS NOT NULL;
 CREATE TABLE follower_readings (
   platform text NOT NULL, account_id text NOT NULL, t bigint NOT NULL, value bigint NOT NULL,
   PRIMARY KEY (platform, account_id, t)
