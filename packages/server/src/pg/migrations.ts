@@ -28,18 +28,24 @@ CREATE TABLE accounts (
   call_cap bigint, calls_day text NOT NULL DEFAULT '', calls_today bigint NOT NULL DEFAULT 0,
   created_at timestamptz NOT NULL
 );
+CREATE INDEX accounts_by_age ON accounts(created_at, id COLLATE "C");
 CREATE TABLE workspaces (
   id text PRIMARY KEY, account_id text NOT NULL REFERENCES accounts(id), name text NOT NULL,
   created_at timestamptz NOT NULL
 );
+CREATE INDEX workspaces_by_account ON workspaces(account_id, created_at, id COLLATE "C");
 CREATE TABLE keys (
   id text PRIMARY KEY, account_id text NOT NULL REFERENCES accounts(id),
   workspace_id text NOT NULL REFERENCES workspaces(id), hash text NOT NULL UNIQUE, prefix text NOT NULL,
   name text NOT NULL, permissions text NOT NULL,
   status text NOT NULL CHECK (status IN ('active','suspended','revoked')),
   daily_limit bigint, spend_day text NOT NULL DEFAULT '', spend_today bigint NOT NULL DEFAULT 0,
-  created_at timestamptz NOT NULL, expires_at timestamptz, revoked_at timestamptz, exposed_at timestamptz
+  created_at timestamptz NOT NULL, expires_at timestamptz, revoked_at timestamptz, exposed_at timestamptz,
+  -- the order keys were made in (the embedded store's rowid): of keys made in the same second, the first is found
+  seq bigint GENERATED ALWAYS AS IDENTITY
 );
+CREATE INDEX keys_by_prefix ON keys(prefix);
+CREATE INDEX keys_by_account ON keys(account_id, created_at, id COLLATE "C");
 CREATE TABLE ledger (
   id bigserial PRIMARY KEY, account_id text NOT NULL REFERENCES accounts(id),
   kind text NOT NULL CHECK (kind IN ('grant','charge')), amount bigint NOT NULL CHECK (amount > 0),
