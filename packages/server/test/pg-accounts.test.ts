@@ -599,7 +599,9 @@ describe("PgAccounts across three instances (D108)", () => {
     const { account } = await accounts[0]!.createAccount({ name: "Limit while charged" });
     await accounts[0]!.grant(account.id, 10_000);
     const { id } = await accounts[0]!.createKey({ accountId: account.id, dailyLimit: 1000 });
-    const calls = instances.map((db) => new PgCalls({ db, now, idempotencyTtlMs: 86_400_000, freeCalls: 100 }));
+    const calls = instances.map(
+      (db) => new PgCalls({ db, now, idempotencyTtlMs: 86_400_000, freeCalls: 100, owner: "own_test" }),
+    );
     const ctx = { key: { id }, account: { id: account.id } } as RunContext;
     const charge = async (i: number) => {
       const runId = `run_limit_${i}`;
@@ -629,7 +631,9 @@ describe("PgAccounts across three instances (D108)", () => {
     const { account } = await accounts[0]!.createAccount({ name: "Limit during a charge" });
     await accounts[0]!.grant(account.id, 100);
     const { id } = await accounts[0]!.createKey({ accountId: account.id });
-    const calls = instances.map((db) => new PgCalls({ db, now, idempotencyTtlMs: 86_400_000, freeCalls: 100 }));
+    const calls = instances.map(
+      (db) => new PgCalls({ db, now, idempotencyTtlMs: 86_400_000, freeCalls: 100, owner: "own_test" }),
+    );
     const ctx = { key: { id }, account: { id: account.id } } as RunContext;
     expect(await calls[0]!.hold(ctx, { runId: "run_mid_1", credits: 5, calls: 1 })).toBeNull();
     await calls[0]!.settle("run_mid_1", 2, 1);
