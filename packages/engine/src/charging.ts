@@ -234,8 +234,9 @@ export interface HoldState {
   /** D74: the most calls the account may start per UTC day, and those started today. */
   callCap: number | null;
   startedToday: number;
-  /** The key's daily limit, and what it spent and holds today (asked only when it has a limit). */
+  /** The key's daily limit. */
   keyDailyLimit: number | null;
+  /** What the key spent and holds today (asked only when it has a limit). */
   keySpent: () => number;
 }
 
@@ -267,14 +268,28 @@ export function holdRefusal(s: HoldState, req: { credits: number; calls: number 
   return null;
 }
 
+/** An account's credits of today as a billing block counts them. */
+export interface CreditScope {
+  /** Credits held by its calls in flight. */
+  held: number;
+  /** Credits charged today (UTC). */
+  spentToday: number;
+  dailyLimit: number | null;
+}
+
+/** A key's credits of today; `held` is asked only when the key has a daily limit. */
+export interface KeyCredits {
+  dailyLimit: number | null;
+  spentToday: number;
+  /** Credits its calls in flight hold. */
+  held: () => number;
+}
+
 /**
  * The credit numbers a billing block shows (D7): the key's daily limit when it has one, else the account's; what
  * calls in flight hold counts as spent today. `key` is the key's limit, its charges today and what its calls hold.
  */
-export function creditView(
-  account: { balance: number; held: number; spentToday: number; dailyLimit: number | null },
-  key: { dailyLimit: number | null; spentToday: number; held: () => number } | null,
-): CreditView {
+export function creditView(account: CreditScope & { balance: number }, key: KeyCredits | null): CreditView {
   const useKey = key !== null && key.dailyLimit !== null;
   const limit = useKey ? key.dailyLimit : account.dailyLimit;
   const held = useKey ? key.held() : account.held;

@@ -62,6 +62,9 @@ export type {
   ChargeRefusal,
   ChargeRefusalAnswer,
   ChargeWords,
+  CreditScope,
+  HoldState,
+  KeyCredits,
   Price,
 } from "./charging.ts";
 export type { Awaitable, CallLimits, CallStore, Claim, HoldRefusal, IdempotencySlot, LimitRefusal } from "./storage.ts";
