@@ -23,12 +23,14 @@ import { Limits } from "./systems/limits.ts";
 import { DEFAULT_RUN_LEASE_MS, Owners } from "./systems/owners.ts";
 import { Runs, type HttpAnswer, type RunContext } from "./systems/runs.ts";
 import { chargePorts } from "./systems/call-store.ts";
+import type { GatewayPorts } from "./systems/ports.ts";
+import { Sessions } from "./systems/sessions.ts";
 import type { ChargePorts } from "@sdgw/engine";
 import { Schedules } from "./systems/schedules.ts";
 import { Store } from "./systems/store.ts";
 
-/** Everything the server is made of. */
-export interface Gateway {
+/** Everything the server is made of, on the embedded store: its systems as they are (a test reaches into them). */
+export interface Gateway extends GatewayPorts {
   config: ServerConfig;
   store: Store;
   accounts: Accounts;
@@ -45,6 +47,8 @@ export interface Gateway {
   schedules: Schedules;
   /** Whether charged calls are paused (D60), as every process on the database sees it. */
   service: ServiceState;
+  /** Console users, sign-in and sessions. */
+  sessions: Sessions;
   /** The engine's storage port and limits over these systems: every charged call passes `chargeCall` through them. */
   calls: ChargePorts<RunContext, HttpAnswer>;
   /** The provider of every platform. */
@@ -168,6 +172,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     owners,
     schedules,
     service,
+    sessions: new Sessions({ store, now, config: config.sessions }),
+    durable: () => store.durable(),
     calls,
     providers,
     catalog,

@@ -7,7 +7,7 @@
  * (`last_run.handle`), readable by that key for 24 hours.
  */
 import type { Schedule } from "@sdgw/types";
-import type { Gateway } from "./gateway.ts";
+import type { GatewayPorts as Gateway } from "./systems/ports.ts";
 import { newRequestId, newRunId } from "./ids.ts";
 import { canReadData } from "./http/auth.ts";
 import type { ScheduleRecord } from "./systems/schedules.ts";
@@ -72,7 +72,8 @@ export class Scheduler {
 
   private async runDue(): Promise<TickReport> {
     const report: TickReport = { started: [], skipped: [] };
-    for (const row of this.gw.schedules.due()) {
+    // On PostgreSQL `due` claims them: each due schedule is this instance's alone (D108).
+    for (const row of await this.gw.schedules.due()) {
       const skipped = await this.runOne(row);
       if (skipped) report.skipped.push({ id: row.id, reason: skipped });
       else report.started.push(row.id);
@@ -83,8 +84,8 @@ export class Scheduler {
   private async runOne(row: ScheduleRecord): Promise<SkipReason | null> {
     const { gw } = this;
     const { schedules } = gw;
-    const key = gw.accounts.key(row.key_id);
-    const account = gw.accounts.account(row.account_id);
+    const key = await gw.accounts.key(row.key_id);
+    const account = await gw.accounts.account(row.account_id);
     const now = gw.now();
     const keyUsable =
       key &&
@@ -95,30 +96,34 @@ export class Scheduler {
       account.status === "active" &&
       canReadData(key);
     if (!keyUsable || !key || !account) {
-      schedules.pause(row.id, "key_unusable");
+      await schedules.pause(row.id, "key_unusable");
       return "key_unusable";
     }
     if (account.plan === "free") {
-      schedules.pause(row.id, "plan_limit");
+      await schedules.pause(row.id, "plan_limit");
       return "plan_limit";
     }
     const body = JSON.parse(row.body) as Record<string, unknown>;
     const planned = planTool(gw, "account_watch", body, account.plan);
     if (!planned.ok) {
-      schedules.pause(row.id, planned.refusal.code);
+      await schedules.pause(row.id, planned.refusal.code);
       return "refused";
     }
     const limited = await gw.limits.startRun(key.workspace_id);
     // D107: limits kept in Redis that does not answer: not run now, not paused (the next tick tries again)
-    if (limited) return limited.code === "limits_unavailable" ? "limits_unavailable" : "workspace_concurrency";
+    if (limited) {
+      await schedules.release?.(row.id); // due again at the next tick, on whichever instance
+      return limited.code === "limits_unavailable" ? "limits_unavailable" : "workspace_concurrency";
+    }
     const runId = newRunId(now);
     const ctx = { requestId: newRequestId(now), key, account, keyHash: key.hash };
-    const refused = gw.runs.begin(runId, ctx, planned.plan.quote.quote_credits, planned.plan.quote.calls_planned);
+    const { quote_credits: credits, calls_planned: calls } = planned.plan.quote;
+    const refused = await gw.calls.store.hold(ctx, { runId, credits, calls });
     if (refused) {
       gw.limits.endRun(key.workspace_id);
       // the account's daily call cap (D74) is a daily limit like the others (D52): paused, tried again each tick
       const reason = refused.code === "temporarily_unavailable" ? refused.reason : refused.code;
-      schedules.pause(row.id, reason);
+      await schedules.pause(row.id, reason);
       return reason;
     }
     await startToolRun(gw, {

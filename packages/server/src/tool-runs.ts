@@ -4,7 +4,7 @@
  * need (follower counts read by `account_watch`).
  */
 import type { ToolName, ToolRequest } from "@sdgw/types";
-import type { Gateway } from "./gateway.ts";
+import type { GatewayPorts as Gateway } from "./systems/ports.ts";
 import type { HttpAnswer, RunContext, ToolRunRequest } from "./systems/runs.ts";
 import { TOOLS, followerReadings } from "@sdgw/engine";
 import type { ToolPlanResult as PlanResult, RunResult, ToolContext, ToolPlan } from "@sdgw/engine";
@@ -55,7 +55,7 @@ export interface ToolRunStart extends StartToolRun {
  * Starts a planned tool run whose hold is taken (`gw.runs.begin`): the finished answer, or 202 with a handle
  * (background quote, `background`, or a run past `waitMs`). `batch_stats`' `format` sets the answer's media type.
  */
-export function startToolRun(gw: Gateway, start: ToolRunStart): Promise<HttpAnswer> {
+export async function startToolRun(gw: Gateway, start: ToolRunStart): Promise<HttpAnswer> {
   const { runId, ctx, body, plan } = start;
   const module = TOOLS[plan.tool] as {
     run(request: ToolRequest<ToolName>, ctx: ToolContext, onStep: (steps: never[]) => void): Promise<RunResult>;
@@ -69,9 +69,16 @@ export function startToolRun(gw: Gateway, start: ToolRunStart): Promise<HttpAnsw
     ...(start.warnings ? { warnings: start.warnings } : {}),
     ...(start.background ? { background: true } : {}),
     ...(start.onHandle ? { onHandle: start.onHandle } : {}),
+    // Both writes are made now (the embedded store's run calls this inside its final transaction, synchronously);
+    // a store that answers later is awaited by its runner through the promise returned.
     onEnd(end) {
-      if (end.result && plan.tool === "account_watch") gw.schedules.recordFollowers(followerReadings(end.result));
-      start.onEnd?.(end);
+      const recorded =
+        end.result && plan.tool === "account_watch" ? gw.schedules.recordFollowers(followerReadings(end.result)) : null;
+      const ended = start.onEnd?.(end);
+      const later = [recorded, ended].filter(
+        (x): x is PromiseLike<void> => typeof (x as PromiseLike<void> | null)?.then === "function",
+      );
+      return later.length > 0 ? Promise.all(later).then(() => undefined) : undefined;
     },
   });
 }

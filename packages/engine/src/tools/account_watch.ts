@@ -77,6 +77,10 @@ export const accountWatch = defineTool<AccountWatchRequest, Setup>({
 
     const items: Item[] = [];
     const best: Array<FetchedPost & { account: string }> = [];
+    // Earlier readings of every account, read before the series are built (a store may answer later).
+    const histories = await Promise.all(
+      found.map(({ account }) => ctx.followerHistory?.(account.platform, account.id) ?? []),
+    );
     found.forEach(({ account, card }, i) => {
       const out = postsOut[i];
       const posts = out?.ok ? postsOf(account.platform, out.items) : [];
@@ -96,13 +100,7 @@ export const accountWatch = defineTool<AccountWatchRequest, Setup>({
         ...card,
         platform_extra: { ...card.platform_extra, platform: account.platform, account: account.link },
       });
-      const followers = followerSeries(
-        card,
-        account,
-        win,
-        ctx.now,
-        ctx.followerHistory?.(account.platform, account.id) ?? [],
-      );
+      const followers = followerSeries(card, account, win, ctx.now, histories[i] ?? []);
       if (followers) items.push(followers);
       else
         runner.warn(

@@ -2,6 +2,7 @@
  * The shapes shared by the seven tools: what a tool is given (`ToolContext`), what planning answers (a `ToolPlan`
  * or a typed `ToolRefusal`), and what a run answers (`RunResult`). Pure data: no HTTP, no ledger.
  */
+import type { Awaitable } from "../storage.ts";
 import type { AppliedParams, EnvelopeError, Item, Platform, Quote, Step, ToolName } from "@sdgw/types";
 import type { ServiceUrls } from "@sdgw/validators";
 import type { PlatformProvider } from "../providers/port.ts";
@@ -36,7 +37,7 @@ export interface ToolContext {
    * Earlier follower readings of an account (from earlier scheduled runs), for `account_watch`. Without it the
    * follower series holds the one reading this run makes.
    */
-  followerHistory?: (platform: Platform, accountId: string) => readonly FollowerReading[];
+  followerHistory?: (platform: Platform, accountId: string) => Awaitable<readonly FollowerReading[]>;
 }
 
 /**

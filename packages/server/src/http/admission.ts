@@ -62,16 +62,19 @@ export function admit(deps: RouteDeps, req: FastifyRequest, requestId: string, s
 }
 
 /** A data call: `admit`, then its plan (a refusal needs no account, D50), then its caller with `read_data`. */
-export function admitCall(
+export async function admitCall(
   deps: RouteDeps,
   req: FastifyRequest,
   requestId: string,
   step: AdmitStep & { plan(v: Admitted): PlanResult },
-): AdmittedCall {
+): Promise<AdmittedCall> {
   const admitted = admit(deps, req, requestId, step);
   const planned = step.plan(admitted);
   if (!planned.ok) throw new Refusal(deps.errors.plan(planned.refusal, requestId, admitted.keyHash));
-  const caller = callerOf(deps, admitted.headers, requestId, { needsReadData: true, presentedHash: admitted.keyHash });
+  const caller = await callerOf(deps, admitted.headers, requestId, {
+    needsReadData: true,
+    presentedHash: admitted.keyHash,
+  });
   return { ...admitted, plan: planned.plan, caller };
 }
 
@@ -86,16 +89,18 @@ export interface CallerCheck {
 }
 
 /** Authenticates; refuses what the key's state or permission does not allow. */
-export function callerOf(
+export async function callerOf(
   deps: RouteDeps,
   headers: Record<string, string>,
   requestId: string,
   check: CallerCheck,
-): Caller {
+): Promise<Caller> {
   const { gw, errors } = deps;
   const { needsReadData, presentedHash } = check;
   // D87: no key and a session cookie: the console user's key (a refusal here counts no key failure).
-  const bySession = presentedHash ? null : sessionCaller(gw, headers, requestId, check.stateChanging ?? needsReadData);
+  const bySession = presentedHash
+    ? null
+    : await sessionCaller(gw, headers, requestId, check.stateChanging ?? needsReadData);
   if (bySession && !bySession.ok) {
     const a = bySession.answer;
     throw new Refusal({
@@ -104,7 +109,7 @@ export function callerOf(
       body: JSON.stringify(a.body),
     });
   }
-  const a = bySession ?? authenticate(gw, headers, requestId, presentedHash);
+  const a = bySession ?? (await authenticate(gw, headers, requestId, presentedHash));
   if (!a.ok) {
     const hash = presentedHash === undefined ? presentedKeyHash(headers) : presentedHash;
     if (hash) gw.limits.recordFailure(hash);
@@ -120,7 +125,10 @@ export function callerOf(
 /** Authenticated free routes: any key state that authenticates, no permission needed (D26), the key's rate. */
 export async function freeCaller(deps: RouteDeps, req: FastifyRequest, requestId: string): Promise<Caller> {
   const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
-  const caller = callerOf(deps, headers, requestId, { needsReadData: false, stateChanging: req.method !== "GET" });
+  const caller = await callerOf(deps, headers, requestId, {
+    needsReadData: false,
+    stateChanging: req.method !== "GET",
+  });
   const r = await deps.gw.limits.keyCall(caller.key.id);
   if (r) throw new Refusal(deps.errors.limit(r, requestId));
   return caller;

@@ -5,7 +5,7 @@
 import { errorAnswer, keyInQueryRefusal, keysInQuery, type ErrorAnswer } from "@sdgw/validators";
 import { KEY_REFUSALS, REFUSALS, presentedKey } from "@sdgw/engine";
 import { hashKey, rememberKeyHash } from "../ids.ts";
-import type { Gateway } from "../gateway.ts";
+import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import type { AccountRecord, KeyRecord } from "../systems/accounts.ts";
 import { SESSION_COOKIE, sessionOf, type UserRecord } from "../systems/sessions.ts";
 import { csrfRefusal, originRefusal, sessionRequired } from "./console-session.ts";
@@ -37,7 +37,12 @@ export function keyInUrl(gw: Gateway, url: string, requestId: string): ErrorAnsw
   const q = url.indexOf("?");
   const values = q < 0 ? null : keysInQuery(url.slice(q + 1));
   if (!values) return null;
-  for (const v of values) if (v) gw.accounts.markExposed(v);
+  // Marked exposed without waiting: the refusal does not depend on it (on PostgreSQL a failure is only logged).
+  for (const v of values)
+    if (v)
+      void Promise.resolve()
+        .then(() => gw.accounts.markExposed(v))
+        .catch((e: unknown) => gw.log("could not mark a key sent in a URL as exposed", e));
   return errorAnswer("unauthorized", requestId, keyInQueryRefusal(gw.config.urls.console), {
     urls: gw.config.urls,
     now: new Date(gw.now()),
@@ -48,16 +53,16 @@ export function keyInUrl(gw: Gateway, url: string, requestId: string): ErrorAnsw
  * Authenticates a request by its headers (lower-case names). `presentedHash` is `presentedKeyHash(headers)` when the
  * caller already computed it (one SHA-256 per request).
  */
-export function authenticate(
+export async function authenticate(
   gw: Gateway,
   headers: Record<string, string>,
   requestId: string,
   presentedHash?: string | null,
-): { ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> } {
+): Promise<{ ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> }> {
   const presented = presentedKey(headers);
   if (!presented.ok) return unauthorized(gw, requestId, presented);
   const keyHash = presentedHash ?? hashKey(presented.key);
-  const state = keyState(gw, keyHash, requestId);
+  const state = await keyState(gw, keyHash, requestId);
   if (state.ok) rememberKeyHash(presented.key, keyHash);
   return state;
 }
@@ -91,12 +96,12 @@ function refusedKey(
 }
 
 /** The state checks of a key found by its hash (D25's order): unknown, revoked, exposed, expired, suspended. */
-function keyState(
+async function keyState(
   gw: Gateway,
   keyHash: string,
   requestId: string,
-): { ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> } {
-  const found = gw.accounts.keyAndAccount(keyHash);
+): Promise<{ ok: true; caller: Caller } | { ok: false; answer: ErrorAnswer<"unauthorized"> }> {
+  const found = await gw.accounts.keyAndAccount(keyHash);
   const why = refusedKey(gw, found);
   if (why || !found) return unauthorized(gw, requestId, why ?? KEY_REFUSALS.unknown);
   return { ok: true, caller: { key: found.key, account: found.account, keyHash } };
@@ -123,7 +128,7 @@ export function consoleKeyName(email: string): string {
  * The console key of a user: its account's key named `console:<email>` that is not revoked nor exposed, made
  * (with `read_data`, no daily limit) on first need. Its secret is never shown: the key is used only by the session.
  */
-export function consoleKeyOf(gw: Gateway, user: UserRecord): KeyRecord {
+export async function consoleKeyOf(gw: Gateway, user: UserRecord): Promise<KeyRecord> {
   const name = consoleKeyName(user.email);
   const mine = (keys: KeyRecord[]) =>
     keys.find(
@@ -133,10 +138,10 @@ export function consoleKeyOf(gw: Gateway, user: UserRecord): KeyRecord {
         !k.exposed_at &&
         (!k.expires_at || Date.parse(k.expires_at) > gw.now()),
     );
-  const found = mine(gw.accounts.keys(user.account_id));
+  const found = mine(await gw.accounts.keys(user.account_id));
   if (found) return found;
-  const created = gw.accounts.createKey({ accountId: user.account_id, name, permissions: ["read_data"] });
-  return gw.accounts.key(created.id)!;
+  const created = await gw.accounts.createKey({ accountId: user.account_id, name, permissions: ["read_data"] });
+  return (await gw.accounts.key(created.id))!;
 }
 
 /** A refusal of a cookie-authenticated request, as status, headers and JSON body. */
@@ -153,12 +158,12 @@ export interface SessionRefusal {
  * state-changing request (every charging call, and every method but GET) must carry the session's CSRF token in
  * `X-CSRF-Token`; the caller is then the user's console key, with the key's usual state checks.
  */
-export function sessionCaller(
+export async function sessionCaller(
   gw: Gateway,
   headers: Record<string, string>,
   requestId: string,
   stateChanging: boolean,
-): { ok: true; caller: Caller } | { ok: false; answer: SessionRefusal } | null {
+): Promise<{ ok: true; caller: Caller } | { ok: false; answer: SessionRefusal } | null> {
   if (headers["x-api-key"] !== undefined || headers["authorization"] !== undefined) return null;
   const cookie = headers["cookie"];
   if (cookie === undefined || !cookie.includes(`${SESSION_COOKIE}=`)) return null;
@@ -176,23 +181,19 @@ export function sessionCaller(
   });
   const origin = originRefusal(headers, requestId);
   if (origin) return asAnswer(origin);
-  const session = sessionOf(gw, headers);
+  const session = await sessionOf(gw, headers);
   if (!session) return asAnswer(sessionRequired(gw, requestId));
   if (stateChanging) {
     const csrf = csrfRefusal(session, headers, requestId);
     if (csrf) return asAnswer(csrf);
   }
-  const key = consoleKeyOf(gw, session.user);
-  const state = keyState(gw, key.hash, requestId) as
+  const key = await consoleKeyOf(gw, session.user);
+  const state = (await keyState(gw, key.hash, requestId)) as
     | { ok: true; caller: Caller }
     | { ok: false; answer: SessionRefusal };
   if (!state.ok) return state;
   const name = consoleKeyName(session.user.email);
-  const readsResultsOf = new Set(
-    gw.accounts
-      .keys(session.user.account_id)
-      .filter((k) => k.name === name)
-      .map((k) => k.id),
-  );
+  const keys = await gw.accounts.keys(session.user.account_id);
+  const readsResultsOf = new Set(keys.filter((k) => k.name === name).map((k) => k.id));
   return { ok: true, caller: { ...state.caller, readsResultsOf } };
 }

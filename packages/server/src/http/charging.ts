@@ -2,7 +2,7 @@
  * The shared steps of every charging route, from the idempotency claim to the answer (`charging`), and a data call
  * through them (`runCall`).
  */
-import { chargeCall, quoteOf, type CallPlan, type Price } from "@sdgw/engine";
+import { chargeCall, quoteOf, type Awaitable, type CallPlan, type Price } from "@sdgw/engine";
 import { newRunId } from "../ids.ts";
 import type { HttpAnswer, RunContext } from "../systems/runs.ts";
 import type { OperationId } from "./admission.ts";
@@ -21,7 +21,7 @@ export interface ChargeOptions {
   params: unknown;
   idempotencyKey: string | undefined;
   price: Price;
-  start: (runId: string, ctx: RunContext) => Promise<HttpAnswer> | HttpAnswer;
+  start: (runId: string, ctx: RunContext) => Awaitable<HttpAnswer>;
 }
 
 /**

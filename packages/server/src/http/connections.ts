@@ -8,7 +8,7 @@ import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { answerHeaders, errorAnswer, invalidParamsAnswer, type InvalidParams } from "@sdgw/validators";
 import type { HttpConfig } from "../config.ts";
-import type { Gateway } from "../gateway.ts";
+import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import { newRequestId } from "../ids.ts";
 import type { HttpAnswer } from "../systems/runs.ts";
 import { fromError, jsonAnswer } from "./answer.ts";

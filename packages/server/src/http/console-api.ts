@@ -14,7 +14,7 @@
  */
 import { errorAnswer, invalidParamsAnswer, normalizeHeaders, type InvalidParams } from "@sdgw/validators";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Gateway } from "../gateway.ts";
+import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import { newRequestId } from "../ids.ts";
 import type { KeyRecord } from "../systems/accounts.ts";
 import { sessionOf, type ConsoleSession } from "../systems/sessions.ts";
@@ -99,8 +99,8 @@ interface ConsoleCall {
 }
 
 /** A key of the session's account by id, or undefined (unknown, or another account's). */
-function keyOfAccount({ gw, s }: ConsoleCall, id: string): KeyRecord | undefined {
-  const k = gw.accounts.key(id);
+async function keyOfAccount({ gw, s }: ConsoleCall, id: string): Promise<KeyRecord | undefined> {
+  const k = await gw.accounts.key(id);
   return k && k.account_id === s.user.account_id ? k : undefined;
 }
 
@@ -112,12 +112,12 @@ function noSuchKey({ gw, requestId }: ConsoleCall, id: string): Answer {
 }
 
 /** `GET /console/api/keys`. */
-function listKeys({ gw, s, requestId }: ConsoleCall): Answer {
-  return ok({ request_id: requestId, keys: gw.accounts.keys(s.user.account_id).map(keyView) });
+async function listKeys({ gw, s, requestId }: ConsoleCall): Promise<Answer> {
+  return ok({ request_id: requestId, keys: (await gw.accounts.keys(s.user.account_id)).map(keyView) });
 }
 
 /** `POST /console/api/keys`: `{name, daily_limit?, read_data?}` → the key and its secret, shown once. */
-function createKey(c: ConsoleCall): Answer {
+async function createKey(c: ConsoleCall): Promise<Answer> {
   const { gw, req, s, requestId } = c;
   const body = objectBody(req, ["name", "daily_limit", "read_data"], requestId);
   if ("status" in body && "body" in body && typeof body.status === "number") return body as Answer;
@@ -131,40 +131,40 @@ function createKey(c: ConsoleCall): Answer {
   }
   const settings = keySettings(b, requestId);
   if ("status" in settings) return settings;
-  const created = gw.accounts.createKey({
+  const created = await gw.accounts.createKey({
     accountId: s.user.account_id,
     name: name.trim(),
     permissions: settings.readData === false ? [] : ["read_data"],
     dailyLimit: settings.dailyLimit ?? null,
   });
-  return ok({ request_id: requestId, key: keyView(gw.accounts.key(created.id)!), secret: created.secret });
+  return ok({ request_id: requestId, key: keyView((await gw.accounts.key(created.id))!), secret: created.secret });
 }
 
 /** `POST /console/api/keys/{id}`: `{daily_limit?, read_data?}` → the key changed. */
-function changeKey(c: ConsoleCall): Answer {
+async function changeKey(c: ConsoleCall): Promise<Answer> {
   const { gw, req, requestId } = c;
   const id = (req.params as { id: string }).id;
   const body = objectBody(req, ["daily_limit", "read_data"], requestId);
   if ("status" in body && "body" in body && typeof body.status === "number") return body as Answer;
-  if (!keyOfAccount(c, id)) return noSuchKey(c, id);
+  if (!(await keyOfAccount(c, id))) return noSuchKey(c, id);
   const settings = keySettings(body as Record<string, unknown>, requestId);
   if ("status" in settings) return settings;
-  if (settings.dailyLimit !== undefined) gw.accounts.setKeyDailyLimit(id, settings.dailyLimit);
-  if (settings.readData !== undefined) gw.accounts.setKeyPermissions(id, settings.readData ? ["read_data"] : []);
-  return ok({ request_id: requestId, key: keyView(gw.accounts.key(id)!) });
+  if (settings.dailyLimit !== undefined) await gw.accounts.setKeyDailyLimit(id, settings.dailyLimit);
+  if (settings.readData !== undefined) await gw.accounts.setKeyPermissions(id, settings.readData ? ["read_data"] : []);
+  return ok({ request_id: requestId, key: keyView((await gw.accounts.key(id))!) });
 }
 
 /** `DELETE /console/api/keys/{id}`: revokes the key. */
-function revokeKey(c: ConsoleCall): Answer {
+async function revokeKey(c: ConsoleCall): Promise<Answer> {
   const id = (c.req.params as { id: string }).id;
-  if (!keyOfAccount(c, id)) return noSuchKey(c, id);
-  c.gw.accounts.revokeKey(id);
-  return ok({ request_id: c.requestId, key: keyView(c.gw.accounts.key(id)!), revoked: true });
+  if (!(await keyOfAccount(c, id))) return noSuchKey(c, id);
+  await c.gw.accounts.revokeKey(id);
+  return ok({ request_id: c.requestId, key: keyView((await c.gw.accounts.key(id))!), revoked: true });
 }
 
 /** `GET /console/api/results`: the calls of the user's console key(s), newest first, with their handles. */
-function listResults({ gw, s, requestId }: ConsoleCall): Answer {
-  const rows = gw.runs.consoleResults(s.user.account_id, consoleKeyName(s.user.email));
+async function listResults({ gw, s, requestId }: ConsoleCall): Promise<Answer> {
+  const rows = await gw.runs.consoleResults(s.user.account_id, consoleKeyName(s.user.email));
   const results = rows.map((r) => ({
     run_id: r.run_id,
     handle: r.handle,
@@ -180,27 +180,29 @@ function listResults({ gw, s, requestId }: ConsoleCall): Answer {
 }
 
 /** `GET /console/api/spend`: credits charged per UTC day over the last 30 days (0 on days without charges). */
-function spendByDay({ gw, s, requestId }: ConsoleCall): Answer {
+async function spendByDay({ gw, s, requestId }: ConsoleCall): Promise<Answer> {
   const today = new Date(gw.now());
   const days = Array.from({ length: 30 }, (_, i) =>
     new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - (29 - i)))
       .toISOString()
       .slice(0, 10),
   );
-  const by = new Map(gw.ledger.dailyCharges(s.user.account_id, days[0]!).map((r) => [r.day, r.credits]));
+  const charges = await gw.ledger.dailyCharges(s.user.account_id, days[0]!);
+  const by = new Map(charges.map((r) => [r.day, r.credits]));
   return ok({ request_id: requestId, days: days.map((day) => ({ day, credits: by.get(day) ?? 0 })) });
 }
 
 /** The routes by method and path, whether they change something (CSRF token required, D84), and their handlers. */
-const CONSOLE_ROUTES: ReadonlyArray<readonly ["GET" | "POST" | "DELETE", string, boolean, (c: ConsoleCall) => Answer]> =
-  [
-    ["GET", "/console/api/keys", false, listKeys],
-    ["POST", "/console/api/keys", true, createKey],
-    ["POST", "/console/api/keys/:id", true, changeKey],
-    ["DELETE", "/console/api/keys/:id", true, revokeKey],
-    ["GET", "/console/api/results", false, listResults],
-    ["GET", "/console/api/spend", false, spendByDay],
-  ];
+const CONSOLE_ROUTES: ReadonlyArray<
+  readonly ["GET" | "POST" | "DELETE", string, boolean, (c: ConsoleCall) => Answer | Promise<Answer>]
+> = [
+  ["GET", "/console/api/keys", false, listKeys],
+  ["POST", "/console/api/keys", true, createKey],
+  ["POST", "/console/api/keys/:id", true, changeKey],
+  ["DELETE", "/console/api/keys/:id", true, revokeKey],
+  ["GET", "/console/api/results", false, listResults],
+  ["GET", "/console/api/spend", false, spendByDay],
+];
 
 /**
  * Registers the routes above (called once by `buildApp`): each checks the request's `Origin` (D84), its session
@@ -217,18 +219,18 @@ async function answer(
   req: FastifyRequest,
   reply: FastifyReply,
   stateChanging: boolean,
-  handle: (c: ConsoleCall) => Answer,
+  handle: (c: ConsoleCall) => Answer | Promise<Answer>,
 ) {
   const requestId = newRequestId(gw.now());
   let a: Answer;
   try {
     const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
     const refused = originRefusal(headers, requestId);
-    const s = refused ? null : sessionOf(gw, headers);
+    const s = refused ? null : await sessionOf(gw, headers);
     if (refused) a = refused;
     else if (!s) a = sessionRequired(gw, requestId);
-    else a = (stateChanging ? csrfRefusal(s, headers, requestId) : null) ?? handle({ gw, req, s, requestId });
-    await gw.store.durable();
+    else a = (stateChanging ? csrfRefusal(s, headers, requestId) : null) ?? (await handle({ gw, req, s, requestId }));
+    await gw.durable();
   } catch (e) {
     gw.log(`request ${requestId} failed`, e);
     a = errorAnswer("internal_error", requestId, {}, { urls: gw.config.urls, now: new Date(gw.now()) });

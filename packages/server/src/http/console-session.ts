@@ -20,7 +20,7 @@ import {
   type InvalidParams,
 } from "@sdgw/validators";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Gateway } from "../gateway.ts";
+import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import { newRequestId } from "../ids.ts";
 import {
   PASSWORD_MAX,
@@ -299,8 +299,8 @@ function signInRefusal(
 }
 
 /** `GET /console/session`: the signed-in user, the CSRF token and when the session ends. */
-function currentSession({ gw, headers, requestId }: SessionCall): ConsoleAnswer {
-  const s = sessionOf(gw, headers);
+async function currentSession({ gw, headers, requestId }: SessionCall): Promise<ConsoleAnswer> {
+  const s = await sessionOf(gw, headers);
   if (!s) return fromError(sessionRequired(gw, requestId));
   return {
     status: 200,
@@ -315,12 +315,12 @@ function currentSession({ gw, headers, requestId }: SessionCall): ConsoleAnswer 
 }
 
 /** `DELETE /console/session`: signs out (CSRF token required), clearing the cookie. */
-function signOut({ gw, req, headers, requestId }: SessionCall): ConsoleAnswer {
-  const s = sessionOf(gw, headers);
+async function signOut({ gw, req, headers, requestId }: SessionCall): Promise<ConsoleAnswer> {
+  const s = await sessionOf(gw, headers);
   if (!s) return fromError(sessionRequired(gw, requestId));
   const csrf = csrfRefusal(s, headers, requestId);
   if (csrf) return csrf;
-  sessionsOf(gw).end(s.session.id);
+  await gw.sessions.end(s.session.id);
   return {
     status: 200,
     headers: { "content-type": JSON_TYPE, "set-cookie": sessionCookie("", 0, secure(req)) },
@@ -354,7 +354,7 @@ async function answerSession(
   try {
     const headers = normalizeHeaders(req.headers as Record<string, string | string[] | undefined>);
     a = originRefusal(headers, requestId) ?? (await handle({ gw, req, headers, requestId }));
-    await gw.store.durable();
+    await gw.durable();
   } catch (e) {
     gw.log(`request ${requestId} failed`, e);
     a = fromError(errorAnswer("internal_error", requestId, {}, errorOpts(gw)));

@@ -3,7 +3,7 @@
  * failure count (D11) of the key that was sent for a 4xx other than 409 and 429.
  */
 import { errorAnswer, invalidParamsAnswer, type HttpErrorCode, type InvalidParams } from "@sdgw/validators";
-import type { Gateway } from "../gateway.ts";
+import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import { chargeRefusalAnswer, limitAnswer, refusalAnswer, type ChargeRefusal, type LimitRefusal } from "@sdgw/engine";
 import type { PlanRefusal, RefusalAnswer, ToolRefusal } from "@sdgw/engine";
 import type { HttpAnswer } from "../systems/runs.ts";

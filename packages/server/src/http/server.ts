@@ -14,7 +14,7 @@ import { REFUSALS } from "@sdgw/engine";
 import type { Server } from "node:http";
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyReply } from "fastify";
 import { OPERATIONS, answerHeaders, errorAnswer, invalidBody, invalidParamsAnswer } from "@sdgw/validators";
-import type { Gateway } from "../gateway.ts";
+import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import { newRequestId } from "../ids.ts";
 import { mcpRoutes } from "../mcp/http.ts";
 import { NOT_UTF8 } from "./admission.ts";
@@ -96,7 +96,7 @@ function fastifyOptions(gw: Gateway): FastifyHttpOptions<Server> {
             invalidParamsAnswer({ param: "path", message: "The path is not a valid URL path." }, requestId),
             400,
           );
-      void gw.store.durable().then(() =>
+      void gw.durable().then(() =>
         (reply as unknown as FastifyReply)
           .code(a.status)
           .headers({ ...a.headers, ...answerHeaders(req.url, JSON_TYPE) })
@@ -113,7 +113,7 @@ function installHooks(app: FastifyInstance, gw: Gateway): void {
   app.addHook("onRequest", (req, reply, done) => {
     const exposed = req.url.includes("?") ? keyInUrl(gw, req.url, newRequestId(gw.now())) : null;
     if (exposed) {
-      void gw.store.durable().then(() => send(reply, fromError(exposed)));
+      void gw.durable().then(() => send(reply, fromError(exposed)));
       return;
     }
     if (req.raw.httpVersion === "1.1" && req.headers.host === undefined) {

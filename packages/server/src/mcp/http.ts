@@ -6,7 +6,7 @@ import { Readable } from "node:stream";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { errorAnswer } from "@sdgw/validators";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Gateway } from "../gateway.ts";
+import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import { authenticate, presentedKeyHash } from "../http/auth.ts";
 import { newRequestId } from "../ids.ts";
 import { createMcpServer } from "./server.ts";
@@ -175,7 +175,7 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
     let refusal: { headers: Record<string, string>; body: unknown } | null = null;
     if (gw) {
       const headers = flatHeaders(req);
-      const auth = authenticate(gw, headers, requestId());
+      const auth = await authenticate(gw, headers, requestId());
       if (!auth.ok) {
         const hash = presentedKeyHash(headers);
         if (hash) gw.limits.recordFailure(hash);

@@ -8,9 +8,9 @@ import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { errorAnswer, requestValidators, toCsv, toNdjson } from "@sdgw/validators";
 import type { FastifyInstance } from "fastify";
-import type { Gateway } from "../gateway.ts";
+import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import { MCP_TOOL_DEFINITIONS, type McpToolDefinition } from "../generated/mcp-tools.ts";
-import { newRequestId } from "../ids.ts";
+import { newHandle, newRequestId } from "../ids.ts";
 import { fitAnswer, MCP_ANSWER_BYTES, rowCount } from "./answers.ts";
 import { selectTools, type McpToolFilter } from "./toolsets.ts";
 
@@ -243,28 +243,29 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     return { status: res.statusCode, json, text: res.body };
   }
 
-  const callerKey = () => (gateway && apiKey ? gateway.accounts.keyBySecret(apiKey) : undefined);
+  const callerKey = async () => (gateway && apiKey ? await gateway.accounts.keyBySecret(apiKey) : undefined);
 
   /** The operation that made a handle of this key (the MCP tool's name for the 13 tools), or null when unknown. */
-  function madeBy(handle: string): string | null {
-    const key = callerKey();
+  async function madeBy(handle: string): Promise<string | null> {
+    const key = await callerKey();
     if (!key) return null;
     return gateway!.runs.operationOf(handle, key.id);
   }
 
   /** The handle of the run a call under this key's Idempotency-Key started, or null (no gateway at hand, no run). */
-  function handleOfIdempotencyKey(idem: string): string | null {
-    const key = callerKey();
+  async function handleOfIdempotencyKey(idem: string): Promise<string | null> {
+    const key = await callerKey();
     if (!key) return null;
     return gateway!.runs.handleOfIdempotencyKey(key.id, idem);
   }
 
-  /** Keeps an answer that finished inline under a new handle (free, 24 hours), so that `more` can read on. */
-  function keep(tool: string, json: Json): string | null {
-    const key = callerKey();
-    if (!key) return null;
+  /** Keeps an answer that finished inline under `handle` (free, 24 hours), so that `more` can read on. */
+  async function keep(tool: string, json: Json, handle: string): Promise<string | null> {
     try {
-      return gateway!.runs.keep({
+      const key = await callerKey();
+      if (!key) return null;
+      return await gateway!.runs.keep({
+        handle,
         key,
         requestId: String(json["request_id"] ?? newRequestId()),
         operation: tool,
@@ -314,7 +315,12 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
    * finished inline and needs cutting); for batch_stats csv/ndjson its page's rows are also written as that file;
    * with a handle it links the whole result (D81).
    */
-  function result(tool: string, answer: Forwarded, handle: string | null, position: number): CallToolResult {
+  async function result(
+    tool: string,
+    answer: Forwarded,
+    handle: string | null,
+    position: number,
+  ): Promise<CallToolResult> {
     const charging = byName.get(tool)?.charging === true;
     const { status, json, text } = answer;
     if (!json) {
@@ -354,19 +360,21 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       }
       return { structuredContent: page, content };
     };
-    const fitted = fitAnswer(json, {
-      handle:
-        handle ??
-        (charging
-          ? () => {
-              linked = keep(tool, json);
-              return linked;
-            }
-          : null),
-      position,
-      maxBytes,
-      measure: (page) => bytesOf(build(page)),
-    });
+    // A cut answer needs a handle to read on from: a new one, kept once the cut is known (fitAnswer asks for it).
+    const fresh = newHandle();
+    let wanted = false;
+    const want = () => {
+      wanted = true;
+      linked = fresh;
+      return fresh;
+    };
+    const fit = (h: string | null | (() => string)) =>
+      fitAnswer(json, { handle: h, position, maxBytes, measure: (page) => bytesOf(build(page)) });
+    const fitted = fit(handle ?? (charging ? want : null));
+    if (wanted && (await keep(tool, json, fresh)) === null) {
+      linked = null; // not kept: the answer is given whole rather than losing rows
+      return build(fit(null).answer);
+    }
     return build(fitted.answer);
   }
 
@@ -392,7 +400,7 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
             : `The ${made} tool is not offered by this server (toolsets or read-only); read it over HTTP with GET /v1/results/${handle}.`
           : `Read it over HTTP with GET /v1/results/${handle}.`,
       );
-    const made = madeBy(handle);
+    const made = await madeBy(handle);
     if (made !== null && made !== tool) return wrongTool(made);
     const answer = await forward("GET", `/v1/results/${encodeURIComponent(handle)}?format=json`, null, null);
     const json = answer.json;
@@ -530,7 +538,7 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     if (answer.status === 200 && !answer.json && key) {
       // A replay (same idempotency_key) of a finished background run asked as a file answers the file: its run's
       // handle is read instead, giving the JSON answer with the file (D55, D77).
-      const stored = handleOfIdempotencyKey(key);
+      const stored = await handleOfIdempotencyKey(key);
       if (stored) return read(name, stored);
     }
     const handle = answer.json && typeof answer.json["handle"] === "string" ? answer.json["handle"] : null;

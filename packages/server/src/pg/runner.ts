@@ -109,7 +109,7 @@ export class PgRunner {
         const result = await started;
         const due = toolCharge(result, quote);
         const failed = result.status === "error" || result.status === "not_supported" || result.status === "timeout";
-        request.onEnd?.({ handle: live.handle, status: result.status, charged: due, result });
+        await request.onEnd?.({ handle: live.handle, status: result.status, charged: due, result });
         return this.finish(live, due, failed ? 0 : result.calls_charged, (charged, _balance, fetchedAt, view) =>
           toolFinished(request, result, { requestId: ctx.requestId, fetchedAt, charged, view }),
         );
@@ -175,7 +175,7 @@ export class PgRunner {
       ...described,
     });
     await live.persisted;
-    if (live.view.kind === "tool") live.view.request.onHandle?.(handle);
+    if (live.view.kind === "tool") await live.view.request.onHandle?.(handle);
     return this.runningAnswer(live, described.waves);
   }
 

@@ -28,7 +28,7 @@ import {
 } from "./run-answers.ts";
 import type { ServerConfig } from "../config.ts";
 import { newHandle } from "../ids.ts";
-import type { CallPlan, PlannedCall, PlatformProvider, RunResult, ToolPlan } from "@sdgw/engine";
+import type { Awaitable, CallPlan, PlannedCall, PlatformProvider, RunResult, ToolPlan } from "@sdgw/engine";
 import { toolCharge } from "@sdgw/engine";
 import type { Step } from "@sdgw/types";
 import type { AccountRecord, KeyRecord } from "./accounts.ts";
@@ -120,6 +120,8 @@ export interface HandleRead {
 
 /** A finished answer kept under a new handle (see `Runs.keep`). */
 export interface KeptAnswer {
+  /** The handle to keep it under (default: a new one). */
+  handle?: string;
   /** The key that may read it. */
   key: KeyRecord;
   requestId: string;
@@ -139,10 +141,16 @@ export interface ToolRunRequest {
   format?: "json" | "csv" | "ndjson";
   /** Answer 202 with a handle at once, whatever the quote's mode (scheduled runs). */
   background?: boolean;
-  /** Called when the run gets its handle (before the 202 is answered). */
-  onHandle?(handle: string): void;
-  /** Called inside the run's final transaction with the run's status and charge (scheduled runs). */
-  onEnd?(end: { handle: string | null; status: string; charged: number; result: RunResult | null }): void;
+  /**
+   * Called when the run gets its handle (before the 202 is answered). The embedded store calls it inside the
+   * transaction of the run's row and ignores a promise; PostgreSQL's runner awaits it.
+   */
+  onHandle?(handle: string): Awaitable<void>;
+  /**
+   * Called with the run's status and charge (scheduled runs): inside the run's final transaction on the embedded
+   * store; before it, awaited, on PostgreSQL.
+   */
+  onEnd?(end: { handle: string | null; status: string; charged: number; result: RunResult | null }): Awaitable<void>;
 }
 
 /** Dependencies of the runs system. */
@@ -714,8 +722,7 @@ export class Runs {
    * for `retentionMs` (the MCP server does this for an answer over its size bound, so that `more` can read on).
    * Nothing is charged: the call that made the answer was.
    */
-  keep({ key, requestId, operation, headers, answer }: KeptAnswer): string {
-    const handle = newHandle();
+  keep({ key, requestId, operation, headers, answer, handle = newHandle() }: KeptAnswer): string {
     const now = this.deps.now();
     this.deps.store.tx(() =>
       this.deps.store.run(

@@ -17,7 +17,7 @@
  */
 import { createHash, randomBytes, scrypt, scryptSync, timingSafeEqual, type ScryptOptions } from "node:crypto";
 import type { SessionConfig } from "../config.ts";
-import type { Gateway } from "../gateway.ts";
+import type { GatewayPorts } from "./ports.ts";
 import { newId } from "../ids.ts";
 import { isoSeconds, type Store } from "./store.ts";
 
@@ -395,16 +395,9 @@ export class Sessions {
   }
 }
 
-const SYSTEMS = new WeakMap<Gateway, Sessions>();
-
-/** The sessions system of a gateway (made on first use over its store, clock and `config.sessions`). */
-export function sessionsOf(gw: Gateway): Sessions {
-  let s = SYSTEMS.get(gw);
-  if (!s) {
-    s = new Sessions({ store: gw.store, now: gw.now, config: gw.config.sessions });
-    SYSTEMS.set(gw, s);
-  }
-  return s;
+/** The sessions system of a gateway. */
+export function sessionsOf<G extends Pick<GatewayPorts, "sessions">>(gw: G): G["sessions"] {
+  return gw.sessions;
 }
 
 /**
@@ -417,12 +410,14 @@ export function sessionsOf(gw: Gateway): Sessions {
  * const s = sessionOf(gw, normalizeHeaders(req.headers));
  * if (!s) return sessionRequired(gw, requestId);
  */
-export function sessionOf(gw: Gateway, headers: Readonly<Record<string, string | undefined>>): ConsoleSession | null {
+export async function sessionOf(
+  gw: Pick<GatewayPorts, "sessions">,
+  headers: Readonly<Record<string, string | undefined>>,
+): Promise<ConsoleSession | null> {
   const tokens = sessionTokensOf(headers["cookie"]);
   if (tokens.length === 0) return null;
-  const sessions = sessionsOf(gw);
   for (const token of tokens) {
-    const found = sessions.lookup(token);
+    const found = await gw.sessions.lookup(token);
     if (found) return found;
   }
   return null;

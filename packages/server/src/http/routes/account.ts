@@ -13,8 +13,10 @@ export function registerAccountRoutes(app: FastifyInstance, deps: RouteDeps): vo
     handler(deps, async (req, requestId) => {
       admit(deps, req, requestId, { operationId: "getAccount", countsFailures: false });
       const { key, account } = await freeCaller(deps, req, requestId);
-      const ws = gw.accounts.workspace(key.workspace_id)!;
-      const view = gw.ledger.view(account.id, key);
+      const ws = (await gw.accounts.workspace(key.workspace_id))!;
+      const view = await gw.ledger.view(account.id, key);
+      const freeCallsLeft = await gw.ledger.freeCallsLeft(account);
+      const schedulesCount = await gw.schedules.count(ws.id);
       const status = key.status === "suspended" ? "suspended" : "active";
       return jsonAnswer({
         request_id: requestId,
@@ -24,12 +26,12 @@ export function registerAccountRoutes(app: FastifyInstance, deps: RouteDeps): vo
           name: account.name,
           plan: account.plan,
           status: account.status,
-          free_calls_left: gw.ledger.freeCallsLeft(account),
+          free_calls_left: freeCallsLeft,
         },
         workspace: {
           id: ws.id,
           name: ws.name,
-          schedules_count: gw.schedules.count(ws.id),
+          schedules_count: schedulesCount,
           schedules_limit: SCHEDULES_PER_WORKSPACE,
         },
         key: {

@@ -31,7 +31,7 @@ function dataHandler(deps: RouteDeps, operationId: DataRouteId) {
   const body = operationId !== "search"; // the parameters of GET /v1/search are its query, the others' their body
   return handler(deps, async (req: FastifyRequest, requestId) => {
     const op = operationId === "callOperation" ? (req.params as { op: string }).op : "";
-    const call = admitCall(deps, req, requestId, {
+    const call = await admitCall(deps, req, requestId, {
       operationId,
       body,
       ...(operationId === "callOperation" ? { path: { op } } : {}),

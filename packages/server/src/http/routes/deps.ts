@@ -3,7 +3,7 @@
  * wrapper of every route of the contract (a thrown `Refusal` is its answer, any other throw a 500 that echoes nothing).
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Gateway } from "../../gateway.ts";
+import type { GatewayPorts as Gateway } from "../../systems/ports.ts";
 import { newRequestId } from "../../ids.ts";
 import type { HttpAnswer } from "../../systems/runs.ts";
 import { Refusal, send } from "../answer.ts";
@@ -28,11 +28,11 @@ export function handler(
     const requestId = newRequestId(gw.now());
     try {
       const answer = await fn(req, requestId);
-      await gw.store.durable();
+      await gw.durable();
       return send(reply, answer);
     } catch (e) {
       if (e instanceof Refusal) {
-        await gw.store.durable();
+        await gw.durable();
         return send(reply, e.answer);
       }
       gw.log(`request ${requestId} failed`, e);

@@ -38,12 +38,12 @@ export function registerToolRoutes(app: FastifyInstance, deps: RouteDeps): void 
       const { body, headers, keyHash } = admit(deps, req, requestId, { operationId, body: true });
       const early = planTool(gw, tool, body, "paid");
       if (!early.ok && beforeAuth(early.refusal)) return deps.errors.plan(early.refusal, requestId, keyHash);
-      const caller = callerOf(deps, headers, requestId, { needsReadData: true, presentedHash: keyHash });
+      const caller = await callerOf(deps, headers, requestId, { needsReadData: true, presentedHash: keyHash });
       const planned = planTool(gw, tool, body, caller.account.plan);
       if (!planned.ok) return deps.errors.plan(planned.refusal, requestId, caller.keyHash);
       const confirmed = body["confirm"] !== false;
       const schedule = tool === "account_watch" && confirmed ? (body["schedule"] as Every | undefined) : undefined;
-      refuseByAccount(deps, { tool, caller, requestId, confirmed, schedule });
+      await refuseByAccount(deps, { tool, caller, requestId, confirmed, schedule });
       const idempotencyKey = headers["idempotency-key"];
       return runTool(deps, {
         caller,
@@ -72,10 +72,10 @@ const beforeAuth = (r: ToolRefusal) =>
  * What the account does not open (D51, D58): a confirmed batch on a free account; a schedule on a free account or in
  * a workspace at its schedules. Throws the refusal.
  */
-function refuseByAccount(
+async function refuseByAccount(
   deps: RouteDeps,
   o: { tool: ToolName; caller: Caller; requestId: string; confirmed: boolean; schedule: Every | undefined },
-): void {
+): Promise<void> {
   const { gw, errors } = deps;
   const { caller, requestId } = o;
   const needsPurchase =
@@ -89,7 +89,7 @@ function refuseByAccount(
   if (needsPurchase)
     throw new Refusal(errors.refused(purchaseRefusal(needsPurchase, gw.config.urls), requestId, caller.keyHash));
   if (!o.schedule) return;
-  if (gw.schedules.count(caller.key.workspace_id) >= SCHEDULES_PER_WORKSPACE) {
+  if ((await gw.schedules.count(caller.key.workspace_id)) >= SCHEDULES_PER_WORKSPACE) {
     throw new Refusal(errors.invalid(tooManySchedules(SCHEDULES_PER_WORKSPACE), requestId, caller.keyHash));
   }
 }
@@ -118,7 +118,8 @@ function runTool(deps: RouteDeps, o: ToolCall): Promise<HttpAnswer> {
     return charging(deps, {
       ...call,
       price: "free",
-      start: () => jsonAnswer(toolQuoteAnswer(requestId, plan, gw.ledger.view(caller.account.id, caller.key))),
+      start: async () =>
+        jsonAnswer(toolQuoteAnswer(requestId, plan, await gw.ledger.view(caller.account.id, caller.key))),
     });
   }
   const price = {
@@ -130,13 +131,13 @@ function runTool(deps: RouteDeps, o: ToolCall): Promise<HttpAnswer> {
   return charging(deps, {
     ...call,
     price,
-    start: (runId, ctx) => {
+    start: async (runId, ctx) => {
       const warnings: string[] = [];
       if (schedule) {
         const rest = Object.fromEntries(
           Object.entries(body).filter(([k]) => k !== "schedule" && k !== "confirm" && k !== "max_cost_credits"),
         );
-        const created = gw.schedules.create({
+        const created = await gw.schedules.create({
           workspaceId: caller.key.workspace_id,
           accountId: caller.account.id,
           keyId: caller.key.id,
