@@ -112,6 +112,7 @@ CREATE TABLE sign_in_failures (
 );
 CREATE INDEX sign_in_failures_email ON sign_in_failures(email, at);
 CREATE INDEX sign_in_failures_address ON sign_in_failures(address, at);
+CREATE INDEX sign_in_failures_at ON sign_in_failures(at);
 `;
 
 /** Every migration, oldest first. */
