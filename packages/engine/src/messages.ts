@@ -56,6 +56,9 @@ export const MESSAGES = {
   answerLost:
     "The first answer under this Idempotency-Key was charged but its stored copy is lost (a system crash); " +
     "nothing is charged for this request. Use a new key to call again.",
+  /** D108: the gateway's shared database does not answer (503 `temporarily_unavailable`, reason `paused`). */
+  databaseUnavailable:
+    "Calls are paused: the gateway cannot reach its database now. Nothing ran and nothing was charged.",
   /** `fix.note` of a 503 `paused`: calls are paused (by support, or the limits store does not answer). */
   pausedNote: "Send the same call again later, with the same Idempotency-Key; the status page says when calls resume.",
   /** `max_cost_exceeded`: the quote over `max_cost_credits`; `more` follows the sentence (a tool's hint). */

@@ -81,6 +81,11 @@ export interface ServerConfig {
   redisUrl: string | null;
   /** Prefix of every Redis key of the limits (default `sdgw:`; env `SDGW_REDIS_PREFIX`). */
   redisKeyPrefix: string;
+  /**
+   * D108: the PostgreSQL database several instances share (`postgres://user[:password]@host[:port]/database`; env
+   * `SDGW_DATABASE_URL`), instead of the embedded SQLite file `dbPath`. Null (the default): the embedded store.
+   */
+  databaseUrl: string | null;
 }
 
 /** Console sign-in sessions (D82–D85). */
@@ -180,6 +185,7 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     mcp: { toolsets: options.mcp?.toolsets ?? null, readOnly: options.mcp?.readOnly ?? false },
     sessions: { ...DEFAULT_SESSIONS, ...options.sessions },
     redisUrl: options.redisUrl ?? null,
+    databaseUrl: options.databaseUrl ?? null,
     redisKeyPrefix: options.redisKeyPrefix ?? "sdgw:",
   };
 }
@@ -232,8 +238,8 @@ function envReader(env: NodeJS.ProcessEnv) {
  * `SDGW_CONNECTIONS_PER_ADDRESS`, `SDGW_ANSWER_LOG_QUOTA_BYTES`, `SDGW_ANSWER_LOG_CHUNKS`, and the tools `/mcp` offers,
  * `SDGW_MCP_TOOLSETS` (comma-separated toolsets) and `SDGW_MCP_READ_ONLY` (1: only the free tools), and the console's
  * sign-in sessions, `SDGW_SESSION_IDLE_MS` and `SDGW_SESSION_LIFETIME_MS` (D83), and where several instances count
- * the limits together, `SDGW_REDIS_URL` (a `redis://` or `rediss://` URL) and `SDGW_REDIS_PREFIX` (D107). Unset or
- * empty means the default.
+ * the limits together, `SDGW_REDIS_URL` (a `redis://` or `rediss://` URL) and `SDGW_REDIS_PREFIX` (D107), and
+ * the PostgreSQL database they share, `SDGW_DATABASE_URL` (D108). Unset or empty means the default.
  *
  * @throws {@link ConfigError} naming every variable that is not a valid value (e.g. `SDGW_WAIT_MS=abc`).
  */
@@ -310,6 +316,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpti
         `SDGW_REDIS_URL must be a Redis URL, redis://[user:password@]host[:port][/db] or rediss://… (got ${JSON.stringify(withoutPassword(redisUrl))})`,
       );
   }
+  const databaseUrl = r.text("SDGW_DATABASE_URL");
+  if (databaseUrl !== undefined) {
+    if (isPostgresUrl(databaseUrl)) out.databaseUrl = databaseUrl;
+    else
+      r.problems.push(
+        `SDGW_DATABASE_URL must be a PostgreSQL URL, postgres://user[:password]@host[:port]/database (got ${JSON.stringify(withoutPassword(databaseUrl))})`,
+      );
+  }
   const prefix = r.text("SDGW_REDIS_PREFIX");
   if (prefix !== undefined) {
     if (/^[!-~]{1,100}$/.test(prefix)) out.redisKeyPrefix = prefix;
@@ -320,6 +334,16 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpti
   }
   r.done();
   return out;
+}
+
+/** Whether `raw` is a PostgreSQL connection URL (`postgres://` or `postgresql://` with a host; D108). */
+export function isPostgresUrl(raw: string): boolean {
+  try {
+    const u = new URL(raw);
+    return (u.protocol === "postgres:" || u.protocol === "postgresql:") && u.hostname !== "";
+  } catch {
+    return false;
+  }
 }
 
 /** Whether a URL is one the limits can use (D107): `redis://` or `rediss://`, a host, a database number if a path. */

@@ -5,7 +5,8 @@
  * Environment (see `configFromEnv`, `listenFromEnv`): SDGW_DB, SDGW_HOST, SDGW_PORT, SDGW_WAIT_MS,
  * SDGW_POLL_AFTER_SECONDS, SDGW_LATENCY_MS, SDGW_KEY_QPS, SDGW_WORKSPACE_CONCURRENCY, SDGW_ADDRESS_PER_MINUTE,
  * SDGW_FAILURE_THRESHOLD, SDGW_FREE_CALLS, SDGW_RUN_LEASE_MS, SDGW_REDIS_URL and SDGW_REDIS_PREFIX (the limits
- * shared by every instance on one Redis, D107). A variable that is not a valid value stops the start, named.
+ * shared by every instance on one Redis, D107), SDGW_DATABASE_URL (the state in PostgreSQL, shared by every
+ * instance on it, D108). A variable that is not a valid value stops the start, named.
  * Other processes (sdgw-mcp, sdgw-admin) may open the same database meanwhile.
  */
 import { ConfigError, configFromEnv, listenFromEnv, withoutPassword } from "./config.ts";
@@ -14,6 +15,20 @@ import { CONSOLE_DIST, consoleBuilt } from "./http/console-static.ts";
 import { docsBuilt } from "./http/docs-routes.ts";
 import { runLeaseFromEnv } from "./gateway.ts";
 import { createServer } from "./server.ts";
+import { DatabaseUnavailable } from "./pg/database.ts";
+import { SchemaError } from "./pg/migrations.ts";
+import { createPgServer, seedPgDemo, seedPgDemoUser } from "./pg/server.ts";
+
+/** Opens the server on PostgreSQL; a database that does not answer or is newer than this build stops the start. */
+async function openShared(o: Parameters<typeof createPgServer>[0]) {
+  try {
+    return await createPgServer(o);
+  } catch (e) {
+    if (!(e instanceof DatabaseUnavailable || e instanceof SchemaError)) throw e;
+    console.error(`sdgw: not started: SDGW_DATABASE_URL: ${e.message}.`);
+    process.exit(2);
+  }
+}
 
 let options: ReturnType<typeof configFromEnv>;
 let address: ReturnType<typeof listenFromEnv>;
@@ -36,9 +51,14 @@ try {
   console.error(`sdgw: not started: ${e.problems.join("; ")}.`);
   process.exit(2);
 }
-const server = createServer(options);
-const demo = seedDemo(server.gateway);
-const demoUser = seedDemoUser(server.gateway, demo.accountId);
+// D108: with SDGW_DATABASE_URL the state is in PostgreSQL, shared with every instance on it; else the SQLite file.
+const shared = options.databaseUrl ? await openShared({ ...options, databaseUrl: options.databaseUrl }) : null;
+const embedded = shared ? null : createServer(options);
+const server = (shared ?? embedded)!;
+const demo = shared ? await seedPgDemo(shared.gateway) : seedDemo(embedded!.gateway);
+const demoUser = shared
+  ? await seedPgDemoUser(shared.gateway, demo.accountId)
+  : seedDemoUser(embedded!.gateway, demo.accountId);
 const url = await server.listen(address);
 const key = demo.key ?? "<your key>";
 // The commands printed below run the repository's scripts with the same toolchain that runs this server: started
@@ -47,12 +67,12 @@ const viaNpx = /[\\/]_npx[\\/]/.test(process.execPath);
 const pnpm = viaNpx ? "npx -y -p node@24 -p pnpm@12 -- pnpm" : "pnpm";
 const config = server.gateway.config;
 const lines = [
-  `Social Data Gateway reference server on ${url} (storage: ${config.dbPath}; platforms: the deterministic simulator)`,
+  `Social Data Gateway reference server on ${url} (storage: ${shared ? `PostgreSQL at ${withoutPassword(config.databaseUrl!)}, shared by every instance on it; schema version ${shared.gateway.migration.version}` : config.dbPath}; platforms: the deterministic simulator)`,
   config.redisUrl
     ? `Limits: counted in Redis at ${withoutPassword(config.redisUrl)}, shared by every instance on it (prefix ${config.redisKeyPrefix}); while it does not answer, calls are refused with 503.`
     : "",
-  server.gateway.recovered
-    ? `Recovered ${server.gateway.recovered} run(s) left running by a process that is gone: ended as broken, holds released, nothing charged.`
+  embedded?.gateway.recovered
+    ? `Recovered ${embedded.gateway.recovered} run(s) left running by a process that is gone: ended as broken, holds released, nothing charged.`
     : "",
   demo.key
     ? `Demo account ${demo.accountId} with 5000 credits. Its key, shown once (stored only as a hash):\n\n  ${demo.key}\n`

@@ -5,7 +5,7 @@
 import { errorAnswer, invalidParamsAnswer, type HttpErrorCode, type InvalidParams } from "@sdgw/validators";
 import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import { chargeRefusalAnswer, limitAnswer, refusalAnswer, type ChargeRefusal, type LimitRefusal } from "@sdgw/engine";
-import type { PlanRefusal, RefusalAnswer, ToolRefusal } from "@sdgw/engine";
+import { MESSAGES, type PlanRefusal, type RefusalAnswer, type ToolRefusal } from "@sdgw/engine";
 import type { HttpAnswer } from "../systems/runs.ts";
 import { fromError, jsonAnswer } from "./answer.ts";
 
@@ -48,6 +48,17 @@ export class HttpErrors {
   refused(a: RefusalAnswer, requestId: string, keyHash: string | null): HttpAnswer {
     if (a.code === "invalid_params") return this.invalid(a.invalid, requestId, keyHash);
     return this.fail(a.code, requestId, a.extra, keyHash);
+  }
+
+  /** D108: the shared database does not answer: 503 `temporarily_unavailable` (reason `paused`), nothing charged. */
+  databaseUnavailable(requestId: string): HttpAnswer {
+    const fix = { action_url: this.gw.config.urls.status, note: MESSAGES.pausedNote };
+    return this.fail(
+      "temporarily_unavailable",
+      requestId,
+      { reason: "paused", message: MESSAGES.databaseUnavailable, fix },
+      null,
+    );
   }
 
   /** A limit that refused a call (D27, D107), in the engine's words. */

@@ -10,10 +10,9 @@
  */
 import pg from "pg";
 
-/** The database did not answer (refused, unreachable, timed out, or went away mid-transaction). */
-export class DatabaseUnavailable extends Error {
-  override readonly name = "DatabaseUnavailable";
-}
+import { DatabaseUnavailable } from "./unavailable.ts";
+
+export { DatabaseUnavailable };
 
 /** Queries, on the pool or inside one transaction. */
 export interface Sql {
@@ -47,15 +46,7 @@ const RETRIES = 8;
 const INT8 = 20;
 const NUMERIC = 1700;
 
-/** Whether `url` is a PostgreSQL connection URL (`postgres://` or `postgresql://`). */
-export function isPostgresUrl(url: string): boolean {
-  try {
-    const u = new URL(url);
-    return (u.protocol === "postgres:" || u.protocol === "postgresql:") && u.hostname !== "";
-  } catch {
-    return false;
-  }
-}
+export { isPostgresUrl } from "../config.ts";
 
 /** Whether an error means the database is not answering (rather than refusing this statement). */
 export function isUnavailable(e: unknown): boolean {

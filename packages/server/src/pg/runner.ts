@@ -332,6 +332,11 @@ export class PgRunner {
     }
   }
 
+  /** Forgets answers kept past their time (their handles then read 410) and Idempotency-Keys past theirs. */
+  sweep(): Promise<void> {
+    return this.deps.runs.sweep();
+  }
+
   /** Waits for the runs in flight here to end. */
   async drain(): Promise<void> {
     await Promise.all([...this.live.values()].map((l) => l.done.catch(() => undefined)));

@@ -302,6 +302,16 @@ export class PgRuns {
     }));
   }
 
+  /** Forgets answers kept past their time (their handles then read 410) and answered keys past their 24 h. */
+  async sweep(): Promise<void> {
+    const at = iso(this.o.now());
+    await this.o.db.query(
+      "UPDATE runs SET answer = NULL WHERE state <> 'running' AND answer IS NOT NULL AND expires_at <= $1",
+      [at],
+    );
+    await this.o.db.query("DELETE FROM idempotency WHERE state = 'done' AND expires_at <= $1", [at]);
+  }
+
   /**
    * Ends what gone owners left (an owner is gone when its lease ran out on the database's clock): their running runs
    * broken, their holds released (nothing charged), their Idempotency-Key claims freed, their owner rows removed.

@@ -36,11 +36,15 @@ export function chargePorts(deps: CallStoreDeps): ChargePorts<RunContext, HttpAn
     complete: ({ keyId, idemKey }, answer) => store.tx(() => idempotency.complete({ keyId, idemKey, answer })),
     hold: (ctx, { runId, credits, calls }) => runs.begin(runId, ctx, credits, calls),
   };
-  const callLimits: CallLimits<RunContext> = {
+  return { store: calls, limits: chargePortLimits(limits) };
+}
+
+/** The limits of D27 (in memory or Redis) as the engine's `CallLimits` of a call. */
+export function chargePortLimits(limits: Limits): CallLimits<RunContext> {
+  return {
     failureBlock: (ctx) => limits.failureBlock(ctx.keyHash),
     keyCall: (ctx) => limits.keyCall(ctx.key.id),
     startRun: (ctx) => limits.startRun(ctx.key.workspace_id),
     endRun: (ctx) => limits.endRun(ctx.key.workspace_id),
   };
-  return { store: calls, limits: callLimits };
 }

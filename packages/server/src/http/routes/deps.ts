@@ -8,6 +8,7 @@ import { newRequestId } from "../../ids.ts";
 import type { HttpAnswer } from "../../systems/runs.ts";
 import { Refusal, send } from "../answer.ts";
 import { HttpErrors } from "../errors.ts";
+import { DatabaseUnavailable } from "../../pg/unavailable.ts";
 
 export interface RouteDeps {
   readonly gw: Gateway;
@@ -34,6 +35,12 @@ export function handler(
       if (e instanceof Refusal) {
         await gw.durable();
         return send(reply, e.answer);
+      }
+      if (e instanceof DatabaseUnavailable) {
+        // D108: the shared database does not answer. Nothing was committed, so nothing is held or charged; the
+        // words of a pause, as for the limits' Redis (D107).
+        gw.log(`request ${requestId}: ${e.message}`);
+        return send(reply, deps.errors.databaseUnavailable(requestId));
       }
       gw.log(`request ${requestId} failed`, e);
       return send(reply, deps.errors.internal(requestId));

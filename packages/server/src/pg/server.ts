@@ -1,0 +1,89 @@
+/**
+ * The reference server on PostgreSQL (D108): the same HTTP app, MCP and scheduler as the embedded one, over a
+ * gateway whose state several instances share. `pnpm start` with `SDGW_DATABASE_URL` runs it.
+ */
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "../http/server.ts";
+import { Scheduler } from "../scheduler.ts";
+import { hashPasswordSync, newPassword } from "../systems/sessions.ts";
+import { DEMO_EMAIL, type DemoAccount, type DemoUser } from "../demo.ts";
+import { createPgGateway, type PgGateway, type PgGatewayOptions } from "./gateway.ts";
+
+/** A server instance on PostgreSQL: its app, gateway and scheduler. */
+export interface PgServer {
+  app: FastifyInstance;
+  gateway: PgGateway;
+  /** Runs schedules as they fall due; each due run is claimed by one instance (ticking from `listen` on). */
+  scheduler: Scheduler;
+  /** Listens on `host:port` (default 127.0.0.1:8787); resolves to the base URL. */
+  listen(options?: { host?: string; port?: number }): Promise<string>;
+  /** Stops listening, waits up to `drainMs` for runs in flight, ends this instance's lease and closes the pool. */
+  close(options?: { drainMs?: number }): Promise<void>;
+}
+
+/** Opens a gateway on PostgreSQL (migrating it if needed) and builds the server over it. */
+export async function createPgServer(options: PgGatewayOptions): Promise<PgServer> {
+  const gateway = await createPgGateway(options);
+  const app = buildApp(gateway);
+  const scheduler = new Scheduler(gateway);
+  const sweeper = setInterval(() => {
+    void gateway.runner.sweep().catch((e: unknown) => gateway.log("sweep of old answers failed", e));
+  }, 10 * 60_000);
+  sweeper.unref();
+  return {
+    app,
+    gateway,
+    scheduler,
+    async listen({ host = "127.0.0.1", port = 8787 } = {}) {
+      await app.listen({ host, port });
+      if (gateway.config.scheduleTickMs > 0) {
+        scheduler.start(gateway.config.scheduleTickMs);
+        void scheduler.tick().catch((e: unknown) => gateway.log("scheduler tick failed", e));
+      }
+      const address = app.server.address();
+      const bound = typeof address === "object" && address ? address.port : port;
+      return `http://${host}:${bound}`;
+    },
+    async close({ drainMs = 2000 } = {}) {
+      clearInterval(sweeper);
+      await scheduler.stop();
+      await app.close();
+      await gateway.close({ drainMs });
+    },
+  };
+}
+
+/**
+ * The demo account (paid, 5000 credits) and its key, made once for the database whoever starts first: its id is
+ * fixed (`acc_demo`), so instances starting together make it once; the key's secret is given to the one that made
+ * it.
+ */
+export async function seedPgDemo(gw: PgGateway): Promise<DemoAccount> {
+  const accountId = "acc_demo";
+  const made = await gw.db.query(
+    "INSERT INTO meta (name, value) VALUES ('demo_account', $1) ON CONFLICT (name) DO NOTHING RETURNING 1",
+    [accountId],
+  );
+  if (made.length === 1) {
+    await gw.accounts.createAccount({ id: accountId, name: "Demo account", plan: "paid" });
+    await gw.accounts.grant(accountId, 5000, "demo credits");
+    const key = await gw.accounts.createKey({ accountId, name: "demo" });
+    return { accountId, key: key.secret, prefix: key.prefix };
+  }
+  const keys = await gw.accounts.keys(accountId);
+  const key = keys.find((k) => k.status === "active" && !k.exposed_at && !k.name.startsWith("console:"));
+  return { accountId, key: null, prefix: key?.prefix ?? "(no active key: sdgw-admin create-key)" };
+}
+
+/** The demo console user (`demo@sdgw.dev`), made once for the database; the password only to the one that made it. */
+export async function seedPgDemoUser(gw: PgGateway, accountId: string): Promise<DemoUser> {
+  if (await gw.sessions.userByEmail(DEMO_EMAIL)) return { email: DEMO_EMAIL, password: null };
+  const password = newPassword();
+  try {
+    await gw.sessions.createUser({ accountId, email: DEMO_EMAIL, passwordHash: hashPasswordSync(password) });
+  } catch (e) {
+    if (await gw.sessions.userByEmail(DEMO_EMAIL)) return { email: DEMO_EMAIL, password: null }; // another instance
+    throw e;
+  }
+  return { email: DEMO_EMAIL, password };
+}
