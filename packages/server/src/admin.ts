@@ -21,7 +21,9 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createGateway } from "./gateway.ts";
-import { PASSWORD_MAX, PASSWORD_MIN, hashPasswordSync, newPassword, sessionsOf } from "./systems/sessions.ts";
+import { PASSWORD_MAX, PASSWORD_MIN, hashPasswordSync, newPassword } from "./systems/sessions.ts";
+import { isPostgresUrl, withoutPassword } from "./config.ts";
+import type { GatewayPorts } from "./systems/ports.ts";
 
 /** What `sdgw-admin --help` prints. */
 export const ADMIN_USAGE = `Usage: sdgw-admin <command> [options]   (prints JSON)
@@ -41,6 +43,7 @@ export const ADMIN_USAGE = `Usage: sdgw-admin <command> [options]   (prints JSON
   disable-user --email a@b.c                (it cannot sign in; its sessions end)
 
 Options: --db PATH   the server's database (default $SDGW_DB, else ./data/sdgw.sqlite)
+         --database-url postgres://…   the shared PostgreSQL database instead (default $SDGW_DATABASE_URL, D108)
          --help      this text`;
 
 const COMMANDS = [
@@ -72,7 +75,11 @@ export interface AdminIo {
  * Runs one admin command; returns what it prints. Throws with a message a person can act on. `io.readStdin` is
  * where `--password-stdin` reads (default: the process's standard input).
  */
-export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, io: AdminIo = {}): unknown {
+export async function runAdmin(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  io: AdminIo = {},
+): Promise<unknown> {
   const [command, ...rest] = argv;
   // Checked before the database is opened, so that a typo creates no database file.
   if (!COMMANDS.includes(command as (typeof COMMANDS)[number])) {
@@ -87,6 +94,7 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     args: [...rest],
     options: {
       db: { type: "string" },
+      "database-url": { type: "string" },
       name: { type: "string" },
       plan: { type: "string" },
       account: { type: "string" },
@@ -102,11 +110,7 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     },
     strict: true,
   });
-  const gw = createGateway({
-    dbPath: values.db ?? env["SDGW_DB"] ?? "./data/sdgw.sqlite",
-    log: () => undefined,
-    recover: false,
-  });
+  const gw = await openAdmin(values["database-url"] ?? env["SDGW_DATABASE_URL"], values.db ?? env["SDGW_DB"]);
   const whole = (v: string | undefined, what: string): number | null => {
     if (v === undefined) return null;
     if (!/^\d+$/.test(v)) throw new Error(`${what} must be a whole number`);
@@ -121,7 +125,7 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       case "create-account": {
         const plan = values.plan ?? "paid";
         if (plan !== "free" && plan !== "paid") throw new Error("--plan is free or paid");
-        const { account, workspace } = gw.accounts.createAccount({
+        const { account, workspace } = await gw.accounts.createAccount({
           name: need(values.name, "name"),
           plan,
           dailyLimit: whole(values["daily-limit"], "--daily-limit"),
@@ -131,12 +135,12 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       case "grant": {
         const account = need(values.account, "account");
         const credits = whole(need(values.credits, "credits"), "--credits")!;
-        return { account, balance: gw.accounts.grant(account, credits, "admin grant") };
+        return { account, balance: await gw.accounts.grant(account, credits, "admin grant") };
       }
       case "create-key": {
         const account = need(values.account, "account");
-        if (!gw.accounts.account(account)) throw new Error(`no account ${account}`);
-        const key = gw.accounts.createKey({
+        if (!(await gw.accounts.account(account))) throw new Error(`no account ${account}`);
+        const key = await gw.accounts.createKey({
           accountId: account,
           name: values.name ?? "default",
           permissions: values["no-read-data"] ? [] : ["read_data"],
@@ -151,9 +155,9 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         };
       }
       case "revoke-key": {
-        const found = gw.accounts.findKey(need(values.key, "key"));
+        const found = await gw.accounts.findKey(need(values.key, "key"));
         if (!found) throw new Error(`no key ${values.key}`);
-        return { key: found.id, revoked: gw.accounts.revokeKey(found.id) };
+        return { key: found.id, revoked: await gw.accounts.revokeKey(found.id) };
       }
       case "suspend":
       case "resume": {
@@ -161,34 +165,34 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         if ((values.account === undefined) === (values.key === undefined))
           throw new Error(`${command} takes --account or --key (one of them)`);
         if (values.account !== undefined) {
-          if (!gw.accounts.account(values.account)) throw new Error(`no account ${values.account}`);
-          gw.accounts.setAccountStatus(values.account, status);
+          if (!(await gw.accounts.account(values.account))) throw new Error(`no account ${values.account}`);
+          await gw.accounts.setAccountStatus(values.account, status);
           return { account: values.account, status };
         }
-        const found = gw.accounts.findKey(values.key!);
+        const found = await gw.accounts.findKey(values.key!);
         if (!found) throw new Error(`no key ${values.key}`);
         if (found.status === "revoked") throw new Error(`key ${found.id} is revoked; a revoked key stays revoked`);
-        gw.accounts.setKeyStatus(found.id, status);
+        await gw.accounts.setKeyStatus(found.id, status);
         return { key: found.id, status };
       }
       case "pause": {
         const message = need(values.message, "message").trim();
         if (!message) throw new Error("--message is required: say why, as the refusals show it");
-        return { paused: gw.service.pause(message) };
+        return { paused: await gw.service.pause(message) };
       }
       case "unpause":
-        return { unpaused: gw.service.unpause() };
+        return { unpaused: await gw.service.unpause() };
       case "call-cap": {
         const account = need(values.account, "account");
-        if (!gw.accounts.account(account)) throw new Error(`no account ${account}`);
+        if (!(await gw.accounts.account(account))) throw new Error(`no account ${account}`);
         const calls = need(values.calls, "calls");
         const cap = calls === "off" ? null : whole(calls, "--calls");
-        gw.accounts.setAccountCallCap(account, cap);
+        await gw.accounts.setAccountCallCap(account, cap);
         return { account, call_cap: cap };
       }
       case "create-user": {
         const account = need(values.account, "account");
-        if (!gw.accounts.account(account)) throw new Error(`no account ${account}`);
+        if (!(await gw.accounts.account(account))) throw new Error(`no account ${account}`);
         const email = need(values.email, "email");
         const made = !values["password-stdin"];
         const password = made
@@ -196,7 +200,11 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
           : (io.readStdin ?? (() => readFileSync(0, "utf8")))().replace(/\r?\n$/, "");
         if (password.length < PASSWORD_MIN || Buffer.byteLength(password) > PASSWORD_MAX)
           throw new Error(`the password must be ${PASSWORD_MIN} characters to ${PASSWORD_MAX} bytes`);
-        const user = sessionsOf(gw).createUser({ accountId: account, email, passwordHash: hashPasswordSync(password) });
+        const user = await gw.sessions.createUser({
+          accountId: account,
+          email,
+          passwordHash: hashPasswordSync(password),
+        });
         return {
           user: user.id,
           account: user.account_id,
@@ -206,12 +214,12 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       }
       case "disable-user": {
         const email = need(values.email, "email");
-        const done = sessionsOf(gw).disableUser(email);
+        const done = await gw.sessions.disableUser(email);
         if (!done) throw new Error(`no user ${email}`);
         return { user: done.user.id, email: done.user.email, disabled: true, sessions_ended: done.sessionsEnded };
       }
       case "list-keys":
-        return gw.accounts.keys(values.account).map((k) => ({
+        return (await gw.accounts.keys(values.account)).map((k) => ({
           id: k.id,
           prefix: k.prefix,
           account: k.account_id,
@@ -226,6 +234,26 @@ export function runAdmin(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         throw new Error(`unknown command ${command}`);
     }
   } finally {
-    void gw.store.close();
+    await gw.close();
   }
+}
+
+/** What the commands use of a gateway, and how it is closed. */
+type AdminGateway = Pick<GatewayPorts, "accounts" | "service" | "sessions"> & { close(): Promise<void> };
+
+/**
+ * Opens the server's state for the commands: the PostgreSQL database of `databaseUrl` (D108; migrated to this
+ * build's schema if needed), else the SQLite file `dbPath` (default ./data/sdgw.sqlite), without recovering runs.
+ */
+async function openAdmin(databaseUrl: string | undefined, dbPath: string | undefined): Promise<AdminGateway> {
+  if (databaseUrl !== undefined && databaseUrl !== "") {
+    if (!isPostgresUrl(databaseUrl))
+      throw new Error(
+        `SDGW_DATABASE_URL (--database-url) must be a PostgreSQL URL, postgres://user[:password]@host[:port]/database (got ${JSON.stringify(withoutPassword(databaseUrl))})`,
+      );
+    const { openPgAdmin } = await import("./pg/admin.ts");
+    return openPgAdmin(databaseUrl);
+  }
+  const gw = createGateway({ dbPath: dbPath ?? "./data/sdgw.sqlite", log: () => undefined, recover: false });
+  return { accounts: gw.accounts, service: gw.service, sessions: gw.sessions, close: () => gw.store.close() };
 }

@@ -60,9 +60,9 @@ describe("sdgw-admin", () => {
 
   it("suspends and resumes an account or a key, seen at once by a server open on the same database", async () => {
     const db = join(dir, "suspend.sqlite");
-    const acc = runAdmin(["create-account", "--db", db, "--name", "Acme"]) as { account: string };
-    runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "10"]);
-    const key = runAdmin(["create-key", "--db", db, "--account", acc.account]) as {
+    const acc = (await runAdmin(["create-account", "--db", db, "--name", "Acme"])) as { account: string };
+    await runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "10"]);
+    const key = (await runAdmin(["create-key", "--db", db, "--account", acc.account])) as {
       key: string;
       secret: string;
       prefix: string;
@@ -76,19 +76,19 @@ describe("sdgw-admin", () => {
       return res.statusCode === 200 ? "ok" : (JSON.parse(res.body) as { reason: string }).reason;
     };
     expect(await reason()).toBe("ok");
-    expect(runAdmin(["suspend", "--db", db, "--key", key.prefix])).toEqual({ key: key.key, status: "suspended" });
+    expect(await runAdmin(["suspend", "--db", db, "--key", key.prefix])).toEqual({ key: key.key, status: "suspended" });
     expect(await reason()).toBe("suspended");
-    runAdmin(["resume", "--db", db, "--key", key.key]);
+    await runAdmin(["resume", "--db", db, "--key", key.key]);
     expect(await reason()).toBe("ok");
-    expect(runAdmin(["suspend", "--db", db, "--account", acc.account])).toEqual({
+    expect(await runAdmin(["suspend", "--db", db, "--account", acc.account])).toEqual({
       account: acc.account,
       status: "suspended",
     });
     expect(await reason()).toBe("suspended");
-    runAdmin(["resume", "--db", db, "--account", acc.account]);
+    await runAdmin(["resume", "--db", db, "--account", acc.account]);
     expect(await reason()).toBe("ok");
     // A grant made by the CLI is spendable at once; a revocation holds at once.
-    runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "5"]);
+    await runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "5"]);
     await nextTurn();
     const account = await server.app.inject({
       method: "GET",
@@ -96,18 +96,18 @@ describe("sdgw-admin", () => {
       headers: { "x-api-key": key.secret },
     });
     expect(JSON.parse(account.body).billing.balance_credits).toBe(15);
-    runAdmin(["revoke-key", "--db", db, "--key", key.key]);
+    await runAdmin(["revoke-key", "--db", db, "--key", key.key]);
     expect(await reason()).toBe("revoked");
-    expect(() => runAdmin(["suspend", "--db", db, "--key", key.key])).toThrow(/revoked/);
-    expect(() => runAdmin(["suspend", "--db", db])).toThrow(/--account or --key/);
+    await expect(runAdmin(["suspend", "--db", db, "--key", key.key])).rejects.toThrow(/revoked/);
+    await expect(runAdmin(["suspend", "--db", db])).rejects.toThrow(/--account or --key/);
     await server.close();
   });
 
   it("pause: charged calls answer 503 temporarily_unavailable (paused) and start nothing; quotes and reads work; unpause (D60)", async () => {
     const db = join(dir, "pause.sqlite");
-    const acc = runAdmin(["create-account", "--db", db, "--name", "Acme"]) as { account: string };
-    runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "10"]);
-    const { secret } = runAdmin(["create-key", "--db", db, "--account", acc.account]) as { secret: string };
+    const acc = (await runAdmin(["create-account", "--db", db, "--name", "Acme"])) as { account: string };
+    await runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "10"]);
+    const { secret } = (await runAdmin(["create-key", "--db", db, "--account", acc.account])) as { secret: string };
     const server = createServer({ dbPath: db, log: () => undefined });
     const call = async (method: "GET" | "POST", url: string, body?: unknown, idem = "pause-1") => {
       await nextTurn();
@@ -158,9 +158,9 @@ describe("sdgw-admin", () => {
 
   it("call-cap: over the account's calls of the day, 503 temporarily_unavailable daily_cap until UTC midnight; nothing held or claimed (D74)", async () => {
     const db = join(dir, "cap.sqlite");
-    const acc = runAdmin(["create-account", "--db", db, "--name", "Capped"]) as { account: string };
-    runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "100"]);
-    const { secret } = runAdmin(["create-key", "--db", db, "--account", acc.account]) as { secret: string };
+    const acc = (await runAdmin(["create-account", "--db", db, "--name", "Capped"])) as { account: string };
+    await runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "100"]);
+    const { secret } = (await runAdmin(["create-key", "--db", db, "--account", acc.account])) as { secret: string };
     let offset = 0;
     const server = createServer({ dbPath: db, log: () => undefined, now: () => Date.now() + offset });
     const call = async (url: string, idem: string, method: "GET" | "POST" = "GET", body?: unknown) => {
@@ -178,14 +178,14 @@ describe("sdgw-admin", () => {
       return { status: res.statusCode, headers: res.headers, body: JSON.parse(res.body) as Record<string, any> };
     };
     const balance = async () => (await call("/v1/account", "acct")).body["billing"].balance_credits as number;
-    expect(() => runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "three"])).toThrow(
+    await expect(runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "three"])).rejects.toThrow(
       /--calls must be a whole number/,
     );
-    expect(() => runAdmin(["call-cap", "--db", db, "--account", "acc_nope", "--calls", "3"])).toThrow(
+    await expect(runAdmin(["call-cap", "--db", db, "--account", "acc_nope", "--calls", "3"])).rejects.toThrow(
       /no account acc_nope/,
     );
     await nextTurn();
-    expect(runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "3"])).toEqual({
+    expect(await runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "3"])).toEqual({
       account: acc.account,
       call_cap: 3,
     });
@@ -215,14 +215,14 @@ describe("sdgw-admin", () => {
     expect(await balance()).toBe(97);
     // raising the cap lets the same Idempotency-Key run: the refusal claimed nothing
     await nextTurn();
-    runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "4"]);
+    await runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "4"]);
     expect((await call("/v1/search?platform=x&query=c", "c3")).status).toBe(200);
     expect((await call("/v1/search?platform=x&query=d", "c4")).status).toBe(503);
     // the next UTC day starts from zero
     offset = resets.getTime() - Date.now() + 1000;
     expect((await call("/v1/search?platform=x&query=d", "c4")).status).toBe(200);
     await nextTurn();
-    expect(runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "off"])).toEqual({
+    expect(await runAdmin(["call-cap", "--db", db, "--account", acc.account, "--calls", "off"])).toEqual({
       account: acc.account,
       call_cap: null,
     });
@@ -263,12 +263,14 @@ describe("sdgw-admin", () => {
 
   it("creates accounts and keys, grants credits, lists and revokes keys", async () => {
     const db = join(dir, "admin.sqlite");
-    const acc = runAdmin(["create-account", "--db", db, "--name", "Acme", "--plan", "free"]) as { account: string };
-    expect(runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "250"])).toEqual({
+    const acc = (await runAdmin(["create-account", "--db", db, "--name", "Acme", "--plan", "free"])) as {
+      account: string;
+    };
+    expect(await runAdmin(["grant", "--db", db, "--account", acc.account, "--credits", "250"])).toEqual({
       account: acc.account,
       balance: 250,
     });
-    const key = runAdmin([
+    const key = (await runAdmin([
       "create-key",
       "--db",
       db,
@@ -278,16 +280,20 @@ describe("sdgw-admin", () => {
       "ci",
       "--daily-limit",
       "40",
-    ]) as { key: string; prefix: string; secret: string };
+    ])) as { key: string; prefix: string; secret: string };
     expect(key.secret.startsWith(key.prefix)).toBe(true);
-    const listed = runAdmin(["list-keys", "--db", db, "--account", acc.account]) as Array<Record<string, unknown>>;
+    const listed = (await runAdmin(["list-keys", "--db", db, "--account", acc.account])) as Array<
+      Record<string, unknown>
+    >;
     expect(listed).toEqual([
       expect.objectContaining({ id: key.key, prefix: key.prefix, status: "active", daily_limit: 40 }),
     ]);
     expect(JSON.stringify(listed)).not.toContain(key.secret);
-    expect(runAdmin(["revoke-key", "--db", db, "--key", key.prefix])).toEqual({ key: key.key, revoked: true });
-    expect(() => runAdmin(["grant", "--db", db, "--account", acc.account, "--credits=-3"])).toThrow(/whole number/);
-    expect(() => runAdmin(["launch", "--db", db])).toThrow(/unknown command/);
+    expect(await runAdmin(["revoke-key", "--db", db, "--key", key.prefix])).toEqual({ key: key.key, revoked: true });
+    await expect(runAdmin(["grant", "--db", db, "--account", acc.account, "--credits=-3"])).rejects.toThrow(
+      /whole number/,
+    );
+    await expect(runAdmin(["launch", "--db", db])).rejects.toThrow(/unknown command/);
 
     const server = createServer({ dbPath: db, log: () => undefined });
     const res = await server.app.inject({ method: "GET", url: "/v1/account", headers: { "x-api-key": key.secret } });
@@ -315,7 +321,7 @@ describe("sdgw-admin", () => {
     gw.simulator!.setKnobs("reddit", { latencyMs: 100 });
     const running = await get("/v1/search?platform=reddit&query=a");
     expect(running["status"]).toBe("running");
-    expect(runAdmin(["grant", "--db", db, "--account", account.id, "--credits", "5"])).toEqual({
+    expect(await runAdmin(["grant", "--db", db, "--account", account.id, "--credits", "5"])).toEqual({
       account: account.id,
       balance: 14,
     });
@@ -324,7 +330,7 @@ describe("sdgw-admin", () => {
     await gw.runs.drain();
     await gw.store.durable(); // the CLI runs in this process here: let the server's turn commit before it writes
     expect(gw.ledger.audit(account.id)).toMatchObject({ balance: 13, charges: 2, held: 0, holdsHeld: 0 });
-    runAdmin(["revoke-key", "--db", db, "--key", key.id]);
+    await runAdmin(["revoke-key", "--db", db, "--key", key.id]);
     await nextTurn();
     expect((await get("/v1/search?platform=x&query=a")).reason).toBe("revoked");
     await server.close();

@@ -7,13 +7,16 @@
  * answering gets 503 `temporarily_unavailable` with nothing charged. The ledger's identity is checked after every
  * test. Needs PostgreSQL (see pg-helpers.ts).
  */
+import { execFile } from "node:child_process";
 import { connect, createServer as createNetServer, type Server, type Socket } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PgAccounts } from "../src/pg/accounts.ts";
 import { PgCalls } from "../src/pg/calls.ts";
 import { createPgServer } from "../src/pg/server.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
-import { kill, sameClockEnv, startServer, stopAll, type Started } from "./processes.ts";
+import { kill, ROOT, sameClockEnv, startServer, stopAll, type Started } from "./processes.ts";
 
 let t: TestDatabase;
 let url: string;
@@ -179,6 +182,28 @@ describe("the reference server as three instances on one PostgreSQL (issue 20, D
     expect(await ledger.audit(id)).toMatchObject({ balance: 9, held: 0, charges: 1 });
   });
 
+  it("sdgw-admin on the same database: an account and key it makes serve at once; its pause and revoke hold on every instance", async () => {
+    const made_ = (await adminPg("create-account", "--name", "From the CLI")) as { account: string };
+    made.push(made_.account);
+    await adminPg("grant", "--account", made_.account, "--credits", "5");
+    const { secret } = (await adminPg("create-key", "--account", made_.account)) as { secret: string };
+    for (const s of three) expect((await search(s.url, secret, "cli", `cli-${s.url}`)).status).toBe(200);
+    await adminPg("pause", "--message", "Maintenance window.");
+    for (const s of three) {
+      const paused = await search(s.url, secret, "cli paused", `cli-p-${s.url}`);
+      expect([paused.status, paused.body["reason"], paused.body["message"]]).toEqual([
+        503,
+        "paused",
+        "Calls are paused: Maintenance window. Nothing ran and nothing was charged.",
+      ]);
+    }
+    expect(await adminPg("unpause")).toEqual({ unpaused: true });
+    await adminPg("revoke-key", "--key", secret.slice(0, 12));
+    for (const s of three)
+      expect((await search(s.url, secret, "cli", `cli-r-${s.url}`)).body["reason"]).toBe("revoked");
+    expect(await ledger.audit(made_.account)).toMatchObject({ balance: 2, charges: 3, held: 0 });
+  });
+
   it("a database that stops answering: 503 temporarily_unavailable, nothing charged; calls resume when it is back", async () => {
     const proxy = await tcpProxy(5432);
     const server = await createPgServer({
@@ -211,6 +236,16 @@ describe("the reference server as three instances on one PostgreSQL (issue 20, D
     }
   });
 });
+
+/** Runs `sdgw-admin` as its own process on the test's database (SDGW_DATABASE_URL); its JSON output. */
+async function adminPg(...args: string[]): Promise<unknown> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ["--conditions=source", "--no-warnings", join(ROOT, "packages", "server", "src", "bin", "sdgw-admin.ts"), ...args],
+    { cwd: ROOT, timeout: 20_000, env: { ...process.env, SDGW_DATABASE_URL: url } },
+  );
+  return JSON.parse(stdout);
+}
 
 /** A TCP proxy on a free loopback port to `target`: `down()` cuts every connection and refuses new ones. */
 async function tcpProxy(target: number) {

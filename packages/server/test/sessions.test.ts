@@ -470,11 +470,11 @@ describe("sdgw-admin create-user / disable-user", () => {
     expect(ADMIN_USAGE).toContain("create-user --account acc_… --email a@b.c [--password-stdin]");
     expect(ADMIN_USAGE).toContain("disable-user --email a@b.c");
     const db = join(dir, "users.sqlite");
-    const acc = runAdmin(["create-account", "--db", db, "--name", "Acme"]) as { account: string };
+    const acc = (await runAdmin(["create-account", "--db", db, "--name", "Acme"])) as { account: string };
     for (const args of [["--password", PASSWORD], [`--password=${PASSWORD}`]]) {
-      expect(() =>
+      await expect(
         runAdmin(["create-user", "--db", db, "--account", acc.account, "--email", "x@example.com", ...args]),
-      ).toThrow(/never taken from the command line/);
+      ).rejects.toThrow(/never taken from the command line/);
     }
     // From standard input (the real command, the password piped): it is not printed back.
     const out = execFileSync(
@@ -496,25 +496,25 @@ describe("sdgw-admin create-user / disable-user", () => {
     const made = JSON.parse(out) as { user: string; email: string; password?: string };
     expect(made).toMatchObject({ account: acc.account, email: "grace@example.com" });
     expect(out).not.toContain(PASSWORD);
-    expect(() =>
+    await expect(
       runAdmin(
         ["create-user", "--db", db, "--account", acc.account, "--email", "GRACE@example.com", "--password-stdin"],
         {},
         { readStdin: () => PASSWORD },
       ),
-    ).toThrow(/exists/);
-    expect(() =>
+    ).rejects.toThrow(/exists/);
+    await expect(
       runAdmin(
         ["create-user", "--db", db, "--account", acc.account, "--email", "short@example.com", "--password-stdin"],
         {},
         { readStdin: () => "short" },
       ),
-    ).toThrow(/at least|characters/);
-    expect(() => runAdmin(["create-user", "--db", db, "--account", "acc_nope", "--email", "n@example.com"])).toThrow(
-      /no account/,
-    );
+    ).rejects.toThrow(/at least|characters/);
+    await expect(
+      runAdmin(["create-user", "--db", db, "--account", "acc_nope", "--email", "n@example.com"]),
+    ).rejects.toThrow(/no account/);
     // Without --password-stdin a password is made and printed once.
-    const generated = runAdmin([
+    const generated = (await runAdmin([
       "create-user",
       "--db",
       db,
@@ -522,7 +522,7 @@ describe("sdgw-admin create-user / disable-user", () => {
       acc.account,
       "--email",
       "linus@example.com",
-    ]) as { password: string; note: string };
+    ])) as { password: string; note: string };
     expect(generated.password).toMatch(/^[A-Za-z0-9_-]{24}$/);
 
     server = createServer({ dbPath: db, log: () => undefined, limits: GENEROUS });
@@ -541,7 +541,7 @@ describe("sdgw-admin create-user / disable-user", () => {
     expect((await read()).statusCode).toBe(200);
     await server.gateway.store.durable();
     // Disabled by another process on the same database: seen from the server's next turn.
-    expect(runAdmin(["disable-user", "--db", db, "--email", "GRACE@example.com"])).toEqual({
+    expect(await runAdmin(["disable-user", "--db", db, "--email", "GRACE@example.com"])).toEqual({
       user: made.user,
       email: "grace@example.com",
       disabled: true,
@@ -550,7 +550,7 @@ describe("sdgw-admin create-user / disable-user", () => {
     await new Promise((r) => setImmediate(r));
     expect((await read()).statusCode).toBe(401);
     expect(JSON.parse((await post("grace@example.com", PASSWORD)).body).reason).toBe("suspended");
-    expect(() => runAdmin(["disable-user", "--db", db, "--email", "nobody@example.com"])).toThrow(/no user/);
+    await expect(runAdmin(["disable-user", "--db", db, "--email", "nobody@example.com"])).rejects.toThrow(/no user/);
   }, 30_000);
 });
 

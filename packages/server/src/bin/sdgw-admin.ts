@@ -7,7 +7,7 @@ if (wantsAdminHelp(process.argv.slice(2))) {
   process.exit(0);
 }
 try {
-  console.log(JSON.stringify(runAdmin(process.argv.slice(2)), null, 2));
+  console.log(JSON.stringify(await runAdmin(process.argv.slice(2)), null, 2));
 } catch (e) {
   console.error(`sdgw-admin: ${(e as Error).message}`);
   process.exit(1);
