@@ -7,7 +7,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createServer, type GatewayOptions } from "@sdgw/server";
+import { createPgServer, createServer, type GatewayOptions } from "@sdgw/server";
+import pg from "pg";
 
 export interface ReferenceServer {
   baseUrl: string;
@@ -42,6 +43,45 @@ export async function startReferenceServer(options: GatewayOptions = {}): Promis
     async close() {
       await server.close();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The same server on PostgreSQL (D108): a database of its own on 127.0.0.1:5432 (user postgres, trust; CI's
+ * `.ci/run` starts it), the same accounts and keys, dropped when closed.
+ */
+export async function startPostgresReferenceServer(options: GatewayOptions = {}): Promise<ReferenceServer> {
+  const admin = new pg.Client({ connectionString: "postgres://postgres@127.0.0.1:5432/postgres" });
+  await admin.connect();
+  const name = `sdgw_conformance_${process.pid}_${Date.now()}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const server = await createPgServer({
+    waitMs: 300,
+    pollAfterSeconds: 1,
+    inProgressRetrySeconds: 1,
+    simulator: { knobs: { xiaohongshu: { latencyMs: 1500 } } },
+    log: () => undefined,
+    ...options,
+    databaseUrl: `postgres://postgres@127.0.0.1:5432/${name}`,
+  });
+  const { accounts } = server.gateway;
+  const paid = (await accounts.createAccount({ name: "Conformance", plan: "paid" })).account;
+  await accounts.grant(paid.id, 1000);
+  const key = (await accounts.createKey({ accountId: paid.id, name: "main" })).secret;
+  const secondKey = (await accounts.createKey({ accountId: paid.id, name: "second" })).secret;
+  const noscopeKey = (await accounts.createKey({ accountId: paid.id, name: "no read_data", permissions: [] })).secret;
+  const dailyLimitKey = (await accounts.createKey({ accountId: paid.id, name: "daily limit 0", dailyLimit: 0 })).secret;
+  const broke = (await accounts.createAccount({ name: "No credits", plan: "paid" })).account;
+  const insufficientBalanceKey = (await accounts.createKey({ accountId: broke.id, name: "broke" })).secret;
+  const baseUrl = await server.listen({ host: "127.0.0.1", port: 0 });
+  return {
+    baseUrl,
+    keys: { key, secondKey, noscopeKey, insufficientBalanceKey, dailyLimitKey },
+    async close() {
+      await server.close();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
     },
   };
 }

@@ -11,6 +11,14 @@ export { createServer } from "./server.ts";
 export type { SdgwServer } from "./server.ts";
 export { createGateway } from "./gateway.ts";
 export type { Gateway, GatewayOptions } from "./gateway.ts";
+export { createPgServer, seedPgDemo, seedPgDemoUser } from "./pg/server.ts";
+export type { PgServer } from "./pg/server.ts";
+export { createPgGateway } from "./pg/gateway.ts";
+export type { PgGateway, PgGatewayOptions } from "./pg/gateway.ts";
+export { DatabaseUnavailable } from "./pg/unavailable.ts";
+export { MIGRATIONS, SchemaError, migrate } from "./pg/migrations.ts";
+export type { Migration, MigrationReport } from "./pg/migrations.ts";
+export type { GatewayPorts } from "./systems/ports.ts";
 export { buildApp, ROUTE_LIST } from "./http/server.ts";
 export {
   ConfigError,

@@ -93,6 +93,8 @@ export interface GatewayPorts {
   catalog: Catalog;
   finder: Finder;
   simulator: Simulator | null;
+  /** The clock every system reads, in milliseconds since the epoch. */
   now: () => number;
+  /** Where failures of the server's side are reported. */
   log: (message: string, error?: unknown) => void;
 }
