@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `sdgw-mcp`: the gateway as an MCP server over stdio, for agent hosts that start a command. Builds the server
- * in-process on the default database (SDGW_DB, else ./data/sdgw.sqlite; the other SDGW_* settings as `pnpm start`)
+ * in-process on the default database (SDGW_DATABASE_URL for a shared PostgreSQL database, else SDGW_DB, else
+ * ./data/sdgw.sqlite; the other SDGW_* settings as `pnpm start`)
  * and acts for the key in SDGW_API_KEY. Logs go to stderr; stdout carries only MCP messages. It may share the
  * database with a running `pnpm start`: each process ends only the runs of processes that are gone (owners.ts).
  *
@@ -19,6 +20,7 @@ import { runLeaseFromEnv } from "../gateway.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { McpToolsetError, selectTools, toolFilterFromArgs } from "../mcp/toolsets.ts";
 import { createServer } from "../server.ts";
+import { createPgServer } from "../pg/server.ts";
 
 async function main(): Promise<void> {
   let filter;
@@ -32,11 +34,11 @@ async function main(): Promise<void> {
   }
   const apiKey = process.env["SDGW_API_KEY"] ?? null;
   if (!apiKey) console.error("sdgw-mcp: SDGW_API_KEY is not set; charging tools and account will answer unauthorized.");
-  const server = createServer({
-    ...configFromEnv(),
-    ...runLeaseFromEnv(),
-    log: (...args: unknown[]) => console.error(...args),
-  });
+  const options = { ...configFromEnv(), ...runLeaseFromEnv(), log: (...args: unknown[]) => console.error(...args) };
+  // D108: with SDGW_DATABASE_URL the state is the shared PostgreSQL database, as `pnpm start` uses it.
+  const server = options.databaseUrl
+    ? await createPgServer({ ...options, databaseUrl: options.databaseUrl })
+    : createServer(options);
   await server.app.ready();
   const mcp = createMcpServer({ app: server.app, apiKey, gateway: server.gateway, keySource: "env", ...filter });
   await mcp.connect(new StdioServerTransport());
