@@ -6,9 +6,11 @@ if (wantsAdminHelp(process.argv.slice(2))) {
   console.log(ADMIN_USAGE);
   process.exit(0);
 }
-try {
-  console.log(JSON.stringify(await runAdmin(process.argv.slice(2)), null, 2));
-} catch (e) {
-  console.error(`sdgw-admin: ${(e as Error).message}`);
-  process.exit(1);
-}
+// No top-level await: the command is also built as CommonJS.
+runAdmin(process.argv.slice(2)).then(
+  (out) => console.log(JSON.stringify(out, null, 2)),
+  (e: unknown) => {
+    console.error(`sdgw-admin: ${(e as Error).message}`);
+    process.exit(1);
+  },
+);
