@@ -15,6 +15,11 @@
  *                                                                   for each request's own query and count and answers
  *                                                                   its items as an object (what producing the data
  *                                                                   costs, without anything of the gateway)
+ *   node --conditions=source bench/server/servers.ts pg <url> [key]  the reference server on PostgreSQL (D108) at
+ *                                                                   <url>, settings as `sdgw`'s; without `key` it
+ *                                                                   makes the bench's account (a huge balance) and key
+ *                                                                   and sends the key; with it (the other instances
+ *                                                                   on the same database) it makes nothing
  * Each sends `{ port, … }` once listening and exits when run.ts goes away. `sdgw <dir>` is what `--base` starts of
  * another checkout: keep its arguments.
  */
@@ -22,9 +27,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { configFromEnv } from "../../packages/server/src/config.ts";
+import { createPgServer } from "../../packages/server/src/pg/server.ts";
 import { createServer } from "../../packages/server/src/server.ts";
 
-const [mode, arg] = process.argv.slice(2);
+const [mode, arg, given] = process.argv.slice(2);
 if (!process.send) throw new Error("servers.ts must be spawned with an IPC channel (by run.ts)");
 process.on("disconnect", () => process.exit(0));
 
@@ -44,6 +50,23 @@ if (mode === "sdgw") {
   const { account } = server.gateway.accounts.createAccount({ name: "Bench" });
   server.gateway.accounts.grant(account.id, 1_000_000_000);
   const key = server.gateway.accounts.createKey({ accountId: account.id }).secret;
+  const url = await server.listen({ port: 0 });
+  process.send({ port: Number(new URL(url).port), key });
+} else if (mode === "pg") {
+  // As `sdgw`, on the PostgreSQL database at <url> that run.ts made (and drops); its other instances share it.
+  const env = configFromEnv();
+  const server = await createPgServer({
+    ...env,
+    databaseUrl: arg!,
+    log: () => undefined,
+    limits: { ...env.limits, keyQps: 1e9, workspaceConcurrency: 1e6, failureThreshold: 1e9 },
+  });
+  let key = given;
+  if (!key) {
+    const { account } = await server.gateway.accounts.createAccount({ name: "Bench" });
+    await server.gateway.accounts.grant(account.id, 1_000_000_000);
+    key = (await server.gateway.accounts.createKey({ accountId: account.id })).secret;
+  }
   const url = await server.listen({ port: 0 });
   process.send({ port: Number(new URL(url).port), key });
 } else if (mode === "data") {
@@ -109,4 +132,4 @@ if (mode === "sdgw") {
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
   process.send({ port: typeof address === "object" && address ? address.port : 0 });
-} else throw new Error(`servers.ts: unknown mode ${mode} (sdgw, object, bytes or data)`);
+} else throw new Error(`servers.ts: unknown mode ${mode} (sdgw, pg, object, bytes or data)`);
