@@ -24,8 +24,10 @@ async function openShared(o: Parameters<typeof createPgServer>[0]) {
   try {
     return await createPgServer(o);
   } catch (e) {
-    if (!(e instanceof DatabaseUnavailable || e instanceof SchemaError)) throw e;
-    console.error(`sdgw: not started: SDGW_DATABASE_URL: ${e.message}.`);
+    // Not reachable, a newer schema, or PostgreSQL's own refusal at connect (no such database, a wrong password…).
+    const refused = typeof (e as { code?: unknown }).code === "string" && "severity" in (e as object);
+    if (!(e instanceof DatabaseUnavailable || e instanceof SchemaError || refused)) throw e;
+    console.error(`sdgw: not started: SDGW_DATABASE_URL: ${(e as Error).message}.`);
     process.exit(2);
   }
 }
