@@ -50,16 +50,6 @@ interface AccountRow {
   calls_today: number;
 }
 
-/** A hold as it ends. */
-interface HoldRow {
-  account_id: string;
-  key_id: string;
-  amount: number;
-  calls: number;
-  free_plan: boolean;
-  captured: number;
-}
-
 /** A claim's row as read back. */
 interface IdempotencyRow {
   fingerprint: string;
@@ -72,9 +62,6 @@ interface IdempotencyRow {
 const utcDay = (ms: number) => isoSeconds(ms).slice(0, 10);
 const today = (row: { spend_day: string; spend_today: number }, day: string) =>
   row.spend_day === day ? row.spend_today : 0;
-
-/** The account's and key's spend of the day, moved by a charge (the day starts over at 0). */
-const SPEND = "spend_today = CASE WHEN spend_day = $2 THEN spend_today + $1 ELSE $1 END, spend_day = $2";
 
 /** The server's charged calls on PostgreSQL: the engine's `CallStore`, and holds' settling and release. */
 export class PgCalls implements CallStore<RunContext, HttpAnswer> {
@@ -99,18 +86,28 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
     const print = fingerprint(call.operationId, call.params);
     const at = new Date(now()).toISOString();
     const key = [slot.keyId, slot.idemKey];
-    // A record past its 24 h is forgotten: the key starts a new call.
+    const insert = () =>
+      db.query(
+        "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, owner, created_at) VALUES ($1, $2, $3, 'running', $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1",
+        [...key, print, call.runId, this.o.owner, at],
+      );
+    // One round trip for a new key (the usual case); a key taken already is read.
+    if ((await insert()).length === 1) return { kind: "claimed" } as const;
+    const row = await db.one<IdempotencyRow & { expired: boolean }>(
+      "SELECT fingerprint, state, http_status, headers, answer, expires_at <= $3 AS expired FROM idempotency WHERE key_id = $1 AND idem_key = $2",
+      [...key, at],
+    );
+    if (!row?.expired) return claimOf(row, print);
+    // A record past its 24 h is forgotten: the key starts a new call (of claims racing for it, one inserts).
     await db.query("DELETE FROM idempotency WHERE key_id = $1 AND idem_key = $2 AND expires_at <= $3", [...key, at]);
-    const inserted = await db.query(
-      "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, owner, created_at) VALUES ($1, $2, $3, 'running', $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1",
-      [...key, print, call.runId, this.o.owner, at],
+    if ((await insert()).length === 1) return { kind: "claimed" } as const;
+    return claimOf(
+      await db.one<IdempotencyRow>(
+        "SELECT fingerprint, state, http_status, headers, answer FROM idempotency WHERE key_id = $1 AND idem_key = $2",
+        key,
+      ),
+      print,
     );
-    if (inserted.length === 1) return { kind: "claimed" } as const;
-    const row = await db.one<IdempotencyRow>(
-      "SELECT fingerprint, state, http_status, headers, answer FROM idempotency WHERE key_id = $1 AND idem_key = $2",
-      key,
-    );
-    return claimOf(row, print);
   }
 
   async release(slot: IdempotencySlot): Promise<void> {
@@ -133,10 +130,23 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
    * Holds `credits` for the run: the account's row locked, the engine's rules over it, then the hold's row and the
    * account's `held` (and its calls started today, under a cap) in the same transaction.
    */
-  hold(ctx: RunContext, run: { runId: string; credits: number; calls: number }): Promise<HoldRefusal | null> {
+  async hold(ctx: RunContext, run: { runId: string; credits: number; calls: number }): Promise<HoldRefusal | null> {
     const { db, now, freeCalls } = this.o;
     const ms = now();
     const day = utcDay(ms);
+    // The usual case in one statement: a paid, active account without a cap or daily limit, a key without a daily
+    // limit, credits available. The only rule then is the credits (holdRefusal's last), checked under the row's lock
+    // by the update itself; the hold's row is written in the same statement. Anything else takes the full step.
+    const fast = await db.query(
+      `WITH a AS (
+         UPDATE accounts SET held = held + $3 WHERE id = $1 AND status = 'active' AND plan = 'paid' AND call_cap IS NULL
+           AND daily_limit IS NULL AND balance - held >= $3
+           AND EXISTS (SELECT 1 FROM keys WHERE id = $2 AND daily_limit IS NULL) RETURNING id)
+       INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, owner, created_at)
+         SELECT $4, a.id, $2, $3, $5, false, $6, 'held', $7, $8 FROM a RETURNING 1`,
+      [ctx.account.id, ctx.key.id, run.credits, run.runId, run.calls, day, this.o.owner, new Date(ms).toISOString()],
+    );
+    if (fast.length === 1) return null;
     return db.tx(async (sql) => {
       const account = await sql.one<AccountRow>("SELECT * FROM accounts WHERE id = $1 FOR UPDATE", [ctx.account.id]);
       if (!account) throw new Error(`no account ${ctx.account.id}`);
@@ -304,34 +314,38 @@ export async function settleHold(
   o: { runId: string; amount: number; calls: number; ms: number },
 ): Promise<{ charged: number; balance: number; ended: boolean }> {
   const [day, at] = [utcDay(o.ms), new Date(o.ms).toISOString()];
-  const hold = await sql.one<HoldRow>(
-    "UPDATE holds SET captured = LEAST($2, amount), state = CASE WHEN LEAST($2, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = $3 WHERE run_id = $1 AND state = 'held' RETURNING account_id, key_id, amount, calls, free_plan, captured",
-    [o.runId, Math.max(0, o.amount), at],
+  // One statement (its own atomic step even outside a transaction): the hold ends by its conditional update, and its
+  // charge (one ledger row under the unique index per run), the key's and the account's figures move with it.
+  const ended = await sql.one<{ charged: number; balance: number }>(
+    `WITH h AS (
+       UPDATE holds SET captured = LEAST($2, amount),
+         state = CASE WHEN LEAST($2, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = $3
+       WHERE run_id = $1 AND state = 'held'
+       RETURNING account_id, key_id, amount, calls, free_plan, captured),
+     l AS (
+       INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at)
+       SELECT account_id, 'charge', captured, key_id, $1, $4, $3 FROM h WHERE captured > 0),
+     k AS (
+       UPDATE keys SET spend_today = CASE WHEN spend_day = $4 THEN spend_today + h.captured ELSE h.captured END,
+         spend_day = $4
+       FROM h WHERE keys.id = h.key_id AND h.captured > 0),
+     a AS (
+       UPDATE accounts SET balance = balance - h.captured, held = held - h.amount,
+         free_calls_held = free_calls_held - CASE WHEN h.free_plan THEN h.calls ELSE 0 END,
+         free_calls_used = free_calls_used + CASE WHEN h.free_plan AND h.captured > 0 THEN LEAST($5, h.calls) ELSE 0 END,
+         spend_today = CASE WHEN spend_day = $4 THEN spend_today + h.captured ELSE h.captured END, spend_day = $4
+       FROM h WHERE accounts.id = h.account_id
+       RETURNING accounts.balance)
+     SELECT h.captured AS charged, a.balance FROM h, a`,
+    [o.runId, Math.max(0, o.amount), at, day, o.calls],
   );
-  if (!hold) {
-    const row = await sql.one<{ captured: number; balance: number }>(
-      "SELECT h.captured, a.balance FROM holds h JOIN accounts a ON a.id = h.account_id WHERE h.run_id = $1",
-      [o.runId],
-    );
-    if (!row) throw new Error(`run ${o.runId} holds nothing`);
-    return { charged: row.captured, balance: row.balance, ended: false };
-  }
-  const charged = hold.captured;
-  const chargedCalls = charged > 0 ? Math.min(o.calls, hold.calls) : 0;
-  if (charged > 0) {
-    await sql.query(
-      "INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES ($1, 'charge', $2, $3, $4, $5, $6)",
-      [hold.account_id, charged, hold.key_id, o.runId, day, at],
-    );
-    await sql.query(`UPDATE keys SET ${SPEND} WHERE id = $3`, [charged, day, hold.key_id]);
-  }
-  const freeHeld = hold.free_plan ? hold.calls : 0;
-  const freeUsed = hold.free_plan ? chargedCalls : 0;
-  const row = await sql.one<{ balance: number }>(
-    `UPDATE accounts SET balance = balance - $1, held = held - $4, free_calls_held = free_calls_held - $5, free_calls_used = free_calls_used + $6, ${SPEND} WHERE id = $3 RETURNING balance`,
-    [charged, day, hold.account_id, hold.amount, freeHeld, freeUsed],
+  if (ended) return { ...ended, ended: true };
+  const row = await sql.one<{ captured: number; balance: number }>(
+    "SELECT h.captured, a.balance FROM holds h JOIN accounts a ON a.id = h.account_id WHERE h.run_id = $1",
+    [o.runId],
   );
-  return { charged, balance: row!.balance, ended: true };
+  if (!row) throw new Error(`run ${o.runId} holds nothing`);
+  return { charged: row.captured, balance: row.balance, ended: false };
 }
 
 /** Credits the key's calls in flight hold, on every instance. */

@@ -214,19 +214,28 @@ export class PgRunner {
     if (live.persisted) await live.persisted;
     const { ctx } = live;
     const fetchedAt = isoSeconds(this.deps.now());
-    // A tool's answer shows the credits after its charge (below, from these and the charge).
-    const view = await this.deps.calls.view(ctx.account.id, ctx.key.id);
+    // A tool's answer shows the credits after its charge (below, from these and the charge); a data answer only the
+    // balance, which the charge's own statement gives.
+    const view = live.view.kind === "tool" ? await this.deps.calls.view(ctx.account.id, ctx.key.id) : null;
     let parts: FinishedParts | undefined;
     const slot = ctx.idemKey === undefined ? undefined : { keyId: ctx.key.id, idemKey: ctx.idemKey };
     const out = await this.deps.runs.finish(live.id, {
       amount,
       calls,
+      persisted: live.persisted !== null,
       ...(slot ? { slot } : {}),
       build: ({ charged, balance }): RunEnding => {
         // The credits after this end: its hold gone, its charge spent (read just before, as no other call moved them).
-        const todaySpend = view.todaySpend - live.quote + charged;
-        const dailyRemaining = view.dailyLimit === null ? null : Math.max(0, view.dailyLimit - todaySpend);
-        const after = { ...view, balance, held: view.held - live.quote, todaySpend, dailyRemaining };
+        const before = view ?? {
+          balance,
+          held: live.quote,
+          todaySpend: live.quote,
+          dailyLimit: null,
+          dailyRemaining: null,
+        };
+        const todaySpend = before.todaySpend - live.quote + charged;
+        const dailyRemaining = before.dailyLimit === null ? null : Math.max(0, before.dailyLimit - todaySpend);
+        const after = { ...before, balance, held: before.held - live.quote, todaySpend, dailyRemaining };
         parts = answer(charged, balance, fetchedAt, after);
         const bytes = (b: string | Buffer) => (typeof b === "string" ? Buffer.from(b) : b);
         return {

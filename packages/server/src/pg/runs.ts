@@ -159,6 +159,8 @@ export class PgRuns {
     o: {
       amount: number;
       calls: number;
+      /** Whether the run has a row (it answered 202): false skips looking for one. */
+      persisted?: boolean;
       slot?: IdempotencySlot;
       build: (settled: { charged: number; balance: number }) => RunEnding;
     },
@@ -166,7 +168,10 @@ export class PgRuns {
     const ms = this.o.now();
     return this.o.db
       .tx(async (sql): Promise<FinishOutcome> => {
-        const row = await sql.one<{ state: string }>("SELECT state FROM runs WHERE id = $1 FOR UPDATE", [runId]);
+        const row =
+          o.persisted === false
+            ? undefined
+            : await sql.one<{ state: string }>("SELECT state FROM runs WHERE id = $1 FOR UPDATE", [runId]);
         if (row && row.state !== "running") return { kind: "ended_elsewhere" };
         const settled = await settleHold(sql, { runId, amount: o.amount, calls: o.calls, ms });
         // A hold already ended means a recovery ended this run (a run without a row): its end would be free data.
