@@ -107,6 +107,9 @@ export class PgRunner {
       { id: runId, ctx, quote, view },
       async (live) => {
         const result = await started;
+        // Its end comes after its handle's writes (a schedule's `started` before its `ended`), and no handle after it.
+        if (live.persisted) await live.persisted;
+        live.ending = true;
         const due = toolCharge(result, quote);
         const failed = result.status === "error" || result.status === "not_supported" || result.status === "timeout";
         await request.onEnd?.({ handle: live.handle, status: result.status, charged: due, result });
@@ -114,7 +117,7 @@ export class PgRunner {
           toolFinished(request, result, { requestId: ctx.requestId, fetchedAt, charged, view }),
         );
       },
-      background ? 0 : this.deps.config.waitMs,
+      background ? "now" : this.deps.config.waitMs,
     );
   }
 
@@ -122,7 +125,7 @@ export class PgRunner {
   private async run(
     start: Pick<Live, "id" | "ctx" | "quote" | "view">,
     work: (live: Live) => Promise<HttpAnswer>,
-    waitMs: number,
+    waitMs: number | "now",
   ): Promise<HttpAnswer> {
     let resolveDone!: (a: Promise<HttpAnswer>) => void;
     const done = new Promise<HttpAnswer>((r) => {
@@ -138,6 +141,8 @@ export class PgRunner {
           this.deps.limits.endRun(live.ctx.key.workspace_id);
         }),
     );
+    // A background run answers 202 at once: its row and handle are written before its work can end.
+    if (waitMs === "now") return this.goOn(live);
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<typeof WAITED>((r) => {
       timer = setTimeout(r, waitMs, WAITED);
@@ -164,7 +169,7 @@ export class PgRunner {
                 : "tool",
             waves: live.view.request.plan.quote.waves_planned,
           };
-    live.persisted = this.deps.runs.persist({
+    const row = {
       id: live.id,
       handle,
       keyId: ctx.key.id,
@@ -173,9 +178,11 @@ export class PgRunner {
       requestId: ctx.requestId,
       quote: live.quote,
       ...described,
-    });
+    };
+    const request = live.view.kind === "tool" ? live.view.request : null;
+    // Its row, then what the caller records of its handle (a schedule's last run), before anything of its end.
+    live.persisted = this.deps.runs.persist(row).then(() => request?.onHandle?.(handle));
     await live.persisted;
-    if (live.view.kind === "tool") await live.view.request.onHandle?.(handle);
     return this.runningAnswer(live, described.waves);
   }
 

@@ -16,7 +16,7 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: RouteDeps): v
       return jsonAnswer({
         request_id: requestId,
         schema_version: "v1",
-        schedules: gw.schedules.list(key.workspace_id),
+        schedules: await gw.schedules.list(key.workspace_id),
         limit: SCHEDULES_PER_WORKSPACE,
       });
     }),
@@ -28,7 +28,7 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: RouteDeps): v
       const id = (req.params as { schedule_id: string }).schedule_id;
       admit(deps, req, requestId, { operationId: "deleteSchedule", path: { schedule_id: id }, countsFailures: false });
       const { key } = await freeCaller(deps, req, requestId);
-      if (gw.schedules.remove(key.workspace_id, id))
+      if (await gw.schedules.remove(key.workspace_id, id))
         return jsonAnswer({ request_id: requestId, schema_version: "v1", deleted: true, schedule_id: id });
       return errors.fail("not_found", requestId, REFUSALS.noSuchSchedule(id), null);
     }),
