@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { createGateway, type Gateway, type GatewayOptions } from "./gateway.ts";
 import { buildApp } from "./http/server.ts";
 import { Scheduler } from "./scheduler.ts";
+import type { GatewayPorts } from "./systems/ports.ts";
 
 /** A reference server, built and not yet listening. */
 export interface SdgwServer {
@@ -43,16 +44,7 @@ export function createServer(options: GatewayOptions = {}): SdgwServer {
     app,
     gateway,
     scheduler,
-    async listen({ host = "127.0.0.1", port = 8787 } = {}) {
-      await app.listen({ host, port });
-      if (gateway.config.scheduleTickMs > 0) {
-        scheduler.start(gateway.config.scheduleTickMs);
-        void scheduler.tick().catch((e: unknown) => gateway.log("scheduler tick failed", e));
-      }
-      const address = app.server.address();
-      const bound = typeof address === "object" && address ? address.port : port;
-      return `http://${host}:${bound}`;
-    },
+    listen: (options) => listenAndSchedule(app, gateway, scheduler, options),
     async close({ drainMs = 2000 } = {}) {
       clearInterval(sweeper);
       await scheduler.stop();
@@ -68,4 +60,24 @@ export function createServer(options: GatewayOptions = {}): SdgwServer {
       }
     },
   };
+}
+
+/**
+ * Listens on `host:port` (default 127.0.0.1:8787) and, when `scheduleTickMs` is set, starts the scheduler with a
+ * first tick; resolves to the base URL. Shared by the embedded and the PostgreSQL server.
+ */
+export async function listenAndSchedule(
+  app: FastifyInstance,
+  gateway: Pick<GatewayPorts, "config" | "log">,
+  scheduler: Scheduler,
+  { host = "127.0.0.1", port = 8787 }: { host?: string; port?: number } = {},
+): Promise<string> {
+  await app.listen({ host, port });
+  if (gateway.config.scheduleTickMs > 0) {
+    scheduler.start(gateway.config.scheduleTickMs);
+    void scheduler.tick().catch((e: unknown) => gateway.log("scheduler tick failed", e));
+  }
+  const address = app.server.address();
+  const bound = typeof address === "object" && address ? address.port : port;
+  return `http://${host}:${bound}`;
 }

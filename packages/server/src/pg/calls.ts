@@ -14,6 +14,7 @@
  */
 import { creditView, holdRefusal, isoSeconds, type CallStore, type Claim, type CreditView } from "@sdgw/engine";
 import type { HoldRefusal, IdempotencySlot } from "@sdgw/engine";
+import type { AccountRecord } from "../systems/accounts.ts";
 import { fingerprint } from "../systems/idempotency.ts";
 import type { HttpAnswer, RunContext } from "../systems/runs.ts";
 import type { Postgres, Sql } from "./database.ts";
@@ -33,22 +34,8 @@ export interface PgCallsOptions {
   owner: string;
 }
 
-/** An account as the hold reads it. */
-interface AccountRow {
-  id: string;
-  plan: "free" | "paid";
-  status: "active" | "suspended";
-  balance: number;
-  held: number;
-  daily_limit: number | null;
-  free_calls_used: number;
-  free_calls_held: number;
-  spend_day: string;
-  spend_today: number;
-  call_cap: number | null;
-  calls_day: string;
-  calls_today: number;
-}
+/** An account as the hold reads it (its row as stored, but its name and creation). */
+type AccountRow = Omit<AccountRecord, "name" | "created_at">;
 
 /** A claim's row as read back. */
 interface IdempotencyRow {

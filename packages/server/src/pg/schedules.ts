@@ -14,7 +14,8 @@
 import { EVERY_MS, type FollowerReading, isoSeconds } from "@sdgw/engine";
 import type { AppliedParams, Schedule } from "@sdgw/types";
 import { newId } from "../ids.ts";
-import { SCHEDULES_PER_WORKSPACE, type ScheduledStart, type ScheduleRecord } from "../systems/schedules.ts";
+import { SCHEDULES_PER_WORKSPACE, scheduleResource } from "../systems/schedules.ts";
+import type { ScheduledStart, ScheduleRecord } from "../systems/schedules.ts";
 import type { Postgres } from "./database.ts";
 
 /** Options of {@link PgSchedules}. */
@@ -332,16 +333,7 @@ export class PgSchedules {
 
   /** The API's view of a stored schedule (no database: synchronous, as there). */
   resource(r: ScheduleRecord): Schedule {
-    return {
-      id: r.id,
-      tool: "account_watch",
-      params: JSON.parse(r.params) as AppliedParams,
-      every: r.every,
-      status: r.status,
-      created_at: r.created_at,
-      next_run_at: r.next_run_at,
-      last_run: r.last_run ? (JSON.parse(r.last_run) as Schedule["last_run"]) : null,
-    };
+    return scheduleResource(r);
   }
 
   /**

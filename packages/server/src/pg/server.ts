@@ -5,6 +5,7 @@
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "../http/server.ts";
 import { Scheduler } from "../scheduler.ts";
+import { listenAndSchedule } from "../server.ts";
 import { hashPasswordSync, newPassword } from "../systems/sessions.ts";
 import { DEMO_EMAIL, type DemoAccount, type DemoUser } from "../demo.ts";
 import { createPgGateway, type PgGateway, type PgGatewayOptions } from "./gateway.ts";
@@ -34,16 +35,7 @@ export async function createPgServer(options: PgGatewayOptions): Promise<PgServe
     app,
     gateway,
     scheduler,
-    async listen({ host = "127.0.0.1", port = 8787 } = {}) {
-      await app.listen({ host, port });
-      if (gateway.config.scheduleTickMs > 0) {
-        scheduler.start(gateway.config.scheduleTickMs);
-        void scheduler.tick().catch((e: unknown) => gateway.log("scheduler tick failed", e));
-      }
-      const address = app.server.address();
-      const bound = typeof address === "object" && address ? address.port : port;
-      return `http://${host}:${bound}`;
-    },
+    listen: (options) => listenAndSchedule(app, gateway, scheduler, options),
     async close({ drainMs = 2000 } = {}) {
       clearInterval(sweeper);
       await scheduler.stop();

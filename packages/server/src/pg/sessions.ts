@@ -18,7 +18,6 @@
  * Times come from the injected clock (`now`), as in the embedded store: they are the instance's clock, not the
  * database's.
  */
-import { randomBytes } from "node:crypto";
 import { isoSeconds } from "@sdgw/engine";
 import type { SessionConfig } from "../config.ts";
 import { newId } from "../ids.ts";
@@ -29,6 +28,7 @@ import {
   LAST_SEEN_EVERY_MS,
   type NewSession,
   newPassword,
+  newSessionOf,
   normalizeEmail,
   SESSION_COOKIE,
   type SessionRecord,
@@ -81,7 +81,6 @@ const FOREIGN_KEY_VIOLATION = "23503";
 /** What the embedded store says of a user of an account that does not exist (SQLite's own words). */
 const FOREIGN_KEY_MESSAGE = "FOREIGN KEY constraint failed";
 
-const b64 = (b: Buffer) => b.toString("base64url");
 /** The last instant a JavaScript `Date` holds (year 275760); PostgreSQL's `timestamptz` goes further. */
 const LAST_INSTANT = 8.64e15;
 /** 0001-01-01T00:00:00Z: the first instant written as is (an earlier one has a negative year in ISO 8601). */
@@ -271,15 +270,7 @@ export class PgSessions {
   private async create(user: UserRecord): Promise<NewSession | null> {
     const { config } = this.deps;
     const now = this.deps.now();
-    const token = b64(randomBytes(32));
-    const session: SessionRecord = {
-      id: sessionIdOf(token),
-      user_id: user.id,
-      csrf_token: b64(randomBytes(32)),
-      created_at: now,
-      last_seen_at: now,
-      expires_at: now + config.lifetimeMs,
-    };
+    const { token, session } = newSessionOf(user.id, now, config.lifetimeMs);
     const written = await this.deps.db.tx(async (sql) => {
       await sql.query("DELETE FROM sessions WHERE expires_at <= $1 OR last_seen_at <= $2", [
         at(now),

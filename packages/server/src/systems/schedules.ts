@@ -26,6 +26,20 @@ CREATE TABLE IF NOT EXISTS follower_readings (
 );
 `;
 
+/** The API's view of a stored schedule (the same on every store). */
+export function scheduleResource(r: ScheduleRecord): Schedule {
+  return {
+    id: r.id,
+    tool: "account_watch",
+    params: JSON.parse(r.params) as AppliedParams,
+    every: r.every,
+    status: r.status,
+    created_at: r.created_at,
+    next_run_at: r.next_run_at,
+    last_run: r.last_run ? (JSON.parse(r.last_run) as Schedule["last_run"]) : null,
+  };
+}
+
 /** Schedules a workspace may hold (seed: 20). */
 export const SCHEDULES_PER_WORKSPACE = 20;
 
@@ -198,16 +212,7 @@ export class Schedules {
 
   /** The API's view of a stored schedule. */
   resource(r: ScheduleRecord): Schedule {
-    return {
-      id: r.id,
-      tool: "account_watch",
-      params: JSON.parse(r.params) as AppliedParams,
-      every: r.every,
-      status: r.status,
-      created_at: r.created_at,
-      next_run_at: r.next_run_at,
-      last_run: r.last_run ? (JSON.parse(r.last_run) as Schedule["last_run"]) : null,
-    };
+    return scheduleResource(r);
   }
 
   /** Records follower counts an `account_watch` run read (one reading per account and moment). */

@@ -82,6 +82,24 @@ export const PASSWORD_MIN = 12;
 
 const b64 = (b: Buffer) => b.toString("base64url");
 
+/** A new session of a user at `now`: its token (given once, stored only as its hash, the session's id) and row. */
+export function newSessionOf(
+  userId: string,
+  now: number,
+  lifetimeMs: number,
+): { token: string; session: SessionRecord } {
+  const token = b64(randomBytes(32));
+  const session: SessionRecord = {
+    id: sessionIdOf(token),
+    user_id: userId,
+    csrf_token: b64(randomBytes(32)),
+    created_at: now,
+    last_seen_at: now,
+    expires_at: now + lifetimeMs,
+  };
+  return { token, session };
+}
+
 function scryptAsync(password: string, salt: Buffer, length: number, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) =>
     scrypt(password.normalize("NFC"), salt, length, options, (e, key) => (e ? reject(e) : resolve(key))),
@@ -312,15 +330,7 @@ export class Sessions {
   private create(user: UserRecord): NewSession {
     const { store, config } = this.deps;
     const now = this.deps.now();
-    const token = b64(randomBytes(32));
-    const session: SessionRecord = {
-      id: sessionIdOf(token),
-      user_id: user.id,
-      csrf_token: b64(randomBytes(32)),
-      created_at: now,
-      last_seen_at: now,
-      expires_at: now + config.lifetimeMs,
-    };
+    const { token, session } = newSessionOf(user.id, now, config.lifetimeMs);
     store.tx(() => {
       store.write("DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?", now, now - config.idleMs);
       store.write(
