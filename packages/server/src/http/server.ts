@@ -17,6 +17,7 @@ import { OPERATIONS, answerHeaders, errorAnswer, invalidBody, invalidParamsAnswe
 import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import { newRequestId } from "../ids.ts";
 import { mcpRoutes } from "../mcp/http.ts";
+import { DatabaseUnavailable } from "../pg/unavailable.ts";
 import { NOT_UTF8 } from "./admission.ts";
 import { JSON_TYPE, fromError, jsonAnswer, send } from "./answer.ts";
 import { keyInUrl } from "./auth.ts";
@@ -169,6 +170,11 @@ function installErrorHandlers(app: FastifyInstance, deps: RouteDeps): void {
     }
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       return send(reply, jsonAnswer(invalidParamsAnswer(invalidBody(), requestId), 400));
+    }
+    if (error instanceof DatabaseUnavailable) {
+      // D108: a route outside the contract's handlers (the console's) whose database does not answer: 503, as theirs.
+      gw.log(`request ${requestId}: ${error.message}`);
+      return send(reply, errors.databaseUnavailable(requestId));
     }
     gw.log(`request ${requestId} failed`, error);
     return send(reply, errors.internal(requestId));

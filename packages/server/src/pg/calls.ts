@@ -18,6 +18,7 @@ import type { AccountRecord } from "../systems/accounts.ts";
 import { fingerprint } from "../systems/idempotency.ts";
 import type { HttpAnswer, RunContext } from "../systems/runs.ts";
 import type { Postgres, Sql } from "./database.ts";
+import { InFlight } from "./in-flight.ts";
 
 /** Options of {@link PgCalls}. */
 export interface PgCallsOptions {
@@ -32,6 +33,11 @@ export interface PgCallsOptions {
    * another one releases them (`PgRuns.recover`).
    */
   owner: string;
+  /**
+   * The runs this instance admits or runs (D109): a run's id is added before its claim or hold is written, so that
+   * a row of this owner whose run is not in it is known to be debris (`PgRuns.reconcile`).
+   */
+  inFlight?: InFlight;
 }
 
 /** An account as the hold reads it (its row as stored, but its name and creation). */
@@ -47,15 +53,24 @@ interface IdempotencyRow {
 }
 
 const utcDay = (ms: number) => isoSeconds(ms).slice(0, 10);
+/**
+ * What a row spent on `day`. A row already on a later day (written by a call whose clock read a few ms later) counts
+ * as today's: the days of a row only move forward, and a limit is never lifted early (D110).
+ */
 const today = (row: { spend_day: string; spend_today: number }, day: string) =>
-  row.spend_day === day ? row.spend_today : 0;
+  row.spend_day >= day ? row.spend_today : 0;
 
 /** The server's charged calls on PostgreSQL: the engine's `CallStore`, and holds' settling and release. */
 export class PgCalls implements CallStore<RunContext, HttpAnswer> {
-  private readonly o: PgCallsOptions;
+  private readonly o: PgCallsOptions & { inFlight: InFlight };
 
   constructor(options: PgCallsOptions) {
-    this.o = options;
+    this.o = { ...options, inFlight: options.inFlight ?? new InFlight() };
+  }
+
+  /** The runs this instance admits or runs: the runner adds its runs to it; the reconciliation reads it (D109). */
+  get inFlight(): InFlight {
+    return this.o.inFlight;
   }
 
   async paused(): Promise<string | null> {
@@ -73,10 +88,25 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
     const print = fingerprint(call.operationId, call.params);
     const at = new Date(now()).toISOString();
     const key = [slot.keyId, slot.idemKey];
+    this.o.inFlight.admit(call.runId);
+    try {
+      const claim = await this.claimRow(key, print, call.runId, at);
+      if (claim.kind === "claimed") this.o.inFlight.claimed(call.runId, slotKey(slot));
+      else this.o.inFlight.refused(call.runId);
+      return claim;
+    } catch (e) {
+      this.o.inFlight.refused(call.runId);
+      throw e;
+    }
+  }
+
+  /** Inserts the claim's row, or reads the row of the call that has it. */
+  private async claimRow(key: string[], print: string, runId: string, at: string): Promise<Claim<HttpAnswer>> {
+    const { db } = this.o;
     const insert = () =>
       db.query(
         "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, owner, created_at) VALUES ($1, $2, $3, 'running', $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1",
-        [...key, print, call.runId, this.o.owner, at],
+        [...key, print, runId, this.o.owner, at],
       );
     // One round trip for a new key (the usual case); a key taken already is read.
     if ((await insert()).length === 1) return { kind: "claimed" } as const;
@@ -98,19 +128,27 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
   }
 
   async release(slot: IdempotencySlot): Promise<void> {
-    await this.o.db.query("DELETE FROM idempotency WHERE key_id = $1 AND idem_key = $2 AND state = 'running'", [
-      slot.keyId,
-      slot.idemKey,
-    ]);
+    try {
+      await this.o.db.query("DELETE FROM idempotency WHERE key_id = $1 AND idem_key = $2 AND state = 'running'", [
+        slot.keyId,
+        slot.idemKey,
+      ]);
+    } finally {
+      this.o.inFlight.unclaimed(slotKey(slot)); // released, or left to the reconciliation if not answered
+    }
   }
 
   async complete(slot: IdempotencySlot, answer: HttpAnswer): Promise<void> {
     const expires = new Date(this.o.now() + this.o.idempotencyTtlMs).toISOString();
     const body = typeof answer.body === "string" ? Buffer.from(answer.body) : answer.body;
-    await this.o.db.query(
-      "UPDATE idempotency SET state = 'done', http_status = $3, headers = $4, answer = $5, expires_at = $6 WHERE key_id = $1 AND idem_key = $2",
-      [slot.keyId, slot.idemKey, answer.status, JSON.stringify(answer.headers), body, expires],
-    );
+    try {
+      await this.o.db.query(
+        "UPDATE idempotency SET state = 'done', http_status = $3, headers = $4, answer = $5, expires_at = $6 WHERE key_id = $1 AND idem_key = $2",
+        [slot.keyId, slot.idemKey, answer.status, JSON.stringify(answer.headers), body, expires],
+      );
+    } finally {
+      this.o.inFlight.unclaimed(slotKey(slot));
+    }
   }
 
   /**
@@ -118,6 +156,23 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
    * account's `held` (and its calls started today, under a cap) in the same transaction.
    */
   async hold(ctx: RunContext, run: { runId: string; credits: number; calls: number }): Promise<HoldRefusal | null> {
+    this.o.inFlight.admit(run.runId);
+    let refusal: HoldRefusal | null;
+    try {
+      refusal = await this.holdRow(ctx, run);
+    } catch (e) {
+      // Committed or not, no run will end it: the reconciliation releases it if it was.
+      this.o.inFlight.refused(run.runId);
+      throw e;
+    }
+    if (refusal) this.o.inFlight.refused(run.runId);
+    return refusal;
+  }
+
+  private async holdRow(
+    ctx: RunContext,
+    run: { runId: string; credits: number; calls: number },
+  ): Promise<HoldRefusal | null> {
     const { db, now, freeCalls } = this.o;
     const ms = now();
     const day = utcDay(ms);
@@ -143,7 +198,7 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
       );
       const keyHeld = key?.daily_limit == null ? 0 : await heldBy(sql, ctx.key.id);
       const free = account.plan === "free";
-      const startedToday = account.call_cap === null ? 0 : account.calls_day === day ? account.calls_today : 0;
+      const startedToday = account.call_cap === null ? 0 : account.calls_day >= day ? account.calls_today : 0;
       const refusal = holdRefusal(
         {
           plan: account.plan,
@@ -179,7 +234,13 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
       const started = account.call_cap === null ? account.calls_today : startedToday + run.calls;
       await sql.query(
         "UPDATE accounts SET held = held + $2, free_calls_held = free_calls_held + $3, calls_day = $4, calls_today = $5 WHERE id = $1",
-        [account.id, run.credits, free ? run.calls : 0, account.call_cap === null ? account.calls_day : day, started],
+        [
+          account.id,
+          run.credits,
+          free ? run.calls : 0,
+          account.call_cap === null || account.calls_day > day ? account.calls_day : day,
+          started,
+        ],
       );
       return null;
     });
@@ -313,14 +374,15 @@ export async function settleHold(
        INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at)
        SELECT account_id, 'charge', captured, key_id, $1, $4, $3 FROM h WHERE captured > 0),
      k AS (
-       UPDATE keys SET spend_today = CASE WHEN spend_day = $4 THEN spend_today + h.captured ELSE h.captured END,
-         spend_day = $4
+       UPDATE keys SET spend_today = CASE WHEN spend_day >= $4 THEN spend_today + h.captured ELSE h.captured END,
+         spend_day = GREATEST(spend_day, $4)
        FROM h WHERE keys.id = h.key_id AND h.captured > 0),
      a AS (
        UPDATE accounts SET balance = balance - h.captured, held = held - h.amount,
          free_calls_held = free_calls_held - CASE WHEN h.free_plan THEN h.calls ELSE 0 END,
          free_calls_used = free_calls_used + CASE WHEN h.free_plan AND h.captured > 0 THEN LEAST($5, h.calls) ELSE 0 END,
-         spend_today = CASE WHEN spend_day = $4 THEN spend_today + h.captured ELSE h.captured END, spend_day = $4
+         spend_today = CASE WHEN spend_day >= $4 THEN spend_today + h.captured ELSE h.captured END,
+         spend_day = GREATEST(spend_day, $4)
        FROM h WHERE accounts.id = h.account_id
        RETURNING accounts.balance)
      SELECT h.captured AS charged, a.balance FROM h, a`,
@@ -334,6 +396,8 @@ export async function settleHold(
   if (!row) throw new Error(`run ${o.runId} holds nothing`);
   return { charged: row.captured, balance: row.balance, ended: false };
 }
+
+const slotKey = (slot: IdempotencySlot) => `${slot.keyId}\u0000${slot.idemKey}`;
 
 /** Credits the key's calls in flight hold, on every instance. */
 async function heldBy(sql: Sql | Postgres, keyId: string): Promise<number> {

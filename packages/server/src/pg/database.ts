@@ -28,18 +28,65 @@ export interface PostgresOptions {
   max?: number;
   /** How long to wait for a connection, in ms (default 5 000). */
   connectTimeoutMs?: number;
-  /** The longest a statement may run, in ms (default 10 000). */
+  /**
+   * The longest a statement may run, in ms (default 10 000): PostgreSQL cancels it then (`statement_timeout`), and
+   * the client gives up on its answer 1 s later whatever the network does (a database behind a blackhole never sees
+   * the statement, so only the client's own timer can end the wait).
+   */
   statementTimeoutMs?: number;
   /** `application_name` of the connections (default `sdgw`): `pg_stat_activity` shows it. */
   applicationName?: string;
+  /** How long one probe of a database that stopped answering may take, in ms (default 2 000). */
+  probeTimeoutMs?: number;
+  /** The pause between two probes of a database that does not answer, in ms (default 500). */
+  probeIntervalMs?: number;
+  /** Told of each change of the database's state (for logs and metrics). */
+  onEvent?: (event: PostgresEvent) => void;
 }
+
+/**
+ * What {@link Postgres} tells of the database's state:
+ * - `lost`: a connection broke (terminated by the server, reset, or an error while idle); the pool makes another;
+ * - `down`: the database does not answer (a connection or a statement past its time, refused, unreachable): every
+ *   statement fails at once with `DatabaseUnavailable` until a probe gets an answer;
+ * - `restored`: a probe got an answer after `lost` or `down`; what failed meanwhile can be cleaned up now.
+ */
+export type PostgresEvent =
+  | { kind: "lost"; error: unknown }
+  | { kind: "down"; error: unknown }
+  | { kind: "restored"; downMs: number };
 
 /** SQLSTATEs after which a transaction is run again: serialization_failure, deadlock_detected. */
 const RETRY_STATES = new Set(["40001", "40P01"]);
 /** SQLSTATE classes of a database that is not there: connection exceptions, operator intervention (shutdown). */
 const GONE_CLASSES = ["08", "57"];
 /** Node's errors of a socket that did not connect or broke. */
-const GONE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "EPIPE"]);
+const GONE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EPIPE",
+]);
+/** Node's errors of a database that cannot be reached at all (as opposed to one connection that broke). */
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+/** SQLSTATEs of a server that refuses connections for now: cannot_connect_now (starting or stopping). */
+const UNREACHABLE_STATES = new Set(["57P03"]);
+/** pg's words for a connection that broke or never came, and for its own timers (connect, statement). */
+const GONE_MESSAGE =
+  /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Client has encountered a connection error|Query read timeout|not queryable/i;
+const TIMED_OUT_MESSAGE =
+  /timeout exceeded when trying to connect|Connection terminated due to connection timeout|Query read timeout/i;
 /** Times a transaction is run again after a serialization failure or deadlock. */
 const RETRIES = 8;
 
@@ -48,15 +95,27 @@ const NUMERIC = 1700;
 
 export { isPostgresUrl } from "../config.ts";
 
+const codeOf = (e: unknown) => {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+};
+
 /** Whether an error means the database is not answering (rather than refusing this statement). */
 export function isUnavailable(e: unknown): boolean {
   if (e instanceof DatabaseUnavailable) return true;
-  const code = (e as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && (GONE_CODES.has(code) || GONE_CLASSES.some((c) => code.startsWith(c)))) return true;
-  const message = e instanceof Error ? e.message : "";
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Client has encountered a connection error/i.test(
-    message,
-  );
+  const code = codeOf(e);
+  if (code !== undefined && (GONE_CODES.has(code) || GONE_CLASSES.some((c) => code.startsWith(c)))) return true;
+  return GONE_MESSAGE.test(e instanceof Error ? e.message : "");
+}
+
+/**
+ * Whether an error means the database cannot be reached at all (refused, unreachable, a connection or a statement
+ * past its time), not merely that one connection broke: the pool then stops trying until a probe gets an answer.
+ */
+function isUnreachable(e: unknown): boolean {
+  const code = codeOf(e);
+  if (code !== undefined && (UNREACHABLE_CODES.has(code) || UNREACHABLE_STATES.has(code))) return true;
+  return TIMED_OUT_MESSAGE.test(e instanceof Error ? e.message : "");
 }
 
 function unavailable(e: unknown): never {
@@ -65,44 +124,76 @@ function unavailable(e: unknown): never {
   throw new DatabaseUnavailable(`PostgreSQL does not answer: ${why}`, { cause: e });
 }
 
-/** Runs `fn`; a database that is not answering becomes {@link DatabaseUnavailable}, any other error stays. */
-async function guarded<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (isUnavailable(e)) unavailable(e);
-    throw e;
-  }
-}
-
-/** Statements on one connection or the pool. */
-function sqlOn(q: pg.Pool | pg.PoolClient): Sql {
+/** Statements on one connection or the pool, each through `guard`. */
+function sqlOn(q: pg.Pool | pg.PoolClient, guard: <T>(fn: () => Promise<T>) => Promise<T>): Sql {
   const query = async <T extends object>(text: string, params: readonly unknown[] = []) =>
-    (await guarded(() => q.query<T>(text, params as unknown[]))).rows;
+    (await guard(() => q.query<T>(text, params as unknown[]))).rows;
   return { query, one: async (text, params) => (await query(text, params))[0] as never };
 }
 
-/** One instance's pool on a PostgreSQL database. */
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+/**
+ * One instance's pool on a PostgreSQL database, that survives the database's faults (D109): no error of a
+ * connection ends the process (a connection checked out for a transaction has its own listener, an idle one the
+ * pool's); every statement is bounded in time on both sides (PostgreSQL's `statement_timeout`, and the client's own
+ * timer a second later, for a network that swallows packets); a database that cannot be reached fails every
+ * statement at once with `DatabaseUnavailable` until a probe (a fresh connection and `SELECT 1`, every
+ * `probeIntervalMs`) gets an answer, then `restored` is told, so what failed meanwhile can be cleaned up.
+ */
 export class Postgres implements Sql {
   private readonly pool: pg.Pool;
   private readonly onPool: Sql;
+  private readonly o: Required<Omit<PostgresOptions, "onEvent">> & { url: string };
+  private readonly listeners: Array<(event: PostgresEvent) => void> = [];
+  /** Since when (ms) the database has not been answering: statements fail at once meanwhile. */
+  private downSince: number | null = null;
+  private downError: unknown = null;
+  /** The probe running after a fault, if any. */
+  private probing: Promise<void> | null = null;
+  private closed = false;
 
   constructor(url: string, options: PostgresOptions = {}) {
+    this.o = {
+      url,
+      max: options.max ?? 10,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5000,
+      statementTimeoutMs: options.statementTimeoutMs ?? 10_000,
+      applicationName: options.applicationName ?? "sdgw",
+      probeTimeoutMs: options.probeTimeoutMs ?? 2000,
+      probeIntervalMs: options.probeIntervalMs ?? 500,
+    };
+    if (options.onEvent) this.listeners.push(options.onEvent);
     const types = {
       getTypeParser: ((oid: number, format?: "text" | "binary") =>
         oid === INT8 || oid === NUMERIC ? Number : pg.types.getTypeParser(oid, format as never)) as never,
     };
     this.pool = new pg.Pool({
       connectionString: url,
-      max: options.max ?? 10,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-      statement_timeout: options.statementTimeoutMs ?? 10_000,
-      application_name: options.applicationName ?? "sdgw",
+      max: this.o.max,
+      connectionTimeoutMillis: this.o.connectTimeoutMs,
+      statement_timeout: this.o.statementTimeoutMs,
+      query_timeout: this.o.statementTimeoutMs + 1000,
+      application_name: this.o.applicationName,
+      // A connection whose peer vanished without a word (a machine lost, a NAT entry dropped) is found by the kernel.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       types,
     });
-    // An idle connection that breaks (the server restarts) is dropped by the pool; the next query opens another.
-    this.pool.on("error", () => undefined);
-    this.onPool = sqlOn(this.pool);
+    // An idle connection that breaks (the server restarts, a backend is terminated) is dropped by the pool; the next
+    // query opens another.
+    this.pool.on("error", (e) => this.fault(e));
+    this.onPool = sqlOn(this.pool, (fn) => this.guarded(fn));
+  }
+
+  /** Listens to the database's state changes (see {@link PostgresEvent}). */
+  on(listener: (event: PostgresEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Whether the database is answering, as far as this pool knows (false from a fault until a probe's answer). */
+  get answering(): boolean {
+    return this.downSince === null && this.probing === null;
   }
 
   query<T extends object = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]> {
@@ -116,32 +207,113 @@ export class Postgres implements Sql {
   /**
    * Runs `fn` in one transaction (READ COMMITTED; `fn` locks the rows it decides on) and commits; rolls back if it
    * throws. A serialization failure or a deadlock runs it again, up to 8 times, so `fn` must do nothing but
-   * statements on the `Sql` it is given.
+   * statements on the `Sql` it is given. A connection that breaks meanwhile is thrown away, never given back.
    */
   async tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      const client = await guarded(() => this.pool.connect());
+      const client = await this.guarded(() => this.pool.connect());
       let broken = false;
+      // Checked out, the connection has no listener of the pool's: without this one, a backend terminated between two
+      // statements would be an unhandled 'error' event, which ends the process.
+      const onError = (e: unknown) => {
+        broken = true;
+        this.fault(e);
+      };
+      client.on("error", onError);
       try {
-        await client.query("BEGIN");
-        const result = await fn(sqlOn(client));
-        await client.query("COMMIT");
+        const sql = sqlOn(client, (f) => this.guarded(f));
+        await sql.query("BEGIN");
+        const result = await fn(sql);
+        await sql.query("COMMIT");
         return result;
       } catch (e) {
-        broken = isUnavailable(e);
+        broken ||= isUnavailable(e);
         if (!broken) await client.query("ROLLBACK").catch(() => undefined);
-        const state = (e as { code?: unknown }).code;
-        if (attempt < RETRIES && typeof state === "string" && RETRY_STATES.has(state)) continue;
+        const state = codeOf(e);
+        if (attempt < RETRIES && state !== undefined && RETRY_STATES.has(state)) continue;
         if (broken) unavailable(e);
         throw e;
       } finally {
+        client.removeListener("error", onError);
         client.release(broken);
       }
     }
   }
 
   /** Closes the pool: waits for the connections in use, then ends them all. */
-  close(): Promise<void> {
-    return this.pool.end();
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.pool.end();
+    await this.probing?.catch(() => undefined);
+  }
+
+  /** Runs `fn`: at once `DatabaseUnavailable` while the database is down; a fault becomes `DatabaseUnavailable`. */
+  private async guarded<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.downSince !== null) {
+      const why = this.downError instanceof Error ? this.downError.message : String(this.downError);
+      throw new DatabaseUnavailable(
+        `PostgreSQL does not answer (since ${new Date(this.downSince).toISOString()}): ${why}`,
+      );
+    }
+    try {
+      return await fn();
+    } catch (e) {
+      if (isUnavailable(e)) {
+        this.fault(e);
+        unavailable(e);
+      }
+      throw e;
+    }
+  }
+
+  /** A fault seen: the database is down if it cannot be reached, and a probe finds when it answers again. */
+  private fault(e: unknown): void {
+    if (this.closed) return;
+    if (e instanceof DatabaseUnavailable) return; // told already, when it was thrown
+    const down = isUnreachable(e);
+    if (down && this.downSince === null) {
+      this.downSince = Date.now();
+      this.downError = e;
+      this.tell({ kind: "down", error: e });
+    } else if (!down) this.tell({ kind: "lost", error: e });
+    this.probing ??= this.probe().finally(() => {
+      this.probing = null;
+    });
+  }
+
+  /** Probes the database with a fresh connection until it answers, then lifts `down` and tells `restored`. */
+  private async probe(): Promise<void> {
+    const since = this.downSince ?? Date.now();
+    while (!this.closed) {
+      const client = new pg.Client({
+        connectionString: this.o.url,
+        connectionTimeoutMillis: this.o.probeTimeoutMs,
+        query_timeout: this.o.probeTimeoutMs,
+        application_name: this.o.applicationName,
+      });
+      client.on("error", () => undefined);
+      try {
+        await client.connect();
+        await client.query("SELECT 1");
+        this.downSince = null;
+        this.downError = null;
+        this.tell({ kind: "restored", downMs: Date.now() - since });
+        return;
+      } catch {
+        await sleep(this.o.probeIntervalMs);
+      } finally {
+        void client.end().catch(() => undefined);
+      }
+    }
+  }
+
+  private tell(event: PostgresEvent): void {
+    for (const l of this.listeners) {
+      try {
+        l(event);
+      } catch {
+        // a listener's failure is its own
+      }
+    }
   }
 }

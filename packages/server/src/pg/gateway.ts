@@ -16,7 +16,8 @@ import type { GatewayPorts } from "../systems/ports.ts";
 import type { Pause } from "../systems/service.ts";
 import { PgAccounts } from "./accounts.ts";
 import { PgCalls } from "./calls.ts";
-import { isPostgresUrl, Postgres } from "./database.ts";
+import { DbClock } from "./clock.ts";
+import { isPostgresUrl, Postgres, type PostgresEvent } from "./database.ts";
 import { migrate, type MigrationReport } from "./migrations.ts";
 import { PgRunner } from "./runner.ts";
 import { PgRuns } from "./runs.ts";
@@ -34,6 +35,8 @@ export interface PgGateway extends GatewayPorts {
   /** Ends the lease (runs still in flight are recovered by another instance), closes the limits and the pool. */
   close(options?: { drainMs?: number }): Promise<void>;
 }
+
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** Options of `createPgGateway`: the gateway's, with the database's URL. */
 export interface PgGatewayOptions extends GatewayOptions {
@@ -57,17 +60,34 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
     ]);
   if (config.redisUrl !== null && !isRedisUrl(config.redisUrl))
     throw new ConfigError([`redisUrl must be a Redis URL (got ${JSON.stringify(withoutPassword(config.redisUrl))})`]);
-  const now = options.now ?? Date.now;
   const log = options.log ?? ((message: string, error?: unknown) => console.error(`[sdgw] ${message}`, error ?? ""));
   const leaseMs = options.runLeaseMs ?? DEFAULT_RUN_LEASE_MS;
-  const db = new Postgres(options.databaseUrl, { max: options.poolSize ?? 10 });
+  // Told before the runner exists; a database back after a fault has this instance's debris ended at once (D109).
+  let restored: () => void = () => undefined;
+  const onEvent = (e: PostgresEvent) => {
+    if (e.kind === "restored") {
+      log(`PostgreSQL answers again (after ${e.downMs} ms)`);
+      restored();
+    } else
+      log(
+        e.kind === "down"
+          ? "PostgreSQL does not answer: calls answer 503 until it does"
+          : "a PostgreSQL connection broke (the pool opens another)",
+        errorText(e.error),
+      );
+  };
+  const db = new Postgres(options.databaseUrl, { max: options.poolSize ?? 10, onEvent });
+  // D110: money runs on the database's clock (unless a clock is given, as tests do).
+  const clock = options.now ? null : new DbClock();
   let migration: MigrationReport;
   try {
     migration = await migrate(db);
+    await clock?.sync(db);
   } catch (e) {
     await db.close();
     throw e;
   }
+  const now = options.now ?? clock!.now;
   const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
   const providers: Readonly<Record<Platform, PlatformProvider>> = options.providers ?? simulator!.providers;
   const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
@@ -78,6 +98,7 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
     leaseMs,
     retentionMs: config.retentionMs,
     idempotencyTtlMs: config.idempotencyTtlMs,
+    ...(clock ? { clock } : {}),
   });
   const calls = new PgCalls({
     db,
@@ -91,6 +112,7 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
   const sessions = new PgSessions({ db, now, config: config.sessions });
   const runner = new PgRunner({ calls, runs, limits, providers, config, now, log });
   await runner.start(leaseMs);
+  restored = () => void runner.reconcile();
   const catalog = new Catalog(providers);
   const freeCallsLeft = (account: AccountRecord) =>
     account.plan !== "free"

@@ -17,6 +17,7 @@ import { callOne, dataFinished, finishedRead, JSON_TYPE, runningHttp, toolFinish
 import type { FinishedParts } from "../systems/run-answers.ts";
 import type { HandleRead, HttpAnswer, RunContext, ToolRunRequest } from "../systems/runs.ts";
 import type { PgCalls } from "./calls.ts";
+import { isUnavailable } from "./database.ts";
 import type { PgRuns, RunEnding } from "./runs.ts";
 
 /** What the runner is made of. */
@@ -54,6 +55,7 @@ export class PgRunner {
   private readonly deps: PgRunnerDeps;
   private readonly live = new Map<string, Live>();
   private timer: NodeJS.Timeout | null = null;
+  private reconciling: Promise<void> | null = null;
 
   constructor(deps: PgRunnerDeps) {
     this.deps = deps;
@@ -133,14 +135,19 @@ export class PgRunner {
     });
     const live: Live = { ...start, handle: null, persisted: null, ending: false, done };
     this.live.set(live.id, live);
+    this.deps.calls.inFlight.started(live.id);
     resolveDone(
       work(live)
         .catch((error: unknown) => this.broken(live, error))
         .finally(() => {
           this.live.delete(live.id);
+          this.deps.calls.inFlight.ended(live.id);
           this.deps.limits.endRun(live.ctx.key.workspace_id);
         }),
     );
+    // A run that failed because the database did not answer rejects `done` (its caller, if still waiting, answers
+    // 503); once its 202 was sent nobody waits for it.
+    done.catch(() => undefined);
     // A background run answers 202 at once: its row and handle are written before its work can end.
     if (waitMs === "now") return this.goOn(live);
     let timer: NodeJS.Timeout | undefined;
@@ -256,15 +263,26 @@ export class PgRunner {
     return parts!.sent;
   }
 
-  /** Ends a run broken on the server's side: hold released, nothing charged, its key free; 500. */
+  /**
+   * Ends a run broken on the server's side: hold released, nothing charged, its key free; 500. A run that broke
+   * because the database did not answer rethrows that error, so a caller still waiting gets 503
+   * `temporarily_unavailable` (D108); what could not be ended now is ended by the reconciliation (D109).
+   */
   private async broken(live: Live, error: unknown): Promise<HttpAnswer> {
-    this.deps.log(`run ${live.id} broke`, error);
+    const offline = isUnavailable(error);
+    this.deps.log(`run ${live.id} ${offline ? "could not end: the database did not answer" : "broke"}`, error);
     if (live.persisted) await live.persisted.catch(() => undefined);
     const { ctx } = live;
     const slot = ctx.idemKey === undefined ? undefined : { keyId: ctx.key.id, idemKey: ctx.idemKey };
     await this.deps.runs
       .breakRun(live.id, slot)
-      .catch((e: unknown) => this.deps.log(`run ${live.id}: could not end it`, e));
+      .catch((e: unknown) =>
+        this.deps.log(
+          `run ${live.id}: could not end it now; ended once the database answers`,
+          isUnavailable(e) ? undefined : e,
+        ),
+      );
+    if (offline) throw error;
     return this.internalError(live);
   }
 
@@ -293,8 +311,15 @@ export class PgRunner {
       return this.errorJson("not_found", requestId, REFUSALS.noSuchHandle());
     if (row.state === "running") {
       const mine = [...this.live.values()].find((l) => l.handle === handle);
-      if (mine && !mine.ending) return this.runningAnswer(mine, row.waves ?? 1);
-      if (mine) return this.runningAnswer(mine, row.waves ?? 1); // its end is being committed
+      if (mine) return this.runningAnswer(mine, row.waves ?? 1); // running, or its end is being committed
+      // Of this instance, but no longer running here: it ended since the read, or its end could not be written
+      // (the reconciliation ends it broken, D109).
+      if (row.owner === this.deps.runs.owner) {
+        const now = await this.deps.runs.read(handle);
+        if (now && now.state !== "running") return this.read({ handle, key, format, requestId, alsoOf });
+        void this.reconcile();
+        return this.errorJson("internal_error", requestId, REFUSALS.runBroken(handle));
+      }
       if (row.owner !== null && (await this.deps.runs.isLive(row.owner))) {
         const view = await this.deps.calls.view(row.account_id, key.id);
         const parts = {
@@ -344,8 +369,35 @@ export class PgRunner {
           `recovered ${ended.length} run(s) of an instance that is gone: broken, holds released, nothing charged`,
         );
     } catch (e) {
-      this.deps.log("heartbeat: could not renew the lease or recover", e);
+      this.deps.log("heartbeat: could not renew the lease or recover", isUnavailable(e) ? undefined : e);
+      return;
     }
+    await this.reconcile();
+  }
+
+  /**
+   * Ends this instance's debris now (D109): claims, holds and 202 runs of runs it no longer works on. Called at
+   * every heartbeat and as soon as the database answers again after a fault; one at a time.
+   */
+  reconcile(): Promise<void> {
+    this.reconciling ??= this.deps.runs
+      .reconcile((runId) => this.deps.calls.inFlight.has(runId))
+      .then((ended) => {
+        if (ended.length)
+          this.deps.log(
+            `ended ${ended.length} call(s) left open while the database did not answer: holds released, claims freed, runs broken, nothing charged`,
+          );
+      })
+      .catch((e: unknown) =>
+        this.deps.log(
+          "could not end calls left open (tried again at the next heartbeat)",
+          isUnavailable(e) ? undefined : e,
+        ),
+      )
+      .finally(() => {
+        this.reconciling = null;
+      });
+    return this.reconciling;
   }
 
   /** Forgets answers kept past their time (their handles then read 410) and Idempotency-Keys past theirs. */

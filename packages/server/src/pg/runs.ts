@@ -11,6 +11,7 @@ import { isoSeconds, type IdempotencySlot } from "@sdgw/engine";
 import type { ConsoleResult } from "../systems/runs.ts";
 import { settleHold } from "./calls.ts";
 import type { Postgres } from "./database.ts";
+import { DB_NOW_MS, type DbClock } from "./clock.ts";
 
 /** Options of {@link PgRuns}. */
 export interface PgRunsOptions {
@@ -23,6 +24,8 @@ export interface PgRunsOptions {
   retentionMs: number;
   /** How long an answered Idempotency-Key replays, in ms. */
   idempotencyTtlMs: number;
+  /** The database's clock, given the reading of each renewal (D110). */
+  clock?: DbClock;
 }
 
 /** A run that answers 202: what its row keeps for reads of its handle on any instance. */
@@ -107,10 +110,12 @@ export class PgRuns {
    * its runs (they will write nothing more; the caller lets them go and registers again).
    */
   async renew(): Promise<boolean> {
-    const rows = await this.o.db.query(
-      "UPDATE owners SET lease_until = clock_timestamp() + $2 * interval '1 millisecond' WHERE id = $1 RETURNING 1",
+    const sentAt = performance.now();
+    const rows = await this.o.db.query<{ ms: number }>(
+      `UPDATE owners SET lease_until = clock_timestamp() + $2 * interval '1 millisecond' WHERE id = $1 RETURNING ${DB_NOW_MS} AS ms`,
       [this.owner, this.o.leaseMs],
     );
+    if (rows[0]) this.o.clock?.reading({ dbMs: rows[0].ms, sentAt, receivedAt: performance.now() });
     return rows.length === 1;
   }
 
@@ -341,6 +346,48 @@ export class PgRuns {
       await sql.query(`DELETE FROM idempotency WHERE state = 'running' AND owner NOT IN (${live})`);
       await sql.query("DELETE FROM owners WHERE lease_until <= clock_timestamp()");
       return ended.map((r) => r.id);
+    });
+  }
+
+  /**
+   * Ends this instance's own debris (D109): its claims still running, holds still held and 202 runs still running
+   * whose run `working` says it no longer works on — left by requests and runs whose writes failed while the
+   * database did not answer, or whose committed write's answer was lost. The runs are ended broken (their handles
+   * read 500), the holds released (nothing charged), the claims freed (the same Idempotency-Key runs the call
+   * again), each by a conditional update, so a run that did end meanwhile is left as it ended. The rows are read
+   * first and `working` asked after: a run's id is known to `working` before its first row is written, so a row
+   * read whose run is not in it is no longer anyone's. Returns the run ids it ended something of.
+   */
+  async reconcile(working: (runId: string) => boolean): Promise<string[]> {
+    const rows = await this.o.db.query<{ run_id: string }>(
+      `SELECT run_id FROM holds WHERE owner = $1 AND state = 'held'
+       UNION SELECT run_id FROM idempotency WHERE owner = $1 AND state = 'running' AND run_id IS NOT NULL
+       UNION SELECT id FROM runs WHERE owner = $1 AND state = 'running'`,
+      [this.owner],
+    );
+    const debris = rows.map((r) => r.run_id).filter((id) => !working(id));
+    if (debris.length === 0) return [];
+    const ms = this.o.now();
+    return this.o.db.tx(async (sql) => {
+      const ended = new Set<string>();
+      const holds = await sql.query<{ run_id: string }>(
+        "SELECT run_id FROM holds WHERE run_id = ANY($1) AND owner = $2 AND state = 'held' ORDER BY run_id FOR UPDATE",
+        [debris, this.owner],
+      );
+      for (const h of holds) {
+        await settleHold(sql, { runId: h.run_id, amount: 0, calls: 0, ms });
+        ended.add(h.run_id);
+      }
+      const runs = await sql.query<{ id: string }>(
+        "UPDATE runs SET state = 'broken', http_status = 500, ended_at = $3, expires_at = $4 WHERE id = ANY($1) AND owner = $2 AND state = 'running' RETURNING id",
+        [debris, this.owner, iso(ms), iso(ms + this.o.retentionMs)],
+      );
+      const claims = await sql.query<{ run_id: string }>(
+        "DELETE FROM idempotency WHERE run_id = ANY($1) AND owner = $2 AND state = 'running' RETURNING run_id",
+        [debris, this.owner],
+      );
+      for (const r of [...runs.map((x) => x.id), ...claims.map((x) => x.run_id)]) ended.add(r);
+      return [...ended];
     });
   }
 }
