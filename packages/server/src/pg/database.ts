@@ -118,6 +118,15 @@ function isUnreachable(e: unknown): boolean {
   return TIMED_OUT_MESSAGE.test(e instanceof Error ? e.message : "");
 }
 
+/** A connection that broke (terminated, reset), the database itself still reachable as far as this error tells. */
+function isLost(e: unknown): boolean {
+  const cause = e instanceof DatabaseUnavailable ? e.cause : e;
+  return isUnavailable(cause) && !isUnreachable(cause) && codeOf(cause) !== "57014";
+}
+
+/** A statement that only reads. */
+const READ = /^\s*SELECT\b/i;
+
 function unavailable(e: unknown): never {
   if (e instanceof DatabaseUnavailable) throw e;
   const why = e instanceof Error ? e.message : String(e);
@@ -196,12 +205,24 @@ export class Postgres implements Sql {
     return this.downSince === null && this.probing === null;
   }
 
-  query<T extends object = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]> {
-    return this.onPool.query<T>(text, params);
+  /**
+   * The rows of one statement on the pool. A read (a statement that begins with SELECT) whose connection broke under
+   * it is read once more on another connection: it changed nothing, so nothing can happen twice.
+   */
+  async query<T extends object = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]> {
+    try {
+      return await this.onPool.query<T>(text, params);
+    } catch (e) {
+      if (!(READ.test(text) && this.downSince === null && isLost(e))) throw e;
+      return this.onPool.query<T>(text, params);
+    }
   }
 
-  one<T extends object = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T | undefined> {
-    return this.onPool.one<T>(text, params);
+  async one<T extends object = Record<string, unknown>>(
+    text: string,
+    params?: readonly unknown[],
+  ): Promise<T | undefined> {
+    return (await this.query<T>(text, params))[0];
   }
 
   /**
@@ -210,9 +231,11 @@ export class Postgres implements Sql {
    * statements on the `Sql` it is given. A connection that breaks meanwhile is thrown away, never given back.
    */
   async tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    let lostOnce = false;
     for (let attempt = 0; ; attempt++) {
       const client = await this.guarded(() => this.pool.connect());
       let broken = false;
+      let committing = false;
       // Checked out, the connection has no listener of the pool's: without this one, a backend terminated between two
       // statements would be an unhandled 'error' event, which ends the process.
       const onError = (e: unknown) => {
@@ -224,6 +247,7 @@ export class Postgres implements Sql {
         const sql = sqlOn(client, (f) => this.guarded(f));
         await sql.query("BEGIN");
         const result = await fn(sql);
+        committing = true;
         await sql.query("COMMIT");
         return result;
       } catch (e) {
@@ -231,6 +255,12 @@ export class Postgres implements Sql {
         if (!broken) await client.query("ROLLBACK").catch(() => undefined);
         const state = codeOf(e);
         if (attempt < RETRIES && state !== undefined && RETRY_STATES.has(state)) continue;
+        // A connection lost before COMMIT was sent rolled the transaction back: it runs once more on another. Lost
+        // during COMMIT, it may have committed: that is for the caller to find out (D109).
+        if (broken && !committing && !lostOnce && this.downSince === null && isLost(e)) {
+          lostOnce = true;
+          continue;
+        }
         if (broken) unavailable(e);
         throw e;
       } finally {
