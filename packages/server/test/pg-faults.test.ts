@@ -322,6 +322,60 @@ describe("PostgreSQL faults under load (issue 30, D109)", () => {
   }
 });
 
+describe("Redis faults under load (issue 30, D107)", () => {
+  it("the limits' Redis reset three times, then blackholed for 6 s: the instance lives on, 200 or 503, calls resume by themselves", async () => {
+    const proxy = await faultProxy(6379);
+    try {
+      const one = await startServer(":memory:", {
+        ...LOAD_ENV,
+        SDGW_DATABASE_URL: pgUrl(t.name),
+        SDGW_REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+        SDGW_REDIS_PREFIX: `sdgw-faults-${process.pid}:`,
+      });
+      const { id, key } = await account(100_000);
+      let stop = false;
+      const loading = load([one.url], key, "redis", 12, () => stop);
+      for (let round = 0; round < 3; round++) {
+        await new Promise((r) => setTimeout(r, 500));
+        proxy.reset();
+      }
+      await new Promise((r) => setTimeout(r, 500));
+      proxy.blackhole();
+      await new Promise((r) => setTimeout(r, 6000));
+      proxy.restore();
+      const restoredAt = performance.now();
+      // Calls resume by themselves: the first 200 after the restore, with nothing restarted.
+      let resumedMs: number | null = null;
+      const resume: Sent[] = [];
+      for (let i = 0; resumedMs === null && performance.now() - restoredAt < 15_000; i++) {
+        const at = performance.now();
+        const r = await search(one.url, key, `redis-resume-${i}`);
+        resume.push({ idem: `redis-resume-${i}`, status: r.status, code: r.body["code"], ms: 0, at });
+        if (r.status === 200) resumedMs = Math.round(performance.now() - restoredAt);
+        else await new Promise((r) => setTimeout(r, 200));
+      }
+      stop = true;
+      const sent = (await loading).concat(resume);
+      expect(alive(one), "the instance still runs").toBe(true);
+      expect(resumedMs, "a call answered 200 after Redis came back").not.toBeNull();
+      for (const s of sent.filter((x) => x.status !== 200))
+        expect([s.status, s.code], JSON.stringify(s)).toEqual([503, "temporarily_unavailable"]);
+      const slowest = Math.max(...sent.map((s) => s.ms));
+      await nothingOpen(10_000);
+      await everyKeyOnce(one.url, key, id, sent);
+      report("Redis reset x3, blackhole 6 s", {
+        requests: sent.length,
+        statuses: statuses(sent),
+        slowestMs: Math.round(slowest),
+        resumedMs,
+      });
+      await kill(one.child, "SIGTERM");
+    } finally {
+      await proxy.close();
+    }
+  }, 120_000);
+});
+
 const FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
 
 /** The environment that runs a child `seconds` off the database's clock (Debian's libfaketime). */
