@@ -41,6 +41,10 @@ export default defineConfig({
     // The registry tests install from registries on three Node versions: `pnpm test:registry` runs them.
     exclude: ["**/node_modules/**", "**/dist/**", "generators/registry/**"],
     reporters: ["default", closingCount],
+    // Many tests start processes and databases: on a busy 2-core machine vitest's 5 s default fails them for being
+    // slow, not wrong. A test that hangs still fails, after 60 s.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     typecheck: {
       enabled: true,
       checker: "tsc",
