@@ -9,6 +9,8 @@ import { Postgres } from "../src/pg/database.ts";
 import { migrate } from "../src/pg/migrations.ts";
 import type { AccountRecord, KeyRecord } from "../src/systems/accounts.ts";
 import type { RunContext } from "../src/systems/runs.ts";
+import { expect } from "vitest";
+import type { PgCalls } from "../src/pg/calls.ts";
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -82,4 +84,13 @@ export async function pgAccount(
     keyHash: keyId,
   } as RunContext;
   return { id, ctx };
+}
+
+/** The ledger's identity of each account, checked after a test: `balance = grants − charges`, `held = Σ holds held`. */
+export async function expectLedgerIdentity(ledger: PgCalls, accountIds: readonly string[]): Promise<void> {
+  for (const id of accountIds) {
+    const a = await ledger.audit(id);
+    expect(a.balance, `balance of ${id} = grants − charges`).toBe(a.grants - a.charges);
+    expect(a.held, `held of ${id} = Σ holds held`).toBe(a.holdsHeld);
+  }
 }

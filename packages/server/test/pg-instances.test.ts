@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PgAccounts } from "../src/pg/accounts.ts";
 import { PgCalls } from "../src/pg/calls.ts";
 import { createPgServer } from "../src/pg/server.ts";
-import { pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
+import { expectLedgerIdentity, pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 import { kill, ROOT, sameClockEnv, startServer, stopAll, type Started } from "./processes.ts";
 
 let t: TestDatabase;
@@ -52,13 +52,7 @@ afterAll(async () => {
   await t?.drop();
 });
 
-afterEach(async () => {
-  for (const id of made.splice(0)) {
-    const a = await ledger.audit(id);
-    expect(a.balance, `balance of ${id} = grants − charges`).toBe(a.grants - a.charges);
-    expect(a.held, `held of ${id} = Σ holds held`).toBe(a.holdsHeld);
-  }
-});
+afterEach(() => expectLedgerIdentity(ledger, made.splice(0)));
 
 /** A paid account with `credits` and a key; its secret. */
 async function account(credits: number): Promise<{ id: string; key: string }> {
