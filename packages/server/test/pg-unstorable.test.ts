@@ -160,9 +160,9 @@ describe("values PostgreSQL cannot store answer as on the embedded server", () =
   });
 
   it("the lookups themselves find nothing by such a value, as on the embedded store", async () => {
-    const found = [];
-    for (const gw of [embedded.gateway, onPg.gateway] as GatewayPorts[]) {
-      const key = (await gw.accounts.keyBySecret(sides[found.length]!.key))!;
+    const found: Record<string, unknown>[] = [];
+    for (const [i, gw] of ([embedded.gateway, onPg.gateway] as GatewayPorts[]).entries()) {
+      const key = (await gw.accounts.keyBySecret(sides[i]!.key))!;
       const read = await gw.runs.read({ handle: "run_\u0000", key, format: undefined, requestId: "req_test" });
       found.push({
         account: await gw.accounts.account("acc_\u0000"),
