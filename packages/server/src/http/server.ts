@@ -91,17 +91,20 @@ function fastifyOptions(gw: Gateway): FastifyHttpOptions<Server> {
       const requestId = newRequestId(gw.now());
       const exposed = keyInUrl(gw, req.url, requestId);
       const a = exposed
-        ? fromError(exposed)
+        ? fromError(exposed.answer)
         : jsonAnswer(
             invalidParamsAnswer({ param: "path", message: "The path is not a valid URL path." }, requestId),
             400,
           );
-      void gw.durable().then(() =>
-        (reply as unknown as FastifyReply)
-          .code(a.status)
-          .headers({ ...a.headers, ...answerHeaders(req.url, JSON_TYPE) })
-          .send(a.body),
-      );
+      // A key in the URL: answered once it is marked exposed and durable (D25, D108).
+      void (exposed?.marked ?? Promise.resolve())
+        .then(() => gw.durable())
+        .then(() =>
+          (reply as unknown as FastifyReply)
+            .code(a.status)
+            .headers({ ...a.headers, ...answerHeaders(req.url, JSON_TYPE) })
+            .send(a.body),
+        );
     },
   };
 }
@@ -113,7 +116,9 @@ function installHooks(app: FastifyInstance, gw: Gateway): void {
   app.addHook("onRequest", (req, reply, done) => {
     const exposed = req.url.includes("?") ? keyInUrl(gw, req.url, newRequestId(gw.now())) : null;
     if (exposed) {
-      void gw.durable().then(() => send(reply, fromError(exposed)));
+      // The 401 waits for the key to be marked exposed and that to be durable: by the time the caller reads it, no
+      // instance on the database accepts the key any more (D108).
+      void exposed.marked.then(() => gw.durable()).then(() => send(reply, fromError(exposed.answer)));
       return;
     }
     if (req.raw.httpVersion === "1.1" && req.headers.host === undefined) {
