@@ -1,6 +1,7 @@
 /** Configuration of the reference server, with the defaults of D27 and the seed's limits. */
 import { DEFAULT_URLS, type ServiceUrls } from "@sdgw/validators";
 import type { GatewayOptions } from "./gateway.ts";
+import { TrustProxyError, checkTrustProxy, parseTrustProxy, type TrustProxy } from "./http/proxies.ts";
 import { MCP_READ_ONLY_ENV, MCP_TOOLSETS_ENV, McpToolsetError, parseReadOnly, parseToolsets } from "./mcp/toolsets.ts";
 
 /** Numeric limits (D27). All configurable; tests use small numbers. */
@@ -86,7 +87,19 @@ export interface ServerConfig {
    * `SDGW_DATABASE_URL`), instead of the embedded SQLite file `dbPath`. Null (the default): the embedded store.
    */
   databaseUrl: string | null;
+  /**
+   * D111: the proxies in front of the server, whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed (env
+   * `SDGW_TRUST_PROXY`): a number of proxies every request passes (each socket's peer is taken for the nearest), or
+   * the proxies' addresses and CIDR ranges (IPv4, IPv6, or `loopback`, `linklocal`, `uniquelocal`). The client's
+   * address (per-address limits, sign-in throttling) and scheme (the console cookie's `Secure`) then come from
+   * those headers, and the proxies' own connections are not capped per address. Null (the default): the socket's
+   * peer is the client and the headers are ignored. List the proxies' addresses rather than a count: with a count,
+   * a client that reaches the server directly chooses the address it is counted under.
+   */
+  trustProxy: TrustProxy;
 }
+
+export type { TrustProxy };
 
 /** Console sign-in sessions (D82–D85). */
 export interface SessionConfig {
@@ -187,6 +200,7 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     redisUrl: options.redisUrl ?? null,
     databaseUrl: options.databaseUrl ?? null,
     redisKeyPrefix: options.redisKeyPrefix ?? "sdgw:",
+    trustProxy: checkTrustProxy(options.trustProxy ?? null),
   };
 }
 
@@ -239,7 +253,9 @@ function envReader(env: NodeJS.ProcessEnv) {
  * `SDGW_MCP_TOOLSETS` (comma-separated toolsets) and `SDGW_MCP_READ_ONLY` (1: only the free tools), and the console's
  * sign-in sessions, `SDGW_SESSION_IDLE_MS` and `SDGW_SESSION_LIFETIME_MS` (D83), and where several instances count
  * the limits together, `SDGW_REDIS_URL` (a `redis://` or `rediss://` URL) and `SDGW_REDIS_PREFIX` (D107), and
- * the PostgreSQL database they share, `SDGW_DATABASE_URL` (D108). Unset or empty means the default.
+ * the PostgreSQL database they share, `SDGW_DATABASE_URL` (D108), and the proxies in front whose `X-Forwarded-For`
+ * and `X-Forwarded-Proto` are believed, `SDGW_TRUST_PROXY` (a number of proxies or their addresses, D111). Unset or
+ * empty means the default.
  *
  * @throws {@link ConfigError} naming every variable that is not a valid value (e.g. `SDGW_WAIT_MS=abc`).
  */
@@ -323,6 +339,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpti
       r.problems.push(
         `SDGW_DATABASE_URL must be a PostgreSQL URL, postgres://user[:password]@host[:port]/database (got ${JSON.stringify(withoutPassword(databaseUrl))})`,
       );
+  }
+  const trustProxy = r.text("SDGW_TRUST_PROXY");
+  if (trustProxy !== undefined) {
+    try {
+      out.trustProxy = parseTrustProxy(trustProxy, "SDGW_TRUST_PROXY");
+    } catch (error) {
+      r.problems.push((error as TrustProxyError).message);
+    }
   }
   const prefix = r.text("SDGW_REDIS_PREFIX");
   if (prefix !== undefined) {

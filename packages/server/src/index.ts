@@ -30,7 +30,7 @@ export {
   DEFAULT_SESSIONS,
   listenFromEnv,
 } from "./config.ts";
-export type { HttpConfig, LimitsConfig, ServerConfig, ServerOptions, SessionConfig } from "./config.ts";
+export type { HttpConfig, LimitsConfig, ServerConfig, ServerOptions, SessionConfig, TrustProxy } from "./config.ts";
 export { seedDemo } from "./demo.ts";
 export type { DemoAccount } from "./demo.ts";
 export { runAdmin } from "./admin.ts";

@@ -1,8 +1,9 @@
 /**
  * One request's checks before any work, in D50's order, as the reference server and the mock make them: the query's
- * text, its parameters, the headers, the path parameters, then the body (UTF-8, one JSON object, its text, its
- * parameters). The first failure is the answer: `400 invalid_params` naming the parameter.
+ * text, its parameters, the headers, the path parameters, then the body (UTF-8, JSON, nested at most
+ * `MAX_BODY_DEPTH` levels (D112), one object, its text, its parameters). The first failure is the answer: `400 invalid_params` naming the parameter.
  */
+import { bodyDepthProblem } from "./depth.ts";
 import { requestValidators } from "./generated/bindings.ts";
 import { OPERATIONS } from "./generated/table.ts";
 import { invalidBody, type InvalidParams } from "./invalid-params.ts";
@@ -78,9 +79,13 @@ export function admitRequest(operationId: OperationId, request: ArrivedRequest):
   if (!request.body || !validators["body"]) return { ok: true, query, headers: request.headers, body: {} };
   const { contentType, text } = request.body;
   if (text === null) return { ok: false, invalid: NOT_UTF8 };
+  if ((contentType ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json")
+    return { ok: false, invalid: invalidBody() };
+  // D112: before anything that recurses over the parsed body (its text checks, its validator, a fingerprint).
+  const tooDeep = bodyDepthProblem(text);
+  if (tooDeep) return { ok: false, invalid: tooDeep };
   let body: unknown;
   try {
-    if ((contentType ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") throw new Error("not JSON");
     body = JSON.parse(text);
   } catch {
     return { ok: false, invalid: invalidBody() };

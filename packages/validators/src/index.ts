@@ -192,6 +192,7 @@ export type { Admission, ArrivedRequest } from "./admit.ts";
 export { answerHeaders, resultFile, resultRows, toCsv, toNdjson } from "./files.ts";
 export { KEY_QUERY_NAMES, keyInQueryRefusal, keysInQuery } from "./key-in-url.ts";
 export { bodyTextProblem, queryTextProblem } from "./text.ts";
+export { MAX_BODY_DEPTH, bodyDepthProblem, nestsDeeperThan } from "./depth.ts";
 export { DEFAULT_URLS, errorAnswer, httpStatusOf, nextUtcMidnight } from "./answers.ts";
 export type { ErrorAnswer, HttpErrorCode, ServiceUrls } from "./answers.ts";
 export type { QueryInput } from "./query.ts";

@@ -29,24 +29,39 @@ export function presentedKeyHash(headers: Record<string, string>): string | null
   return secret ? hashKey(secret) : null;
 }
 
+/** A key in a URL, refused: the 401 to send, and the marking of the key as exposed, to wait for before sending it. */
+export interface KeyInUrl {
+  /** `401 unauthorized`, reason `key_in_query`. */
+  answer: ErrorAnswer<"unauthorized">;
+  /**
+   * Settles once every key sent is marked exposed and committed (on PostgreSQL, for every instance), or once marking
+   * failed (logged). Never rejects. The 401 is sent after it, so that the key is refused everywhere by the time the
+   * caller learns it leaked.
+   */
+  marked: Promise<void>;
+}
+
 /**
  * D25, D50: a key in the URL of any route (a name of `KEY_QUERY_NAMES`, in any case) is refused before anything
- * else, and each value sent that is a key is marked exposed. Null when the URL names no key.
+ * else, and each value sent that is a key is marked exposed. Null when the URL names no key. The caller sends the
+ * answer once `marked` settled (D108): a marking that fails (the database does not answer) is logged and the 401 is
+ * sent all the same — every instance then answers 503 anyway.
  */
-export function keyInUrl(gw: Gateway, url: string, requestId: string): ErrorAnswer<"unauthorized"> | null {
+export function keyInUrl(gw: Gateway, url: string, requestId: string): KeyInUrl | null {
   const q = url.indexOf("?");
   const values = q < 0 ? null : keysInQuery(url.slice(q + 1));
   if (!values) return null;
-  // Marked exposed without waiting: the refusal does not depend on it (on PostgreSQL a failure is only logged).
-  for (const v of values)
-    if (v)
-      void Promise.resolve()
-        .then(() => gw.accounts.markExposed(v))
-        .catch((e: unknown) => gw.log("could not mark a key sent in a URL as exposed", e));
-  return errorAnswer("unauthorized", requestId, keyInQueryRefusal(gw.config.urls.console), {
+  const marked = Promise.all(
+    values.filter((v) => v).map((v) => Promise.resolve().then(() => gw.accounts.markExposed(v))),
+  ).then(
+    () => undefined,
+    (e: unknown) => gw.log("could not mark a key sent in a URL as exposed", e),
+  );
+  const answer = errorAnswer("unauthorized", requestId, keyInQueryRefusal(gw.config.urls.console), {
     urls: gw.config.urls,
     now: new Date(gw.now()),
   });
+  return { answer, marked };
 }
 
 /**

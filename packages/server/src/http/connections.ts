@@ -12,6 +12,7 @@ import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import { newRequestId } from "../ids.ts";
 import type { HttpAnswer } from "../systems/runs.ts";
 import { fromError, jsonAnswer } from "./answer.ts";
+import type { ProxyTrust } from "./proxies.ts";
 import { MESSAGES } from "@sdgw/engine";
 
 /**
@@ -61,11 +62,16 @@ export function refuseOnSocket(socket: Duplex, a: HttpAnswer): void {
   );
 }
 
-/** D57: connections per network address. One over the cap is answered 429 at once and closed. */
-export function capConnections(app: FastifyInstance, gw: Gateway): void {
+/**
+ * D57: connections per network address. One over the cap is answered 429 at once and closed. D111: a trusted
+ * proxy's own connections are not counted (it carries many clients; the per-address limits count each of them by
+ * its forwarded address instead). With a hop count every peer is taken for a proxy, so the cap applies to none.
+ */
+export function capConnections(app: FastifyInstance, gw: Gateway, proxies: ProxyTrust | null = null): void {
   const cap = gw.config.http.connectionsPerAddress;
   const open = new Map<string, number>();
   app.server.on("connection", (socket: Socket) => {
+    if (proxies?.exempts(socket.remoteAddress)) return;
     const address = socket.remoteAddress ?? "";
     const count = (open.get(address) ?? 0) + 1;
     open.set(address, count);

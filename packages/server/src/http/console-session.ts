@@ -11,6 +11,7 @@
  * then the CSRF token of a state-changing request (403, D84).
  */
 import {
+  bodyDepthProblem,
   bodyTextProblem,
   errorAnswer,
   invalidBody,
@@ -143,8 +144,8 @@ export function sessionCookie(token: string, maxAgeSeconds: number, secure: bool
 
 /** The body of `POST /console/session`, or why not. */
 /**
- * The body of a console request as one JSON object (`Content-Type: application/json`, text only, D56), or the
- * `invalid_params` reason why it is not. Shared by the sign-in and the account routes (console-api.ts).
+ * The body of a console request as one JSON object (`Content-Type: application/json`, text only, D56, nested at most
+ * `MAX_BODY_DEPTH` levels, D112), or the `invalid_params` reason why it is not. Shared by the sign-in and the account routes (console-api.ts).
  */
 export function jsonObjectOf(
   req: FastifyRequest,
@@ -153,9 +154,12 @@ export function jsonObjectOf(
     .split(";")[0]!
     .trim()
     .toLowerCase();
+  if (type !== "application/json" || typeof req.body !== "string") return { ok: false, why: invalidBody() };
+  // D112: nested too deep for what reads it next (bodyTextProblem recurses), refused before it is parsed.
+  const tooDeep = bodyDepthProblem(req.body);
+  if (tooDeep) return { ok: false, why: tooDeep };
   let parsed: unknown;
   try {
-    if (type !== "application/json" || typeof req.body !== "string") throw new Error("not JSON");
     parsed = JSON.parse(req.body);
   } catch {
     return { ok: false, why: invalidBody() };

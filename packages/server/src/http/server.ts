@@ -22,6 +22,7 @@ import { NOT_UTF8 } from "./admission.ts";
 import { JSON_TYPE, fromError, jsonAnswer, send } from "./answer.ts";
 import { keyInUrl } from "./auth.ts";
 import { clientErrorAnswer, capConnections, refuseOnSocket } from "./connections.ts";
+import { proxyTrust, type ProxyTrust } from "./proxies.ts";
 import { consoleApiRoutes } from "./console-api.ts";
 import { consoleSessionRoutes } from "./console-session.ts";
 import { consoleStaticRoutes } from "./console-static.ts";
@@ -41,10 +42,11 @@ export const ROUTE_LIST: string[] = Object.values(OPERATIONS).map((o) => `${o.me
 
 /** Builds the Fastify app over a gateway. Not listening yet: call `app.listen` or use `app.inject`. */
 export function buildApp(gw: Gateway): FastifyInstance {
-  const app = Fastify(fastifyOptions(gw));
+  const proxies = proxyTrust(gw.config.trustProxy);
+  const app = Fastify(fastifyOptions(gw, proxies));
   const deps = createRouteDeps(gw);
   app.server.headersTimeout = gw.config.http.headersTimeoutMs;
-  capConnections(app, gw);
+  capConnections(app, gw, proxies);
   installHooks(app, gw);
 
   registerDataRoutes(app, deps); // GET /v1/search, the six typed POST routes and POST /v1/call/{op}
@@ -68,10 +70,12 @@ export function buildApp(gw: Gateway): FastifyInstance {
  * Path parameters are checked by the validators (a handle is up to 128 characters), not cut by the router. Router
  * errors (a path that is not valid percent-encoding) answer the contract's invalid_params, not Fastify's body.
  */
-function fastifyOptions(gw: Gateway): FastifyHttpOptions<Server> {
+function fastifyOptions(gw: Gateway, proxies: ProxyTrust | null): FastifyHttpOptions<Server> {
   const bounds = gw.config.http;
   return {
     logger: false,
+    // D111: behind trusted proxies, req.ip, req.protocol and req.host follow X-Forwarded-For, -Proto and -Host.
+    ...(proxies ? { trustProxy: proxies.trusts } : {}),
     bodyLimit: gw.config.bodyLimit,
     // D57: a request must arrive within its time and size; what does not is answered in the contract's words.
     // Node checks its request timeouts every connectionsCheckingInterval (30 s by default): checked at a third of
@@ -92,17 +96,20 @@ function fastifyOptions(gw: Gateway): FastifyHttpOptions<Server> {
       const requestId = newRequestId(gw.now());
       const exposed = keyInUrl(gw, req.url, requestId);
       const a = exposed
-        ? fromError(exposed)
+        ? fromError(exposed.answer)
         : jsonAnswer(
             invalidParamsAnswer({ param: "path", message: "The path is not a valid URL path." }, requestId),
             400,
           );
-      void gw.durable().then(() =>
-        (reply as unknown as FastifyReply)
-          .code(a.status)
-          .headers({ ...a.headers, ...answerHeaders(req.url, JSON_TYPE) })
-          .send(a.body),
-      );
+      // A key in the URL: answered once it is marked exposed and durable (D25, D108).
+      void (exposed?.marked ?? Promise.resolve())
+        .then(() => gw.durable())
+        .then(() =>
+          (reply as unknown as FastifyReply)
+            .code(a.status)
+            .headers({ ...a.headers, ...answerHeaders(req.url, JSON_TYPE) })
+            .send(a.body),
+        );
     },
   };
 }
@@ -114,7 +121,9 @@ function installHooks(app: FastifyInstance, gw: Gateway): void {
   app.addHook("onRequest", (req, reply, done) => {
     const exposed = req.url.includes("?") ? keyInUrl(gw, req.url, newRequestId(gw.now())) : null;
     if (exposed) {
-      void gw.durable().then(() => send(reply, fromError(exposed)));
+      // The 401 waits for the key to be marked exposed and that to be durable: by the time the caller reads it, no
+      // instance on the database accepts the key any more (D108).
+      void exposed.marked.then(() => gw.durable()).then(() => send(reply, fromError(exposed.answer)));
       return;
     }
     if (req.raw.httpVersion === "1.1" && req.headers.host === undefined) {

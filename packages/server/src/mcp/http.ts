@@ -4,7 +4,7 @@
  */
 import { Readable } from "node:stream";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
-import { errorAnswer } from "@sdgw/validators";
+import { MAX_BODY_DEPTH, errorAnswer, nestsDeeperThan } from "@sdgw/validators";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import { authenticate, presentedKeyHash } from "../http/auth.ts";
@@ -121,7 +121,9 @@ function toWebRequest(req: FastifyRequest): Request {
  * 3. a POST without a valid key (X-API-Key or `Authorization: Bearer`) answers 401, the `unauthorized` error
  *    structure of the HTTP API and `WWW-Authenticate: ApiKey header="X-API-Key", Bearer realm="sdgw"` (D62), so a
  *    client's initialize fails at once;
- * 4. else the MCP message is served by a server acting for that key (see {@link createMcpServer}).
+ * 4. a body nested deeper than `MAX_BODY_DEPTH` (64) levels answers 400 and the JSON-RPC parse error (-32700),
+ *    `id` null (D112);
+ * 5. else the MCP message is served by a server acting for that key (see {@link createMcpServer}).
  *
  * ```ts
  * const server = createServer();
@@ -188,6 +190,11 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
       const a =
         refusal ?? errorAnswer("unauthorized", requestId(), { message: "No key was sent; a valid key is required." });
       return sendError(reply, 401, { ...a.headers, "www-authenticate": MCP_WWW_AUTHENTICATE }, a.body);
+    }
+    // D112: a message nested deeper than any tool's arguments need is refused before anything parses it.
+    if (typeof req.body === "string" && nestsDeeperThan(req.body, MAX_BODY_DEPTH)) {
+      const message = `Parse error: the body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels; a message to /mcp may nest at most ${MAX_BODY_DEPTH}.`;
+      return sendError(reply, 400, {}, { jsonrpc: "2.0", error: { code: -32700, message }, id: null });
     }
     const server = createMcpServer({
       app: target,

@@ -18,6 +18,7 @@ import { isoSeconds, keyPrefix } from "@sdgw/engine";
 import { hashKey, newId, newKeySecret } from "../ids.ts";
 import type { AccountRecord, CreatedKey, KeyRecord, WorkspaceRecord } from "../systems/accounts.ts";
 import type { Postgres, Sql } from "./database.ts";
+import { storable } from "./text.ts";
 
 /** Dependencies of {@link PgAccounts}. */
 export interface PgAccountsDeps {
@@ -154,6 +155,7 @@ export class PgAccounts {
 
   /** The account of an id as stored now, or `undefined`. */
   async account(id: string): Promise<AccountRecord | undefined> {
+    if (!storable(id)) return undefined;
     const row = await this.deps.db.one<AccountRow>(`SELECT ${ACCOUNT} FROM accounts WHERE id = $1`, [id]);
     return row && accountOf(row);
   }
@@ -168,6 +170,7 @@ export class PgAccounts {
 
   /** The workspace of an id, or `undefined`. */
   async workspace(id: string): Promise<WorkspaceRecord | undefined> {
+    if (!storable(id)) return undefined;
     const row = await this.deps.db.one<WorkspaceRow>(`SELECT ${WORKSPACE} FROM workspaces WHERE id = $1`, [id]);
     return row && workspaceOf(row);
   }
@@ -261,12 +264,14 @@ export class PgAccounts {
 
   /** The key of an id as stored now (hash and prefix, never the secret), or `undefined`. */
   async key(id: string): Promise<KeyRecord | undefined> {
+    if (!storable(id)) return undefined;
     const row = await this.deps.db.one<KeyRow>(`SELECT ${KEY} FROM keys WHERE id = $1`, [id]);
     return row && keyOf(row);
   }
 
   /** Keys by id or by display prefix: the oldest that matches (of keys made in the same second, the first made). */
   async findKey(idOrPrefix: string): Promise<KeyRecord | undefined> {
+    if (!storable(idOrPrefix)) return undefined;
     const row = await this.deps.db.one<KeyRow>(
       `SELECT ${KEY} FROM keys WHERE id = $1 OR prefix = $1 ORDER BY created_at, seq LIMIT 1`,
       [idOrPrefix],

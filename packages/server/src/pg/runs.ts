@@ -12,6 +12,7 @@ import type { ConsoleResult } from "../systems/runs.ts";
 import { settleHold } from "./calls.ts";
 import type { Postgres } from "./database.ts";
 import { DB_NOW_MS, type DbClock } from "./clock.ts";
+import { storable } from "./text.ts";
 
 /** Options of {@link PgRuns}. */
 export interface PgRunsOptions {
@@ -239,6 +240,7 @@ export class PgRuns {
 
   /** The run of a handle, as stored now, or undefined. */
   async read(handle: string): Promise<RunRow | undefined> {
+    if (!storable(handle)) return undefined;
     const row = await this.o.db.one<Omit<RunRow, "expires_at"> & { expires_at: Date | null }>(
       "SELECT id, handle, key_id, account_id, state, request_id, shape, quote, charged, owner, waves, http_status, headers, answer, expires_at FROM runs WHERE handle = $1",
       [handle],
@@ -248,6 +250,7 @@ export class PgRuns {
 
   /** The operation whose run made `handle`, when that run is the key's; null otherwise. */
   async operationOf(handle: string, keyId: string): Promise<string | null> {
+    if (!storable(handle, keyId)) return null;
     const row = await this.o.db.one<{ operation: string }>(
       "SELECT operation FROM runs WHERE handle = $1 AND key_id = $2",
       [handle, keyId],
@@ -257,6 +260,7 @@ export class PgRuns {
 
   /** The handle of the run that a call under the key's Idempotency-Key started; null when none. */
   async handleOfIdempotencyKey(keyId: string, idemKey: string): Promise<string | null> {
+    if (!storable(keyId, idemKey)) return null;
     const row = await this.o.db.one<{ handle: string | null }>(
       "SELECT r.handle FROM idempotency i JOIN runs r ON r.id = i.run_id WHERE i.key_id = $1 AND i.idem_key = $2",
       [keyId, idemKey],

@@ -17,6 +17,7 @@ import { newId } from "../ids.ts";
 import { SCHEDULES_PER_WORKSPACE, scheduleResource } from "../systems/schedules.ts";
 import type { ScheduledStart, ScheduleRecord } from "../systems/schedules.ts";
 import type { Postgres } from "./database.ts";
+import { storable } from "./text.ts";
 
 /** Options of {@link PgSchedules}. */
 export interface PgSchedulesDeps {
@@ -156,6 +157,7 @@ export class PgSchedules {
 
   /** One schedule by id. */
   async get(id: string): Promise<ScheduleRecord | undefined> {
+    if (!storable(id)) return undefined;
     const row = await this.deps.db.one<Row>(`SELECT ${COLUMNS} FROM schedules WHERE id = $1`, [id]);
     return row && record(row);
   }
@@ -171,6 +173,7 @@ export class PgSchedules {
 
   /** Removes a schedule of the workspace; false when it has none of that id. */
   async remove(workspaceId: string, id: string): Promise<boolean> {
+    if (!storable(workspaceId, id)) return false;
     const rows = await this.deps.db.query("DELETE FROM schedules WHERE id = $1 AND workspace_id = $2 RETURNING id", [
       id,
       workspaceId,

@@ -39,6 +39,7 @@ import {
   verifyPassword,
 } from "../systems/sessions.ts";
 import type { Postgres, Sql } from "./database.ts";
+import { storable } from "./text.ts";
 
 /** Dependencies of {@link PgSessions}: as `SessionsDeps`, with the database in place of the embedded store. */
 export interface PgSessionsDeps {
@@ -137,6 +138,7 @@ export class PgSessions {
 
   /** The user of an email (any case), or undefined. */
   async userByEmail(email: string): Promise<UserRecord | undefined> {
+    if (!storable(email)) return undefined;
     const row = await this.deps.db.one<UserRow>("SELECT * FROM users WHERE email = $1", [normalizeEmail(email)]);
     return row && userOf(row);
   }
@@ -207,6 +209,11 @@ export class PgSessions {
    */
   async signIn(emailRaw: string, password: string, address: string): Promise<SignInResult> {
     const email = normalizeEmail(emailRaw);
+    if (!storable(email, address)) {
+      // No user has such an email, and no failure can be counted under it: wrong, in the time a check takes.
+      await verifyPassword(password, dummy());
+      return { ok: false, refusal: "invalid" };
+    }
     const now = this.deps.now();
     const throttled = await this.deps.db.tx((sql) => this.countAttempt(sql, email, address, now));
     if (throttled) return { ok: false, ...throttled };
