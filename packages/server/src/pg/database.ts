@@ -32,6 +32,8 @@ export interface PostgresOptions {
   statementTimeoutMs?: number;
   /** `application_name` of the connections (default `sdgw`): `pg_stat_activity` shows it. */
   applicationName?: string;
+  /** D113: called with each error of an idle connection of the pool (the gateway counts them in `/metrics`). */
+  onError?: (error: Error) => void;
 }
 
 /** SQLSTATEs after which a transaction is run again: serialization_failure, deadlock_detected. */
@@ -101,7 +103,7 @@ export class Postgres implements Sql {
       types,
     });
     // An idle connection that breaks (the server restarts) is dropped by the pool; the next query opens another.
-    this.pool.on("error", () => undefined);
+    this.pool.on("error", (e) => options.onError?.(e));
     this.onPool = sqlOn(this.pool);
   }
 
@@ -138,6 +140,11 @@ export class Postgres implements Sql {
         client.release(broken);
       }
     }
+  }
+
+  /** D113: the pool's clients now: open, idle, and queries waiting for one (read by `/metrics`). */
+  get stats(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   /** Closes the pool: waits for the connections in use, then ends them all. */

@@ -22,6 +22,8 @@ import { PgRunner } from "./runner.ts";
 import { PgRuns } from "./runs.ts";
 import { PgSchedules } from "./schedules.ts";
 import { PgSessions } from "./sessions.ts";
+import { Metrics } from "../ops/metrics.ts";
+import { pgHealth } from "./health.ts";
 
 /** A gateway on PostgreSQL: the ports, and what the server closes. */
 export interface PgGateway extends GatewayPorts {
@@ -60,7 +62,8 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
   const now = options.now ?? Date.now;
   const log = options.log ?? ((message: string, error?: unknown) => console.error(`[sdgw] ${message}`, error ?? ""));
   const leaseMs = options.runLeaseMs ?? DEFAULT_RUN_LEASE_MS;
-  const db = new Postgres(options.databaseUrl, { max: options.poolSize ?? 10 });
+  const metrics = new Metrics(options.metrics);
+  const db = new Postgres(options.databaseUrl, { max: options.poolSize ?? 10, onError: () => metrics.poolError() });
   let migration: MigrationReport;
   try {
     migration = await migrate(db);
@@ -71,7 +74,7 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
   const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
   const providers: Readonly<Record<Platform, PlatformProvider>> = options.providers ?? simulator!.providers;
   const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
-  const limits = new Limits({ limits: config.limits, now, redis, log });
+  const limits = new Limits({ limits: config.limits, now, redis, log, metrics });
   const runs = new PgRuns({
     db,
     now,
@@ -89,7 +92,8 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
   const accounts = new PgAccounts({ db, now });
   const schedules = new PgSchedules({ db, now });
   const sessions = new PgSessions({ db, now, config: config.sessions });
-  const runner = new PgRunner({ calls, runs, limits, providers, config, now, log });
+  const runner = new PgRunner({ calls, runs, limits, providers, config, now, log, metrics });
+  metrics.watch({ inFlight: () => runner.inFlight, pool: () => db.stats });
   await runner.start(leaseMs);
   const catalog = new Catalog(providers);
   const freeCallsLeft = (account: AccountRecord) =>
@@ -150,6 +154,8 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
     simulator,
     now,
     log,
+    metrics,
+    health: pgHealth(db, limits),
     async close({ drainMs = 2000 } = {}) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([runner.drain(), new Promise<void>((r) => (timer = setTimeout(r, drainMs)))]);
