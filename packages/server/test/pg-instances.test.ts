@@ -8,13 +8,13 @@
  * test. Needs PostgreSQL (see pg-helpers.ts).
  */
 import { execFile } from "node:child_process";
-import { connect, createServer as createNetServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PgAccounts } from "../src/pg/accounts.ts";
 import { PgCalls } from "../src/pg/calls.ts";
 import { createPgServer } from "../src/pg/server.ts";
+import { tcpProxy } from "./net-faults.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 import { kill, ROOT, sameClockEnv, startServer, stopAll, type Started } from "./processes.ts";
 
@@ -245,43 +245,4 @@ async function adminPg(...args: string[]): Promise<unknown> {
     { cwd: ROOT, timeout: 20_000, env: { ...process.env, SDGW_DATABASE_URL: url } },
   );
   return JSON.parse(stdout);
-}
-
-/** A TCP proxy on a free loopback port to `target`: `down()` cuts every connection and refuses new ones. */
-async function tcpProxy(target: number) {
-  const sockets = new Set<Socket>();
-  let refusing = false;
-  const server: Server = createNetServer((client) => {
-    if (refusing) return client.destroy();
-    const upstream = createNetConnection(target);
-    sockets.add(client).add(upstream);
-    client.pipe(upstream).pipe(client);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on("error", drop).on("close", drop);
-    upstream.on("error", drop).on("close", drop);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return {
-    port: (server.address() as { port: number }).port,
-    down() {
-      refusing = true;
-      for (const s of sockets) s.destroy();
-      sockets.clear();
-    },
-    up() {
-      refusing = false;
-    },
-    close() {
-      server.close();
-    },
-  };
-}
-
-function createNetConnection(port: number): Socket {
-  return connect(port, "127.0.0.1");
 }
