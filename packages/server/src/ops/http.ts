@@ -120,9 +120,8 @@ export function operatorRoutes(app: FastifyInstance, gw: Gateway, lifecycle: Lif
   });
 }
 
-/** The template of the route that answered (`/v1/results/:handle`), or `(unmatched)`. */
+/** The template of the route that answered (`/v1/results/:handle`), or `(unmatched)` (the 404 of an unknown path). */
 function routeOf(req: FastifyRequest): string {
-  if (req.is404) return UNMATCHED;
   return req.routeOptions.url ?? UNMATCHED;
 }
 

@@ -5,7 +5,7 @@
  * process, made at the first scrape and shown by every server of it. Labels are bounded: a route is its template
  * (`/v1/results/:handle`, never the URL asked), a status its number; nothing is labelled by key, account or address.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 
 /** The clients of a PostgreSQL pool now: open, idle, and requests waiting for one. */
 export interface PoolStats {
@@ -34,12 +34,58 @@ export interface MetricsOptions {
 
 /** What is read at scrape time: runs in flight here, and (PostgreSQL) the pool's clients. */
 export interface MetricsSources {
+  /** Runs in flight on this instance now (`sdgw_runs_in_flight`). */
   inFlight?: () => number;
+  /** The PostgreSQL pool's clients now (`sdgw_pg_pool_clients`); absent on the embedded store. */
   pool?: () => PoolStats;
 }
 
 /** Buckets of the latency histogram, in seconds: from a cached answer to a call that waited its 40 s. */
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** The answers of one `method route status`. */
+interface Answers {
+  labels: Record<string, string>;
+  count: number;
+  timing: Timing;
+}
+
+/** The latencies of one `method route`: a count per bucket (the last one: above every bound), their sum and count. */
+interface Timing {
+  labels: Record<string, string>;
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
+/** A sample as prom-client's registry writes it. */
+interface Value {
+  labels: Record<string, string>;
+  value: number;
+  metricName?: string;
+}
+
+/** A metric whose values are read from plain numbers when scraped, for prom-client's registry. */
+function scraped(name: string, help: string, type: "counter" | "histogram", values: () => Value[]) {
+  const get = async () => ({ name, help, type, aggregator: "sum" as const, values: values() });
+  return { name, help, type, aggregator: "sum", get, reset: () => undefined } as never;
+}
+
+/** A latency histogram's samples: cumulative buckets, `+Inf`, sum and count. */
+function histogramValues(t: Timing): Value[] {
+  const out: Value[] = [];
+  let cumulative = 0;
+  for (let i = 0; i <= BUCKETS.length; i++) {
+    cumulative += t.buckets[i]!;
+    const le = i < BUCKETS.length ? String(BUCKETS[i]) : "+Inf";
+    out.push({ labels: { ...t.labels, le }, value: cumulative, metricName: `${NAME_DURATION}_bucket` });
+  }
+  out.push({ labels: t.labels, value: t.sum, metricName: `${NAME_DURATION}_sum` });
+  out.push({ labels: t.labels, value: t.count, metricName: `${NAME_DURATION}_count` });
+  return out;
+}
+
+const NAME_DURATION = "sdgw_http_request_duration_seconds";
 
 let processRegistry: Registry | null = null;
 
@@ -63,33 +109,37 @@ export class Metrics {
   /** The bearer token `/metrics` asks for, or null. */
   readonly token: string | null;
   private readonly registry = new Registry();
-  private readonly requests: Counter<"method" | "route" | "status">;
-  private readonly duration: Histogram<"method" | "route">;
+  /** Answers by `method route status`, each with the latency histogram of its `method route`. */
+  private readonly answers = new Map<string, Answers>();
+  private readonly timings = new Map<string, Timing>();
   private readonly credits: Counter;
   private readonly poolErrors: Counter;
   private readonly redisErrors: Counter;
   private sources: MetricsSources = {};
-  /** Children of the labelled metrics by their labels (no hashing of a label object per request). */
-  private readonly counted = new Map<string, { inc(): void }>();
-  private readonly timed = new Map<string, { observe(v: number): void }>();
-
   constructor(options: MetricsOptions = {}) {
     this.access = options.access ?? "loopback";
     this.token = options.token ?? null;
     const registers = [this.registry];
-    this.requests = new Counter({
-      name: "sdgw_http_requests_total",
-      help: "HTTP requests answered, by method, route template and status.",
-      labelNames: ["method", "route", "status"] as const,
-      registers,
-    });
-    this.duration = new Histogram({
-      name: "sdgw_http_request_duration_seconds",
-      help: "Time from a request's arrival to its answer sent, in seconds, by method and route template.",
-      labelNames: ["method", "route"] as const,
-      buckets: BUCKETS,
-      registers,
-    });
+    // The counts of every request are plain numbers, read by prom-client when scraped (a label set hashed on every
+    // request cost several µs: bench/server/ops.ts).
+    const answers = this.answers;
+    const timings = this.timings;
+    this.registry.registerMetric(
+      scraped(
+        "sdgw_http_requests_total",
+        "HTTP requests answered, by method, route template and status.",
+        "counter",
+        () => [...answers.values()].map((a) => ({ labels: a.labels, value: a.count })),
+      ),
+    );
+    this.registry.registerMetric(
+      scraped(
+        "sdgw_http_request_duration_seconds",
+        "Time from a request's arrival to its answer sent, in seconds, by method and route template.",
+        "histogram",
+        () => [...timings.values()].flatMap(histogramValues),
+      ),
+    );
     this.credits = new Counter({
       name: "sdgw_charged_credits_total",
       help: "Credits charged by the runs that ended on this instance.",
@@ -131,20 +181,27 @@ export class Metrics {
 
   /** Counts one answer: its method, its route's template (never the URL asked), its status and its time. */
   request(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${route}`;
-    const withStatus = `${key} ${status}`;
-    let c = this.counted.get(withStatus);
-    if (!c) {
-      c = this.requests.labels(method, route, String(status));
-      this.counted.set(withStatus, c);
+    const key = `${method} ${route} ${status}`;
+    const a = this.answers.get(key) ?? this.answersOf(key, method, route, status);
+    a.count++;
+    const t = a.timing;
+    t.count++;
+    t.sum += seconds;
+    let i = 0;
+    while (i < BUCKETS.length && seconds > BUCKETS[i]!) i++;
+    t.buckets[i]!++;
+  }
+
+  private answersOf(key: string, method: string, route: string, status: number): Answers {
+    const timingKey = `${method} ${route}`;
+    let timing = this.timings.get(timingKey);
+    if (!timing) {
+      timing = { labels: { method, route }, buckets: new Array<number>(BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
+      this.timings.set(timingKey, timing);
     }
-    c.inc();
-    let h = this.timed.get(key);
-    if (!h) {
-      h = this.duration.labels(method, route);
-      this.timed.set(key, h);
-    }
-    h.observe(seconds);
+    const a = { labels: { method, route, status: String(status) }, count: 0, timing };
+    this.answers.set(key, a);
+    return a;
   }
 
   /** Counts credits charged by a run's end (0 is counted as nothing). */
