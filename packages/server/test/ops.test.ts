@@ -14,6 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ROUTE_LIST } from "../src/http/server.ts";
+import { ConfigError } from "../src/config.ts";
+import { opsFromEnv } from "../src/ops/env.ts";
 import { createLogger, redact } from "../src/ops/log.ts";
 import { createServer, type SdgwServer } from "../src/server.ts";
 import { GENEROUS, harness, type Harness } from "./helpers.ts";
@@ -254,6 +256,46 @@ describe("log lines (D113)", () => {
   });
 });
 
+describe("the operator's settings (D113)", () => {
+  it("reads SDGW_LOG_FORMAT, SDGW_METRICS, SDGW_METRICS_TOKEN and SDGW_SHUTDOWN_GRACE_MS, with their defaults", () => {
+    expect(opsFromEnv({})).toEqual({
+      logFormat: "text",
+      metrics: { access: "loopback", token: null },
+      shutdownGraceMs: 25_000,
+    });
+    const token = "a-token-of-20-chars!";
+    expect(
+      opsFromEnv({
+        SDGW_LOG_FORMAT: "json",
+        SDGW_METRICS: "on",
+        SDGW_METRICS_TOKEN: token,
+        SDGW_SHUTDOWN_GRACE_MS: "0",
+      }),
+    ).toEqual({ logFormat: "json", metrics: { access: "on", token }, shutdownGraceMs: 0 });
+  });
+
+  it("refuses a wrong value, naming every variable, never repeating a token", () => {
+    let error: unknown;
+    try {
+      opsFromEnv({
+        SDGW_LOG_FORMAT: "yaml",
+        SDGW_METRICS: "public",
+        SDGW_METRICS_TOKEN: "short secret",
+        SDGW_SHUTDOWN_GRACE_MS: "25s",
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([
+      'SDGW_LOG_FORMAT must be text or json (got "yaml")',
+      'SDGW_METRICS must be who may read GET /metrics, off, loopback, on (got "public")',
+      "SDGW_METRICS_TOKEN must be the bearer token of GET /metrics, 16 to 256 visible ASCII characters without spaces (got 12 characters)",
+      'SDGW_SHUTDOWN_GRACE_MS must be the milliseconds a stop waits for runs in flight, a whole number from 0 to 3600000 (got "25s")',
+    ]);
+  });
+});
+
 describe("SIGTERM during a 202 run, embedded (D113)", () => {
   it("readyz answers 503 at once, a new request on a kept-alive connection is refused, the run ends charged once, exit 0 within the grace", async () => {
     const db = join(dir, "sigterm.sqlite");
@@ -323,6 +365,29 @@ describe("SIGTERM during a 202 run, embedded (D113)", () => {
       agent.destroy();
     }
   }, 120_000);
+});
+
+describe("a second signal (D113)", () => {
+  it("exits at once while the first one waits for a run", async () => {
+    const s = await startServer(join(dir, "twice.sqlite"), {
+      ...sameClockEnv(),
+      SDGW_LATENCY_MS: "30000",
+      SDGW_SHUTDOWN_GRACE_MS: "60000",
+    });
+    const started = await fetch(`${s.url}/v1/search?platform=x&query=twice`, {
+      headers: { "X-API-Key": s.key!, "Idempotency-Key": "twice-1" },
+    });
+    expect(started.status).toBe(202);
+    const exited = new Promise<number | null>((r) => s.child.once("exit", (code) => r(code)));
+    s.child.kill("SIGTERM");
+    for (let i = 0; i < 200 && !/SIGTERM: stopping/.test(s.output().stderr); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    const second = performance.now();
+    s.child.kill("SIGINT");
+    expect(await exited).toBe(130);
+    expect(performance.now() - second).toBeLessThan(10_000);
+    expect(s.output().stderr).toMatch(/SIGINT again: exiting at once/);
+  }, 60_000);
 });
 
 /** A GET on `agent`'s connection: status, headers, JSON body. */
