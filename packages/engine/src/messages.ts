@@ -59,6 +59,11 @@ export const MESSAGES = {
   /** D108: the gateway's shared database does not answer (503 `temporarily_unavailable`, reason `paused`). */
   databaseUnavailable:
     "Calls are paused: the gateway cannot reach its database now. Nothing ran and nothing was charged.",
+  /** D113: a request that reached an instance after its stop began (SIGTERM): 503, reason `paused`. */
+  shuttingDown: "Calls are paused on this instance: it is shutting down. Nothing ran and nothing was charged.",
+  /** `fix.note` of the 503 of an instance that is shutting down. */
+  shuttingDownNote:
+    "Send the same call again, with the same Idempotency-Key, on a new connection: another instance answers it.",
   /** `fix.note` of a 503 `paused`: calls are paused (by support, or the limits store does not answer). */
   pausedNote: "Send the same call again later, with the same Idempotency-Key; the status page says when calls resume.",
   /** `max_cost_exceeded`: the quote over `max_cost_credits`; `more` follows the sentence (a tool's hint). */

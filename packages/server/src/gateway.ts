@@ -28,6 +28,9 @@ import { Sessions } from "./systems/sessions.ts";
 import type { ChargePorts } from "@sdgw/engine";
 import { Schedules } from "./systems/schedules.ts";
 import { Store } from "./systems/store.ts";
+import { bounded, type HealthCheck } from "./ops/health.ts";
+import { createLogger, type LogFormat } from "./ops/log.ts";
+import { Metrics, type MetricsOptions } from "./ops/metrics.ts";
 
 /** Everything the server is made of, on the embedded store: its systems as they are (a test reaches into them). */
 export interface Gateway extends GatewayPorts {
@@ -73,8 +76,15 @@ export interface GatewayOptions extends ServerOptions {
   simulator?: SimulatorOptions;
   /** The clock (ms). */
   now?: () => number;
-  /** Where failures of the server's side are reported; default: `console.error` with an `[sdgw]` prefix. */
+  /**
+   * Where failures of the server's side are reported; default: standard error, in `logFormat`, each line about a
+   * request with its `request_id` (D113).
+   */
   log?: (message: string, error?: unknown) => void;
+  /** D113: the default logger's format (`SDGW_LOG_FORMAT`): `text` (default, `[sdgw] …`) or `json` (one object a line). */
+  logFormat?: LogFormat;
+  /** D113: who may read `GET /metrics` (`SDGW_METRICS`, `SDGW_METRICS_TOKEN`); default: only on a loopback listen address. */
+  metrics?: MetricsOptions;
   /**
    * Whether this gateway serves (default true): it opens the store by ending the runs of processes that are gone
    * (never those of a live process sharing the file), holds a lease renewed every sixth of `runLeaseMs`, and with
@@ -118,7 +128,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       `redisUrl must be a Redis URL, redis://[user:password@]host[:port][/db] or rediss://… (got ${JSON.stringify(withoutPassword(config.redisUrl))})`,
     ]);
   const now = options.now ?? Date.now;
-  const log = options.log ?? ((message: string, error?: unknown) => console.error(`[sdgw] ${message}`, error ?? ""));
+  const log = options.log ?? createLogger({ format: options.logFormat ?? "text" });
+  const metrics = new Metrics(options.metrics);
   // Chunks off (the default): every answer is stored whole, the chunk threshold out of reach (D67).
   const store = new Store(config.dbPath, {
     answers: {
@@ -136,9 +147,10 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   // D107: with a Redis URL the limits are shared by every instance on it; a running-call slot lives as long as a
   // run's lease, so the slot of an instance that died is free when its runs are recovered.
   const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
-  const limits = new Limits({ limits: config.limits, now, redis, log });
+  const limits = new Limits({ limits: config.limits, now, redis, log, metrics });
   const owners = new Owners({ store, leaseMs, log });
-  const runs = new Runs({ store, ledger, idempotency, limits, owners, providers, config, now, log });
+  const runs = new Runs({ store, ledger, idempotency, limits, owners, providers, config, now, log, metrics });
+  metrics.watch({ inFlight: () => runs.inFlight });
   const catalog = new Catalog(providers);
   const schedules = new Schedules({ store, now });
   const service = new ServiceState(store, now);
@@ -182,5 +194,18 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     now,
     log,
     recovered,
+    metrics,
+    health: () => embeddedHealth(store, limits),
   };
+}
+
+/** D113: the embedded store is open (and answers a statement); Redis answers when the limits are kept there. */
+async function embeddedHealth(store: Store, limits: Limits): Promise<HealthCheck[]> {
+  const database = bounded("database", () => {
+    if (!store.db.isOpen) throw new Error("the SQLite store is closed");
+    store.db.prepare("SELECT 1").get();
+    return "SQLite store open";
+  });
+  const redis = limits.shared ? [bounded("redis", () => limits.ping().then(() => "answers PING"))] : [];
+  return Promise.all([database, ...redis]);
 }

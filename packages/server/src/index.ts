@@ -31,6 +31,18 @@ export {
   listenFromEnv,
 } from "./config.ts";
 export type { HttpConfig, LimitsConfig, ServerConfig, ServerOptions, SessionConfig, TrustProxy } from "./config.ts";
+// D113: what an operator sees: health and readiness, metrics, log lines, the stop.
+export { Lifecycle, OPERATOR_ROUTES, readiness } from "./ops/http.ts";
+export type { Readiness } from "./ops/http.ts";
+export { CHECK_BOUND_MS } from "./ops/health.ts";
+export type { HealthCheck } from "./ops/health.ts";
+export { Metrics, METRICS_ACCESS } from "./ops/metrics.ts";
+export type { MetricsAccess, MetricsOptions, MetricsSources, PoolStats } from "./ops/metrics.ts";
+export { createLogger, currentRequestId, LOG_FORMATS, redact, withRequestId } from "./ops/log.ts";
+export type { LogFn, LogFormat, LoggerOptions } from "./ops/log.ts";
+export { opsFromEnv } from "./ops/env.ts";
+export type { OpsSettings } from "./ops/env.ts";
+export { DEFAULT_SHUTDOWN_GRACE_MS } from "./ops/stop.ts";
 export { seedDemo } from "./demo.ts";
 export type { DemoAccount } from "./demo.ts";
 export { runAdmin } from "./admin.ts";

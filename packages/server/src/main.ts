@@ -6,10 +6,18 @@
  * SDGW_POLL_AFTER_SECONDS, SDGW_LATENCY_MS, SDGW_KEY_QPS, SDGW_WORKSPACE_CONCURRENCY, SDGW_ADDRESS_PER_MINUTE,
  * SDGW_FAILURE_THRESHOLD, SDGW_FREE_CALLS, SDGW_RUN_LEASE_MS, SDGW_REDIS_URL and SDGW_REDIS_PREFIX (the limits
  * shared by every instance on one Redis, D107), SDGW_DATABASE_URL (the state in PostgreSQL, shared by every
- * instance on it, D108). A variable that is not a valid value stops the start, named.
+ * instance on it, D108), and the operator's (D113): SDGW_LOG_FORMAT (text or json lines), SDGW_METRICS and
+ * SDGW_METRICS_TOKEN (who may read /metrics), SDGW_SHUTDOWN_GRACE_MS (how long SIGTERM waits for runs in flight).
+ * A variable that is not a valid value stops the start, named.
  * Other processes (sdgw-mcp, sdgw-admin) may open the same database meanwhile.
+ *
+ * SIGTERM or SIGINT (D113): readyz answers 503 at once, no new connections, new requests on open ones answered 503
+ * temporarily_unavailable; runs in flight get SDGW_SHUTDOWN_GRACE_MS (25 s) to end; then the lease ends (what is
+ * still running is ended broken, uncharged, by the next process), the storage and Redis close, exit status 0. A
+ * second signal exits at once (128 + the signal's number).
  */
 import { ConfigError, configFromEnv, listenFromEnv, withoutPassword } from "./config.ts";
+import { isLoopback } from "./ops/health.ts";
 import { seedDemo, seedDemoUser } from "./demo.ts";
 import { CONSOLE_DIST, consoleBuilt } from "./http/console-static.ts";
 import { docsBuilt } from "./http/docs-routes.ts";
@@ -18,6 +26,11 @@ import { createServer } from "./server.ts";
 import { DatabaseUnavailable } from "./pg/database.ts";
 import { SchemaError } from "./pg/migrations.ts";
 import { createPgServer, seedPgDemo, seedPgDemoUser } from "./pg/server.ts";
+import { opsFromEnv, type OpsSettings } from "./ops/env.ts";
+import { createLogger, type LogFn } from "./ops/log.ts";
+
+/** Lines of the process itself (a refused start, the stop), in the format of the logs. */
+let log: LogFn = createLogger();
 
 /** Opens the server on PostgreSQL; a database that does not answer or is newer than this build stops the start. */
 async function openShared(o: Parameters<typeof createPgServer>[0]) {
@@ -27,15 +40,24 @@ async function openShared(o: Parameters<typeof createPgServer>[0]) {
     // Not reachable, a newer schema, or PostgreSQL's own refusal at connect (no such database, a wrong password…).
     const refused = typeof (e as { code?: unknown }).code === "string" && "severity" in (e as object);
     if (!(e instanceof DatabaseUnavailable || e instanceof SchemaError || refused)) throw e;
-    console.error(`sdgw: not started: SDGW_DATABASE_URL: ${(e as Error).message}.`);
-    process.exit(2);
+    notStarted(`SDGW_DATABASE_URL: ${(e as Error).message}`);
   }
 }
 
+/** A start refused: one line on standard error (a JSON line with SDGW_LOG_FORMAT=json), exit status 2. */
+function notStarted(why: string): never {
+  if (ops?.logFormat === "json") log(`not started: ${why}`, new Error(why));
+  else console.error(`sdgw: not started: ${why}.`);
+  process.exit(2);
+}
+
+let ops: OpsSettings | undefined;
 let options: ReturnType<typeof configFromEnv>;
 let address: ReturnType<typeof listenFromEnv>;
 try {
-  options = { ...configFromEnv(), ...runLeaseFromEnv() };
+  ops = opsFromEnv();
+  log = createLogger({ format: ops.logFormat });
+  options = { ...configFromEnv(), ...runLeaseFromEnv(), log, logFormat: ops.logFormat, metrics: ops.metrics };
   address = listenFromEnv();
   // D92: with the HTTP reference built, every error's fix.note ends with its entry in the catalogue at /docs.
   options = { docsLinks: docsBuilt(), ...options };
@@ -50,8 +72,7 @@ try {
   }
 } catch (e) {
   if (!(e instanceof ConfigError)) throw e;
-  console.error(`sdgw: not started: ${e.problems.join("; ")}.`);
-  process.exit(2);
+  notStarted(e.problems.join("; "));
 }
 // D108: with SDGW_DATABASE_URL the state is in PostgreSQL, shared with every instance on it; else the SQLite file.
 const shared = options.databaseUrl ? await openShared({ ...options, databaseUrl: options.databaseUrl }) : null;
@@ -68,8 +89,11 @@ const key = demo.key ?? "<your key>";
 const viaNpx = /[\\/]_npx[\\/]/.test(process.execPath);
 const pnpm = viaNpx ? "npx -y -p node@24 -p pnpm@12 -- pnpm" : "pnpm";
 const config = server.gateway.config;
+const storage = shared
+  ? `PostgreSQL at ${withoutPassword(config.databaseUrl!)}, shared by every instance on it; schema version ${shared.gateway.migration.version}`
+  : config.dbPath;
 const lines = [
-  `Social Data Gateway reference server on ${url} (storage: ${shared ? `PostgreSQL at ${withoutPassword(config.databaseUrl!)}, shared by every instance on it; schema version ${shared.gateway.migration.version}` : config.dbPath}; platforms: the deterministic simulator)`,
+  `Social Data Gateway reference server on ${url} (storage: ${storage}; platforms: the deterministic simulator)`,
   config.redisUrl
     ? `Limits: counted in Redis at ${withoutPassword(config.redisUrl)}, shared by every instance on it (prefix ${config.redisKeyPrefix}); while it does not answer, calls are refused with 503.`
     : "",
@@ -92,13 +116,71 @@ const lines = [
   `  curl -s -H 'X-API-Key: ${key}' -H 'Content-Type: application/json' -d '{"query":"露营","platforms":["weibo","xiaohongshu"],"confirm":false}' ${url}/v1/tools/brand_buzz`,
   `Calls answer within ${config.waitMs} ms or 202 with a handle to poll every ${config.pollAfterSeconds} s; to see 202s, start with SDGW_WAIT_MS=50 SDGW_LATENCY_MS=1000.`,
   `MCP (Streamable HTTP): ${url}/mcp with the header X-API-Key (or Authorization: Bearer); stdio: SDGW_API_KEY=… ${pnpm} --silent mcp`,
+  `Operators: ${url}/healthz, ${url}/readyz; metrics (Prometheus): ${metricsLine()}.`,
   "Stop with Ctrl-C.",
 ].filter(Boolean);
-console.log(lines.join("\n"));
+if (ops!.logFormat === "json") {
+  // D113: JSON lines only, and no secret in them: a log collector keeps what it reads (the demo key and password
+  // are shown in text mode only; make a key with `sdgw-admin create-key`).
+  const started = {
+    time: new Date().toISOString(),
+    level: "info",
+    msg: "listening",
+    url,
+    storage,
+    limits: config.redisUrl ? `Redis at ${withoutPassword(config.redisUrl)}` : "in memory",
+    demo_account: demo.accountId,
+    metrics: metricsLine(),
+    shutdown_grace_ms: ops!.shutdownGraceMs,
+  };
+  console.log(JSON.stringify(started));
+} else console.log(lines.join("\n"));
 
-const stop = async () => {
-  await server.close();
-  process.exit(0);
-};
-process.once("SIGINT", stop);
-process.once("SIGTERM", stop);
+/** Where /metrics is served, as the banner says it. */
+function metricsLine(): string {
+  const m = ops!.metrics;
+  if (m.access === "off") return "off (SDGW_METRICS=off)";
+  if (m.token) return `${url}/metrics with Authorization: Bearer <SDGW_METRICS_TOKEN>`;
+  if (m.access === "on") return `${url}/metrics (SDGW_METRICS=on: to anyone who reaches this address)`;
+  return server.lifecycle.host !== null && isLoopback(server.lifecycle.host)
+    ? `${url}/metrics (loopback only)`
+    : "off on this address (set SDGW_METRICS_TOKEN, or SDGW_METRICS=on behind your own network policy)";
+}
+
+// D113: the first signal stops gracefully within SDGW_SHUTDOWN_GRACE_MS; a second one exits at once.
+const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const;
+let stopping = false;
+const inFlight = () => (shared ? shared.gateway.runner.inFlight : embedded!.gateway.runs.inFlight);
+function stop(signal: keyof typeof SIGNALS): void {
+  if (stopping) {
+    log(`${signal} again: exiting at once; runs still in flight are ended broken, uncharged, by the next process`);
+    process.exit(128 + SIGNALS[signal]);
+  }
+  stopping = true;
+  const grace = ops!.shutdownGraceMs;
+  log(
+    `${signal}: stopping; readyz answers 503, no new connections or calls; ${inFlight()} run(s) in flight get up to ${grace} ms to end`,
+  );
+  // The storage's own close is bounded too (a database that does not answer): past it, exit anyway.
+  setTimeout(() => {
+    log(`the stop did not end within ${grace + 10_000} ms; exiting`);
+    process.exit(1);
+  }, grace + 10_000).unref();
+  server.close({ drainMs: grace }).then(
+    () => {
+      const left = inFlight();
+      log(
+        left
+          ? `stopped; ${left} run(s) did not end within ${grace} ms: ended broken, uncharged, by the next process (their Idempotency-Keys freed)`
+          : "stopped; every run in flight ended",
+      );
+      process.exit(0);
+    },
+    (e: unknown) => {
+      log("the stop failed", e);
+      process.exit(1);
+    },
+  );
+}
+process.on("SIGINT", () => stop("SIGINT"));
+process.on("SIGTERM", () => stop("SIGTERM"));

@@ -4,6 +4,8 @@ import { createGateway, type Gateway, type GatewayOptions } from "./gateway.ts";
 import { buildApp } from "./http/server.ts";
 import { Scheduler } from "./scheduler.ts";
 import type { GatewayPorts } from "./systems/ports.ts";
+import { Lifecycle } from "./ops/http.ts";
+import { beginStop, closeApp, until } from "./ops/stop.ts";
 
 /** A reference server, built and not yet listening. */
 export interface SdgwServer {
@@ -13,9 +15,14 @@ export interface SdgwServer {
   scheduler: Scheduler;
   /** Listens on `host:port` (default 127.0.0.1:8787); resolves to the base URL. */
   listen(options?: { host?: string; port?: number }): Promise<string>;
+  /** D113: where it listens and whether its stop began (`readyz` answers 503 from the first moment of `close`). */
+  lifecycle: Lifecycle;
   /**
-   * Stops listening, waits up to `drainMs` (default 2000) for runs in flight, and closes the store (and the
-   * connection to Redis of the limits, D107).
+   * Stops (D113): at once `readyz` answers 503, new connections are refused and a request that still arrives on an
+   * open one is answered `503 temporarily_unavailable`; then waits up to `drainMs` (default 2000; `pnpm start`:
+   * `SDGW_SHUTDOWN_GRACE_MS`) for runs in flight, cuts the connections still open, ends this process's lease (a
+   * run still in flight is ended broken, uncharged, by the next process on the file) and closes the store (and
+   * the connection to Redis of the limits, D107).
    */
   close(options?: { drainMs?: number }): Promise<void>;
 }
@@ -36,7 +43,8 @@ export interface SdgwServer {
  */
 export function createServer(options: GatewayOptions = {}): SdgwServer {
   const gateway = createGateway(options);
-  const app = buildApp(gateway);
+  const lifecycle = new Lifecycle();
+  const app = buildApp(gateway, lifecycle);
   const sweeper = setInterval(() => gateway.runs.sweep(), 10 * 60_000);
   sweeper.unref();
   const scheduler = new Scheduler(gateway);
@@ -44,14 +52,15 @@ export function createServer(options: GatewayOptions = {}): SdgwServer {
     app,
     gateway,
     scheduler,
-    listen: (options) => listenAndSchedule(app, gateway, scheduler, options),
+    lifecycle,
+    listen: (options) => listenAndSchedule(app, gateway, scheduler, options, lifecycle),
     async close({ drainMs = 2000 } = {}) {
+      const deadline = Date.now() + drainMs;
+      beginStop(app, lifecycle);
       clearInterval(sweeper);
       await scheduler.stop();
-      await app.close();
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([gateway.runs.drain(), new Promise<void>((r) => (timer = setTimeout(r, drainMs)))]);
-      clearTimeout(timer);
+      await until(gateway.runs.drain(), deadline);
+      await closeApp(app, deadline);
       gateway.runs.close();
       try {
         await gateway.store.close();
@@ -71,8 +80,10 @@ export async function listenAndSchedule(
   gateway: Pick<GatewayPorts, "config" | "log">,
   scheduler: Scheduler,
   { host = "127.0.0.1", port = 8787 }: { host?: string; port?: number } = {},
+  lifecycle?: Lifecycle,
 ): Promise<string> {
   await app.listen({ host, port });
+  if (lifecycle) lifecycle.host = host;
   if (gateway.config.scheduleTickMs > 0) {
     scheduler.start(gateway.config.scheduleTickMs);
     void scheduler.tick().catch((e: unknown) => gateway.log("scheduler tick failed", e));

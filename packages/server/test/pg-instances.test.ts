@@ -8,13 +8,13 @@
  * test. Needs PostgreSQL (see pg-helpers.ts).
  */
 import { execFile } from "node:child_process";
-import { connect, createServer as createNetServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PgAccounts } from "../src/pg/accounts.ts";
 import { PgCalls } from "../src/pg/calls.ts";
 import { createPgServer } from "../src/pg/server.ts";
+import { faultProxy } from "./fault-proxy.ts";
 import { expectLedgerIdentity, pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 import { kill, ROOT, sameClockEnv, startServer, stopAll, type Started } from "./processes.ts";
 
@@ -199,7 +199,7 @@ describe("the reference server as three instances on one PostgreSQL (issue 20, D
   });
 
   it("a database that stops answering: 503 temporarily_unavailable, nothing charged; calls resume when it is back", async () => {
-    const proxy = await tcpProxy(5432);
+    const proxy = await faultProxy(5432);
     const server = await createPgServer({
       databaseUrl: `postgres://postgres@127.0.0.1:${proxy.port}/${t.name}`,
       runLeaseMs: 30_000,
@@ -210,7 +210,7 @@ describe("the reference server as three instances on one PostgreSQL (issue 20, D
       const base = await server.listen({ port: 0 });
       const { id, key } = await account(10);
       expect((await search(base, key, "before", "u-1")).status).toBe(200);
-      proxy.down();
+      proxy.cut();
       const refused = await search(base, key, "while down", "u-2");
       expect([refused.status, refused.body["code"], refused.body["reason"]]).toEqual([
         503,
@@ -219,14 +219,14 @@ describe("the reference server as three instances on one PostgreSQL (issue 20, D
       ]);
       expect(refused.body["message"]).toMatch(/cannot reach its database.*nothing was charged/);
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
-      proxy.up();
+      proxy.restore();
       const resumed = await search(base, key, "while down", "u-2");
       expect(resumed.status).toBe(200);
       expect(await ledger.audit(id)).toMatchObject({ balance: 8, charges: 2, held: 0 });
     } finally {
-      proxy.up();
+      proxy.restore();
       await server.close({ drainMs: 100 });
-      proxy.close();
+      await proxy.close();
     }
   });
 });
@@ -239,43 +239,4 @@ async function adminPg(...args: string[]): Promise<unknown> {
     { cwd: ROOT, timeout: 20_000, env: { ...process.env, SDGW_DATABASE_URL: url } },
   );
   return JSON.parse(stdout);
-}
-
-/** A TCP proxy on a free loopback port to `target`: `down()` cuts every connection and refuses new ones. */
-async function tcpProxy(target: number) {
-  const sockets = new Set<Socket>();
-  let refusing = false;
-  const server: Server = createNetServer((client) => {
-    if (refusing) return client.destroy();
-    const upstream = createNetConnection(target);
-    sockets.add(client).add(upstream);
-    client.pipe(upstream).pipe(client);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on("error", drop).on("close", drop);
-    upstream.on("error", drop).on("close", drop);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return {
-    port: (server.address() as { port: number }).port,
-    down() {
-      refusing = true;
-      for (const s of sockets) s.destroy();
-      sockets.clear();
-    },
-    up() {
-      refusing = false;
-    },
-    close() {
-      server.close();
-    },
-  };
-}
-
-function createNetConnection(port: number): Socket {
-  return connect(port, "127.0.0.1");
 }

@@ -33,10 +33,13 @@ export interface Started {
   key: string | null;
   accountId: string;
   banner: string;
+  /** Everything it wrote so far, standard output then standard error (its logs), read when called. */
+  output(): { stdout: string; stderr: string };
 }
 
 /**
- * Starts `main.ts` on a free loopback port over `db`; resolves once its banner ends (`Stop with Ctrl-C.`). Defaults:
+ * Starts `main.ts` on a free loopback port over `db`; resolves once its banner ends (`Stop with Ctrl-C.`, or with
+ * `SDGW_LOG_FORMAT=json` its JSON line `"msg":"listening"`, which shows no key: `key` is then null). Defaults:
  * `SDGW_WAIT_MS=50`, `SDGW_POLL_AFTER_SECONDS=1`, `SDGW_KEY_QPS=1000`; `env` overrides them.
  */
 export function startServer(db: string, env: Record<string, string> = {}): Promise<Started> {
@@ -58,15 +61,27 @@ export function startServer(db: string, env: Record<string, string> = {}): Promi
   return new Promise((resolve, reject) => {
     let out = "";
     let err = "";
-    const timer = setTimeout(() => reject(new Error(`main.ts did not start within 20 s: ${out}\n${err}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`main.ts did not start within 40 s: ${out}\n${err}`)), 40_000);
+    let started = false;
+    const output = () => ({ stdout: out, stderr: err });
     child.stdout!.on("data", (d: Buffer) => {
       out += d.toString();
+      if (started) return;
+      const json = /^\{.*"msg":"listening".*\}$/m.exec(out)?.[0];
+      if (json) {
+        started = true;
+        clearTimeout(timer);
+        const line = JSON.parse(json) as { url: string; demo_account: string };
+        resolve({ child, url: line.url, key: null, accountId: line.demo_account, banner: out, output });
+        return;
+      }
       if (!out.includes("Stop with Ctrl-C.")) return;
+      started = true;
       clearTimeout(timer);
       const url = /^Social Data Gateway reference server on (http:\/\/127\.0\.0\.1:\d+)/m.exec(out)?.[1];
       const accountId = /Demo account (acc_\w+)/.exec(out)?.[1];
       if (!url || !accountId) return reject(new Error(`unexpected banner: ${out}`));
-      resolve({ child, url, key: /^ {2}(sdgw_\S+)$/m.exec(out)?.[1] ?? null, accountId, banner: out });
+      resolve({ child, url, key: /^ {2}(sdgw_\S+)$/m.exec(out)?.[1] ?? null, accountId, banner: out, output });
     });
     child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
     child.once("exit", (code, signal) => {

@@ -20,6 +20,7 @@ import type { KeyRecord } from "../systems/accounts.ts";
 import { sessionOf, type ConsoleSession } from "../systems/sessions.ts";
 import { consoleKeyName } from "./auth.ts";
 import { csrfRefusal, jsonObjectOf, originRefusal, sessionRequired } from "./console-session.ts";
+import { withRequestId } from "../ops/log.ts";
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
@@ -232,7 +233,7 @@ async function answer(
     else a = (stateChanging ? csrfRefusal(s, headers, requestId) : null) ?? (await handle({ gw, req, s, requestId }));
     await gw.durable();
   } catch (e) {
-    gw.log(`request ${requestId} failed`, e);
+    withRequestId(requestId, () => gw.log(`request ${requestId} failed`, e));
     a = errorAnswer("internal_error", requestId, {}, { urls: gw.config.urls, now: new Date(gw.now()) });
   }
   const headers: Record<string, string> = { "content-type": JSON_TYPE };

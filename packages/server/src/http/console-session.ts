@@ -33,6 +33,7 @@ import {
   sessionsOf,
   type ConsoleSession,
 } from "../systems/sessions.ts";
+import { withRequestId } from "../ops/log.ts";
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
@@ -360,7 +361,7 @@ async function answerSession(
     a = originRefusal(headers, requestId) ?? (await handle({ gw, req, headers, requestId }));
     await gw.durable();
   } catch (e) {
-    gw.log(`request ${requestId} failed`, e);
+    withRequestId(requestId, () => gw.log(`request ${requestId} failed`, e));
     a = fromError(errorAnswer("internal_error", requestId, {}, errorOpts(gw)));
   }
   return reply.code(a.status).headers(a.headers).send(JSON.stringify(a.body));

@@ -34,20 +34,27 @@ import { createRouteDeps, type RouteDeps } from "./routes/deps.ts";
 import { registerResultRoutes } from "./routes/results.ts";
 import { registerScheduleRoutes } from "./routes/schedules.ts";
 import { registerToolRoutes } from "./routes/tools.ts";
+import { Lifecycle, operatorRoutes } from "../ops/http.ts";
+import { withRequestId } from "../ops/log.ts";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Every route of the contract, as `METHOD /path` (the `fix.allowed` of an unknown path). */
 export const ROUTE_LIST: string[] = Object.values(OPERATIONS).map((o) => `${o.method.toUpperCase()} ${o.path}`);
 
-/** Builds the Fastify app over a gateway. Not listening yet: call `app.listen` or use `app.inject`. */
-export function buildApp(gw: Gateway): FastifyInstance {
+/**
+ * Builds the Fastify app over a gateway. Not listening yet: call `app.listen` or use `app.inject`. `lifecycle`
+ * (D113): where the server says it listens and that its stop began (`readyz` then answers 503 and new requests are
+ * refused); the servers of `createServer` and `createPgServer` pass theirs.
+ */
+export function buildApp(gw: Gateway, lifecycle: Lifecycle = new Lifecycle()): FastifyInstance {
   const proxies = proxyTrust(gw.config.trustProxy);
   const app = Fastify(fastifyOptions(gw, proxies));
   const deps = createRouteDeps(gw);
   app.server.headersTimeout = gw.config.http.headersTimeoutMs;
   capConnections(app, gw, proxies);
   installHooks(app, gw);
+  operatorRoutes(app, gw, lifecycle, deps.errors); // D113: /healthz, /readyz, /metrics, the count of answers, the stop
 
   registerDataRoutes(app, deps); // GET /v1/search, the six typed POST routes and POST /v1/call/{op}
   registerToolRoutes(app, deps); // POST /v1/tools/{tool}
@@ -182,10 +189,10 @@ function installErrorHandlers(app: FastifyInstance, deps: RouteDeps): void {
     }
     if (error instanceof DatabaseUnavailable) {
       // D108: a route outside the contract's handlers (the console's) whose database does not answer: 503, as theirs.
-      gw.log(`request ${requestId}: ${error.message}`);
+      withRequestId(requestId, () => gw.log(`request ${requestId}: ${error.message}`));
       return send(reply, errors.databaseUnavailable(requestId));
     }
-    gw.log(`request ${requestId} failed`, error);
+    withRequestId(requestId, () => gw.log(`request ${requestId} failed`, error));
     return send(reply, errors.internal(requestId));
   });
 }

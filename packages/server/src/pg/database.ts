@@ -270,6 +270,11 @@ export class Postgres implements Sql {
     }
   }
 
+  /** D113: the pool's clients now: open, idle, and queries waiting for one (read by `/metrics`). */
+  get stats(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
   /** Closes the pool: waits for the connections in use, then ends them all. */
   async close(): Promise<void> {
     this.closed = true;

@@ -23,6 +23,8 @@ import { PgRunner } from "./runner.ts";
 import { PgRuns } from "./runs.ts";
 import { PgSchedules } from "./schedules.ts";
 import { PgSessions } from "./sessions.ts";
+import { Metrics } from "../ops/metrics.ts";
+import { pgHealth } from "./health.ts";
 
 /** A gateway on PostgreSQL: the ports, and what the server closes. */
 export interface PgGateway extends GatewayPorts {
@@ -62,9 +64,11 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
     throw new ConfigError([`redisUrl must be a Redis URL (got ${JSON.stringify(withoutPassword(config.redisUrl))})`]);
   const log = options.log ?? ((message: string, error?: unknown) => console.error(`[sdgw] ${message}`, error ?? ""));
   const leaseMs = options.runLeaseMs ?? DEFAULT_RUN_LEASE_MS;
+  const metrics = new Metrics(options.metrics);
   // Told before the runner exists; a database back after a fault has this instance's debris ended at once (D109).
   let restored: () => void = () => undefined;
   const onEvent = (e: PostgresEvent) => {
+    if (e.kind !== "restored") metrics.poolError();
     if (e.kind === "restored") {
       log(`PostgreSQL answers again (after ${e.downMs} ms)`);
       restored();
@@ -91,7 +95,7 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
   const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
   const providers: Readonly<Record<Platform, PlatformProvider>> = options.providers ?? simulator!.providers;
   const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
-  const limits = new Limits({ limits: config.limits, now, redis, log });
+  const limits = new Limits({ limits: config.limits, now, redis, log, metrics });
   const runs = new PgRuns({
     db,
     now,
@@ -110,7 +114,8 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
   const accounts = new PgAccounts({ db, now });
   const schedules = new PgSchedules({ db, now });
   const sessions = new PgSessions({ db, now, config: config.sessions });
-  const runner = new PgRunner({ calls, runs, limits, providers, config, now, log });
+  const runner = new PgRunner({ calls, runs, limits, providers, config, now, log, metrics });
+  metrics.watch({ inFlight: () => runner.inFlight, pool: () => db.stats });
   await runner.start(leaseMs);
   restored = () => void runner.reconcile();
   const catalog = new Catalog(providers);
@@ -172,6 +177,8 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
     simulator,
     now,
     log,
+    metrics,
+    health: pgHealth(db, limits),
     async close({ drainMs = 2000 } = {}) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([runner.drain(), new Promise<void>((r) => (timer = setTimeout(r, drainMs)))]);

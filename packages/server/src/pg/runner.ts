@@ -13,6 +13,7 @@ import { errorAnswer } from "@sdgw/validators";
 import type { ServerConfig } from "../config.ts";
 import { newHandle } from "../ids.ts";
 import type { Limits } from "../systems/limits.ts";
+import type { Metrics } from "../ops/metrics.ts";
 import { callOne, dataFinished, finishedRead, JSON_TYPE, runningHttp, toolFinished } from "../systems/run-answers.ts";
 import type { FinishedParts } from "../systems/run-answers.ts";
 import type { HandleRead, HttpAnswer, RunContext, ToolRunRequest } from "../systems/runs.ts";
@@ -29,6 +30,8 @@ export interface PgRunnerDeps {
   config: Pick<ServerConfig, "waitMs" | "providerTimeoutMs" | "pollAfterSeconds" | "urls">;
   now: () => number;
   log: (message: string, error?: unknown) => void;
+  /** D113: where the credits a run charged are counted (`sdgw_charged_credits_total`). */
+  metrics?: Pick<Metrics, "charged">;
 }
 
 /** A run in flight on this instance. */
@@ -259,6 +262,7 @@ export class PgRunner {
       },
     });
     if (out.kind === "ended_elsewhere") return this.internalError(live);
+    this.deps.metrics?.charged(out.charged);
     if (parts!.failed) this.deps.limits.recordFailure(ctx.keyHash);
     return parts!.sent;
   }

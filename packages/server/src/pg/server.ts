@@ -9,6 +9,8 @@ import { listenAndSchedule } from "../server.ts";
 import { hashPasswordSync, newPassword } from "../systems/sessions.ts";
 import { DEMO_EMAIL, type DemoAccount, type DemoUser } from "../demo.ts";
 import { createPgGateway, type PgGateway, type PgGatewayOptions } from "./gateway.ts";
+import { Lifecycle } from "../ops/http.ts";
+import { beginStop, closeApp, until } from "../ops/stop.ts";
 
 /** A server instance on PostgreSQL: its app, gateway and scheduler. */
 export interface PgServer {
@@ -18,14 +20,23 @@ export interface PgServer {
   scheduler: Scheduler;
   /** Listens on `host:port` (default 127.0.0.1:8787); resolves to the base URL. */
   listen(options?: { host?: string; port?: number }): Promise<string>;
-  /** Stops listening, waits up to `drainMs` for runs in flight, ends this instance's lease and closes the pool. */
+  /** D113: where it listens and whether its stop began (`readyz` answers 503 from the first moment of `close`). */
+  lifecycle: Lifecycle;
+  /**
+   * Stops (D113): at once `readyz` answers 503, new connections are refused and a request that still arrives on an
+   * open one is answered `503 temporarily_unavailable`; then waits up to `drainMs` (default 2000; `pnpm start`:
+   * `SDGW_SHUTDOWN_GRACE_MS`) for runs in flight, cuts the connections still open, ends this instance's lease (a
+   * run still in flight is ended broken, uncharged, by another instance at its next heartbeat) and closes Redis
+   * and the pool.
+   */
   close(options?: { drainMs?: number }): Promise<void>;
 }
 
 /** Opens a gateway on PostgreSQL (migrating it if needed) and builds the server over it. */
 export async function createPgServer(options: PgGatewayOptions): Promise<PgServer> {
   const gateway = await createPgGateway(options);
-  const app = buildApp(gateway);
+  const lifecycle = new Lifecycle();
+  const app = buildApp(gateway, lifecycle);
   const scheduler = new Scheduler(gateway);
   const sweeper = setInterval(() => {
     void gateway.runner.sweep().catch((e: unknown) => gateway.log("sweep of old answers failed", e));
@@ -35,12 +46,16 @@ export async function createPgServer(options: PgGatewayOptions): Promise<PgServe
     app,
     gateway,
     scheduler,
-    listen: (options) => listenAndSchedule(app, gateway, scheduler, options),
+    lifecycle,
+    listen: (options) => listenAndSchedule(app, gateway, scheduler, options, lifecycle),
     async close({ drainMs = 2000 } = {}) {
+      const deadline = Date.now() + drainMs;
+      beginStop(app, lifecycle);
       clearInterval(sweeper);
       await scheduler.stop();
-      await app.close();
-      await gateway.close({ drainMs });
+      await until(gateway.runner.drain(), deadline);
+      await closeApp(app, deadline);
+      await gateway.close({ drainMs: 0 });
     },
   };
 }

@@ -16,6 +16,8 @@ import { Redis } from "ioredis";
 import rateLimiterFlexible from "rate-limiter-flexible";
 import type { LimitRefusal } from "@sdgw/engine";
 import type { LimitsConfig } from "../config.ts";
+import { outsideRequests } from "../ops/log.ts";
+import type { Metrics } from "../ops/metrics.ts";
 
 const { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } = rateLimiterFlexible;
 type Limiter = InstanceType<typeof RateLimiterMemory> | InstanceType<typeof RateLimiterRedis>;
@@ -49,6 +51,8 @@ export interface LimitsDeps {
   redis?: RedisLimitsOptions | null;
   /** Where a lost or regained connection to Redis is reported (once each). */
   log?: (message: string, error?: unknown) => void;
+  /** D113: where every error of Redis (the connection or a command) is counted (`sdgw_redis_errors_total`). */
+  metrics?: Pick<Metrics, "redisError">;
 }
 
 /** The four limits of D27. */
@@ -175,6 +179,21 @@ export class Limits {
     return this.slots.held(workspaceId);
   }
 
+  /** D113: whether the limits are kept in Redis (readiness then checks that it answers). */
+  get shared(): boolean {
+    return this.client !== null;
+  }
+
+  /**
+   * D113: asks Redis whether it answers (a PING, bounded by the client's command timeout, 1 s); throws, saying why,
+   * when it does not. Nothing to ask in memory mode.
+   */
+  async ping(): Promise<void> {
+    if (!this.client) return;
+    if (this.down()) throw new Error(`Redis does not answer (connection ${this.client.status})`);
+    await this.client.ping();
+  }
+
   /**
    * Stops renewing slots and closes the connection to Redis (nothing in memory mode). Slots still held are not
    * given back: they expire as those of an instance that died.
@@ -220,6 +239,7 @@ export class Limits {
 
   /** Redis did not answer: logged once until it answers again. */
   private failed(e: unknown): void {
+    this.deps.metrics?.redisError();
     if (this.failing) return;
     this.failing = true;
     this.deps.log?.(
@@ -297,7 +317,8 @@ class RedisSlots {
     const held = this.mine.get(workspaceId);
     if (held) held.push(member);
     else this.mine.set(workspaceId, [member]);
-    this.timer ??= setInterval(() => this.renew(), Math.max(50, Math.floor(this.ttlMs / 6)));
+    // Started by the first call that took a slot, but about none of them: its lines carry no request's id.
+    this.timer ??= outsideRequests(() => setInterval(() => this.renew(), Math.max(50, Math.floor(this.ttlMs / 6))));
     this.timer.unref();
     return true;
   }

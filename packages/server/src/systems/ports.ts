@@ -7,6 +7,8 @@
 import type { Awaitable, Catalog, ChargePorts, Finder, PlatformProvider, Simulator } from "@sdgw/engine";
 import type { Platform } from "@sdgw/types";
 import type { ServerConfig } from "../config.ts";
+import type { HealthCheck } from "../ops/health.ts";
+import type { Metrics } from "../ops/metrics.ts";
 import type { Accounts } from "./accounts.ts";
 import type { Ledger } from "./ledger.ts";
 import type { Limits } from "./limits.ts";
@@ -97,4 +99,12 @@ export interface GatewayPorts {
   now: () => number;
   /** Where failures of the server's side are reported. */
   log: (message: string, error?: unknown) => void;
+  /** D113: this gateway's counters and gauges, as `GET /metrics` shows them. */
+  metrics: Metrics;
+  /**
+   * D113: whether this gateway can serve, as `GET /readyz` shows it: its database answers and its schema is the
+   * version this build knows (the embedded store: it is open), and its Redis answers when the limits are kept there.
+   * Each check is bounded in time (`CHECK_BOUND_MS`).
+   */
+  health(): Promise<HealthCheck[]>;
 }

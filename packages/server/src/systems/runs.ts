@@ -36,6 +36,7 @@ import type { Idempotency } from "./idempotency.ts";
 import type { HoldRefusal, Ledger } from "./ledger.ts";
 import type { Limits } from "./limits.ts";
 import type { Owners } from "./owners.ts";
+import type { Metrics } from "../ops/metrics.ts";
 import { isoSeconds, type Store } from "./store.ts";
 
 /** An answer ready to send: status, headers, and the body as text or as its UTF-8 bytes (a finished answer). */
@@ -165,6 +166,8 @@ export interface RunsDeps {
   config: ServerConfig;
   now: () => number;
   log: (message: string, error?: unknown) => void;
+  /** D113: where the credits a run charged are counted, once its end is written (`sdgw_charged_credits_total`). */
+  metrics?: Pick<Metrics, "charged">;
 }
 
 /** Holds still held whose run is not running (or has no row). */
@@ -387,6 +390,8 @@ export class Runs {
       }
       if (live.ctx.idemKey) idempotency.complete({ keyId: live.ctx.key.id, idemKey: live.ctx.idemKey, answer: sent });
       if (failed) limits.recordFailure(live.ctx.keyHash);
+      const { metrics } = this.deps;
+      if (metrics && charged > 0) store.whenWritten((ok) => ok && metrics.charged(charged));
       return sent;
     });
     this.end(live, answer);

@@ -9,6 +9,7 @@ import type { HttpAnswer } from "../../systems/runs.ts";
 import { Refusal, send } from "../answer.ts";
 import { HttpErrors } from "../errors.ts";
 import { DatabaseUnavailable } from "../../pg/unavailable.ts";
+import { withRequestId } from "../../ops/log.ts";
 
 export interface RouteDeps {
   readonly gw: Gateway;
@@ -19,31 +20,46 @@ export function createRouteDeps(gw: Gateway): RouteDeps {
   return { gw, errors: new HttpErrors(gw) };
 }
 
-/** A route's handler: a new request id, the answer sent once the store is durable. */
+/**
+ * A route's handler: a new request id, the answer sent once the store is durable. Its work runs as that request's
+ * (D113): every line logged within it, or by a run it started, carries the id.
+ */
 export function handler(
   deps: RouteDeps,
   fn: (req: FastifyRequest, requestId: string) => Promise<HttpAnswer> | HttpAnswer,
 ) {
   const { gw } = deps;
-  return async (req: FastifyRequest, reply: FastifyReply) => {
+  return (req: FastifyRequest, reply: FastifyReply) => {
     const requestId = newRequestId(gw.now());
-    try {
-      const answer = await fn(req, requestId);
-      await gw.durable();
-      return send(reply, answer);
-    } catch (e) {
-      if (e instanceof Refusal) {
-        await gw.durable();
-        return send(reply, e.answer);
-      }
-      if (e instanceof DatabaseUnavailable) {
-        // D108: the shared database does not answer. Nothing was committed, so nothing is held or charged; the
-        // words of a pause, as for the limits' Redis (D107).
-        gw.log(`request ${requestId}: ${e.message}`);
-        return send(reply, deps.errors.databaseUnavailable(requestId));
-      }
-      gw.log(`request ${requestId} failed`, e);
-      return send(reply, deps.errors.internal(requestId));
-    }
+    return withRequestId(requestId, () => answer(deps, req, reply, requestId, fn));
   };
+}
+
+/** The handler's work: `fn`'s answer, a refusal, 503 when the database does not answer, or a 500. */
+async function answer(
+  deps: RouteDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  requestId: string,
+  fn: (req: FastifyRequest, requestId: string) => Promise<HttpAnswer> | HttpAnswer,
+) {
+  const { gw } = deps;
+  try {
+    const answer = await fn(req, requestId);
+    await gw.durable();
+    return send(reply, answer);
+  } catch (e) {
+    if (e instanceof Refusal) {
+      await gw.durable();
+      return send(reply, e.answer);
+    }
+    if (e instanceof DatabaseUnavailable) {
+      // D108: the shared database does not answer. Nothing was committed, so nothing is held or charged; the
+      // words of a pause, as for the limits' Redis (D107).
+      gw.log(`request ${requestId}: ${e.message}`);
+      return send(reply, deps.errors.databaseUnavailable(requestId));
+    }
+    gw.log(`request ${requestId} failed`, e);
+    return send(reply, deps.errors.internal(requestId));
+  }
 }
