@@ -16,6 +16,13 @@ import { FIXTURES, ROUTES } from "../../mock/src/generated/routes.ts";
 import { SAMPLES, send as sendTo, type Req } from "../../mock/test/helpers.ts";
 import { startMockHttp } from "./mock-http.ts";
 
+/**
+ * One clock for both sides, moved a second before each case: what an answer dates by the clock (an account_watch
+ * reading is one per account and second) falls on the same second on both, however the machine schedules them.
+ */
+const clock = { t: Date.now() };
+const now = () => clock.t;
+
 /** A mock and a reference server set up alike, both on 127.0.0.1. */
 interface Pair {
   mockUrl: string;
@@ -43,6 +50,7 @@ async function startPair(background: boolean): Promise<Pair> {
   };
   const server = createServer({
     dbPath: join(dir, "sdgw.sqlite"),
+    now,
     log: () => undefined,
     simulator: background ? { knobs: { "*": { latencyMs: 30 } } } : {},
     limits,
@@ -58,6 +66,7 @@ async function startPair(background: boolean): Promise<Pair> {
   const serverUrl = await server.listen({ host: "127.0.0.1", port: 0 });
   const mock = await startMockHttp({
     balance: 1_000_000,
+    now,
     schedules: [],
     polls: 0,
     slow: () => background,
@@ -238,6 +247,7 @@ async function sendToBoth(pair: Pair, arbitrary: fc.Arbitrary<Case>, runs: { num
   await fc.assert(
     fc.asyncProperty(arbitrary, async (c) => {
       const idem = `diff-${++sequence}`;
+      clock.t += 1000;
       const [m, s] = await Promise.all([send(pair.mockUrl, c.req, idem), send(pair.serverUrl, c.req, idem)]);
       tally.compared++;
       tally.seen.add(c.label.split(" ")[0]!);
