@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ADMIN_USAGE, runAdmin } from "../src/admin.ts";
 import { seedDemo } from "../src/demo.ts";
 import { createServer } from "../src/server.ts";
+import { Simulator, type PlatformProvider } from "@sdgw/engine";
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-admin-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -303,7 +304,23 @@ describe("sdgw-admin", () => {
 
   it("reaches a running server: what the CLI writes on the same file holds from the server's next request", async () => {
     const db = join(dir, "live.sqlite");
-    const server = createServer({ dbPath: db, log: () => undefined, waitMs: 20 });
+    // reddit's calls wait for `open()`: the run below is certainly still running when the account is read.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const simulator = new Simulator({});
+    const gated = (p: PlatformProvider): PlatformProvider =>
+      new Proxy(p, {
+        get(target, name) {
+          if (name === "call")
+            return async (req: Parameters<PlatformProvider["call"]>[0]) => (await gate, target.call(req));
+          const v = Reflect.get(target, name, target) as unknown;
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+    const providers = { ...simulator.providers, reddit: gated(simulator.providers.reddit) };
+    const server = createServer({ dbPath: db, log: () => undefined, waitMs: 20, providers });
     const gw = server.gateway;
     const { account } = gw.accounts.createAccount({ name: "Live" });
     gw.accounts.grant(account.id, 10);
@@ -318,7 +335,6 @@ describe("sdgw-admin", () => {
     };
     expect((await get("/v1/search?platform=x&query=a")).billing).toMatchObject({ cost: 1, balance: 9 });
     // A run that answered 202 holds durably; the CLI opening the database leaves it alone.
-    gw.simulator!.setKnobs("reddit", { latencyMs: 100 });
     const running = await get("/v1/search?platform=reddit&query=a");
     expect(running["status"]).toBe("running");
     expect(await runAdmin(["grant", "--db", db, "--account", account.id, "--credits", "5"])).toEqual({
@@ -327,6 +343,7 @@ describe("sdgw-admin", () => {
     });
     await nextTurn(); // the server checks for other connections' writes once per turn of its event loop
     expect((await get("/v1/account")).billing).toMatchObject({ balance_credits: 14, today_spend_credits: 2 });
+    open();
     await gw.runs.drain();
     await gw.store.durable(); // the CLI runs in this process here: let the server's turn commit before it writes
     expect(gw.ledger.audit(account.id)).toMatchObject({ balance: 13, charges: 2, held: 0, holdsHeld: 0 });
