@@ -9,6 +9,7 @@ import { answerHeaders, responseValidators, validateErrorStructure, type Service
 import { DEFAULT_URLS } from "@sdgw/validators";
 import { http, HttpResponse, type HttpHandler } from "msw";
 import { keyInUrl, newRequestId, refuse, type MockContext } from "./context.ts";
+import { checkCorsOrigins, corsAnswerHeaders, originOf, preflight, type CorsOrigins } from "./cors.ts";
 import { ROUTES } from "./generated/routes.ts";
 import { answer } from "./pipeline.ts";
 import type { MockRoute } from "./generated/route-types.ts";
@@ -86,7 +87,19 @@ export interface MockOptions {
    */
   anchor?: string | number;
   /** The console, billing, sign-in and status addresses the errors point to. Default @sdgw/validators' `DEFAULT_URLS`. */
-  urls?: ServiceUrls;
+  urls?: ServiceUrls | undefined;
+  /**
+   * The origins whose pages may call the mock across origins (CORS, D117), as the reference server's
+   * `SDGW_CORS_ORIGINS` lets them: `"*"` any origin, a list of exact origins (`["http://localhost:5173"]`), or
+   * `false` for no CORS at all. A request that carries `Origin` from a listed origin gets
+   * `Access-Control-Allow-Origin` and `Access-Control-Expose-Headers` (`Retry-After`, `Idempotent-Replayed`,
+   * `X-Should-Retry`, `X-Request-Id`, `X-Sdgw-Scenario-Skipped`) on every answer, and its preflight (`OPTIONS`)
+   * is answered 204 with the methods and the headers the API reads (`X-API-Key`, `Authorization`,
+   * `Idempotency-Key`, `Content-Type`, and the mock's `X-Sdgw-Scenario`). Never credentials. Default `"*"`: a
+   * frontend test's page (happy-dom's `http://localhost:3000`, a dev server's port) calls the gateway's address as
+   * the app does.
+   */
+  corsOrigins?: "*" | readonly string[] | false | undefined;
 }
 
 /** A mock made by {@link createMock}. */
@@ -113,6 +126,7 @@ export function createContext(options: MockOptions) {
   const slow = options.slow ?? /\bslow\b/i;
   if (!(Number.isInteger(polls) && polls >= 0))
     throw new TypeError(`@sdgw/mock: polls must be a whole number, 0 or more (got ${polls})`);
+  const cors: CorsOrigins = checkCorsOrigins(options.corsOrigins);
   const store = new Store(options.balance ?? 100, options.schedules);
   const simulator = new Simulator({ now: clock, ...(options.anchor !== undefined ? { anchor: options.anchor } : {}) });
   const catalog = new Catalog(simulator.providers);
@@ -125,6 +139,7 @@ export function createContext(options: MockOptions) {
     clock,
     validate: options.validate ?? env?.["NODE_ENV"] !== "production",
     urls: options.urls ?? DEFAULT_URLS,
+    cors,
     isSlow: (call: SlowCall) => (slow instanceof RegExp ? slow.test(JSON.stringify(call.params)) : slow(call)),
     store,
     simulator,
@@ -165,16 +180,29 @@ export function createMock(options: MockOptions = {}): Mock {
       notFound(ctx, request, REFUSALS.noSuchTool(String(params["tool"]), TOOL_NAMES)),
     ),
   );
+  // The paths the mock answers: its routes, and with `unknownRoutes` every other path under the base address.
+  const paths = new Set([...(Object.values(ROUTES) as MockRoute[]).map((r) => r.mswPath), "/v1/tools/:tool"]);
+  const unknownPatterns: string[] = [];
   if (options.unknownRoutes ?? base !== "*") {
     const routes = (Object.values(ROUTES) as MockRoute[]).map((r) => `${r.method} ${r.path}`);
     const noSuchRoute = ({ request }: { request: Request }) =>
       notFound(ctx, request, REFUSALS.noSuchRoute(request.method, new URL(request.url).pathname, routes));
     // Every path under the base address (its whole origin when it has no path of its own), never other origins.
-    if (base === "*") handlers.push(http.all("*/v1/*", noSuchRoute));
+    if (base === "*") unknownPatterns.push("*/v1/*");
     else {
-      handlers.push(http.all(`${base}/*`, noSuchRoute));
-      if (base !== "" && !/^[a-z][\w+.-]*:\/\/[^/]*$/i.test(base)) handlers.push(http.all(base, noSuchRoute)); // the base's own path
+      unknownPatterns.push(`${base}/*`);
+      if (base !== "" && !/^[a-z][\w+.-]*:\/\/[^/]*$/i.test(base)) unknownPatterns.push(base); // the base's own path
     }
+    for (const pattern of unknownPatterns) handlers.push(http.all(pattern, noSuchRoute));
+  }
+  // D117: preflights of every path the mock answers, before the handlers (an unknown route's `all` included).
+  if (ctx.cors !== false) {
+    const answerPreflight = ({ request }: { request: Request }) => {
+      const origin = originOf(request);
+      return origin === null ? undefined : preflight(ctx.cors, origin); // an OPTIONS from no origin goes on, as before
+    };
+    const patterns = [...[...paths].map((p) => `${base}${p}`), ...unknownPatterns];
+    handlers.unshift(...patterns.map((pattern) => http.options(pattern, answerPreflight)));
   }
 
   return {
@@ -212,7 +240,11 @@ function toResponse(ctx: MockContext, route: MockRoute | undefined, r: Reply, re
   // The contract's path (D53 names files by it): the URL's path without the base address's own path.
   const { pathname } = new URL(request.url);
   const path = ctx.basePath && pathname.startsWith(ctx.basePath) ? pathname.slice(ctx.basePath.length) : pathname;
-  const all = { ...answerHeaders(path, file?.contentType ?? "application/json"), ...headers };
+  const all = {
+    ...answerHeaders(path, file?.contentType ?? "application/json"),
+    ...headers,
+    ...corsAnswerHeaders(ctx.cors, originOf(request)),
+  };
   if (!file) return HttpResponse.json(json as never, { status, headers: all });
   return new HttpResponse(file.text, { status, headers: { ...all, "Content-Type": file.contentType } });
 }
