@@ -1,4 +1,4 @@
-import { createFinalURL, createQuerySerializer, defaultPathSerializer } from "openapi-fetch";
+import { createFinalURL, createQuerySerializer } from "openapi-fetch";
 import type {
   AccountAnswer,
   AccountWatchRequest,
@@ -32,7 +32,7 @@ import type {
   UserProfileRequest,
   ViralFinderRequest,
 } from "@sdgw/types";
-import { SdgwError, SdgwPollTimeoutError, SdgwTimeoutError, SdgwTransportError } from "./errors.ts";
+import { SdgwAbortError, SdgwError, SdgwPollTimeoutError, SdgwTimeoutError, SdgwTransportError } from "./errors.ts";
 
 /** Levels of {@link ClientOptions.logLevel}, most verbose first; `off` logs nothing. @category Calls */
 export type LogLevel = "debug" | "info" | "warn" | "error" | "off";
@@ -398,9 +398,23 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** The JSON of an answer (undefined when it has no body). */
+/** The {@link SdgwAbortError} of a call whose signal aborted it: its reason is the `cause`, its words in the message. */
+const abortError = (what: string, signal: AbortSignal, requestId: string | undefined) =>
+  new SdgwAbortError(`${what} was aborted: ${(signal.reason as Error | undefined)?.message ?? signal.reason}`, {
+    cause: signal.reason,
+    requestId,
+  });
+
 /** The refusal of a key in a URL (the base URL or a call's query): keys travel in a header only. */
 const KEY_IN_URL = "refusing a key in the URL: pass apiKey, the client sends it in a header";
+
+/**
+ * The contract's path parameters (`handle`, `schedule_id`, `op`) are strings in the simple style: each `{name}` is
+ * the value percent-encoded, as openapi-fetch's `defaultPathSerializer` writes a string (whose matrix, label and
+ * exploded styles the contract never uses, and which cost 200 B of the 4 KB budget).
+ */
+const pathSerializer = (path: string, params: Record<string, unknown>) =>
+  path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(params[name])));
 
 /** The longest delay a timer can wait: 2^31 − 1 ms, about 24.8 days. A longer `timeout` (or `Infinity`) means none. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -497,7 +511,7 @@ export function createClient(options: ClientOptions): Client {
       baseUrl,
       params: { query, path: req.pathParams },
       querySerializer,
-      pathSerializer: defaultPathSerializer,
+      pathSerializer,
     });
     const init: RequestInit = {
       method: req.method,
@@ -509,7 +523,7 @@ export function createClient(options: ClientOptions): Client {
     };
     if (body !== undefined) init.body = JSON.stringify(body);
     for (let attempt = 1; ; attempt++) {
-      if (opts.signal?.aborted) throw opts.signal.reason;
+      if (opts.signal?.aborted) throw abortError(what, opts.signal, requestId);
       const started = Date.now();
       // One controller per attempt: aborted by the attempt's timeout or by the caller's signal.
       const controller = timed ? new AbortController() : undefined;
@@ -533,7 +547,7 @@ export function createClient(options: ClientOptions): Client {
                 : await readJson(response);
         else data = await readJson(response).catch(() => undefined);
       } catch (cause) {
-        if (opts.signal?.aborted) throw opts.signal.reason;
+        if (opts.signal?.aborted) throw abortError(what, opts.signal, requestId);
         response = undefined;
         const timedOut = controller?.signal.aborted ?? false;
         const o = { cause, requestId, attempts: attempt };
@@ -557,12 +571,16 @@ export function createClient(options: ClientOptions): Client {
           error = new SdgwTransportError(
             `${what} answered HTTP ${response.status} without the API's error structure`,
             response.status,
-            { requestId, attempts: attempt },
+            {
+              requestId: response.headers.get("x-request-id") ?? requestId,
+              attempts: attempt,
+              headers: response.headers,
+            },
           );
           reason = `http_${response.status}`;
           if (response.status >= 500) wait = backoff(attempt);
         } else {
-          error = new SdgwError(response.status, err as never);
+          error = new SdgwError(response.status, err as never, { headers: response.headers });
           reason = err.code;
           if (RETRY_AFTER_CODES.includes(err.code)) wait = 0;
           else if (BACKOFF_CODES.includes(err.code) && (req.retryServerErrors ?? true)) wait = backoff(attempt);
@@ -581,7 +599,7 @@ export function createClient(options: ClientOptions): Client {
       log(2, `retrying ${what} in ${Math.round(wait)} ms (${reason!})`, retry);
       options.onRetry?.(retry);
       opts.onRetry?.(retry);
-      await sleep(wait, opts.signal);
+      await sleep(wait, opts.signal).catch(() => {}); // an abort is thrown at the top of the loop
     }
   }
 
@@ -599,13 +617,13 @@ export function createClient(options: ClientOptions): Client {
     const deadline = started + (opts.maxWaitMs ?? options.maxWaitMs ?? 300_000);
     for (let last = false; ; ) {
       opts.onProgress?.(running);
-      if (last) throw new SdgwPollTimeoutError(running, Date.now() - started);
+      if (last) throw new SdgwPollTimeoutError(running, Date.now() - started, { headers: response.headers });
       const left = deadline - Date.now();
       const delay = retryAfterMs(response, running);
       const wait = Math.max(0, Math.min(delay, left));
       last = delay >= left;
       log(1, `${running.handle} is running; reading it in ${wait} ms`, { requestId: id });
-      await sleep(wait, opts.signal);
+      await sleep(wait, opts.signal).catch(() => {}); // an abort is thrown by `send`, before it sends
       let data: unknown;
       ({ data, response } = await send(
         {
@@ -765,7 +783,9 @@ export function createClient(options: ClientOptions): Client {
         const reader = (data as ReadableStream).pipeThrough(new TextDecoderStream()).getReader(); // byte chunks, typed loosely: DOM and Node type them differently
         let rest = "";
         for (;;) {
-          const { value, done } = await reader.read();
+          const { value, done } = await reader.read().catch((e: unknown) => {
+            throw opts.signal?.aborted ? abortError(`GET /v1/results/${handle}`, opts.signal, undefined) : e;
+          });
           const lines = (rest + (value ?? "")).split("\n");
           rest = done ? "" : lines.pop()!;
           for (const line of lines) if (line.trim()) yield JSON.parse(line) as Record<string, unknown>;

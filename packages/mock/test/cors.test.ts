@@ -22,7 +22,8 @@ const off = createMock({ baseUrl: `${GATEWAY}/off`, corsOrigins: false });
 const server = setupServer(...listed.handlers, ...elsewhere.handlers, ...off.handlers, ...anyOrigin.handlers);
 const preflights: { url: string; status: number; headers: Headers }[] = [];
 server.events.on("response:mocked", ({ request, response }) => {
-  if (request.method === "OPTIONS") preflights.push({ url: request.url, status: response.status, headers: response.headers });
+  if (request.method === "OPTIONS")
+    preflights.push({ url: request.url, status: response.status, headers: response.headers });
 });
 beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
 afterEach(() => {
@@ -33,13 +34,13 @@ afterAll(() => server.close());
 
 describe("under happy-dom, a page on another origin", () => {
   it("runs on happy-dom's page origin", () => {
-    expect(location.origin).toBe(PAGE);
+    expect((globalThis as { location?: { origin: string } }).location?.origin).toBe(PAGE);
   });
 
   it("gets its preflight answered, then the answer with CORS headers it may read", async () => {
     const res = await fetch(`${GATEWAY}/v1/account`, { headers: { "X-API-Key": KEY } });
     expect(res.status).toBe(200);
-    expect((await res.json()).key.permissions).toEqual(["read_data"]);
+    expect(((await res.json()) as { key: { permissions: string[] } }).key.permissions).toEqual(["read_data"]);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
     expect(res.headers.get("access-control-expose-headers")).toBe(CORS_EXPOSE_HEADERS);
     expect(res.headers.get("access-control-allow-credentials")).toBeNull();
@@ -65,7 +66,7 @@ describe("under happy-dom, a page on another origin", () => {
   it("a preflight to a path the gateway does not have is answered too, and the call gets its 404", async () => {
     const res = await fetch(`${GATEWAY}/v2/search`, { headers: { "X-API-Key": KEY } });
     expect(res.status).toBe(404);
-    expect((await res.json()).reason).toBe("no_such_route");
+    expect(((await res.json()) as { reason: string }).reason).toBe("no_such_route");
   });
 
   it("corsOrigins lists the origins let in: the page's is answered with its own name", async () => {
@@ -89,7 +90,9 @@ describe("under happy-dom, a page on another origin", () => {
 describe("corsOrigins", () => {
   it("refuses what is not an origin, naming the option", () => {
     expect(() => createMock({ corsOrigins: ["http://localhost:5173/app"] })).toThrow(/corsOrigins/);
-    expect(() => createMock({ corsOrigins: "localhost" as never })).toThrow(/corsOrigins must be "\*", false or a list/);
+    expect(() => createMock({ corsOrigins: "localhost" as never })).toThrow(
+      /corsOrigins must be "\*", false or a list/,
+    );
     expect(() => createMock({ corsOrigins: [5173 as never] })).toThrow(/corsOrigins/);
     expect(() => createMock({ corsOrigins: ["http://localhost:5173/"], baseUrl: GATEWAY })).not.toThrow();
     expect(() => createMock({ corsOrigins: undefined })).not.toThrow();
