@@ -93,27 +93,27 @@ export interface ClientOptions {
   /** The gateway's base address, e.g. `https://api.example.com`. Must not carry a key. */
   baseUrl: string;
   /** The API key. Sent in a header, never in a URL. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Which header carries the key: `X-API-Key` (default) or `Authorization: Bearer`. */
-  auth?: "x-api-key" | "bearer";
+  auth?: "x-api-key" | "bearer" | undefined;
   /**
    * A fetch to use instead of `globalThis.fetch`. Without it, `globalThis.fetch` is looked up at each request, not
    * when the client is made: a client created before a mock (MSW's `server.listen()`) patches fetch still goes
    * through the mock.
    */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
   /** Retries of one call after a retryable failure (default 3). The same Idempotency-Key is sent each time. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** First backoff delay for `internal_error`, `temporarily_unavailable` and network failures (default 500 ms). */
-  retryBaseMs?: number;
+  retryBaseMs?: number | undefined;
   /** A wait longer than this is not retried automatically (default 60 000 ms): the error is thrown instead. */
-  maxRetryDelayMs?: number;
+  maxRetryDelayMs?: number | undefined;
   /** How long a call answered 202 is polled before {@link SdgwPollTimeoutError} (default 300 000 ms). */
-  maxWaitMs?: number;
+  maxWaitMs?: number | undefined;
   /** The default budget of every charging call (`max_cost_credits`). */
-  maxCostCredits?: number;
+  maxCostCredits?: number | undefined;
   /** Extra headers for every request. An `X-Request-Id` here is the request id of transport errors. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /**
    * How long one attempt may take, in ms, until its whole answer is read (default 60 000); a stream of
    * `results.rows` is timed until its headers. An attempt that times out is retried like a network failure; the
@@ -121,40 +121,40 @@ export interface ClientOptions {
    * timer and gives fetch no signal of the client's own, only the call's `signal` if any: the quickest path (on Node,
    * undici's own 300 s limits then end a hung request). Anything not above 0 is a `TypeError` naming `timeout`.
    */
-  timeout?: number;
+  timeout?: number | undefined;
   /** Where to log (default `console`); nothing is logged unless `logLevel` or `logger` is given. */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /** The least severe level logged: `"off"` by default, `"info"` when a `logger` is given. */
-  logLevel?: LogLevel;
+  logLevel?: LogLevel | undefined;
   /** Called before each retry of every call (the call's own `onRetry` is called too). */
-  onRetry?: (retry: RetryInfo) => void;
+  onRetry?: ((retry: RetryInfo) => void) | undefined;
 }
 
 /** Options of one call. @category Calls */
 export interface CallOptions {
   /** The Idempotency-Key of this call; by default a fresh UUID, kept across retries. */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
   /** This call's budget (`max_cost_credits`); overrides the client's. */
-  maxCostCredits?: number;
+  maxCostCredits?: number | undefined;
   /** Stops the call, its retries and its polling. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Polling deadline for this call (overrides the client's `maxWaitMs`). */
-  maxWaitMs?: number;
+  maxWaitMs?: number | undefined;
   /** Called with every running (202) answer while polling: `cells`, `steps`, `waves`, `billing`. */
-  onProgress?: (running: HandleAnswer) => void;
+  onProgress?: ((running: HandleAnswer) => void) | undefined;
   /** `false`: answer the 202 handle instead of polling. */
-  wait?: boolean;
+  wait?: boolean | undefined;
   /** This call's timeout of each attempt in ms (overrides the client's `timeout`). */
-  timeout?: number;
+  timeout?: number | undefined;
   /** This call's retries (overrides the client's `maxRetries`; 0: none). */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Called before each retry of this call. */
-  onRetry?: (retry: RetryInfo) => void;
+  onRetry?: ((retry: RetryInfo) => void) | undefined;
 }
 
 /** A typed call: it answers the finished answer, or with `{ wait: false }` possibly its 202 handle answer. @category Calls */
 export interface Call<P, T> {
-  (params: P, opts?: CallOptions & { wait?: true }): SdgwPromise<T>;
+  (params: P, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<T>;
   (params: P, opts: CallOptions & { wait: false }): SdgwPromise<T | HandleAnswer>;
 }
 
@@ -166,9 +166,15 @@ export interface Call<P, T> {
  */
 export interface ToolCall<P> {
   (params: P & { confirm: false }, opts?: CallOptions): SdgwPromise<ToolQuoteAnswer>;
-  (params: P & { confirm?: true }, opts?: CallOptions & { wait?: true }): SdgwPromise<ToolAnswer>;
-  (params: P & { confirm?: true }, opts: CallOptions & { wait: false }): SdgwPromise<ToolAnswer | HandleAnswer>;
-  (params: P, opts?: CallOptions & { wait?: true }): SdgwPromise<ToolAnswer | ToolQuoteAnswer>;
+  (
+    params: P & { confirm?: true | undefined },
+    opts?: CallOptions & { wait?: true | undefined },
+  ): SdgwPromise<ToolAnswer>;
+  (
+    params: P & { confirm?: true | undefined },
+    opts: CallOptions & { wait: false },
+  ): SdgwPromise<ToolAnswer | HandleAnswer>;
+  (params: P, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<ToolAnswer | ToolQuoteAnswer>;
   (params: P, opts: CallOptions & { wait: false }): SdgwPromise<ToolAnswer | ToolQuoteAnswer | HandleAnswer>;
 }
 
@@ -252,7 +258,7 @@ export interface ClientResults {
    * Reads a result by handle (free, repeatable): the finished JSON answer, or with `format` `csv`/`ndjson` the file
    * text. A run still going answers its 202 handle answer. Never re-runs the call.
    */
-  get(handle: string, opts?: CallOptions & { format?: "json" }): SdgwPromise<FinishedAnswer | HandleAnswer>;
+  get(handle: string, opts?: CallOptions & { format?: "json" | undefined }): SdgwPromise<FinishedAnswer | HandleAnswer>;
   /** With `format` `csv` or `ndjson`: the file's text (or the 202 handle answer of a run still going). */
   get(handle: string, opts: CallOptions & { format: "csv" | "ndjson" }): SdgwPromise<string | HandleAnswer>;
   /** The rows of a finished result, read as NDJSON and parsed one line at a time. */
@@ -287,14 +293,14 @@ export interface Client {
    * for (const [platform, entry] of fanoutEntries(many)) console.log(platform, entry.status, entry.page?.cursor);
    * ```
    */
-  search(query: ManyPlatformsSearch, opts?: CallOptions & { wait?: true }): SdgwPromise<FanoutAnswer>;
+  search(query: ManyPlatformsSearch, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<FanoutAnswer>;
   /** Several platforms with `{ wait: false }`: the fanout answer, or the 202 handle answer of a run still going. */
   search(query: ManyPlatformsSearch, opts: CallOptions & { wait: false }): SdgwPromise<FanoutAnswer | HandleAnswer>;
   /** One platform with `{ wait: false }`: the envelope, or the 202 handle answer of a run still going. */
   search(query: OnePlatformSearch, opts: CallOptions & { wait: false }): SdgwPromise<SearchEnvelope | HandleAnswer>;
   // The single-platform signature is last: it is the one `pages(client.search, …)` infers (only it pages, D19).
   /** One platform: the {@link SearchEnvelope}, which pages (`page.cursor`; see {@link pages} and {@link items}). */
-  search(query: OnePlatformSearch, opts?: CallOptions & { wait?: true }): SdgwPromise<SearchEnvelope>;
+  search(query: OnePlatformSearch, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<SearchEnvelope>;
   /** `POST /v1/search`: the same search with its parameters in a JSON body. */
   searchPost: Call<SearchRequest, DataOrFanout>;
   /** `POST /v1/trending`: trending topics (`leaderboard` items). */
@@ -308,7 +314,7 @@ export interface Client {
   /** `POST /v1/user_posts`: posts of an account. */
   userPosts: Call<UserPostsRequest, DataOrTargets>;
   /** `POST /v1/call/{op}`: any operation of the catalog, by `<platform>.<name>`. */
-  call(op: string, body?: CallRequest, opts?: CallOptions & { wait?: true }): SdgwPromise<DataOrTargets>;
+  call(op: string, body?: CallRequest, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<DataOrTargets>;
   /** With `{ wait: false }`: the finished answer, or the 202 handle answer of a run still going. */
   call(op: string, body: CallRequest, opts: CallOptions & { wait: false }): SdgwPromise<DataOrTargets | HandleAnswer>;
   /**
@@ -679,11 +685,11 @@ export function createClient(options: ClientOptions): Client {
   type SearchQuery = Query<"search">;
   type OnePlatform = SearchQuery & { platform: string; platforms?: never };
   type ManyPlatforms = SearchQuery & { platforms: NonNullable<SearchQuery["platforms"]>; platform?: never };
-  function search(query: ManyPlatforms, opts?: CallOptions & { wait?: true }): SdgwPromise<FanoutAnswer>;
+  function search(query: ManyPlatforms, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<FanoutAnswer>;
   function search(query: ManyPlatforms, opts: CallOptions & { wait: false }): SdgwPromise<FanoutAnswer | HandleAnswer>;
   function search(query: OnePlatform, opts: CallOptions & { wait: false }): SdgwPromise<SearchEnvelope | HandleAnswer>;
   // The single-platform signature is last: it is the one `pages(client.search, …)` infers (only it pages, D19).
-  function search(query: OnePlatform, opts?: CallOptions & { wait?: true }): SdgwPromise<SearchEnvelope>;
+  function search(query: OnePlatform, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<SearchEnvelope>;
   function search(query: SearchQuery, opts?: CallOptions): SdgwPromise<unknown> {
     return call({ method: "GET", path: "/v1/search", query, charging: true }, opts);
   }
@@ -709,7 +715,7 @@ export function createClient(options: ClientOptions): Client {
       (
         op: string,
         body?: Body<"callOperation">,
-        opts?: CallOptions & { wait?: true },
+        opts?: CallOptions & { wait?: true | undefined },
       ): SdgwPromise<DataEnvelope | TargetsAnswer>;
       (
         op: string,
@@ -763,7 +769,10 @@ export function createClient(options: ClientOptions): Client {
             r.response.status === 202 && typeof r.data === "string" ? { ...r, data: JSON.parse(r.data) } : r,
           ),
         )) as {
-        (handle: string, opts?: CallOptions & { format?: "json" }): SdgwPromise<FinishedAnswer | HandleAnswer>;
+        (
+          handle: string,
+          opts?: CallOptions & { format?: "json" | undefined },
+        ): SdgwPromise<FinishedAnswer | HandleAnswer>;
         (handle: string, opts: CallOptions & { format: "csv" | "ndjson" }): SdgwPromise<string | HandleAnswer>;
       },
       /** The rows of a finished result, read as NDJSON and parsed one line at a time. */

@@ -19,7 +19,7 @@ import { Store, type MockState, type Reply } from "./state.ts";
 /** A key the mock accepts, and what it may do. */
 export interface MockKey {
   /** `read_data` lets the key call data routes and tools (D26); without it they answer `403 key_scope_denied`. */
-  permissions?: readonly "read_data"[];
+  permissions?: readonly "read_data"[] | undefined;
 }
 
 /** The keys a mock accepts unless told otherwise: `sdgw_test_key` (with `read_data`) and `sdgw_noscope_key` (without). */
@@ -44,33 +44,33 @@ export interface MockOptions {
    * The gateway's base address the handlers answer for, e.g. `http://127.0.0.1:8787` or
    * `https://api.example.com/gateway`. Default `*`: any origin.
    */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** The keys the mock accepts. Default {@link DEFAULT_KEYS}. */
-  keys?: Readonly<Record<string, MockKey>>;
+  keys?: Readonly<Record<string, MockKey>> | undefined;
   /** Credits at the start and after `reset()`. Default 100. */
-  balance?: number;
+  balance?: number | undefined;
   /** The workspace's schedules at the start and after `reset()`. Default: the two of the `listSchedules` fixture. */
-  schedules?: readonly Schedule[];
+  schedules?: readonly Schedule[] | undefined;
   /** How many reads of a result answer 202 before it is finished. Default 2. */
-  polls?: number;
+  polls?: number | undefined;
   /**
    * Which calls go 202 (run in the background): a pattern matched against the call's parameters as JSON, or a
    * predicate. Default: parameters containing the word `slow` (`query: "slow coffee"`). A forced `running`
    * scenario goes 202 too.
    */
-  slow?: RegExp | ((call: SlowCall) => boolean);
+  slow?: (RegExp | ((call: SlowCall) => boolean)) | undefined;
   /** Seconds of `Retry-After` on 202, 409 and `rate_limited`. Default 1. */
-  retryAfter?: number;
+  retryAfter?: number | undefined;
   /** Pages a paged result has: single-platform search, comments and user posts answer `has_more: true` until the last. Default 3. */
-  pages?: number;
+  pages?: number | undefined;
   /** The clock, in milliseconds since 1970 (for time travel: a finished result expires 24 hours after it ended). Default `Date.now`. */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /**
    * Check every JSON answer against the contract (`responseValidators`) before it is sent, and throw a clear error
    * when one does not match, so that a broken fixture is never served silently. Default: on unless
    * `NODE_ENV` is `production`.
    */
-  validate?: boolean;
+  validate?: boolean | undefined;
   /**
    * Answer every other request to the base address as the gateway does: `404 not_found`, reason `no_such_route`,
    * `fix.allowed` the routes and `fix.example_call` `GET /v1/capabilities`. With a `baseUrl` that is every path
@@ -80,12 +80,12 @@ export interface MockOptions {
    * there is no address of the mock's own, so only `/v1/` paths of any origin are (when turned on). Default: on
    * when `baseUrl` is given, off for `*` (where it would catch other APIs' calls).
    */
-  unknownRoutes?: boolean;
+  unknownRoutes?: boolean | undefined;
   /**
    * A fixed moment the simulated platforms stand at (an RFC 3339 text or milliseconds), so that tests can compare
    * exact dates: every date in an answer is before it. Default: the start of the UTC day of `now`.
    */
-  anchor?: string | number;
+  anchor?: string | number | undefined;
   /** The console, billing, sign-in and status addresses the errors point to. Default @sdgw/validators' `DEFAULT_URLS`. */
   urls?: ServiceUrls | undefined;
   /**
