@@ -3,7 +3,7 @@
  * sources, so the tests work on a fresh clone and never test a stale build.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
@@ -51,11 +51,35 @@ function needsBuild(pkgDir: string): boolean {
   return Math.max(...inputs) > oldestOutput;
 }
 
-/** Builds `pkgDir` with its own tsup, run by this very Node (a `.bin` shim would take the first `node` on PATH). */
+/**
+ * Builds `pkgDir` with its own tsup, run by this very Node (a `.bin` shim would take the first `node` on PATH).
+ * Test files in other workers may ask for the same package at once: one builds while the others wait on a lock
+ * folder (tsup's `clean` would delete the dist another one reads), then find it built.
+ */
 export function ensureBuilt(pkgDir: string): void {
   if (!needsBuild(pkgDir)) return;
-  const requireFromPkg = createRequire(join(pkgDir, "package.json"));
-  const tsupPkg = requireFromPkg.resolve("tsup/package.json");
-  const bin = (requireFromPkg("tsup/package.json") as { bin: Record<string, string> }).bin["tsup"]!;
-  execFileSync(process.execPath, [join(tsupPkg, "..", bin)], { cwd: pkgDir, stdio: "pipe", timeout: 180_000 });
+  const lock = join(pkgDir, ".dist-build.lock");
+  const deadline = Date.now() + 240_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      // A lock older than any build is left by a killed run.
+      const since = existsSync(lock) ? statSync(lock, { throwIfNoEntry: false })?.mtimeMs : undefined;
+      if (since !== undefined && Date.now() - since > 200_000) rmSync(lock, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`${pkgDir}: another build held ${lock} for 4 minutes`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+  try {
+    if (!needsBuild(pkgDir)) return;
+    const requireFromPkg = createRequire(join(pkgDir, "package.json"));
+    const tsupPkg = requireFromPkg.resolve("tsup/package.json");
+    const bin = (requireFromPkg("tsup/package.json") as { bin: Record<string, string> }).bin["tsup"]!;
+    execFileSync(process.execPath, [join(tsupPkg, "..", bin)], { cwd: pkgDir, stdio: "pipe", timeout: 180_000 });
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }

@@ -1,4 +1,4 @@
-import { createFinalURL, createQuerySerializer, defaultPathSerializer } from "openapi-fetch";
+import { createFinalURL, createQuerySerializer } from "openapi-fetch";
 import type {
   AccountAnswer,
   AccountWatchRequest,
@@ -32,7 +32,7 @@ import type {
   UserProfileRequest,
   ViralFinderRequest,
 } from "@sdgw/types";
-import { SdgwError, SdgwPollTimeoutError, SdgwTimeoutError, SdgwTransportError } from "./errors.ts";
+import { SdgwAbortError, SdgwError, SdgwPollTimeoutError, SdgwTimeoutError, SdgwTransportError } from "./errors.ts";
 
 /** Levels of {@link ClientOptions.logLevel}, most verbose first; `off` logs nothing. @category Calls */
 export type LogLevel = "debug" | "info" | "warn" | "error" | "off";
@@ -93,27 +93,27 @@ export interface ClientOptions {
   /** The gateway's base address, e.g. `https://api.example.com`. Must not carry a key. */
   baseUrl: string;
   /** The API key. Sent in a header, never in a URL. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Which header carries the key: `X-API-Key` (default) or `Authorization: Bearer`. */
-  auth?: "x-api-key" | "bearer";
+  auth?: "x-api-key" | "bearer" | undefined;
   /**
    * A fetch to use instead of `globalThis.fetch`. Without it, `globalThis.fetch` is looked up at each request, not
    * when the client is made: a client created before a mock (MSW's `server.listen()`) patches fetch still goes
    * through the mock.
    */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
   /** Retries of one call after a retryable failure (default 3). The same Idempotency-Key is sent each time. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** First backoff delay for `internal_error`, `temporarily_unavailable` and network failures (default 500 ms). */
-  retryBaseMs?: number;
+  retryBaseMs?: number | undefined;
   /** A wait longer than this is not retried automatically (default 60 000 ms): the error is thrown instead. */
-  maxRetryDelayMs?: number;
+  maxRetryDelayMs?: number | undefined;
   /** How long a call answered 202 is polled before {@link SdgwPollTimeoutError} (default 300 000 ms). */
-  maxWaitMs?: number;
+  maxWaitMs?: number | undefined;
   /** The default budget of every charging call (`max_cost_credits`). */
-  maxCostCredits?: number;
+  maxCostCredits?: number | undefined;
   /** Extra headers for every request. An `X-Request-Id` here is the request id of transport errors. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /**
    * How long one attempt may take, in ms, until its whole answer is read (default 60 000); a stream of
    * `results.rows` is timed until its headers. An attempt that times out is retried like a network failure; the
@@ -121,40 +121,40 @@ export interface ClientOptions {
    * timer and gives fetch no signal of the client's own, only the call's `signal` if any: the quickest path (on Node,
    * undici's own 300 s limits then end a hung request). Anything not above 0 is a `TypeError` naming `timeout`.
    */
-  timeout?: number;
+  timeout?: number | undefined;
   /** Where to log (default `console`); nothing is logged unless `logLevel` or `logger` is given. */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /** The least severe level logged: `"off"` by default, `"info"` when a `logger` is given. */
-  logLevel?: LogLevel;
+  logLevel?: LogLevel | undefined;
   /** Called before each retry of every call (the call's own `onRetry` is called too). */
-  onRetry?: (retry: RetryInfo) => void;
+  onRetry?: ((retry: RetryInfo) => void) | undefined;
 }
 
 /** Options of one call. @category Calls */
 export interface CallOptions {
   /** The Idempotency-Key of this call; by default a fresh UUID, kept across retries. */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
   /** This call's budget (`max_cost_credits`); overrides the client's. */
-  maxCostCredits?: number;
+  maxCostCredits?: number | undefined;
   /** Stops the call, its retries and its polling. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Polling deadline for this call (overrides the client's `maxWaitMs`). */
-  maxWaitMs?: number;
+  maxWaitMs?: number | undefined;
   /** Called with every running (202) answer while polling: `cells`, `steps`, `waves`, `billing`. */
-  onProgress?: (running: HandleAnswer) => void;
+  onProgress?: ((running: HandleAnswer) => void) | undefined;
   /** `false`: answer the 202 handle instead of polling. */
-  wait?: boolean;
+  wait?: boolean | undefined;
   /** This call's timeout of each attempt in ms (overrides the client's `timeout`). */
-  timeout?: number;
+  timeout?: number | undefined;
   /** This call's retries (overrides the client's `maxRetries`; 0: none). */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Called before each retry of this call. */
-  onRetry?: (retry: RetryInfo) => void;
+  onRetry?: ((retry: RetryInfo) => void) | undefined;
 }
 
 /** A typed call: it answers the finished answer, or with `{ wait: false }` possibly its 202 handle answer. @category Calls */
 export interface Call<P, T> {
-  (params: P, opts?: CallOptions & { wait?: true }): SdgwPromise<T>;
+  (params: P, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<T>;
   (params: P, opts: CallOptions & { wait: false }): SdgwPromise<T | HandleAnswer>;
 }
 
@@ -166,9 +166,15 @@ export interface Call<P, T> {
  */
 export interface ToolCall<P> {
   (params: P & { confirm: false }, opts?: CallOptions): SdgwPromise<ToolQuoteAnswer>;
-  (params: P & { confirm?: true }, opts?: CallOptions & { wait?: true }): SdgwPromise<ToolAnswer>;
-  (params: P & { confirm?: true }, opts: CallOptions & { wait: false }): SdgwPromise<ToolAnswer | HandleAnswer>;
-  (params: P, opts?: CallOptions & { wait?: true }): SdgwPromise<ToolAnswer | ToolQuoteAnswer>;
+  (
+    params: P & { confirm?: true | undefined },
+    opts?: CallOptions & { wait?: true | undefined },
+  ): SdgwPromise<ToolAnswer>;
+  (
+    params: P & { confirm?: true | undefined },
+    opts: CallOptions & { wait: false },
+  ): SdgwPromise<ToolAnswer | HandleAnswer>;
+  (params: P, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<ToolAnswer | ToolQuoteAnswer>;
   (params: P, opts: CallOptions & { wait: false }): SdgwPromise<ToolAnswer | ToolQuoteAnswer | HandleAnswer>;
 }
 
@@ -252,7 +258,7 @@ export interface ClientResults {
    * Reads a result by handle (free, repeatable): the finished JSON answer, or with `format` `csv`/`ndjson` the file
    * text. A run still going answers its 202 handle answer. Never re-runs the call.
    */
-  get(handle: string, opts?: CallOptions & { format?: "json" }): SdgwPromise<FinishedAnswer | HandleAnswer>;
+  get(handle: string, opts?: CallOptions & { format?: "json" | undefined }): SdgwPromise<FinishedAnswer | HandleAnswer>;
   /** With `format` `csv` or `ndjson`: the file's text (or the 202 handle answer of a run still going). */
   get(handle: string, opts: CallOptions & { format: "csv" | "ndjson" }): SdgwPromise<string | HandleAnswer>;
   /** The rows of a finished result, read as NDJSON and parsed one line at a time. */
@@ -287,14 +293,14 @@ export interface Client {
    * for (const [platform, entry] of fanoutEntries(many)) console.log(platform, entry.status, entry.page?.cursor);
    * ```
    */
-  search(query: ManyPlatformsSearch, opts?: CallOptions & { wait?: true }): SdgwPromise<FanoutAnswer>;
+  search(query: ManyPlatformsSearch, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<FanoutAnswer>;
   /** Several platforms with `{ wait: false }`: the fanout answer, or the 202 handle answer of a run still going. */
   search(query: ManyPlatformsSearch, opts: CallOptions & { wait: false }): SdgwPromise<FanoutAnswer | HandleAnswer>;
   /** One platform with `{ wait: false }`: the envelope, or the 202 handle answer of a run still going. */
   search(query: OnePlatformSearch, opts: CallOptions & { wait: false }): SdgwPromise<SearchEnvelope | HandleAnswer>;
   // The single-platform signature is last: it is the one `pages(client.search, …)` infers (only it pages, D19).
   /** One platform: the {@link SearchEnvelope}, which pages (`page.cursor`; see {@link pages} and {@link items}). */
-  search(query: OnePlatformSearch, opts?: CallOptions & { wait?: true }): SdgwPromise<SearchEnvelope>;
+  search(query: OnePlatformSearch, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<SearchEnvelope>;
   /** `POST /v1/search`: the same search with its parameters in a JSON body. */
   searchPost: Call<SearchRequest, DataOrFanout>;
   /** `POST /v1/trending`: trending topics (`leaderboard` items). */
@@ -308,7 +314,7 @@ export interface Client {
   /** `POST /v1/user_posts`: posts of an account. */
   userPosts: Call<UserPostsRequest, DataOrTargets>;
   /** `POST /v1/call/{op}`: any operation of the catalog, by `<platform>.<name>`. */
-  call(op: string, body?: CallRequest, opts?: CallOptions & { wait?: true }): SdgwPromise<DataOrTargets>;
+  call(op: string, body?: CallRequest, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<DataOrTargets>;
   /** With `{ wait: false }`: the finished answer, or the 202 handle answer of a run still going. */
   call(op: string, body: CallRequest, opts: CallOptions & { wait: false }): SdgwPromise<DataOrTargets | HandleAnswer>;
   /**
@@ -398,9 +404,23 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** The JSON of an answer (undefined when it has no body). */
+/** The {@link SdgwAbortError} of a call whose signal aborted it: its reason is the `cause`, its words in the message. */
+const abortError = (what: string, signal: AbortSignal, requestId: string | undefined) =>
+  new SdgwAbortError(`${what} was aborted: ${(signal.reason as Error | undefined)?.message ?? signal.reason}`, {
+    cause: signal.reason,
+    requestId,
+  });
+
 /** The refusal of a key in a URL (the base URL or a call's query): keys travel in a header only. */
 const KEY_IN_URL = "refusing a key in the URL: pass apiKey, the client sends it in a header";
+
+/**
+ * The contract's path parameters (`handle`, `schedule_id`, `op`) are strings in the simple style: each `{name}` is
+ * the value percent-encoded, as openapi-fetch's `defaultPathSerializer` writes a string (whose matrix, label and
+ * exploded styles the contract never uses, and which cost 200 B of the 4 KB budget).
+ */
+const pathSerializer = (path: string, params: Record<string, unknown>) =>
+  path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(params[name])));
 
 /** The longest delay a timer can wait: 2^31 − 1 ms, about 24.8 days. A longer `timeout` (or `Infinity`) means none. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -497,7 +517,7 @@ export function createClient(options: ClientOptions): Client {
       baseUrl,
       params: { query, path: req.pathParams },
       querySerializer,
-      pathSerializer: defaultPathSerializer,
+      pathSerializer,
     });
     const init: RequestInit = {
       method: req.method,
@@ -509,7 +529,7 @@ export function createClient(options: ClientOptions): Client {
     };
     if (body !== undefined) init.body = JSON.stringify(body);
     for (let attempt = 1; ; attempt++) {
-      if (opts.signal?.aborted) throw opts.signal.reason;
+      if (opts.signal?.aborted) throw abortError(what, opts.signal, requestId);
       const started = Date.now();
       // One controller per attempt: aborted by the attempt's timeout or by the caller's signal.
       const controller = timed ? new AbortController() : undefined;
@@ -533,7 +553,7 @@ export function createClient(options: ClientOptions): Client {
                 : await readJson(response);
         else data = await readJson(response).catch(() => undefined);
       } catch (cause) {
-        if (opts.signal?.aborted) throw opts.signal.reason;
+        if (opts.signal?.aborted) throw abortError(what, opts.signal, requestId);
         response = undefined;
         const timedOut = controller?.signal.aborted ?? false;
         const o = { cause, requestId, attempts: attempt };
@@ -557,12 +577,16 @@ export function createClient(options: ClientOptions): Client {
           error = new SdgwTransportError(
             `${what} answered HTTP ${response.status} without the API's error structure`,
             response.status,
-            { requestId, attempts: attempt },
+            {
+              requestId: response.headers.get("x-request-id") ?? requestId,
+              attempts: attempt,
+              headers: response.headers,
+            },
           );
           reason = `http_${response.status}`;
           if (response.status >= 500) wait = backoff(attempt);
         } else {
-          error = new SdgwError(response.status, err as never);
+          error = new SdgwError(response.status, err as never, { headers: response.headers });
           reason = err.code;
           if (RETRY_AFTER_CODES.includes(err.code)) wait = 0;
           else if (BACKOFF_CODES.includes(err.code) && (req.retryServerErrors ?? true)) wait = backoff(attempt);
@@ -581,7 +605,7 @@ export function createClient(options: ClientOptions): Client {
       log(2, `retrying ${what} in ${Math.round(wait)} ms (${reason!})`, retry);
       options.onRetry?.(retry);
       opts.onRetry?.(retry);
-      await sleep(wait, opts.signal);
+      await sleep(wait, opts.signal).catch(() => {}); // an abort is thrown at the top of the loop
     }
   }
 
@@ -599,13 +623,13 @@ export function createClient(options: ClientOptions): Client {
     const deadline = started + (opts.maxWaitMs ?? options.maxWaitMs ?? 300_000);
     for (let last = false; ; ) {
       opts.onProgress?.(running);
-      if (last) throw new SdgwPollTimeoutError(running, Date.now() - started);
+      if (last) throw new SdgwPollTimeoutError(running, Date.now() - started, { headers: response.headers });
       const left = deadline - Date.now();
       const delay = retryAfterMs(response, running);
       const wait = Math.max(0, Math.min(delay, left));
       last = delay >= left;
       log(1, `${running.handle} is running; reading it in ${wait} ms`, { requestId: id });
-      await sleep(wait, opts.signal);
+      await sleep(wait, opts.signal).catch(() => {}); // an abort is thrown by `send`, before it sends
       let data: unknown;
       ({ data, response } = await send(
         {
@@ -661,11 +685,11 @@ export function createClient(options: ClientOptions): Client {
   type SearchQuery = Query<"search">;
   type OnePlatform = SearchQuery & { platform: string; platforms?: never };
   type ManyPlatforms = SearchQuery & { platforms: NonNullable<SearchQuery["platforms"]>; platform?: never };
-  function search(query: ManyPlatforms, opts?: CallOptions & { wait?: true }): SdgwPromise<FanoutAnswer>;
+  function search(query: ManyPlatforms, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<FanoutAnswer>;
   function search(query: ManyPlatforms, opts: CallOptions & { wait: false }): SdgwPromise<FanoutAnswer | HandleAnswer>;
   function search(query: OnePlatform, opts: CallOptions & { wait: false }): SdgwPromise<SearchEnvelope | HandleAnswer>;
   // The single-platform signature is last: it is the one `pages(client.search, …)` infers (only it pages, D19).
-  function search(query: OnePlatform, opts?: CallOptions & { wait?: true }): SdgwPromise<SearchEnvelope>;
+  function search(query: OnePlatform, opts?: CallOptions & { wait?: true | undefined }): SdgwPromise<SearchEnvelope>;
   function search(query: SearchQuery, opts?: CallOptions): SdgwPromise<unknown> {
     return call({ method: "GET", path: "/v1/search", query, charging: true }, opts);
   }
@@ -691,7 +715,7 @@ export function createClient(options: ClientOptions): Client {
       (
         op: string,
         body?: Body<"callOperation">,
-        opts?: CallOptions & { wait?: true },
+        opts?: CallOptions & { wait?: true | undefined },
       ): SdgwPromise<DataEnvelope | TargetsAnswer>;
       (
         op: string,
@@ -745,7 +769,10 @@ export function createClient(options: ClientOptions): Client {
             r.response.status === 202 && typeof r.data === "string" ? { ...r, data: JSON.parse(r.data) } : r,
           ),
         )) as {
-        (handle: string, opts?: CallOptions & { format?: "json" }): SdgwPromise<FinishedAnswer | HandleAnswer>;
+        (
+          handle: string,
+          opts?: CallOptions & { format?: "json" | undefined },
+        ): SdgwPromise<FinishedAnswer | HandleAnswer>;
         (handle: string, opts: CallOptions & { format: "csv" | "ndjson" }): SdgwPromise<string | HandleAnswer>;
       },
       /** The rows of a finished result, read as NDJSON and parsed one line at a time. */
@@ -765,7 +792,9 @@ export function createClient(options: ClientOptions): Client {
         const reader = (data as ReadableStream).pipeThrough(new TextDecoderStream()).getReader(); // byte chunks, typed loosely: DOM and Node type them differently
         let rest = "";
         for (;;) {
-          const { value, done } = await reader.read();
+          const { value, done } = await reader.read().catch((e: unknown) => {
+            throw opts.signal?.aborted ? abortError(`GET /v1/results/${handle}`, opts.signal, undefined) : e;
+          });
           const lines = (rest + (value ?? "")).split("\n");
           rest = done ? "" : lines.pop()!;
           for (const line of lines) if (line.trim()) yield JSON.parse(line) as Record<string, unknown>;

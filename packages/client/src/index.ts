@@ -17,7 +17,15 @@ export type {
   ToolCall,
   WithResponse,
 } from "./client.ts";
-export { isSdgwError, SdgwError, SdgwPollTimeoutError, SdgwTimeoutError, SdgwTransportError } from "./errors.ts";
+export {
+  isSdgwError,
+  SdgwAbortError,
+  SdgwBaseError,
+  SdgwError,
+  SdgwPollTimeoutError,
+  SdgwTimeoutError,
+  SdgwTransportError,
+} from "./errors.ts";
 export type { AnySdgwError, SdgwErrorOf } from "./errors.ts";
 export { collectMore, moreRows } from "./more.ts";
 export type { McpToolCaller, MoreOptions } from "./more.ts";

@@ -6,11 +6,11 @@ import { SdgwError, SdgwTransportError } from "./errors.ts";
 export interface McpToolCaller {
   /** Calls one MCP tool with its arguments. */
   callTool(
-    params: { name: string; arguments?: Record<string, unknown> },
+    params: { name: string; arguments?: Record<string, unknown> | undefined },
     ...rest: never[]
   ): Promise<{
     structuredContent?: unknown;
-    isError?: boolean;
+    isError?: boolean | undefined;
     content?: unknown;
   }>;
 }
@@ -35,25 +35,25 @@ export interface MoreOptions {
    * background run) and before each retry; gets the wait in seconds (`retry_after_seconds` of a running answer).
    * Default: waits that many seconds.
    */
-  sleep?: (seconds: number) => Promise<void>;
+  sleep?: ((seconds: number) => Promise<void>) | undefined;
   /** Reads of a running result before giving up with an error (default 720: one hour at 5 s). */
-  maxPolls?: number;
+  maxPolls?: number | undefined;
   /**
    * Retries of one tool call after a transient failure (default 3): an `isError` result whose code is
    * `rate_limited`, `idempotency_in_progress`, `temporarily_unavailable` or `internal_error`, or a thrown error
    * that is not a JSON-RPC error answer (the connection failed, or the request timed out). The arguments are sent
    * again as they were, with the same `idempotency_key`.
    */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** First backoff delay of a retry, in ms (default 500), doubled at each retry; a longer `retry_after` answered wins. */
-  retryBaseMs?: number;
+  retryBaseMs?: number | undefined;
   /**
    * The `idempotency_key` of the first call. Default: the one in `args`, else a fresh UUID for a charged tool
    * (`find`, `capabilities` and `account` are free and get none). Reads by `handle` are free and get none.
    */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
   /** Called before each retry. */
-  onRetry?: (retry: RetryInfo) => void;
+  onRetry?: ((retry: RetryInfo) => void) | undefined;
 }
 
 const wait = (seconds: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, seconds) * 1000));

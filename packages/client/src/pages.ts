@@ -7,7 +7,7 @@ interface Paged {
 }
 
 /** Options of one walk: those of each page's call (`signal`, `onProgress`, `maxRetries`, `timeout`, …). */
-type PageOptions = { idempotencyKey?: string };
+type PageOptions = { idempotencyKey?: string | undefined };
 
 /**
  * Every page of a paged call, following `page.cursor` while `has_more` is true. `opts` are passed to every
@@ -21,7 +21,7 @@ type PageOptions = { idempotencyKey?: string };
  * ```
  * @category Paging
  */
-export async function* pages<P extends { cursor?: string }, A, O extends PageOptions = PageOptions>(
+export async function* pages<P extends { cursor?: string | undefined }, A, O extends PageOptions = PageOptions>(
   fetchPage: (params: P, opts?: O) => Promise<A>,
   params: P,
   opts?: O,
@@ -49,7 +49,7 @@ export async function* pages<P extends { cursor?: string }, A, O extends PageOpt
  * ```
  * @category Paging
  */
-export async function* items<P extends { cursor?: string }, A, O extends PageOptions = PageOptions>(
+export async function* items<P extends { cursor?: string | undefined }, A, O extends PageOptions = PageOptions>(
   fetchPage: (params: P, opts?: O) => Promise<A>,
   params: P,
   opts?: O,

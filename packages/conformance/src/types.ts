@@ -13,13 +13,13 @@ export interface ConformanceOptions {
    * A second key of the same account (with `read_data`). Enables the checks that a result handle is read only by
    * the key that started the call, and that two different valid keys in `X-API-Key` and `Bearer` are refused (D25).
    */
-  secondKey?: string;
+  secondKey?: string | undefined;
   /** A key without the `read_data` permission. Enables `403 key_scope_denied` and D26 (it still reads the account). */
-  noscopeKey?: string;
+  noscopeKey?: string | undefined;
   /** A key whose account has fewer credits than one call costs. Enables `402 insufficient_balance`. */
-  insufficientBalanceKey?: string;
+  insufficientBalanceKey?: string | undefined;
   /** A key whose daily limit (its own or its account's) leaves less than one call. Enables `429 daily_limit_reached`. */
-  dailyLimitKey?: string;
+  dailyLimitKey?: string | undefined;
   /**
    * How many calls of `GET /v1/account` to send at once to provoke `429 rate_limited` (the server's per-key rate must
    * be below it). Off by default: the seed gives no number. The check runs last, so its refusals delay nothing else.

@@ -9,6 +9,7 @@ import { answerHeaders, responseValidators, validateErrorStructure, type Service
 import { DEFAULT_URLS } from "@sdgw/validators";
 import { http, HttpResponse, type HttpHandler } from "msw";
 import { keyInUrl, newRequestId, refuse, type MockContext } from "./context.ts";
+import { checkCorsOrigins, corsAnswerHeaders, originOf, preflight, type CorsOrigins } from "./cors.ts";
 import { ROUTES } from "./generated/routes.ts";
 import { answer } from "./pipeline.ts";
 import type { MockRoute } from "./generated/route-types.ts";
@@ -18,7 +19,7 @@ import { Store, type MockState, type Reply } from "./state.ts";
 /** A key the mock accepts, and what it may do. */
 export interface MockKey {
   /** `read_data` lets the key call data routes and tools (D26); without it they answer `403 key_scope_denied`. */
-  permissions?: readonly "read_data"[];
+  permissions?: readonly "read_data"[] | undefined;
 }
 
 /** The keys a mock accepts unless told otherwise: `sdgw_test_key` (with `read_data`) and `sdgw_noscope_key` (without). */
@@ -43,33 +44,33 @@ export interface MockOptions {
    * The gateway's base address the handlers answer for, e.g. `http://127.0.0.1:8787` or
    * `https://api.example.com/gateway`. Default `*`: any origin.
    */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** The keys the mock accepts. Default {@link DEFAULT_KEYS}. */
-  keys?: Readonly<Record<string, MockKey>>;
+  keys?: Readonly<Record<string, MockKey>> | undefined;
   /** Credits at the start and after `reset()`. Default 100. */
-  balance?: number;
+  balance?: number | undefined;
   /** The workspace's schedules at the start and after `reset()`. Default: the two of the `listSchedules` fixture. */
-  schedules?: readonly Schedule[];
+  schedules?: readonly Schedule[] | undefined;
   /** How many reads of a result answer 202 before it is finished. Default 2. */
-  polls?: number;
+  polls?: number | undefined;
   /**
    * Which calls go 202 (run in the background): a pattern matched against the call's parameters as JSON, or a
    * predicate. Default: parameters containing the word `slow` (`query: "slow coffee"`). A forced `running`
    * scenario goes 202 too.
    */
-  slow?: RegExp | ((call: SlowCall) => boolean);
+  slow?: (RegExp | ((call: SlowCall) => boolean)) | undefined;
   /** Seconds of `Retry-After` on 202, 409 and `rate_limited`. Default 1. */
-  retryAfter?: number;
+  retryAfter?: number | undefined;
   /** Pages a paged result has: single-platform search, comments and user posts answer `has_more: true` until the last. Default 3. */
-  pages?: number;
+  pages?: number | undefined;
   /** The clock, in milliseconds since 1970 (for time travel: a finished result expires 24 hours after it ended). Default `Date.now`. */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /**
    * Check every JSON answer against the contract (`responseValidators`) before it is sent, and throw a clear error
    * when one does not match, so that a broken fixture is never served silently. Default: on unless
    * `NODE_ENV` is `production`.
    */
-  validate?: boolean;
+  validate?: boolean | undefined;
   /**
    * Answer every other request to the base address as the gateway does: `404 not_found`, reason `no_such_route`,
    * `fix.allowed` the routes and `fix.example_call` `GET /v1/capabilities`. With a `baseUrl` that is every path
@@ -79,14 +80,26 @@ export interface MockOptions {
    * there is no address of the mock's own, so only `/v1/` paths of any origin are (when turned on). Default: on
    * when `baseUrl` is given, off for `*` (where it would catch other APIs' calls).
    */
-  unknownRoutes?: boolean;
+  unknownRoutes?: boolean | undefined;
   /**
    * A fixed moment the simulated platforms stand at (an RFC 3339 text or milliseconds), so that tests can compare
    * exact dates: every date in an answer is before it. Default: the start of the UTC day of `now`.
    */
-  anchor?: string | number;
+  anchor?: string | number | undefined;
   /** The console, billing, sign-in and status addresses the errors point to. Default @sdgw/validators' `DEFAULT_URLS`. */
-  urls?: ServiceUrls;
+  urls?: ServiceUrls | undefined;
+  /**
+   * The origins whose pages may call the mock across origins (CORS, D117), as the reference server's
+   * `SDGW_CORS_ORIGINS` lets them: `"*"` any origin, a list of exact origins (`["http://localhost:5173"]`), or
+   * `false` for no CORS at all. A request that carries `Origin` from a listed origin gets
+   * `Access-Control-Allow-Origin` and `Access-Control-Expose-Headers` (`Retry-After`, `Idempotent-Replayed`,
+   * `X-Should-Retry`, `X-Request-Id`, `X-Sdgw-Scenario-Skipped`) on every answer, and its preflight (`OPTIONS`)
+   * is answered 204 with the methods and the headers the API reads (`X-API-Key`, `Authorization`,
+   * `Idempotency-Key`, `Content-Type`, and the mock's `X-Sdgw-Scenario`). Never credentials. Default `"*"`: a
+   * frontend test's page (happy-dom's `http://localhost:3000`, a dev server's port) calls the gateway's address as
+   * the app does.
+   */
+  corsOrigins?: "*" | readonly string[] | false | undefined;
 }
 
 /** A mock made by {@link createMock}. */
@@ -113,6 +126,7 @@ export function createContext(options: MockOptions) {
   const slow = options.slow ?? /\bslow\b/i;
   if (!(Number.isInteger(polls) && polls >= 0))
     throw new TypeError(`@sdgw/mock: polls must be a whole number, 0 or more (got ${polls})`);
+  const cors: CorsOrigins = checkCorsOrigins(options.corsOrigins);
   const store = new Store(options.balance ?? 100, options.schedules);
   const simulator = new Simulator({ now: clock, ...(options.anchor !== undefined ? { anchor: options.anchor } : {}) });
   const catalog = new Catalog(simulator.providers);
@@ -125,6 +139,7 @@ export function createContext(options: MockOptions) {
     clock,
     validate: options.validate ?? env?.["NODE_ENV"] !== "production",
     urls: options.urls ?? DEFAULT_URLS,
+    cors,
     isSlow: (call: SlowCall) => (slow instanceof RegExp ? slow.test(JSON.stringify(call.params)) : slow(call)),
     store,
     simulator,
@@ -165,16 +180,29 @@ export function createMock(options: MockOptions = {}): Mock {
       notFound(ctx, request, REFUSALS.noSuchTool(String(params["tool"]), TOOL_NAMES)),
     ),
   );
+  // The paths the mock answers: its routes, and with `unknownRoutes` every other path under the base address.
+  const paths = new Set([...(Object.values(ROUTES) as MockRoute[]).map((r) => r.mswPath), "/v1/tools/:tool"]);
+  const unknownPatterns: string[] = [];
   if (options.unknownRoutes ?? base !== "*") {
     const routes = (Object.values(ROUTES) as MockRoute[]).map((r) => `${r.method} ${r.path}`);
     const noSuchRoute = ({ request }: { request: Request }) =>
       notFound(ctx, request, REFUSALS.noSuchRoute(request.method, new URL(request.url).pathname, routes));
     // Every path under the base address (its whole origin when it has no path of its own), never other origins.
-    if (base === "*") handlers.push(http.all("*/v1/*", noSuchRoute));
+    if (base === "*") unknownPatterns.push("*/v1/*");
     else {
-      handlers.push(http.all(`${base}/*`, noSuchRoute));
-      if (base !== "" && !/^[a-z][\w+.-]*:\/\/[^/]*$/i.test(base)) handlers.push(http.all(base, noSuchRoute)); // the base's own path
+      unknownPatterns.push(`${base}/*`);
+      if (base !== "" && !/^[a-z][\w+.-]*:\/\/[^/]*$/i.test(base)) unknownPatterns.push(base); // the base's own path
     }
+    for (const pattern of unknownPatterns) handlers.push(http.all(pattern, noSuchRoute));
+  }
+  // D117: preflights of every path the mock answers, before the handlers (an unknown route's `all` included).
+  if (ctx.cors !== false) {
+    const answerPreflight = ({ request }: { request: Request }) => {
+      const origin = originOf(request);
+      return origin === null ? undefined : preflight(ctx.cors, origin); // an OPTIONS from no origin goes on, as before
+    };
+    const patterns = [...[...paths].map((p) => `${base}${p}`), ...unknownPatterns];
+    handlers.unshift(...patterns.map((pattern) => http.options(pattern, answerPreflight)));
   }
 
   return {
@@ -212,7 +240,11 @@ function toResponse(ctx: MockContext, route: MockRoute | undefined, r: Reply, re
   // The contract's path (D53 names files by it): the URL's path without the base address's own path.
   const { pathname } = new URL(request.url);
   const path = ctx.basePath && pathname.startsWith(ctx.basePath) ? pathname.slice(ctx.basePath.length) : pathname;
-  const all = { ...answerHeaders(path, file?.contentType ?? "application/json"), ...headers };
+  const all = {
+    ...answerHeaders(path, file?.contentType ?? "application/json"),
+    ...headers,
+    ...corsAnswerHeaders(ctx.cors, originOf(request)),
+  };
   if (!file) return HttpResponse.json(json as never, { status, headers: all });
   return new HttpResponse(file.text, { status, headers: { ...all, "Content-Type": file.contentType } });
 }

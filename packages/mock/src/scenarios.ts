@@ -27,9 +27,9 @@ export type ScenarioName = StatusScenario | ErrorCode;
 /** Where and how often a scenario applies. */
 export interface ScenarioOptions {
   /** Only this operation (its `operationId`, e.g. `search`, `getResult`); by default every operation that can answer it. */
-  operation?: OperationId;
+  operation?: OperationId | undefined;
   /** How many answers it forces before it is used up; by default every answer until `reset()`. */
-  times?: number;
+  times?: number | undefined;
   /**
    * The HTTP status to answer a code with, for the codes the seed answers in two ways: `200` puts it inside the
    * envelope (`scenario("rate_limited", { http: 200 })` is a `status: "error"` envelope whose error is
@@ -38,7 +38,7 @@ export interface ScenarioOptions {
    * answers only at 200 (`invalid_target`, `upstream_error`, `timeout`) and, on data routes, `not_found` and
    * `temporarily_unavailable` (D13).
    */
-  http?: number;
+  http?: number | undefined;
 }
 
 /** A forced answer: made by {@link scenario}, turned on by `mock.use(...)`; its options as {@link ScenarioOptions}. */
