@@ -60,51 +60,131 @@ export interface ChargePorts<C, A> {
 const refused = (refusal: ChargeRefusal): { kind: "refused"; refusal: ChargeRefusal } => ({ kind: "refused", refusal });
 
 /**
- * Admits a charged call and runs it. D60: while calls are paused a charged call starts nothing (a quote still
- * answers). The key is claimed first (a replay, a 409 or a 422 answers at once) and given back when a limit,
- * `max_cost_credits` or the hold refuses the call, or anything throws before it runs. A `free` call (a tool quote)
- * takes the key's rate but no running slot and no hold, and completes its claim with its answer.
+ * Admits a charged call and runs it. Its refusal is the first in D50's order of stages: D60's pause (a charged
+ * call starts nothing while calls are paused; a quote still answers), the Idempotency-Key's claim (a replay, a 409
+ * or a 422 answers at once), D67's answer log, the limits (the key's failed calls, its rate, its workspace's
+ * running calls), `max_cost_credits`, the hold. The limits are asked first (D128): when they pass, a store that
+ * offers `admit` takes the pause, the claim and the hold in one step; when one refuses, the earlier stages are asked
+ * still, so the answer is the same as in that order. A refusal leaves no claim, slot or hold behind, nor does
+ * anything that throws before the call runs; from then on the run owns them. A `free` call (a tool quote) takes the
+ * key's rate but no running slot, holds nothing, and completes its claim with its answer.
  */
 export async function chargeCall<C, A>(ports: ChargePorts<C, A>, call: ChargeCall<C, A>): Promise<ChargeOutcome<A>> {
   const { store, limits } = ports;
-  const { caller, price, idempotencyKey: idemKey } = call;
+  const { caller, price } = call;
   const free = price === "free";
+  const limited =
+    (await limits.failureBlock(caller)) ??
+    (await limits.keyCall(caller)) ??
+    (free ? null : await limits.startRun(caller));
+  if (limited) return (await earlierStages(store, call)) ?? refused({ kind: "limit", limit: limited });
+  let owned = false;
+  let claimed: IdempotencySlot | null = null;
+  try {
+    const admitted = await admit(store, call);
+    if (admitted.kind !== "admitted") return admitted;
+    claimed = slotOf(call);
+    if (!free) {
+      owned = true; // the run owns its claim, hold and slot from its start, even if it throws
+      return { kind: "answered", answer: await call.start() };
+    }
+    const answer = await call.start();
+    if (claimed) await store.complete(claimed, answer);
+    owned = true;
+    return { kind: "answered", answer };
+  } finally {
+    if (!owned && claimed) await store.release(claimed);
+    if (!owned && !free) await limits.endRun(caller);
+  }
+}
+
+/**
+ * The stages before the limits, asked when a limit refused (D50): the pause, then the key's claim (given back at
+ * once when it was free: the call will not run), then the answer log. Null when none of them refuses.
+ */
+async function earlierStages<C, A>(
+  store: CallStore<C, A>,
+  call: ChargeCall<C, A>,
+): Promise<{ kind: "replayed"; answer: A } | { kind: "refused"; refusal: ChargeRefusal } | null> {
+  const free = call.price === "free";
   const pause = free ? null : await store.paused();
   if (pause) return refused({ kind: "paused", message: `Calls are paused: ${pause}` });
-  const slot: IdempotencySlot | null = idemKey === undefined ? null : { keyId: call.keyId, idemKey };
+  const slot = slotOf(call);
+  if (!slot) return null;
+  const claim = await store.claim(slot, call);
+  if (claim.kind === "replay") return { kind: "replayed", answer: claim.answer };
+  if (claim.kind !== "claimed") return refused({ kind: "claim", claim });
+  try {
+    const full = free ? null : await store.full();
+    return full ? refused({ kind: "paused", message: `New calls with an Idempotency-Key are paused: ${full}` }) : null;
+  } finally {
+    await store.release(slot);
+  }
+}
+
+const slotOf = (call: { keyId: string; idempotencyKey: string | undefined }): IdempotencySlot | null =>
+  call.idempotencyKey === undefined ? null : { keyId: call.keyId, idemKey: call.idempotencyKey };
+
+/**
+ * The pause, the claim, the answer log, `max_cost_credits` and the hold of a call whose limits passed: by the
+ * store's `admit` in one step, or step by step. Admitted: the call's claim (if any) and hold are its run's now.
+ */
+async function admit<C, A>(
+  store: CallStore<C, A>,
+  call: ChargeCall<C, A>,
+): Promise<{ kind: "admitted" } | { kind: "replayed"; answer: A } | { kind: "refused"; refusal: ChargeRefusal }> {
+  const { price } = call;
+  const slot = slotOf(call);
+  const free = price === "free";
+  const overCap =
+    !free && typeof price.maxCost === "number" && price.credits > price.maxCost
+      ? ({ kind: "max_cost", credits: price.credits, maxCost: price.maxCost, tool: price.tool === true } as const)
+      : null;
+  if (store.admit && !overCap) {
+    const a = await store.admit({
+      caller: call.caller,
+      slot,
+      call: { operationId: call.operationId, params: call.params, runId: call.runId },
+      hold: free ? null : { credits: price.credits, calls: price.calls },
+      pausable: !free,
+    });
+    switch (a.kind) {
+      case "admitted":
+        return a;
+      case "paused":
+        return refused({ kind: "paused", message: `Calls are paused: ${a.message}` });
+      case "full":
+        return refused({ kind: "paused", message: `New calls with an Idempotency-Key are paused: ${a.message}` });
+      case "claim":
+        return a.claim.kind === "replay"
+          ? { kind: "replayed", answer: a.claim.answer }
+          : refused({ kind: "claim", claim: a.claim });
+      case "hold":
+        return refused({ kind: "hold", hold: a.refusal, credits: (price as { credits: number }).credits });
+    }
+  }
+  const pause = free ? null : await store.paused();
+  if (pause) return refused({ kind: "paused", message: `Calls are paused: ${pause}` });
   if (slot) {
     const claim = await store.claim(slot, call);
     if (claim.kind === "replay") return { kind: "replayed", answer: claim.answer };
     if (claim.kind !== "claimed") return refused({ kind: "claim", claim });
   }
-  let owned = false;
+  let held = false;
   try {
     const full = free || !slot ? null : await store.full();
     if (full) return refused({ kind: "paused", message: `New calls with an Idempotency-Key are paused: ${full}` });
-    const limited =
-      (await limits.failureBlock(caller)) ??
-      (await limits.keyCall(caller)) ??
-      (free ? null : await limits.startRun(caller));
-    if (limited) return refused({ kind: "limit", limit: limited });
     if (free) {
-      const answer = await call.start();
-      if (slot) await store.complete(slot, answer);
-      owned = true;
-      return { kind: "answered", answer };
+      held = true;
+      return { kind: "admitted" };
     }
-    const { credits, maxCost } = price;
-    const hold =
-      typeof maxCost === "number" && credits > maxCost
-        ? ({ kind: "max_cost", credits, maxCost, tool: price.tool === true } as const)
-        : await store.hold(caller, { runId: call.runId, credits, calls: price.calls });
-    if (hold) {
-      await limits.endRun(caller);
-      return refused("kind" in hold ? hold : { kind: "hold", hold, credits });
-    }
-    owned = true;
-    return { kind: "answered", answer: await call.start() };
+    if (overCap) return refused(overCap);
+    const hold = await store.hold(call.caller, { runId: call.runId, credits: price.credits, calls: price.calls });
+    if (hold) return refused({ kind: "hold", hold, credits: price.credits });
+    held = true;
+    return { kind: "admitted" };
   } finally {
-    if (!owned && slot) await store.release(slot);
+    if (!held && slot) await store.release(slot);
   }
 }
 

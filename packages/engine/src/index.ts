@@ -67,4 +67,14 @@ export type {
   KeyCredits,
   Price,
 } from "./charging.ts";
-export type { Awaitable, CallLimits, CallStore, Claim, HoldRefusal, IdempotencySlot, LimitRefusal } from "./storage.ts";
+export type {
+  AdmitRequest,
+  Admitted,
+  Awaitable,
+  CallLimits,
+  CallStore,
+  Claim,
+  HoldRefusal,
+  IdempotencySlot,
+  LimitRefusal,
+} from "./storage.ts";

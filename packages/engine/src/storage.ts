@@ -74,7 +74,37 @@ export interface CallStore<C, A> {
    * not. Concurrent holds never hold more than is available. The run settles or releases the hold.
    */
   hold(caller: C, run: { runId: string; credits: number; calls: number }): Awaitable<HoldRefusal | null>;
+  /**
+   * Optional (D128): the pause, the claim and the hold in one step, for a store whose round trips cost (one
+   * statement on PostgreSQL). It answers as the steps would, in their order — `paused`, then the claim's outcome,
+   * then `full`, then the hold — and leaves nothing behind when it refuses. `chargeCall` uses it instead of the steps
+   * when present. `max_cost_credits` is decided before: a call over its cap takes the steps (its claim, so that a
+   * replay still answers, then given back), never `admit`.
+   */
+  admit?(request: AdmitRequest<C>): Awaitable<Admitted<A>>;
 }
+
+/** What `CallStore.admit` is asked: the caller, its key's slot (if it sent one), the call, and what to hold. */
+export interface AdmitRequest<C> {
+  caller: C;
+  slot: IdempotencySlot | null;
+  call: { operationId: string; params: unknown; runId: string };
+  /** Credits and calls to hold for the run; null for a call that holds nothing (a free quote). */
+  hold: { credits: number; calls: number } | null;
+  /** Whether the pause applies (charged calls; a free quote still answers while paused). */
+  pausable: boolean;
+}
+
+/** How `CallStore.admit` answered. */
+export type Admitted<A> =
+  /** Claimed (when a slot was sent) and held (when asked): the run owns both now. */
+  | { kind: "admitted" }
+  | { kind: "paused"; message: string }
+  /** The answer log is full (D67): a new call with an Idempotency-Key cannot start. */
+  | { kind: "full"; message: string }
+  /** The Idempotency-Key was not claimed: its call still runs, was made with other parameters, ended, or was lost. */
+  | { kind: "claim"; claim: Exclude<Claim<A>, { kind: "claimed" }> }
+  | { kind: "hold"; refusal: HoldRefusal };
 
 /** The limits of D27 a charged call passes: per key, per workspace, and on failed calls. */
 export interface CallLimits<C> {

@@ -25,6 +25,8 @@ interface Script {
   slots: number;
   available: number;
   async: boolean;
+  /** The store offers `admit`: the pause, the claim, the answer log and the hold in one atomic step (D128). */
+  oneStep?: boolean;
 }
 
 /** A storage port and limits in memory that count what they hand out. */
@@ -62,6 +64,42 @@ function world(script: Script) {
       return later(null);
     },
   };
+  if (script.oneStep) {
+    // One atomic step, as one statement of a database: what the steps would answer, in their order, undone on a
+    // refusal.
+    store.admit = (r) => {
+      if (r.pausable && script.paused) return later({ kind: "paused" as const, message: "maintenance" });
+      const key = r.slot && `${r.slot.keyId}/${r.slot.idemKey}`;
+      if (key) {
+        const print = JSON.stringify([r.call.operationId, r.call.params]);
+        const found = claims.get(key);
+        if (found && found.print !== print)
+          return later({ kind: "claim" as const, claim: { kind: "conflict" as const } });
+        if (found)
+          return later({
+            kind: "claim" as const,
+            claim:
+              found.answer === undefined
+                ? { kind: "in_progress" as const }
+                : { kind: "replay" as const, answer: found.answer },
+          });
+        if (r.hold && script.full) return later({ kind: "full" as const, message: "the answer log is full" });
+      }
+      if (r.hold) {
+        let held = 0;
+        for (const h of holds.values()) held += h;
+        const available = script.available - held;
+        if (r.hold.credits > available)
+          return later({
+            kind: "hold" as const,
+            refusal: { code: "insufficient_balance" as const, balance: script.available, available },
+          });
+        holds.set(r.call.runId, r.hold.credits);
+      }
+      if (key) claims.set(key, { print: JSON.stringify([r.call.operationId, r.call.params]) });
+      return later({ kind: "admitted" as const });
+    };
+  }
   const limits: CallLimits<string> = {
     failureBlock: () => later(script.failureBlock ? { code: "free_failure_limit", retryAt: 0 } : null),
     keyCall: () => later(script.keyRate ? rate : null),
@@ -85,6 +123,7 @@ const SCRIPT: fc.Arbitrary<Script> = fc.record({
   slots: fc.integer({ min: 0, max: 3 }),
   available: fc.integer({ min: 0, max: 30 }),
   async: fc.boolean(),
+  oneStep: fc.boolean(),
 });
 
 const PRICE: fc.Arbitrary<Price> = fc.oneof(
@@ -115,6 +154,27 @@ function callOf(price: Price, idempotencyKey: string | undefined, runId: string,
 }
 
 describe("chargeCall", () => {
+  it("answers the same, and leaves the same claims, holds and slots, whether the store admits in one step or in steps (D128)", async () => {
+    const PRIOR = fc.constantFrom("none", "running", "answered", "other-params");
+    await fc.assert(
+      fc.asyncProperty(SCRIPT, PRICE, fc.boolean(), PRIOR, async (script, price, keyed, prior) => {
+        const run = async (oneStep: boolean) => {
+          const w = world({ ...script, oneStep });
+          if (keyed && prior !== "none")
+            w.claims.set("key_1/idem-1", {
+              print: JSON.stringify(["search", prior === "other-params" ? { q: "b" } : { q: "a" }]),
+              ...(prior === "answered" ? { answer: "the first answer" } : {}),
+            });
+          const { call, started } = callOf(price, keyed ? "idem-1" : undefined, "run_1");
+          const out = await chargeCall(w.ports, call);
+          return { out, started, claims: [...w.claims], holds: [...w.holds], slots: w.slots() };
+        };
+        expect(await run(true)).toEqual(await run(false));
+      }),
+      { numRuns: 600 },
+    );
+  });
+
   it("a refused call leaves no claim, running slot or hold, and never runs; an admitted one runs once", async () => {
     await fc.assert(
       fc.asyncProperty(SCRIPT, PRICE, fc.boolean(), async (script, price, keyed) => {

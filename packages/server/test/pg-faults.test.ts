@@ -170,12 +170,16 @@ async function everyKeyOnce(base: string, key: string, id: string, sent: Sent[],
 const statuses = (sent: Sent[]) =>
   sent.reduce<Record<string, number>>((m, s) => ({ ...m, [s.status]: (m[s.status] ?? 0) + 1 }), {});
 
+/** What each instance logged since it started (its last words, when it died). */
+const logs = new WeakMap<Started, () => string>();
+
 /** What an instance logs from now on; `ended()` counts the calls its reconciliation ended (D109). */
 function logOf(s: Started) {
   let text = "";
   s.child.stderr!.on("data", (d: Buffer) => {
     text += d.toString();
   });
+  logs.set(s, () => text);
   return {
     ended: () => [...text.matchAll(/ended (\d+) call\(s\) left open/g)].reduce((n, m) => n + Number(m[1]), 0),
     text: () => text,
@@ -193,7 +197,11 @@ async function behindProxy(proxy: FaultProxy) {
 
 /** Every instance lives on, and every call answered 200 or 503 `temporarily_unavailable`. */
 function expectSurvived(instances: Started[], sent: Sent[]): void {
-  expect(instances.every(alive), "every instance still runs").toBe(true);
+  for (const s of instances)
+    expect(
+      alive(s),
+      `an instance died (${s.child.exitCode ?? s.child.signalCode}): ${logs.get(s)?.().slice(-3000)}`,
+    ).toBe(true);
   for (const s of sent.filter((x) => x.status !== 200))
     expect([s.status, s.code], JSON.stringify(s)).toEqual([503, "temporarily_unavailable"]);
 }
@@ -210,7 +218,7 @@ describe("PostgreSQL faults under load (issue 30, D109)", () => {
     const three = await Promise.all(
       [0, 1, 2].map(() => startServer(":memory:", { ...LOAD_ENV, SDGW_DATABASE_URL: url })),
     );
-    const logs = three.map(logOf);
+    const logged = three.map(logOf);
     const { id, key } = await account(100_000);
     let stop = false;
     const loading = load(
@@ -238,7 +246,7 @@ describe("PostgreSQL faults under load (issue 30, D109)", () => {
     await everyKeyOnce(three[0]!.url, key, id, sent);
     // Each instance still serves a charged call.
     for (const s of three) expect((await search(s.url, key, `after-${s.url}`)).status).toBe(200);
-    const reconciled = logs.reduce((n, l) => n + l.ended(), 0);
+    const reconciled = logged.reduce((n, l) => n + l.ended(), 0);
     report("pg_terminate_backend", { terminated, requests: sent.length, statuses: by, clearedMs, reconciled });
     await Promise.all(three.map((s) => kill(s.child, "SIGTERM")));
   }, 120_000);

@@ -13,7 +13,7 @@
  *   statement: a replay on any instance gives the same bytes back.
  */
 import { creditView, holdRefusal, isoSeconds, type CallStore, type Claim, type CreditView } from "@sdgw/engine";
-import type { HoldRefusal, IdempotencySlot } from "@sdgw/engine";
+import type { AdmitRequest, Admitted, HoldRefusal, IdempotencySlot } from "@sdgw/engine";
 import type { AccountRecord } from "../systems/accounts.ts";
 import { fingerprint } from "../systems/idempotency.ts";
 import type { HttpAnswer, RunContext } from "../systems/runs.ts";
@@ -100,8 +100,17 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
     }
   }
 
-  /** Inserts the claim's row, or reads the row of the call that has it. */
-  private async claimRow(key: string[], print: string, runId: string, at: string): Promise<Claim<HttpAnswer>> {
+  /**
+   * Inserts the claim's row, or reads the row of the call that has it (`inserted`: the insert was just tried, by
+   * `admit`, and found the key taken: read at once).
+   */
+  private async claimRow(
+    key: string[],
+    print: string,
+    runId: string,
+    at: string,
+    inserted = false,
+  ): Promise<Claim<HttpAnswer>> {
     const { db } = this.o;
     const insert = () =>
       db.query(
@@ -109,7 +118,7 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
         [...key, print, runId, this.o.owner, at],
       );
     // One round trip for a new key (the usual case); a key taken already is read.
-    if ((await insert()).length === 1) return { kind: "claimed" } as const;
+    if (!inserted && (await insert()).length === 1) return { kind: "claimed" } as const;
     const row = await db.one<IdempotencyRow & { expired: boolean }>(
       "SELECT fingerprint, state, http_status, headers, answer, expires_at <= $3 AS expired FROM idempotency WHERE key_id = $1 AND idem_key = $2",
       [...key, at],
@@ -129,10 +138,7 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
 
   async release(slot: IdempotencySlot): Promise<void> {
     try {
-      await this.o.db.query("DELETE FROM idempotency WHERE key_id = $1 AND idem_key = $2 AND state = 'running'", [
-        slot.keyId,
-        slot.idemKey,
-      ]);
+      await this.deleteClaim(slot);
     } finally {
       this.o.inFlight.unclaimed(slotKey(slot)); // released, or left to the reconciliation if not answered
     }
@@ -149,6 +155,102 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
     } finally {
       this.o.inFlight.unclaimed(slotKey(slot));
     }
+  }
+
+  /**
+   * D128: the pause, the Idempotency-Key's claim and the usual hold in one statement, so one committed transaction
+   * admits a charged call (its end is the other). The claim's row is inserted unless calls are paused, and the hold
+   * is taken only if the claim was (or no key was sent) and the account is the usual one (paid, active, no cap or
+   * daily limits, credits available): the engine's rules then come down to the credits, checked by the update under
+   * the row's lock. Anything else — a key taken already or past its 24 h, an account with limits, a refusal — goes on
+   * as the steps do (`claim`, the full `hold` transaction), and a hold refused gives the claim back.
+   */
+  async admit(r: AdmitRequest<RunContext>): Promise<Admitted<HttpAnswer>> {
+    if (!r.hold) {
+      // A free quote: its claim only (it holds nothing, and a pause does not apply to it).
+      if (!r.slot) return { kind: "admitted" };
+      const claim = await this.claim(r.slot, r.call);
+      return claim.kind === "claimed" ? { kind: "admitted" } : { kind: "claim", claim };
+    }
+    const { runId } = r.call;
+    const { inFlight } = this.o;
+    inFlight.admit(runId);
+    try {
+      const out = await this.admitRow(r.caller, r.slot, r.call, r.hold);
+      if (out.kind === "admitted" && r.slot) inFlight.claimed(runId, slotKey(r.slot));
+      if (out.kind !== "admitted") inFlight.refused(runId);
+      return out;
+    } catch (e) {
+      // Committed or not, no run will end what it wrote: the reconciliation does (D109).
+      inFlight.refused(runId);
+      throw e;
+    }
+  }
+
+  private async admitRow(
+    ctx: RunContext,
+    slot: IdempotencySlot | null,
+    call: { operationId: string; params: unknown; runId: string },
+    hold: { credits: number; calls: number },
+  ): Promise<Admitted<HttpAnswer>> {
+    const ms = this.o.now();
+    const at = new Date(ms).toISOString();
+    const run = { runId: call.runId, ...hold };
+    // $1–$8: the hold and this instance; $9–$10: the claim, when a key was sent.
+    const params: unknown[] = [
+      ctx.account.id,
+      ctx.key.id,
+      hold.credits,
+      call.runId,
+      hold.calls,
+      utcDay(ms),
+      at,
+      this.o.owner,
+    ];
+    const print = slot ? fingerprint(call.operationId, call.params) : null;
+    if (slot) params.push(slot.idemKey, print);
+    const row = await this.o.db.one<{ paused: string | null; claimed: boolean; held: boolean }>(
+      `WITH p AS (SELECT value FROM meta WHERE name = 'paused'),
+       ${
+         slot
+           ? `c AS (
+         INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, owner, created_at)
+           SELECT $2, $9, $10, 'running', $4, $8, $7 WHERE NOT EXISTS (SELECT 1 FROM p)
+           ON CONFLICT DO NOTHING RETURNING 1),`
+           : ""
+       }
+       a AS (
+         UPDATE accounts SET held = held + $3 WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM p)
+           ${slot ? "AND EXISTS (SELECT 1 FROM c)" : ""} AND status = 'active' AND plan = 'paid' AND call_cap IS NULL
+           AND daily_limit IS NULL AND balance - held >= $3
+           AND EXISTS (SELECT 1 FROM keys WHERE id = $2 AND daily_limit IS NULL) RETURNING id),
+       h AS (
+         INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, owner, created_at)
+           SELECT $4, a.id, $2, $3, $5, false, $6, 'held', $8, $7
+           FROM a RETURNING 1)
+       SELECT (SELECT value FROM p) AS paused, ${slot ? "EXISTS (SELECT 1 FROM c)" : "true"} AS claimed,
+         EXISTS (SELECT 1 FROM h) AS held`,
+      params,
+    );
+    if (row?.paused) return { kind: "paused", message: (JSON.parse(row.paused) as { message: string }).message };
+    if (row?.held) return { kind: "admitted" };
+    if (slot && !row?.claimed) {
+      // The key was taken (or its record is past its 24 h): what a claim finds, and the hold if it claims it now.
+      const claim = await this.claimRow([slot.keyId, slot.idemKey], print!, call.runId, at, true);
+      if (claim.kind !== "claimed") return { kind: "claim", claim };
+    }
+    const refusal = await this.holdRow(ctx, run);
+    if (!refusal) return { kind: "admitted" };
+    if (slot) await this.deleteClaim(slot);
+    return { kind: "hold", refusal };
+  }
+
+  /** Deletes a claim still running (the call was refused before it ran). */
+  private async deleteClaim(slot: IdempotencySlot): Promise<void> {
+    await this.o.db.query("DELETE FROM idempotency WHERE key_id = $1 AND idem_key = $2 AND state = 'running'", [
+      slot.keyId,
+      slot.idemKey,
+    ]);
   }
 
   /**

@@ -233,16 +233,9 @@ export class Postgres implements Sql {
   async tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
     let lostOnce = false;
     for (let attempt = 0; ; attempt++) {
-      const client = await this.guarded(() => this.pool.connect());
+      const { client, onError, lost } = await this.guarded(() => this.checkout());
       let broken = false;
       let committing = false;
-      // Checked out, the connection has no listener of the pool's: without this one, a backend terminated between two
-      // statements would be an unhandled 'error' event, which ends the process.
-      const onError = (e: unknown) => {
-        broken = true;
-        this.fault(e);
-      };
-      client.on("error", onError);
       try {
         const sql = sqlOn(client, (f) => this.guarded(f));
         await sql.query("BEGIN");
@@ -251,7 +244,7 @@ export class Postgres implements Sql {
         await sql.query("COMMIT");
         return result;
       } catch (e) {
-        broken ||= isUnavailable(e);
+        broken = lost.error !== null || isUnavailable(e);
         if (!broken) await client.query("ROLLBACK").catch(() => undefined);
         const state = codeOf(e);
         if (attempt < RETRIES && state !== undefined && RETRY_STATES.has(state)) continue;
@@ -273,6 +266,27 @@ export class Postgres implements Sql {
   /** D113: the pool's clients now: open, idle, and queries waiting for one (read by `/metrics`). */
   get stats(): { total: number; idle: number; waiting: number } {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
+  /**
+   * A connection of the pool for a transaction, with an `error` listener of its own attached in the pool's callback,
+   * before anything else can run: checked out, a connection has no listener of the pool's, and a backend terminated
+   * while it is idle between two statements (or in the same read as its first ReadyForQuery, before a promise's
+   * continuation could attach one) would be an unhandled `error` event, which ends the process.
+   */
+  private checkout(): Promise<{ client: pg.PoolClient; onError: (e: unknown) => void; lost: { error: unknown } }> {
+    return new Promise((resolve, reject) => {
+      this.pool.connect((err, client) => {
+        if (err || !client) return reject(err ?? new Error("the pool gave no connection"));
+        const lost = { error: null as unknown };
+        const onError = (e: unknown) => {
+          lost.error ??= e;
+          this.fault(e);
+        };
+        client.on("error", onError);
+        resolve({ client, onError, lost });
+      });
+    });
   }
 
   /** Closes the pool: waits for the connections in use, then ends them all. */
