@@ -28,6 +28,7 @@ import { Sessions } from "./systems/sessions.ts";
 import type { ChargePorts } from "@sdgw/engine";
 import { Schedules } from "./systems/schedules.ts";
 import { Store } from "./systems/store.ts";
+import { liveProviders } from "./connectors.ts";
 
 /** Everything the server is made of, on the embedded store: its systems as they are (a test reaches into them). */
 export interface Gateway extends GatewayPorts {
@@ -71,6 +72,8 @@ export interface GatewayOptions extends ServerOptions {
   providers?: Readonly<Record<Platform, PlatformProvider>>;
   /** Options of the default simulator. */
   simulator?: SimulatorOptions;
+  /** The `fetch` of live connectors (D114; default `globalThis.fetch`): tests pass their own. */
+  upstreamFetch?: typeof fetch;
   /** The clock (ms). */
   now?: () => number;
   /** Where failures of the server's side are reported; default: `console.error` with an `[sdgw]` prefix. */
@@ -128,7 +131,6 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     },
   });
   const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
-  const providers = options.providers ?? simulator!.providers;
   const accounts = new Accounts({ store, now });
   const ledger = new Ledger({ store, now, limits: config.limits, accounts });
   const idempotency = new Idempotency({ store, now, ttlMs: config.idempotencyTtlMs });
@@ -137,6 +139,15 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   // run's lease, so the slot of an instance that died is free when its runs are recovered.
   const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
   const limits = new Limits({ limits: config.limits, now, redis, log });
+  // D114: the platforms whose connector's credentials are set read their API; the others stay on the simulator.
+  const { providers, upstream } = liveProviders(options.providers ?? simulator!.providers, {
+    upstream: config,
+    redisKeyPrefix: config.redisKeyPrefix,
+    redis: limits.redis,
+    now,
+    log,
+    ...(options.upstreamFetch ? { fetch: options.upstreamFetch } : {}),
+  });
   const owners = new Owners({ store, leaseMs, log });
   const runs = new Runs({ store, ledger, idempotency, limits, owners, providers, config, now, log });
   const catalog = new Catalog(providers);
@@ -176,6 +187,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     durable: () => store.durable(),
     calls,
     providers,
+    upstream,
     catalog,
     finder: new Finder(catalog),
     simulator,

@@ -69,7 +69,9 @@ const viaNpx = /[\\/]_npx[\\/]/.test(process.execPath);
 const pnpm = viaNpx ? "npx -y -p node@24 -p pnpm@12 -- pnpm" : "pnpm";
 const config = server.gateway.config;
 const lines = [
-  `Social Data Gateway reference server on ${url} (storage: ${shared ? `PostgreSQL at ${withoutPassword(config.databaseUrl!)}, shared by every instance on it; schema version ${shared.gateway.migration.version}` : config.dbPath}; platforms: the deterministic simulator)`,
+  `Social Data Gateway reference server on ${url} (storage: ${shared ? `PostgreSQL at ${withoutPassword(config.databaseUrl!)}, shared by every instance on it; schema version ${shared.gateway.migration.version}` : config.dbPath})`,
+  // D114: which platforms read their official API, which the deterministic simulator (never a secret).
+  `Platforms: ${server.gateway.upstream.summary()}.`,
   config.redisUrl
     ? `Limits: counted in Redis at ${withoutPassword(config.redisUrl)}, shared by every instance on it (prefix ${config.redisKeyPrefix}); while it does not answer, calls are refused with 503.`
     : "",
@@ -95,6 +97,16 @@ const lines = [
   "Stop with Ctrl-C.",
 ].filter(Boolean);
 console.log(lines.join("\n"));
+// D114: each live platform is asked once whether it accepts the operator's credentials (one cheap request).
+if (server.gateway.upstream.live.length)
+  void server.gateway.upstream.check().then((checks) => {
+    for (const c of checks)
+      if (c.ok) console.log(`${c.platform}: ${c.message}.`);
+      else
+        console.error(
+          `sdgw: ${c.platform} is live but ${c.message}; its calls answer upstream_error until this is fixed.`,
+        );
+  });
 
 const stop = async () => {
   await server.close();

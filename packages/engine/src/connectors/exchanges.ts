@@ -60,3 +60,27 @@ export function requestLine(method: string, url: URL, ignore: readonly string[])
   const q = new URLSearchParams(keptQuery(url, ignore)).toString();
   return `${method.toUpperCase()} ${url.pathname}${q ? `?${q}` : ""}`;
 }
+
+/**
+ * The exchanges of a folder's files (`path` relative, `/`-separated; `text` the file's content): each
+ * `<name>.request.json` with the body `<name>.json` beside it. A request file without its body is an error that
+ * names it; other files are ignored.
+ */
+export function exchangesOf(files: readonly { path: string; text: string }[]): UpstreamExchange[] {
+  const byPath = new Map(files.map((f) => [f.path, f.text]));
+  const out: UpstreamExchange[] = [];
+  for (const f of files) {
+    if (!f.path.endsWith(".request.json")) continue;
+    const bodyPath = `${f.path.slice(0, -".request.json".length)}.json`;
+    const body = byPath.get(bodyPath);
+    if (body === undefined) throw new TypeError(`${f.path}: no body ${bodyPath} beside it`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = body;
+    }
+    out.push(exchangeOf(JSON.parse(f.text) as RequestFile, parsed, bodyPath));
+  }
+  return out;
+}

@@ -40,7 +40,7 @@ export {
   timedOut,
   upstreamError,
 } from "./errors.ts";
-export { exchangeMatches, exchangeOf, keptQuery, requestLine } from "./exchanges.ts";
+export { exchangeMatches, exchangeOf, exchangesOf, keptQuery, requestLine } from "./exchanges.ts";
 export type { RequestFile, UpstreamExchange } from "./exchanges.ts";
 export { decodeEntities } from "./html.ts";
 export { UpstreamReplayMiss, rateLimitOf, requestUrl, retryAfterSeconds, upstreamGet } from "./http.ts";

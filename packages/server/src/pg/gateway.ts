@@ -11,6 +11,7 @@ import { newHandle } from "../ids.ts";
 import type { AccountRecord, KeyRecord } from "../systems/accounts.ts";
 import { chargePortLimits } from "../systems/call-store.ts";
 import { Limits } from "../systems/limits.ts";
+import { liveProviders } from "../connectors.ts";
 import { DEFAULT_RUN_LEASE_MS } from "../systems/owners.ts";
 import type { GatewayPorts } from "../systems/ports.ts";
 import type { Pause } from "../systems/service.ts";
@@ -89,9 +90,18 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
   }
   const now = options.now ?? clock!.now;
   const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
-  const providers: Readonly<Record<Platform, PlatformProvider>> = options.providers ?? simulator!.providers;
   const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
   const limits = new Limits({ limits: config.limits, now, redis, log });
+  // D114: the platforms whose connector's credentials are set read their API; the others stay on the simulator.
+  const base: Readonly<Record<Platform, PlatformProvider>> = options.providers ?? simulator!.providers;
+  const { providers, upstream } = liveProviders(base, {
+    upstream: config,
+    redisKeyPrefix: config.redisKeyPrefix,
+    redis: limits.redis,
+    now,
+    log,
+    ...(options.upstreamFetch ? { fetch: options.upstreamFetch } : {}),
+  });
   const runs = new PgRuns({
     db,
     now,
@@ -167,6 +177,7 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
     limits,
     durable: async () => undefined, // every write is committed before its answer
     providers,
+    upstream,
     catalog,
     finder: new Finder(catalog),
     simulator,

@@ -68,7 +68,6 @@ const HANDLE = /^@[A-Za-z0-9._-]{3,30}$/;
 const DAY_MS = 86_400_000;
 const RANGE_DAYS: Readonly<Record<string, number>> = { "1d": 1, "7d": 7, "30d": 30 };
 const VIDEO_PARTS = "snippet,statistics,contentDetails";
-const NOTHING = "Nothing was charged.";
 
 const TRANSCRIPT_WHY =
   "youtube.video_transcript is not available on live YouTube yet: the YouTube Data API gives captions (captions.download) only to an OAuth token of the video's owner, and the gateway reads YouTube with an API key. Nothing ran and nothing was charged.";
@@ -164,6 +163,24 @@ const isThread = (t: unknown): t is YtComment => {
   const x = t as YtComment;
   return typeof x.id === "string" && typeof x.snippet?.topLevelComment?.snippet === "object";
 };
+
+/** A `search.list` result: the id of what it found, and its snippet (HTML-escaped title, no statistics). */
+interface YtSearchResult {
+  id: { kind?: string; videoId?: string; channelId?: string };
+  snippet: YtVideo["snippet"] & { customUrl?: string };
+}
+
+const isSearchResult = (r: unknown): r is YtSearchResult => {
+  const x = r as YtSearchResult;
+  return typeof x.id === "object" && x.id !== null && typeof x.snippet === "object" && x.snippet !== null;
+};
+
+/** The words of a failure's outcome, without the closing "Nothing was charged." */
+const reasonText = (o: ProviderOutcome) =>
+  (o.status === "error" ? o.failure.message : "message" in o ? o.message : o.status).replace(
+    / Nothing was charged\.$/,
+    "",
+  );
 
 /** What one call spent upstream so far. */
 interface Spend {
@@ -523,13 +540,13 @@ class YouTubeLive {
     const publishedAfter =
       typeof state["a"] === "string" ? state["a"] : days ? isoSeconds(this.ctx.now() - days * DAY_MS) : undefined;
     const order = p["sort"] === "latest" ? "date" : p["sort"] === "most_liked" ? "rating" : "relevance";
-    const listed = await this.list<{ id?: { videoId?: unknown; channelId?: unknown } }>(
+    const listed = await this.list<YtSearchResult>(
       spend,
       {
         method: "search.list",
         path: "/search",
         query: {
-          part: "id",
+          part: "snippet",
           q: String(p["query"]),
           type: users ? "channel" : "video",
           maxResults: Number(p["count"] ?? 10),
@@ -543,55 +560,73 @@ class YouTubeLive {
       },
       "search",
       "search",
-      (x): x is { id?: { videoId?: unknown; channelId?: unknown } } => typeof x === "object" && x !== null,
+      isSearchResult,
     );
     if (typeof listed === "string" || "outcome" in listed)
       return typeof listed === "string" ? upstreamError("youtube refused the search.", false) : listed.outcome;
-    const ids = listed.items
-      .map((i) => (users ? i.id?.channelId : i.id?.videoId))
-      .filter((id): id is string => typeof id === "string" && (users ? CHANNEL_ID : VIDEO_ID).test(id));
+    // Search results carry `id.videoId` (or `id.channelId`), an HTML-escaped snippet and no statistics.
+    const results = listed.items.flatMap((r) => {
+      const id = users ? r.id.channelId : r.id.videoId;
+      const fits = typeof id === "string" && (users ? CHANNEL_ID : VIDEO_ID).test(id);
+      return fits && (users || typeof r.snippet.channelId === "string") ? [{ id, snippet: r.snippet }] : [];
+    });
     const next = listed.next ? { t: listed.next, ...(publishedAfter ? { a: publishedAfter } : {}) } : null;
-    if (ids.length === 0) return { status: "empty", items: [], page: this.page("search", p, next, warnings), warnings };
-    const items: Item[] = [];
-    if (users) {
-      const got = await this.list<YtChannel>(
-        spend,
-        {
-          method: "channels.list",
-          path: "/channels",
-          query: { part: "snippet,statistics", id: ids.join(",") },
-          signal: req.signal,
-          deadline: req.deadline,
-        },
-        "channel",
-        "search",
-        isChannel,
+    if (results.length === 0)
+      return { status: "empty", items: [], page: this.page("search", p, next, warnings), warnings };
+    // The statistics are one request more (1 unit); without them the results still answer, without metrics.
+    const ids = results.map((r) => r.id).join(",");
+    const stats = users
+      ? await this.list<YtChannel>(
+          spend,
+          {
+            method: "channels.list",
+            path: "/channels",
+            query: { part: "snippet,statistics", id: ids },
+            signal: req.signal,
+            deadline: req.deadline,
+          },
+          "channel",
+          "search",
+          isChannel,
+        )
+      : await this.list<YtVideo>(
+          spend,
+          {
+            method: "videos.list",
+            path: "/videos",
+            query: { part: "statistics,contentDetails", id: ids },
+            signal: req.signal,
+            deadline: req.deadline,
+          },
+          "video",
+          "search",
+          (x): x is YtVideo => typeof (x as { id?: unknown }).id === "string",
+        );
+    const found = new Map<string, YtVideo | YtChannel>();
+    if (typeof stats === "string" || "outcome" in stats)
+      warnings.push(
+        `youtube's statistics could not be read (${typeof stats === "string" ? stats : reasonText(stats.outcome)}); these results carry no counts`,
       );
-      if (typeof got === "string" || "outcome" in got)
-        return typeof got === "string" ? upstreamError("youtube refused the search.", false) : got.outcome;
-      const byId = new Map(got.items.map((c) => [c.id, c]));
-      for (const id of ids) if (byId.has(id)) items.push(youtube.map.user(byId.get(id)!));
-    } else {
-      const got = await this.list<YtVideo>(
-        spend,
-        {
-          method: "videos.list",
-          path: "/videos",
-          query: { part: VIDEO_PARTS, id: ids.join(",") },
-          signal: req.signal,
-          deadline: req.deadline,
-        },
-        "video",
-        "search",
-        isVideo,
-      );
-      if (typeof got === "string" || "outcome" in got)
-        return typeof got === "string" ? upstreamError("youtube refused the search.", false) : got.outcome;
-      const byId = new Map(got.items.map((v) => [v.id, v]));
-      for (const id of ids) if (byId.has(id)) items.push(youtube.map.post(byId.get(id)!));
-    }
-    const page = this.page("search", p, next, warnings);
-    return items.length ? { status: "ok", items, page, warnings } : { status: "empty", items: [], page, warnings };
+    else for (const x of stats.items) found.set(x.id, x);
+    const items: Item[] = results.map((r) => {
+      const more = found.get(r.id);
+      if (users) {
+        const c = more as YtChannel | undefined;
+        return youtube.map.user({
+          id: r.id,
+          snippet: { ...r.snippet, ...c?.snippet },
+          ...(c?.statistics ? { statistics: c.statistics } : {}),
+        });
+      }
+      const v = more as YtVideo | undefined;
+      return youtube.map.post({
+        id: r.id,
+        snippet: r.snippet,
+        ...(v?.statistics ? { statistics: v.statistics } : {}),
+        ...(v?.contentDetails ? { contentDetails: v.contentDetails } : {}),
+      });
+    });
+    return { status: "ok", items, page: this.page("search", p, next, warnings), warnings };
   }
 
   private async trending(
@@ -827,9 +862,10 @@ class YouTubeLive {
     });
     if (r.ok) return { ok: true, message: "the YouTube Data API accepted the key (1 unit)" };
     const o = this.failed(r.fault, "chart", "check");
-    const why =
-      typeof o === "string" ? o : o.status === "error" ? o.failure.message : "message" in o ? o.message : o.status;
-    return { ok: false, message: `the YouTube Data API did not accept the check: ${why.replace(` ${NOTHING}`, "")}` };
+    return {
+      ok: false,
+      message: `the YouTube Data API did not accept the check: ${typeof o === "string" ? o : reasonText(o)}`,
+    };
   }
 }
 
