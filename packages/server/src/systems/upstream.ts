@@ -86,10 +86,9 @@ export class RedisBudget implements UpstreamBudget {
     const args = rows.flatMap(({ c, b }) => [c.units, b.limit, nextMidnight(now, b.timeZone) + 86_400_000].map(String));
     let short: number;
     try {
-      const run = (this.o.client as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>)[
-        "sdgwTakeBudget"
-      ]!;
-      short = Number(await run(keys.length, ...keys, String(rows.length), ...args));
+      // A member call: the command ioredis defined reads the client as `this`.
+      const client = this.o.client as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>;
+      short = Number(await client["sdgwTakeBudget"]!(keys.length, ...keys, String(rows.length), ...args));
       this.health.ok();
     } catch (e) {
       this.health.failed(e);

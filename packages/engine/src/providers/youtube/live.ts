@@ -468,7 +468,7 @@ class YouTubeLive {
       { platform: "youtube", operation: op, params: norm.params, ttlMs: YOUTUBE_CACHE_TTL_MS[op as RouteOperation] },
       async () => {
         const o = await this.read(op as RouteOperation, norm.params, norm.target, state, req, spend);
-        return { ...o, upstream: { units: round(spend.units), requests: spend.requests, cached: false } };
+        return { ...o, upstream: { units: round(spend.units), requests: round(spend.requests), cached: false } };
       },
     );
     return outcome;
