@@ -15,7 +15,7 @@ type Answer = { status: number; body?: unknown; headers?: Record<string, string>
 function scripted(script: Answer[], o: { units?: number } = {}) {
   const seen: { url: string; signal: AbortSignal }[] = [];
   const logs: string[] = [];
-  const fetch = (async (url: string, init?: RequestInit) => {
+  const fakeFetch = (async (url: string, init?: RequestInit) => {
     seen.push({ url, signal: init!.signal! });
     const next = script.shift() ?? { status: 200, body: {} };
     if (next === "network")
@@ -28,9 +28,9 @@ function scripted(script: Answer[], o: { units?: number } = {}) {
       status: next.status,
       headers: { "content-type": "application/json", ...next.headers },
     });
-  }) as unknown as typeof fetch;
+  }) as unknown as typeof globalThis.fetch;
   const ctx: ConnectorContext = {
-    fetch,
+    fetch: fakeFetch,
     budget: new MemoryBudget({
       buckets: { youtube: [{ name: "units", limit: o.units ?? 100, timeZone: "UTC", label: "test" }] },
       now: Date.now,
