@@ -53,6 +53,16 @@ export interface ConnectorFault {
   timeoutMs?: number;
 }
 
+/** Settings a connector must refuse. */
+export interface BadSettings {
+  /** What is wrong with them (`no key`). */
+  why: string;
+  /** The settings, given the fake upstream's URL. */
+  settings: (upstreamUrl: string) => RawSettings;
+  /** The setting the refusal's message must name (`apiKey`). */
+  names: string;
+}
+
 /** What the suite is told about the connector under test. */
 export interface ConnectorSubject {
   /** Its name in the report (`youtube (live)`). */
@@ -65,7 +75,7 @@ export interface ConnectorSubject {
   /** Settings that work against the fake upstream at `upstreamUrl`. */
   settings?: (upstreamUrl: string) => RawSettings;
   /** Settings that must be refused, and the setting the refusal must name. */
-  badSettings?: readonly { why: string; settings: (upstreamUrl: string) => RawSettings; names: string }[];
+  badSettings?: readonly BadSettings[];
   /** A provider without settings (the simulator's). */
   provider?: () => PlatformProvider;
   /** One call of each operation that answers `ok` (the route's body without `platform`). */

@@ -52,6 +52,7 @@ export interface FakeUpstream {
   override(o: UpstreamOverride): void;
   /** Forgets the overrides (the requests received, matched or not, are kept). */
   reset(): void;
+  /** Stops listening and drops the connections still open (a hanging answer included). */
   close(): Promise<void>;
 }
 

@@ -9,6 +9,7 @@
  */
 export { formatConnectorReport, runConnectorAcceptance } from "./acceptance.ts";
 export type {
+  BadSettings,
   ConnectorAcceptanceOptions,
   ConnectorCheckResult,
   ConnectorFault,

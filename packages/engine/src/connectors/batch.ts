@@ -10,6 +10,16 @@ export interface BatchShare<R> {
   share: number;
 }
 
+/** Options of a {@link Batcher}. */
+export interface BatcherOptions<R> {
+  /** How long keys are collected before a request goes (ms). */
+  windowMs: number;
+  /** The most distinct keys of one request. */
+  max: number;
+  /** Makes one upstream request for `keys`, with the batch's signal and deadline. */
+  run: (keys: string[], signal: AbortSignal, deadline: number | undefined) => Promise<R>;
+}
+
 interface Member<R> {
   key: string;
   signal: AbortSignal;
@@ -25,17 +35,10 @@ interface Member<R> {
 export class Batcher<R> {
   private pending: Member<R>[] = [];
   private timer: ReturnType<typeof setTimeout> | null = null;
-  private readonly o: {
-    windowMs: number;
-    max: number;
-    run: (keys: string[], signal: AbortSignal, deadline: number | undefined) => Promise<R>;
-  };
+  private readonly o: BatcherOptions<R>;
 
-  constructor(o: {
-    windowMs: number;
-    max: number;
-    run: (keys: string[], signal: AbortSignal, deadline: number | undefined) => Promise<R>;
-  }) {
+  /** A batcher that runs `o.run` once per window and per `o.max` keys. */
+  constructor(o: BatcherOptions<R>) {
     this.o = o;
   }
 

@@ -44,6 +44,7 @@ export interface BudgetBucket {
  * `unavailable`, never granted.
  */
 export interface UpstreamBudget {
+  /** Takes the units of every charge from its bucket of `platform`, all or none; never grants what it cannot decide. */
   take(platform: string, charges: readonly BudgetCharge[]): Promise<BudgetAnswer>;
   /** Marks a bucket used up until it refills (the platform said its quota is exceeded). */
   drain(platform: string, bucket: string): Promise<void>;
@@ -63,7 +64,9 @@ export interface CachedAnswer {
  * cache that does not answer is a miss, never a failure of the call.
  */
 export interface UpstreamCache {
+  /** The answer kept under `key`, or undefined (a miss, also when the cache does not answer). */
   get(key: string): Promise<CachedAnswer | undefined>;
+  /** Keeps `answer` under `key` for `ttlMs`; a cache that does not answer keeps nothing, without an error. */
   set(key: string, answer: CachedAnswer, ttlMs: number): Promise<void>;
 }
 

@@ -72,6 +72,10 @@ export class SettingsReader {
   private readonly label: (name: string) => string;
   private readonly defs: readonly ConnectorSetting[];
 
+  /**
+   * A reader of `raw` against the connector's `defs`; `label` names a setting as the operator wrote it (its variable
+   * or option). A setting the connector does not have is a problem at once.
+   */
   constructor(defs: readonly ConnectorSetting[], raw: RawSettings, label: (name: string) => string) {
     this.defs = defs;
     this.raw = raw;

@@ -14,7 +14,7 @@ import type { ConnectorDefinition } from "./define.ts";
 import { youtubeConnector } from "../providers/youtube/live.ts";
 
 export { Batcher } from "./batch.ts";
-export type { BatchShare } from "./batch.ts";
+export type { BatcherOptions, BatchShare } from "./batch.ts";
 export { cacheKey, cacheWarning, throughCache } from "./cache.ts";
 export type {
   BudgetAnswer,
@@ -46,7 +46,7 @@ export { decodeEntities } from "./html.ts";
 export { UpstreamReplayMiss, rateLimitOf, requestUrl, retryAfterSeconds, upstreamGet } from "./http.ts";
 export type { RateLimitInfo, UpstreamFault, UpstreamRequest, UpstreamResult, UpstreamSpend } from "./http.ts";
 export { MemoryBudget, MemoryCache, bucketOf } from "./memory.ts";
-export type { BudgetBuckets } from "./memory.ts";
+export type { BudgetBuckets, MemoryBudgetOptions, MemoryCacheOptions } from "./memory.ts";
 export { REDACTED, SECRET_HEADERS, SECRET_QUERY_PARAMS, redactText, redactUrl } from "./redact.ts";
 export { isTimeZone, nextMidnight, zonedDay } from "./zone.ts";
 export {

@@ -22,17 +22,35 @@ export function bucketOf(buckets: BudgetBuckets, platform: string, name: string)
   return b;
 }
 
+/** Options of {@link MemoryBudget}. */
+export interface MemoryBudgetOptions {
+  /** The buckets of each platform's budget. */
+  buckets: BudgetBuckets;
+  /** The clock (ms since the epoch). */
+  now: () => number;
+}
+
+/** Options of {@link MemoryCache}. */
+export interface MemoryCacheOptions {
+  /** The clock (ms since the epoch). */
+  now: () => number;
+  /** The most answers kept (default 2000). */
+  maxEntries?: number;
+}
+
 /** A budget counted in this process (D118). */
 export class MemoryBudget implements UpstreamBudget {
   private readonly usedBy = new Map<string, { day: string; used: number }>();
   private readonly buckets: BudgetBuckets;
   private readonly now: () => number;
 
-  constructor(o: { buckets: BudgetBuckets; now: () => number }) {
+  /** `buckets`: each platform's declared buckets; `now`: the clock whose day in each bucket's zone is counted. */
+  constructor(o: MemoryBudgetOptions) {
     this.buckets = o.buckets;
     this.now = o.now;
   }
 
+  /** Takes the units of every charge, all or none; refuses naming the first bucket without room. */
   async take(platform: string, charges: readonly BudgetCharge[]): Promise<BudgetAnswer> {
     const now = this.now();
     const rows = charges.map((c) => {
@@ -53,11 +71,13 @@ export class MemoryBudget implements UpstreamBudget {
     return { ok: true };
   }
 
+  /** Marks the bucket used up until its next midnight. */
   async drain(platform: string, bucket: string): Promise<void> {
     const b = bucketOf(this.buckets, platform, bucket);
     this.row(platform, b, this.now()).used = b.limit;
   }
 
+  /** Units used today per bucket. */
   async used(platform: string): Promise<Record<string, number>> {
     const now = this.now();
     return Object.fromEntries((this.buckets[platform] ?? []).map((b) => [b.name, this.row(platform, b, now).used]));
@@ -82,11 +102,13 @@ export class MemoryCache implements UpstreamCache {
   private readonly now: () => number;
   private readonly maxEntries: number;
 
-  constructor(o: { now: () => number; maxEntries?: number }) {
+  /** A cache on the clock `now`, of at most `maxEntries` answers. */
+  constructor(o: MemoryCacheOptions) {
     this.now = o.now;
     this.maxEntries = o.maxEntries ?? 2000;
   }
 
+  /** The answer kept under `key` and not expired, or undefined. */
   async get(key: string): Promise<CachedAnswer | undefined> {
     const e = this.entries.get(key);
     if (!e) return undefined;
@@ -97,6 +119,7 @@ export class MemoryCache implements UpstreamCache {
     return e.answer;
   }
 
+  /** Keeps `answer` for `ttlMs` (dropping the oldest when full). */
   async set(key: string, answer: CachedAnswer, ttlMs: number): Promise<void> {
     if (!(ttlMs > 0)) return;
     this.entries.delete(key);
