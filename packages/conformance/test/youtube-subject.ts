@@ -103,6 +103,11 @@ export function youtubeSubject(): ConnectorSubject {
       },
       { why: "not a URL", settings: () => ({ apiKey: YT.KEY, baseUrl: "googleapis" }), names: "baseUrl" },
       {
+        why: "the key pasted as the base URL",
+        settings: () => ({ apiKey: YT.KEY, baseUrl: YT.KEY }),
+        names: "baseUrl",
+      },
+      {
         why: "no daily units",
         settings: (url) => ({ apiKey: YT.KEY, baseUrl: `${url}/youtube/v3`, dailyUnits: "0" }),
         names: "dailyUnits",

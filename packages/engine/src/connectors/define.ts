@@ -7,6 +7,7 @@
 import type { Platform } from "@sdgw/types";
 import type { PlatformProvider } from "../providers/port.ts";
 import type { BudgetBucket, ConnectorContext } from "./context.ts";
+import { REDACTED, redactText } from "./redact.ts";
 
 /** One setting of a connector. */
 export interface ConnectorSetting {
@@ -152,8 +153,17 @@ export class SettingsReader {
     return v;
   }
 
-  /** Throws every problem found, if any. */
+  /**
+   * Throws every problem found, if any, with the value of every secret setting, and any credential in a URL's query,
+   * replaced by `REDACTED` (an operator who pasted the key into the wrong variable does not see it echoed).
+   */
   done(): void {
-    if (this.problems.length) throw new ConnectorConfigError(this.problems);
+    if (!this.problems.length) return;
+    const secrets = this.defs.flatMap((d) => (d.secret && this.raw[d.name] ? [this.raw[d.name]!] : []));
+    throw new ConnectorConfigError(
+      this.problems.map((p) =>
+        redactText(p, secrets).replace(/([?&](?:key|api_key|apikey|access_token|token)=)[^&#\s"]*/gi, `$1${REDACTED}`),
+      ),
+    );
   }
 }
