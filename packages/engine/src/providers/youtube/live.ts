@@ -182,6 +182,16 @@ const reasonText = (o: ProviderOutcome) =>
     "",
   );
 
+const NO_UPLOADS = "this youtube channel lists no uploads";
+
+/** An `empty` answer, the last page, with the warning that says why there is nothing. */
+const nothingThere = (warning: string): ProviderOutcome => ({
+  status: "empty",
+  items: [],
+  page: { has_more: false },
+  warnings: [warning],
+});
+
 /** What one call spent upstream so far. */
 interface Spend {
   units: number;
@@ -333,7 +343,7 @@ class YouTubeLive {
   }
 
   /** What a fault means on YouTube; the rest is the common mapping (D117). */
-  private failed(fault: UpstreamFault, what: string, op: string): ProviderOutcome | "comments_disabled" | "no_uploads" {
+  private failed(fault: UpstreamFault, what: string, op: string): ProviderOutcome {
     const now = this.ctx.now();
     if (fault.kind === "http") {
       const reason = reasonOf(fault.body) ?? "";
@@ -354,8 +364,9 @@ class YouTubeLive {
           now + 1000 * (fault.retryAfter ?? 60),
           now,
         );
-      if (reason === "commentsDisabled") return "comments_disabled";
-      if (reason === "playlistNotFound" && op === "user_posts") return "no_uploads";
+      // The video exists and has no comments to read; the channel exists and has uploaded nothing (D117).
+      if (reason === "commentsDisabled") return nothingThere("comments are turned off on this youtube video");
+      if (reason === "playlistNotFound" && op === "user_posts") return nothingThere(NO_UPLOADS);
       if (reason === "invalidPageToken")
         return invalidTarget("cursor", "YouTube no longer accepts this page; restart without `cursor`.");
       if (
@@ -382,13 +393,13 @@ class YouTubeLive {
     what: string,
     op: string,
     is: (x: unknown) => x is T,
-  ): Promise<Listed<T> | "comments_disabled" | "no_uploads"> {
+  ): Promise<Listed<T>> {
     const r = await this.get(o);
     spend.units += r.units;
     spend.requests += r.requests;
     if (!r.ok) {
       const f = this.failed(r.fault, what, op);
-      return typeof f === "string" ? f : { outcome: f };
+      return { outcome: f };
     }
     const items = itemsOf<unknown>(r.body);
     if (items === null) {
@@ -562,8 +573,7 @@ class YouTubeLive {
       "search",
       isSearchResult,
     );
-    if (typeof listed === "string" || "outcome" in listed)
-      return typeof listed === "string" ? upstreamError("youtube refused the search.", false) : listed.outcome;
+    if ("outcome" in listed) return listed.outcome;
     // Search results carry `id.videoId` (or `id.channelId`), an HTML-escaped snippet and no statistics.
     const results = listed.items.flatMap((r) => {
       const id = users ? r.id.channelId : r.id.videoId;
@@ -603,9 +613,9 @@ class YouTubeLive {
           (x): x is YtVideo => typeof (x as { id?: unknown }).id === "string",
         );
     const found = new Map<string, YtVideo | YtChannel>();
-    if (typeof stats === "string" || "outcome" in stats)
+    if ("outcome" in stats)
       warnings.push(
-        `youtube's statistics could not be read (${typeof stats === "string" ? stats : reasonText(stats.outcome)}); these results carry no counts`,
+        `youtube's statistics could not be read (${reasonText(stats.outcome)}); these results carry no counts`,
       );
     else for (const x of stats.items) found.set(x.id, x);
     const items: Item[] = results.map((r) => {
@@ -657,8 +667,7 @@ class YouTubeLive {
       "trending",
       isVideo,
     );
-    if (typeof listed === "string" || "outcome" in listed)
-      return typeof listed === "string" ? upstreamError("youtube refused the chart.", false) : listed.outcome;
+    if ("outcome" in listed) return listed.outcome;
     const items = listed.items.map((v, i) => ({ ...youtube.map.trend(v), rank: offset + i + 1 }));
     const page = this.page("trending", p, listed.next ? { t: listed.next, r: offset + items.length } : null, warnings);
     return items.length ? { status: "ok", items, page, warnings } : { status: "empty", items: [], page, warnings };
@@ -669,7 +678,7 @@ class YouTubeLive {
     this.share(spend, result, share);
     if (!result.ok) {
       const f = this.failed(result.fault, "video", "detail");
-      return typeof f === "string" ? notFound("youtube", "video") : f;
+      return f;
     }
     const video = result.found.get(id);
     return video ? { status: "ok", items: [youtube.map.post(video)] } : notFound("youtube", "video");
@@ -705,15 +714,7 @@ class YouTubeLive {
       "comments",
       isThread,
     );
-    if (listed === "comments_disabled")
-      return {
-        status: "empty",
-        items: [],
-        page: { has_more: false },
-        warnings: [...warnings, "comments are turned off on this youtube video"],
-      };
-    if (typeof listed === "string" || "outcome" in listed)
-      return typeof listed === "string" ? notFound("youtube", "video") : listed.outcome;
+    if ("outcome" in listed) return listed.outcome;
     const items = listed.items.map((t) => youtube.map.comment(t));
     const page = this.page("comments", p, listed.next ? { t: listed.next } : null, warnings);
     return items.length ? { status: "ok", items, page, warnings } : { status: "empty", items: [], page, warnings };
@@ -738,7 +739,6 @@ class YouTubeLive {
       "user_profile",
       isChannel,
     );
-    if (typeof listed === "string") return { outcome: notFound("youtube", "channel") };
     if ("outcome" in listed) return listed;
     return listed.items[0] ? { channel: listed.items[0] } : { outcome: notFound("youtube", "channel") };
   }
@@ -755,7 +755,7 @@ class YouTubeLive {
     this.share(spend, result, share);
     if (!result.ok) {
       const f = this.failed(result.fault, "channel", "user_profile");
-      return { outcome: typeof f === "string" ? notFound("youtube", "channel") : f };
+      return { outcome: f };
     }
     const channel = result.found.get(id);
     return channel ? { channel } : { outcome: notFound("youtube", "channel") };
@@ -779,13 +779,7 @@ class YouTubeLive {
       const found = await this.channel(target, req, spend);
       if ("outcome" in found) return found.outcome;
       uploads = found.channel.contentDetails?.relatedPlaylists?.uploads;
-      if (!uploads)
-        return {
-          status: "empty",
-          items: [],
-          page: { has_more: false },
-          warnings: ["this youtube channel lists no uploads"],
-        };
+      if (!uploads) return nothingThere(NO_UPLOADS);
     }
     const listed = await this.list<{
       contentDetails?: { videoId?: unknown };
@@ -808,15 +802,7 @@ class YouTubeLive {
       "user_posts",
       (x): x is { contentDetails?: { videoId?: unknown } } => typeof x === "object" && x !== null,
     );
-    if (listed === "no_uploads")
-      return {
-        status: "empty",
-        items: [],
-        page: { has_more: false },
-        warnings: ["this youtube channel lists no uploads"],
-      };
-    if (typeof listed === "string" || "outcome" in listed)
-      return typeof listed === "string" ? notFound("youtube", "channel") : listed.outcome;
+    if ("outcome" in listed) return listed.outcome;
     const ids = listed.items
       .map((i) => i.contentDetails?.videoId ?? i.snippet?.resourceId?.videoId)
       .filter((id): id is string => typeof id === "string" && VIDEO_ID.test(id));
@@ -836,8 +822,7 @@ class YouTubeLive {
       "user_posts",
       isVideo,
     );
-    if (typeof got === "string" || "outcome" in got)
-      return typeof got === "string" ? notFound("youtube", "video") : got.outcome;
+    if ("outcome" in got) return got.outcome;
     const byId = new Map(got.items.map((v) => [v.id, v]));
     const items = ids.flatMap((id) => (byId.has(id) ? [youtube.map.post(byId.get(id)!)] : []));
     const page = this.page("user_posts", p, next, warnings);
@@ -864,7 +849,7 @@ class YouTubeLive {
     const o = this.failed(r.fault, "chart", "check");
     return {
       ok: false,
-      message: `the YouTube Data API did not accept the check: ${typeof o === "string" ? o : reasonText(o)}`,
+      message: `the YouTube Data API did not accept the check: ${reasonText(o)}`,
     };
   }
 }
