@@ -70,13 +70,17 @@ export class Batcher<R> {
   private async runGroup(group: Member<R>[]): Promise<void> {
     const controller = new AbortController();
     let live = group.length;
+    const listening: (() => void)[] = [];
     for (const m of group) {
       const onAbort = () => {
         live -= 1;
         if (live === 0) controller.abort(m.signal.reason);
       };
       if (m.signal.aborted) onAbort();
-      else m.signal.addEventListener("abort", onAbort, { once: true });
+      else {
+        m.signal.addEventListener("abort", onAbort, { once: true });
+        listening.push(() => m.signal.removeEventListener("abort", onAbort));
+      }
     }
     const deadlines = group.map((m) => m.deadline);
     const deadline = deadlines.includes(undefined) ? undefined : Math.max(...(deadlines as number[]));
@@ -86,6 +90,8 @@ export class Batcher<R> {
       for (const m of group) m.resolve({ result, share: 1 / group.length });
     } catch (e) {
       for (const m of group) m.reject(e);
+    } finally {
+      for (const stop of listening) stop();
     }
   }
 }
