@@ -104,7 +104,7 @@ if (server.gateway.upstream.live.length)
       if (c.ok) console.log(`${c.platform}: ${c.message}.`);
       else
         console.error(
-          `sdgw: ${c.platform} is live but ${c.message}; its calls answer upstream_error until this is fixed.`,
+          `sdgw: ${c.platform} is live but ${c.message.replace(/\.$/, "")}; its calls fail until this is fixed.`,
         );
   });
 

@@ -163,6 +163,41 @@ describe("pnpm start with SDGW_YOUTUBE_API_KEY and SDGW_YOUTUBE_BASE_URL", () =>
     expect(out).not.toContain(YT.KEY);
   }, 90_000);
 
+  it("with a key the API refuses, starts and says so loudly, without the key", async () => {
+    upstream.override({
+      path: "/youtube/v3/videos",
+      query: { part: "id" },
+      status: 400,
+      body: youtubeError("400_key_invalid"),
+    });
+    const refused = spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        SDGW_PORT: "0",
+        SDGW_DB: join(tmp, "refused.sqlite"),
+        SDGW_YOUTUBE_API_KEY: YT.KEY,
+        SDGW_YOUTUBE_BASE_URL: `${upstream.url}/youtube/v3`,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    refused.stdout!.on("data", (d) => (out += d));
+    refused.stderr!.on("data", (d) => (out += d));
+    try {
+      await until(() => out.includes("is live but"), 60_000);
+      expect(out).toContain(
+        "sdgw: youtube is live but the YouTube Data API did not accept the check: youtube refused the gateway's access (a problem on the service's side, not with your key); its calls fail until this is fixed.",
+      );
+      expect(out).toContain(
+        "ERROR youtube: the platform refused the gateway's own credentials (HTTP 400 badRequest: the API key is not valid)",
+      );
+      expect(out).not.toContain(YT.KEY);
+    } finally {
+      await new Promise<void>((r) => (refused.once("exit", () => r()), refused.kill("SIGTERM")));
+    }
+  }, 90_000);
+
   it("refuses to start on a bad setting, naming the variable and never the key", async () => {
     const bad = spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], {
       cwd: ROOT,
