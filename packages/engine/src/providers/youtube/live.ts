@@ -201,54 +201,41 @@ interface Spend {
 /** A list answer read: its items and next page token, or the outcome that ends the call. */
 type Listed<T> = { items: T[]; next?: string } | { outcome: ProviderOutcome };
 
+/** What a coalesced lookup found by id, or the fault of its request. */
+type Lookup<T> = { ok: true; found: Map<string, T> } | { ok: false; fault: UpstreamFault };
+
 /** A target of a call, normalised: a video id, or a channel id or handle. */
 type Target = { video: string } | { channel: string } | { handle: string };
 
 class YouTubeLive {
   private readonly s: YouTubeSettings;
   private readonly ctx: ConnectorContext;
-  private readonly videos: Batcher<
-    { ok: true; found: Map<string, YtVideo> } | { ok: false; fault: UpstreamFault; body?: unknown }
-  >;
-  private readonly channels: Batcher<{ ok: true; found: Map<string, YtChannel> } | { ok: false; fault: UpstreamFault }>;
+  /** Videos and channels by id, coalesced: calls that start together share one request of up to 50 ids. */
+  private readonly videos: Batcher<Lookup<YtVideo>>;
+  private readonly channels: Batcher<Lookup<YtChannel>>;
   /** Spend of the batched requests, attributed to the calls that shared them. */
   private readonly batchSpend = new WeakMap<object, Spend>();
 
   constructor(s: YouTubeSettings, ctx: ConnectorContext) {
     this.s = s;
     this.ctx = ctx;
-    this.videos = new Batcher({
+    this.videos = this.lookup("videos.list", "/videos", VIDEO_PARTS, isVideo);
+    this.channels = this.lookup("channels.list", "/channels", "snippet,statistics,contentDetails", isChannel);
+  }
+
+  /** A coalescing lookup of objects by id with one list method (1 unit for up to 50 ids). */
+  private lookup<T extends { id: string }>(
+    method: "videos.list" | "channels.list",
+    path: string,
+    part: string,
+    is: (x: unknown) => x is T,
+  ): Batcher<Lookup<T>> {
+    return new Batcher({
       windowMs: 10,
       max: 50,
       run: async (ids, signal, deadline) => {
-        const r = await this.get({
-          method: "videos.list",
-          path: "/videos",
-          query: { part: VIDEO_PARTS, id: ids.join(",") },
-          signal,
-          deadline,
-        });
-        const result = r.ok
-          ? { ok: true as const, found: this.byId(r.body, isVideo) }
-          : { ok: false as const, fault: r.fault };
-        this.batchSpend.set(result, { units: r.units, requests: r.requests });
-        return result;
-      },
-    });
-    this.channels = new Batcher({
-      windowMs: 10,
-      max: 50,
-      run: async (ids, signal, deadline) => {
-        const r = await this.get({
-          method: "channels.list",
-          path: "/channels",
-          query: { part: "snippet,statistics,contentDetails", id: ids.join(",") },
-          signal,
-          deadline,
-        });
-        const result = r.ok
-          ? { ok: true as const, found: this.byId(r.body, isChannel) }
-          : { ok: false as const, fault: r.fault };
+        const r = await this.get({ method, path, query: { part, id: ids.join(",") }, signal, deadline });
+        const result: Lookup<T> = r.ok ? { ok: true, found: this.byId(r.body, is) } : { ok: false, fault: r.fault };
         this.batchSpend.set(result, { units: r.units, requests: r.requests });
         return result;
       },
