@@ -6,7 +6,7 @@
  * on one line for the operator: the units it spent upstream beside what its quote said and its price in credits.
  */
 import type { Platform } from "@sdgw/types";
-import type { PlatformProvider } from "@sdgw/engine";
+import type { PlatformProvider, Simulator } from "@sdgw/engine";
 import {
   CONNECTORS,
   ConnectorConfigError,
@@ -22,6 +22,8 @@ import {
 } from "@sdgw/engine/connectors";
 import type { Redis } from "ioredis";
 import { ConfigError, withoutPassword, type ServerConfig } from "./config.ts";
+import type { GatewayOptions } from "./gateway.ts";
+import type { Limits } from "./systems/limits.ts";
 import { ignoredParams, recordingFetch, replayingFetch } from "./systems/cassettes.ts";
 import { RedisBudget, RedisCache } from "./systems/upstream.ts";
 
@@ -205,6 +207,28 @@ export function liveProviders(
         ),
     },
   };
+}
+
+/**
+ * The providers of a gateway, on either store: `options.providers` (or the simulator's), with a live connector
+ * wherever the configuration sets one up, its budget and cache on the limits' Redis client when there is one.
+ */
+export function gatewayProviders(o: {
+  options: Pick<GatewayOptions, "providers" | "upstreamFetch">;
+  config: ServerConfig;
+  simulator: Simulator | null;
+  limits: Pick<Limits, "redis">;
+  now: () => number;
+  log: (message: string, error?: unknown) => void;
+}): { providers: Record<Platform, PlatformProvider>; upstream: Upstream } {
+  return liveProviders(o.options.providers ?? o.simulator!.providers, {
+    upstream: o.config,
+    redisKeyPrefix: o.config.redisKeyPrefix,
+    redis: o.limits.redis,
+    now: o.now,
+    log: o.log,
+    ...(o.options.upstreamFetch ? { fetch: o.options.upstreamFetch } : {}),
+  });
 }
 
 /** The provider, its every call reported on one line: units spent upstream, its quote, the answer, its price. */

@@ -28,7 +28,7 @@ import { Sessions } from "./systems/sessions.ts";
 import type { ChargePorts } from "@sdgw/engine";
 import { Schedules } from "./systems/schedules.ts";
 import { Store } from "./systems/store.ts";
-import { liveProviders } from "./connectors.ts";
+import { gatewayProviders } from "./connectors.ts";
 
 /** Everything the server is made of, on the embedded store: its systems as they are (a test reaches into them). */
 export interface Gateway extends GatewayPorts {
@@ -140,14 +140,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
   const limits = new Limits({ limits: config.limits, now, redis, log });
   // D114: the platforms whose connector's credentials are set read their API; the others stay on the simulator.
-  const { providers, upstream } = liveProviders(options.providers ?? simulator!.providers, {
-    upstream: config,
-    redisKeyPrefix: config.redisKeyPrefix,
-    redis: limits.redis,
-    now,
-    log,
-    ...(options.upstreamFetch ? { fetch: options.upstreamFetch } : {}),
-  });
+  const { providers, upstream } = gatewayProviders({ options, config, simulator, limits, now, log });
   const owners = new Owners({ store, leaseMs, log });
   const runs = new Runs({ store, ledger, idempotency, limits, owners, providers, config, now, log });
   const catalog = new Catalog(providers);

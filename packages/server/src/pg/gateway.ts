@@ -3,15 +3,14 @@
  * instance on a database that several instances share. Opening it migrates the schema (once, whoever starts
  * first), registers this instance's lease and recovers what gone instances left; closing it ends the lease.
  */
-import { Catalog, Finder, Simulator, type PlatformProvider } from "@sdgw/engine";
-import type { Platform } from "@sdgw/types";
+import { Catalog, Finder, Simulator } from "@sdgw/engine";
 import { ConfigError, defaultConfig, isRedisUrl, withoutPassword, type ServerConfig } from "../config.ts";
 import type { GatewayOptions } from "../gateway.ts";
 import { newHandle } from "../ids.ts";
 import type { AccountRecord, KeyRecord } from "../systems/accounts.ts";
 import { chargePortLimits } from "../systems/call-store.ts";
 import { Limits } from "../systems/limits.ts";
-import { liveProviders } from "../connectors.ts";
+import { gatewayProviders } from "../connectors.ts";
 import { DEFAULT_RUN_LEASE_MS } from "../systems/owners.ts";
 import type { GatewayPorts } from "../systems/ports.ts";
 import type { Pause } from "../systems/service.ts";
@@ -93,15 +92,7 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
   const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
   const limits = new Limits({ limits: config.limits, now, redis, log });
   // D114: the platforms whose connector's credentials are set read their API; the others stay on the simulator.
-  const base: Readonly<Record<Platform, PlatformProvider>> = options.providers ?? simulator!.providers;
-  const { providers, upstream } = liveProviders(base, {
-    upstream: config,
-    redisKeyPrefix: config.redisKeyPrefix,
-    redis: limits.redis,
-    now,
-    log,
-    ...(options.upstreamFetch ? { fetch: options.upstreamFetch } : {}),
-  });
+  const { providers, upstream } = gatewayProviders({ options, config, simulator, limits, now, log });
   const runs = new PgRuns({
     db,
     now,

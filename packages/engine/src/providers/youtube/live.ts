@@ -375,13 +375,14 @@ class YouTubeLive {
 
   /** A list request's items and next page token, or the outcome that ends the call. */
   private async list<T>(
-    spend: Spend,
-    o: Parameters<YouTubeLive["get"]>[0],
+    c: { spend: Spend; req: ProviderRequest },
+    o: Omit<Parameters<YouTubeLive["get"]>[0], "signal" | "deadline">,
     what: string,
     op: string,
     is: (x: unknown) => x is T,
   ): Promise<Listed<T>> {
-    const r = await this.get(o);
+    const { spend, req } = c;
+    const r = await this.get({ ...o, signal: req.signal, deadline: req.deadline });
     spend.units += r.units;
     spend.requests += r.requests;
     if (!r.ok) {
@@ -539,7 +540,7 @@ class YouTubeLive {
       typeof state["a"] === "string" ? state["a"] : days ? isoSeconds(this.ctx.now() - days * DAY_MS) : undefined;
     const order = p["sort"] === "latest" ? "date" : p["sort"] === "most_liked" ? "rating" : "relevance";
     const listed = await this.list<YtSearchResult>(
-      spend,
+      { spend, req },
       {
         method: "search.list",
         path: "/search",
@@ -553,8 +554,6 @@ class YouTubeLive {
           channelId,
           pageToken: typeof state["t"] === "string" ? state["t"] : undefined,
         },
-        signal: req.signal,
-        deadline: req.deadline,
       },
       "search",
       "search",
@@ -574,26 +573,22 @@ class YouTubeLive {
     const ids = results.map((r) => r.id).join(",");
     const stats = users
       ? await this.list<YtChannel>(
-          spend,
+          { spend, req },
           {
             method: "channels.list",
             path: "/channels",
             query: { part: "snippet,statistics", id: ids },
-            signal: req.signal,
-            deadline: req.deadline,
           },
           "channel",
           "search",
           isChannel,
         )
       : await this.list<YtVideo>(
-          spend,
+          { spend, req },
           {
             method: "videos.list",
             path: "/videos",
             query: { part: "statistics,contentDetails", id: ids },
-            signal: req.signal,
-            deadline: req.deadline,
           },
           "video",
           "search",
@@ -636,7 +631,7 @@ class YouTubeLive {
     if (p["scope"] !== undefined) warnings.push("scope is ignored by youtube trending (its chart is per region)");
     const offset = typeof state["r"] === "number" ? state["r"] : 0;
     const listed = await this.list<YtVideo>(
-      spend,
+      { spend, req },
       {
         method: "videos.list",
         path: "/videos",
@@ -647,8 +642,6 @@ class YouTubeLive {
           maxResults: Number(p["count"] ?? 10),
           pageToken: typeof state["t"] === "string" ? state["t"] : undefined,
         },
-        signal: req.signal,
-        deadline: req.deadline,
       },
       "chart",
       "trending",
@@ -682,7 +675,7 @@ class YouTubeLive {
     if (p["sort"] === "most_liked")
       warnings.push("youtube orders comments by relevance (its top comments), the closest it has to most_liked");
     const listed = await this.list<YtComment>(
-      spend,
+      { spend, req },
       {
         method: "commentThreads.list",
         path: "/commentThreads",
@@ -694,8 +687,6 @@ class YouTubeLive {
           textFormat: "plainText",
           pageToken: typeof state["t"] === "string" ? state["t"] : undefined,
         },
-        signal: req.signal,
-        deadline: req.deadline,
       },
       "video",
       "comments",
@@ -714,13 +705,11 @@ class YouTubeLive {
     spend: Spend,
   ): Promise<{ channel: YtChannel } | { outcome: ProviderOutcome }> {
     const listed = await this.list<YtChannel>(
-      spend,
+      { spend, req },
       {
         method: "channels.list",
         path: "/channels",
         query: { part: "snippet,statistics,contentDetails", forHandle: handle },
-        signal: req.signal,
-        deadline: req.deadline,
       },
       "channel",
       "user_profile",
@@ -772,7 +761,7 @@ class YouTubeLive {
       contentDetails?: { videoId?: unknown };
       snippet?: { resourceId?: { videoId?: unknown } };
     }>(
-      spend,
+      { spend, req },
       {
         method: "playlistItems.list",
         path: "/playlistItems",
@@ -782,8 +771,6 @@ class YouTubeLive {
           maxResults: Number(p["limit"] ?? 20),
           pageToken: typeof state["t"] === "string" ? state["t"] : undefined,
         },
-        signal: req.signal,
-        deadline: req.deadline,
       },
       "channel",
       "user_posts",
@@ -797,13 +784,11 @@ class YouTubeLive {
     if (ids.length === 0)
       return { status: "empty", items: [], page: this.page("user_posts", p, next, warnings), warnings };
     const got = await this.list<YtVideo>(
-      spend,
+      { spend, req },
       {
         method: "videos.list",
         path: "/videos",
         query: { part: VIDEO_PARTS, id: ids.join(",") },
-        signal: req.signal,
-        deadline: req.deadline,
       },
       "video",
       "user_posts",
