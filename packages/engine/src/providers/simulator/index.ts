@@ -20,7 +20,7 @@ import { youtube } from "../youtube/index.ts";
 import { zhihu } from "../zhihu/index.ts";
 import { utcDayStart } from "../../time.ts";
 import { Gen, hash32 } from "./gen.ts";
-import type { PlatformModule } from "./module.ts";
+import { idFromLink, type PlatformModule } from "./module.ts";
 import { EN_TRENDS, ZH_TRENDS } from "./vocab.ts";
 import { base64url, fromBase64url } from "../../encoding.ts";
 import { seedText } from "../../canonical.ts";
@@ -242,13 +242,7 @@ export class Simulator {
       const url = typeof p["url"] === "string" ? p["url"] : undefined;
       let id = typeof p["id"] === "string" ? p["id"] : undefined;
       if (url !== undefined) {
-        let parsed: URL | null = null;
-        try {
-          parsed = new URL(url);
-        } catch {
-          parsed = null;
-        }
-        const found = parsed ? (kind === "post" ? m.postIdFromUrl(parsed) : m.userIdFromUrl(parsed)) : null;
+        const found = idFromLink(m, kind, url);
         if (!found)
           return {
             status: "error",

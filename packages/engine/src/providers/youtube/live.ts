@@ -24,6 +24,7 @@ import { upstreamGet, type UpstreamFault, type UpstreamRequest, type UpstreamRes
 import { nextMidnight } from "../../connectors/zone.ts";
 import { isoSeconds } from "../../time.ts";
 import type { OperationSpec, PlatformProvider, ProviderOutcome, ProviderRequest, RouteOperation } from "../port.ts";
+import { idFromLink } from "../simulator/module.ts";
 import { youtube, type YtChannel, type YtComment, type YtVideo } from "./index.ts";
 
 /** The checked settings of the YouTube connector. */
@@ -410,13 +411,7 @@ class YouTubeLive {
     let id = typeof params["id"] === "string" ? params["id"] : undefined;
     delete out["url"];
     if (url !== undefined) {
-      let parsed: URL | null;
-      try {
-        parsed = new URL(url);
-      } catch {
-        parsed = null;
-      }
-      const found = parsed ? (kind === "video" ? youtube.postIdFromUrl(parsed) : youtube.userIdFromUrl(parsed)) : null;
+      const found = idFromLink(youtube, kind === "video" ? "post" : "user", url);
       if (!found)
         return {
           outcome: invalidTarget(
