@@ -318,7 +318,8 @@ describe("sdgw-admin", () => {
     };
     expect((await get("/v1/search?platform=x&query=a")).billing).toMatchObject({ cost: 1, balance: 9 });
     // A run that answered 202 holds durably; the CLI opening the database leaves it alone.
-    gw.simulator!.setKnobs("reddit", { latencyMs: 100 });
+    // Long enough that the run still holds while the CLI grants, even on a busy machine (100 ms raced it once).
+    gw.simulator!.setKnobs("reddit", { latencyMs: 1500 });
     const running = await get("/v1/search?platform=reddit&query=a");
     expect(running["status"]).toBe("running");
     expect(await runAdmin(["grant", "--db", db, "--account", account.id, "--credits", "5"])).toEqual({
