@@ -1,4 +1,4 @@
-/** The canonical text of request parameters: the simulator's seeds, cursor bindings and cache keys (D115, D119). */
+/** The canonical text of request parameters: the simulator's seeds, cursor bindings and cache keys (D115, D122). */
 
 /** Canonical text of parameters (keys sorted) for seeding: `{k:v,…}`, arrays `[…]`, scalars as JSON. */
 export function seedText(value: unknown): string {

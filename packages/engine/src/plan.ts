@@ -24,7 +24,7 @@ export interface PlannedCall {
   pricing: "standard" | "placeholder";
   /**
    * What the call costs upstream at most, in the platform's own units (YouTube quota units), beside its `price` in
-   * credits, so that an operator sees the margin (D118); 0 for a simulated platform.
+   * credits, so that an operator sees the margin (D121); 0 for a simulated platform.
    */
   upstreamCost: number;
   /** Set when the platform does not offer this call: answered `not_supported` without running, not charged. */
@@ -52,7 +52,7 @@ export type PlanRefusal =
       message: string;
       allowed: string[];
       note: string;
-      /** `no_such_capability` (the default) or `not_available_yet` (the op exists, not on this provider yet, D117). */
+      /** `no_such_capability` (the default) or `not_available_yet` (the op exists, not on this provider yet, D120). */
       reason?: "no_such_capability" | "not_available_yet";
     };
 
@@ -84,7 +84,7 @@ function noSuchCapability(catalog: Catalog, platform: string, name: string): Pla
 }
 
 /**
- * D117: `not_supported`, reason `not_available_yet`, when the platform's provider lists the op but cannot run it yet
+ * D120: `not_supported`, reason `not_available_yet`, when the platform's provider lists the op but cannot run it yet
  * (a live platform never answers it with simulated data); null when it can.
  */
 export function notAvailableYet(catalog: Catalog, provider: PlatformProvider, name: string): PlanRefusal | null {
@@ -356,7 +356,7 @@ export function planExtra(provider: PlatformProvider, spec: OperationSpec, op: s
 
 /**
  * The quote of a plan: the price of every call that will run (calls answered `not_supported` cost nothing), and
- * what they cost upstream at most (D118).
+ * what they cost upstream at most (D121).
  */
 export function quoteOf(plan: CallPlan): { credits: number; calls: number; upstreamCost: number } {
   let credits = 0;

@@ -95,11 +95,11 @@ export interface ServerConfig {
    * API; the others stay on the simulator. Default: none.
    */
   connectors: Partial<Record<Platform, RawSettings>>;
-  /** D119: keep the answers of live connectors for a while, per operation (default true; env `SDGW_UPSTREAM_CACHE=0`). */
+  /** D122: keep the answers of live connectors for a while, per operation (default true; env `SDGW_UPSTREAM_CACHE=0`). */
   upstreamCache: boolean;
-  /** D120: record what live connectors receive, redacted, into this folder (env `SDGW_UPSTREAM_RECORD`). */
+  /** D123: record what live connectors receive, redacted, into this folder (env `SDGW_UPSTREAM_RECORD`). */
   upstreamRecordDir: string | null;
-  /** D120: answer live connectors from the recordings in this folder only (env `SDGW_UPSTREAM_REPLAY`). */
+  /** D123: answer live connectors from the recordings in this folder only (env `SDGW_UPSTREAM_REPLAY`). */
   upstreamReplayDir: string | null;
 }
 
@@ -260,7 +260,7 @@ function envReader(env: NodeJS.ProcessEnv) {
  * the limits together, `SDGW_REDIS_URL` (a `redis://` or `rediss://` URL) and `SDGW_REDIS_PREFIX` (D107), and
  * the PostgreSQL database they share, `SDGW_DATABASE_URL` (D108), and the live connectors' settings,
  * `SDGW_<PLATFORM>_*` (`SDGW_YOUTUBE_API_KEY`, …), `SDGW_UPSTREAM_CACHE`, `SDGW_UPSTREAM_RECORD` and
- * `SDGW_UPSTREAM_REPLAY` (D114, D119, D120). Unset or empty means the default.
+ * `SDGW_UPSTREAM_REPLAY` (D114, D122, D123). Unset or empty means the default.
  *
  * @throws {@link ConfigError} naming every variable that is not a valid value (e.g. `SDGW_WAIT_MS=abc`).
  */

@@ -1,7 +1,7 @@
 /**
  * Real platforms behind the providers port (D114): which platforms go live (those whose connector's credentials
- * are set), each live connector built over the gateway's `fetch` (recording or replaying, D120), the upstream
- * budget (D118) and cache (D119) in Redis when the limits are there, in memory otherwise; the other platforms stay
+ * are set), each live connector built over the gateway's `fetch` (recording or replaying, D123), the upstream
+ * budget (D121) and cache (D122) in Redis when the limits are there, in memory otherwise; the other platforms stay
  * on the simulator. A live platform never falls back to simulated data. Every call of a live connector is reported
  * on one line for the operator: the units it spent upstream beside what its quote said and its price in credits.
  */
@@ -27,7 +27,7 @@ import type { Limits } from "./systems/limits.ts";
 import { ignoredParams, recordingFetch, replayingFetch } from "./systems/cassettes.ts";
 import { RedisBudget, RedisCache } from "./systems/upstream.ts";
 
-/** The settings of live connectors in the server's configuration (D114, D119, D120). */
+/** The settings of live connectors in the server's configuration (D114, D122, D123). */
 export type UpstreamConfig = Pick<
   ServerConfig,
   "connectors" | "upstreamCache" | "upstreamRecordDir" | "upstreamReplayDir"
@@ -61,7 +61,7 @@ function connectorOf(platform: string): ConnectorDefinition<unknown> | undefined
 
 /**
  * Reads the connectors' `SDGW_<PLATFORM>_*` variables and `SDGW_UPSTREAM_CACHE`, `SDGW_UPSTREAM_RECORD`,
- * `SDGW_UPSTREAM_REPLAY` (D114, D119, D120); every problem, named by its variable, goes into `problems`.
+ * `SDGW_UPSTREAM_REPLAY` (D114, D122, D123); every problem, named by its variable, goes into `problems`.
  */
 export function upstreamFromEnv(env: NodeJS.ProcessEnv, problems: string[]): Partial<UpstreamConfig> {
   const out: Partial<UpstreamConfig> = {};

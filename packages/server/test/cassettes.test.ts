@@ -1,5 +1,5 @@
 /**
- * Record and replay (D120): record mode writes what the live connector received, redacted (no key, no volatile
+ * Record and replay (D123): record mode writes what the live connector received, redacted (no key, no volatile
  * parameter), in the layout of fixtures/upstream; replay mode answers from such files only — from a recording or
  * from the hand-written fixtures — and fails loudly on a request none of them answers.
  */

@@ -1,5 +1,5 @@
 /**
- * YouTube live on its official API (issue 31, D114–D121), the way an operator and a caller meet it: the server
+ * YouTube live on its official API (issue 31, D114–D124), the way an operator and a caller meet it: the server
  * started with `SDGW_YOUTUBE_API_KEY` and `SDGW_YOUTUBE_BASE_URL` pointing at a fake upstream on 127.0.0.1 (the
  * hand-written exchanges of fixtures/upstream/youtube) answers all six operations over HTTP, MCP and the console;
  * a list of ids is one upstream request; the cache saves quota and says so; budgets refuse before calling upstream,
@@ -499,7 +499,7 @@ describe("upstream faults, honestly", () => {
   });
 });
 
-describe("budgets and cache shared by instances in Redis (D118, D119)", () => {
+describe("budgets and cache shared by instances in Redis (D121, D122)", () => {
   const prefix = `sdgw-yt-test-${process.pid}-${Date.now()}:`;
   afterAll(async () => {
     const { Redis } = await import("ioredis");

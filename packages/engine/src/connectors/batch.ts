@@ -1,5 +1,5 @@
 /**
- * Coalescing of id lookups (D121): calls that read objects by id within a few milliseconds of each other (the
+ * Coalescing of id lookups (D124): calls that read objects by id within a few milliseconds of each other (the
  * targets of one request start together) share one upstream request of up to `max` ids — YouTube's `videos.list`
  * and `channels.list` take 50 for one unit. Each call still answers, and is charged, as a call of its own.
  */

@@ -1,5 +1,5 @@
 /**
- * Reads through the upstream cache (D119): the key is the platform, the operation and the normalised parameters
+ * Reads through the upstream cache (D122): the key is the platform, the operation and the normalised parameters
  * (a link and the id it names share one entry); only `ok` and `empty` answers are kept, for the operation's TTL. A
  * hit is still a charged call (the seed: a cache hit is a call) and says so in a warning; it spends no upstream
  * quota.

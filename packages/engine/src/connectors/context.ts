@@ -1,5 +1,5 @@
 /**
- * The ports a live connector is given (D114): its `fetch`, the upstream budget (D118) and cache (D119) the server
+ * The ports a live connector is given (D114): its `fetch`, the upstream budget (D121) and cache (D122) the server
  * shares between its instances, the clock and an operator's log. The server implements them (memory, or Redis when
  * configured); tests pass their own. Nothing here does I/O.
  */
@@ -39,7 +39,7 @@ export interface BudgetBucket {
 }
 
 /**
- * Upstream budgets per platform and day, shared by every instance of the gateway (D118). `take` is all or nothing
+ * Upstream budgets per platform and day, shared by every instance of the gateway (D121). `take` is all or nothing
  * across the buckets it names; a take that cannot be decided (its store does not answer) is refused as
  * `unavailable`, never granted.
  */
@@ -60,7 +60,7 @@ export interface CachedAnswer {
 }
 
 /**
- * The answers of upstream reads, kept for a while per platform, operation and normalised parameters (D119). A
+ * The answers of upstream reads, kept for a while per platform, operation and normalised parameters (D122). A
  * cache that does not answer is a miss, never a failure of the call.
  */
 export interface UpstreamCache {
@@ -72,7 +72,7 @@ export interface UpstreamCache {
 
 /** What a live connector is handed by the gateway that runs it. */
 export interface ConnectorContext {
-  /** The platform's `fetch` (the server's, possibly recording or replaying, D120). */
+  /** The platform's `fetch` (the server's, possibly recording or replaying, D123). */
   fetch: typeof fetch;
   budget: UpstreamBudget;
   cache: UpstreamCache;

@@ -49,11 +49,11 @@ export interface ConnectorDefinition<S = unknown> {
    * variable or option the operator wrote) and never a secret's value.
    */
   configure(raw: RawSettings, label: (name: string) => string): S;
-  /** The buckets of its daily upstream budget (D118). */
+  /** The buckets of its daily upstream budget (D121). */
   budget(settings: S): readonly BudgetBucket[];
   /** The secret values of its settings: kept out of every log, error, recording and answer. */
   secrets(settings: S): readonly string[];
-  /** Query parameters that change from one run to the next (a time computed from now): dropped from recordings (D120). */
+  /** Query parameters that change from one run to the next (a time computed from now): dropped from recordings (D123). */
   volatileParams?: readonly string[];
   /** Where it reads, for the banner (never a secret). */
   describe(settings: S): string;

@@ -1,5 +1,5 @@
 /**
- * Upstream faults as the contract's outcomes, honestly (D117): a missing object is `not_found`; our own credentials
+ * Upstream faults as the contract's outcomes, honestly (D120): a missing object is `not_found`; our own credentials
  * refused is `upstream_error`, not retryable, with a loud line for the operator (the caller's key is fine); a
  * platform's limit or a drained budget is `rate_limited` with a real `retry_after`; a budget that cannot be
  * checked is `temporarily_unavailable`; a 5xx or a network error is `upstream_error`, retryable; no answer in time

@@ -1,7 +1,7 @@
 /**
  * Upstream exchanges in the layout of `fixtures/upstream/<platform>/<resource>/<name>.json` (the body) beside
  * `<name>.request.json` (`method`, `path`, `query`, and a `response` block with `status` and `headers`): what the
- * fake upstream serves (`@sdgw/conformance/connectors`), what record mode writes and replay mode serves (D120).
+ * fake upstream serves (`@sdgw/conformance/connectors`), what record mode writes and replay mode serves (D123).
  * Matching is exact: the method, the path, and every query parameter, except those a connector says are secret or
  * volatile. Pure: the files are read by whoever serves them.
  */

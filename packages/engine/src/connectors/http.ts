@@ -1,7 +1,7 @@
 /**
  * The one HTTP helper of every connector (D116): an idempotent GET on the platform's `fetch`, with the call's
  * `AbortSignal` passed through (an abandoned call cancels its upstream request), the budget taken before each
- * attempt (D118), jittered retries on 408/429/5xx and network errors only while the call's time allows, `Retry-After`
+ * attempt (D121), jittered retries on 408/429/5xx and network errors only while the call's time allows, `Retry-After`
  * and rate-limit headers read, and nothing secret in what it logs.
  */
 import type { BudgetAnswer, BudgetCharge, ConnectorContext } from "./context.ts";
@@ -17,7 +17,7 @@ export interface UpstreamRequest {
   /** Query parameters; undefined ones are left out. */
   query?: Readonly<Record<string, string | number | undefined>>;
   headers?: Readonly<Record<string, string>>;
-  /** Units taken from the platform's budget before each attempt (D118). */
+  /** Units taken from the platform's budget before each attempt (D121). */
   cost?: readonly BudgetCharge[];
   /** The call's signal: aborting it cancels the request in flight and any wait before a retry. */
   signal: AbortSignal;
@@ -59,7 +59,7 @@ export type UpstreamResult = (
   UpstreamSpend;
 
 /**
- * Thrown by a replaying `fetch` (D120) for a request it has no recording of: never retried nor mapped to an
+ * Thrown by a replaying `fetch` (D123) for a request it has no recording of: never retried nor mapped to an
  * answer, so the call breaks loudly instead of answering something no recording said.
  */
 export class UpstreamReplayMiss extends Error {

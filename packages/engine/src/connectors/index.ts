@@ -1,5 +1,5 @@
 /**
- * `@sdgw/engine/connectors`: the framework of live connectors to real platforms (D114–D121) and the connectors
+ * `@sdgw/engine/connectors`: the framework of live connectors to real platforms (D114–D124) and the connectors
  * themselves. A connector is a {@link ConnectorDefinition}: settings (the credentials switch it on), a budget, and a
  * `PlatformProvider` built over a {@link ConnectorContext} (the platform's `fetch`, the budget and cache the gateway
  * shares between instances, the clock, a log). Building blocks: one HTTP helper (`upstreamGet`), opaque cursors

@@ -1,5 +1,5 @@
 /**
- * The budget and cache ports in one process's memory (D118, D119): what the server uses without Redis, what the
+ * The budget and cache ports in one process's memory (D121, D122): what the server uses without Redis, what the
  * mock and tests use. Each instance counts alone, so N instances spend up to N times a budget; the server says so.
  */
 import type {
@@ -38,7 +38,7 @@ export interface MemoryCacheOptions {
   maxEntries?: number;
 }
 
-/** A budget counted in this process (D118). */
+/** A budget counted in this process (D121). */
 export class MemoryBudget implements UpstreamBudget {
   private readonly usedBy = new Map<string, { day: string; used: number }>();
   private readonly buckets: BudgetBuckets;
@@ -96,7 +96,7 @@ export class MemoryBudget implements UpstreamBudget {
   }
 }
 
-/** A cache in this process: at most `maxEntries` answers, the oldest written dropped first (D119). */
+/** A cache in this process: at most `maxEntries` answers, the oldest written dropped first (D122). */
 export class MemoryCache implements UpstreamCache {
   private readonly entries = new Map<string, { answer: CachedAnswer; until: number }>();
   private readonly now: () => number;

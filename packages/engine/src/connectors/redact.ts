@@ -1,5 +1,5 @@
 /**
- * Secrets out of anything a connector logs or records (D116, D120): credentials in query parameters and headers,
+ * Secrets out of anything a connector logs or records (D116, D123): credentials in query parameters and headers,
  * and any known secret value wherever it appears in a text.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Days in a time zone, for budgets that refill at a platform's midnight (YouTube's at midnight Pacific time, D118).
+ * Days in a time zone, for budgets that refill at a platform's midnight (YouTube's at midnight Pacific time, D121).
  * `Intl` knows the zones' rules (daylight saving included) in Node and in browsers.
  */
 

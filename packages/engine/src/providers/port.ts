@@ -61,7 +61,7 @@ export type ProviderFailure =
   | { code: "temporarily_unavailable"; message: string };
 
 /**
- * What one call cost upstream, reported by a live connector for the operator (D118): upstream units spent and
+ * What one call cost upstream, reported by a live connector for the operator (D121): upstream units spent and
  * requests sent (a call that shared a batched request counts its share, so both may be fractions), and whether the
  * answer came from the cache (then both are 0).
  */
@@ -107,11 +107,11 @@ export interface PlatformProvider {
   readonly source?: ProviderSource;
   /**
    * What one call of `operation` with these parameters costs upstream at most, in the platform's own units (YouTube
-   * quota units), for the quote beside its price in credits (D118). Absent: nothing (the simulator).
+   * quota units), for the quote beside its price in credits (D121). Absent: nothing (the simulator).
    */
   upstreamCost?(operation: string, params: Readonly<Record<string, unknown>>): number;
   /**
-   * Why `operation` cannot run on this provider yet, or null (D117: a live platform answers `not_supported`,
+   * Why `operation` cannot run on this provider yet, or null (D120: a live platform answers `not_supported`,
    * reason `not_available_yet`, rather than simulated data). Absent: every listed operation runs.
    */
   notAvailableYet?(operation: string): string | null;

@@ -1,5 +1,5 @@
 /**
- * Coalesced id lookups (D121) and the budget in memory (D118), as a connector's callers meet them: calls that start
+ * Coalesced id lookups (D124) and the budget in memory (D121), as a connector's callers meet them: calls that start
  * together share one request of at most `max` ids; one caller giving up does not cancel the others'; a budget never
  * grants more than its buckets hold, all or nothing, and refills at its zone's midnight.
  */

@@ -1,5 +1,5 @@
 /**
- * YouTube's pure mappers on the shapes the real API writes (D121): parts and fields may be missing, counts are
+ * YouTube's pure mappers on the shapes the real API writes (D124): parts and fields may be missing, counts are
  * strings (some past 2^31), titles of search results are HTML-escaped, times carry milliseconds. Whatever comes,
  * the items validate with @sdgw/validators: counts integers, ids strings, text plain, `published_at` RFC 3339 UTC.
  * With `../shared/upstream-samples/youtube` present (CI has it), every real sample is mapped too, and the live

@@ -1,4 +1,4 @@
-/** Budgets refill at midnight in their zone (D118): YouTube's at midnight Pacific time, daylight saving included. */
+/** Budgets refill at midnight in their zone (D121): YouTube's at midnight Pacific time, daylight saving included. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isTimeZone, nextMidnight, zonedDay } from "../../src/connectors/zone.ts";

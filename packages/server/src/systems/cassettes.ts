@@ -1,5 +1,5 @@
 /**
- * Record and replay of live connectors (D120), as `fetch` wrappers. Record mode (`SDGW_UPSTREAM_RECORD=<dir>`)
+ * Record and replay of live connectors (D123), as `fetch` wrappers. Record mode (`SDGW_UPSTREAM_RECORD=<dir>`)
  * sends each request upstream and writes what came back under `<dir>/<platform>/<resource>/<status>-<hash>.json`,
  * beside `<…>.request.json` (the layout of `fixtures/upstream/`): credentials removed (the secret query parameters,
  * every header but a few harmless ones, each secret value wherever it appears in the body), volatile parameters
@@ -39,7 +39,7 @@ export interface CassetteOptions {
   platform: string;
   /** Secret values (the API key): never written. */
   secrets: readonly string[];
-  /** Query parameters neither written nor matched: secret ones and volatile ones (D120). */
+  /** Query parameters neither written nor matched: secret ones and volatile ones (D123). */
   ignore: readonly string[];
   log: (message: string, error?: unknown) => void;
 }

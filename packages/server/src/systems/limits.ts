@@ -105,7 +105,7 @@ export class Limits {
 
   /**
    * The Redis client of the limits (D107), or null in memory mode: the upstream budgets and cache of live
-   * connectors (D118, D119) share it, its bounds and its connection, and are closed with it.
+   * connectors (D121, D122) share it, its bounds and its connection, and are closed with it.
    */
   get redis(): Redis | null {
     return this.client;

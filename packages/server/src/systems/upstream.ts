@@ -1,5 +1,5 @@
 /**
- * The upstream budgets (D118) and cache (D119) of live connectors in Redis, shared by every instance on it, over the
+ * The upstream budgets (D121) and cache (D122) of live connectors in Redis, shared by every instance on it, over the
  * limits' own client (D107: the same bounds, a command past 1 s fails). A budget that Redis cannot decide is
  * refused (`unavailable`: the call answers `temporarily_unavailable`, nothing charged), never granted — N
  * instances each spending alone would spend N times the quota. A cache that Redis cannot answer is a miss.

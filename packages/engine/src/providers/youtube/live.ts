@@ -1,5 +1,5 @@
 /**
- * YouTube on its official API (D121): the YouTube Data API v3 with the operator's key, over the connectors' HTTP
+ * YouTube on its official API (D124): the YouTube Data API v3 with the operator's key, over the connectors' HTTP
  * helper, budget and cache, mapped to items by this folder's pure mappers. Cheap calls first: an id is read with
  * `videos.list` or `channels.list` (1 unit, up to 50 ids shared by calls that start together), a channel's posts
  * with its uploads playlist (`playlistItems.list`, 1 unit), never with `search.list` (100 units), which only
@@ -53,7 +53,7 @@ export const YOUTUBE_UNITS = {
   "playlistItems.list": 1,
 } as const;
 
-/** How long an answer is kept, per operation (D119): short for what changes fast, longer for profiles. */
+/** How long an answer is kept, per operation (D122): short for what changes fast, longer for profiles. */
 export const YOUTUBE_CACHE_TTL_MS: Readonly<Record<RouteOperation, number>> = {
   search: 120_000,
   trending: 120_000,
@@ -330,7 +330,7 @@ class YouTubeLive {
     return found;
   }
 
-  /** What a fault means on YouTube; the rest is the common mapping (D117). */
+  /** What a fault means on YouTube; the rest is the common mapping (D120). */
   private failed(fault: UpstreamFault, what: string, op: string): ProviderOutcome {
     const now = this.ctx.now();
     if (fault.kind === "http") {
@@ -352,7 +352,7 @@ class YouTubeLive {
           now + 1000 * (fault.retryAfter ?? 60),
           now,
         );
-      // The video exists and has no comments to read; the channel exists and has uploaded nothing (D117).
+      // The video exists and has no comments to read; the channel exists and has uploaded nothing (D120).
       if (reason === "commentsDisabled") return nothingThere("comments are turned off on this youtube video");
       if (reason === "playlistNotFound" && op === "user_posts") return nothingThere(NO_UPLOADS);
       if (reason === "invalidPageToken")
