@@ -133,6 +133,12 @@ describe("the console in Chromium", () => {
 
   it("checks a search in the browser before sending it, then runs it and shows its cards", async () => {
     await chooseOperation("searchPost");
+    // D114: the Playground says where each platform's data comes from (here every one is simulated).
+    await expect
+      .poll(() => page.getByTestId("sources").textContent())
+      .toBe(
+        "Platforms: none live · xiaohongshu, douyin, x, reddit, wechat, weibo, bilibili, zhihu, kuaishou, youtube simulated (invented data)",
+      );
     const before = requests.length;
     await page.getByRole("button", { name: "Run" }).click();
     // Nothing sent: @sdgw/validators refused the body (neither platform nor platforms) in the page, with the fix.

@@ -5,7 +5,7 @@
 import type { OperationInfo, Platform, ToolInfo, ToolName } from "@sdgw/types";
 import { PLATFORMS, TOOL_NAMES } from "@sdgw/types";
 import { OPERATIONS } from "@sdgw/validators";
-import type { OperationSpec, PlatformProvider, RouteOperation } from "./providers/port.ts";
+import type { OperationSpec, PlatformProvider, ProviderSource, RouteOperation } from "./providers/port.ts";
 import { ROUTE_OPERATIONS } from "./providers/port.ts";
 
 /** The typed route of each route operation and the operationId of its body. */
@@ -54,16 +54,25 @@ export const TOOL_OPERATION_IDS: Readonly<Record<ToolName, keyof typeof OPERATIO
   viral_finder: "viralFinder",
 };
 
+/** Where a platform's data comes from, as `GET /v1/capabilities` lists it (D114). */
+export interface PlatformSourceInfo {
+  platform: Platform;
+  source: ProviderSource;
+}
+
 /** The catalog built from the providers. */
 export class Catalog {
   readonly operations: OperationInfo[];
   readonly tools: ToolInfo[];
+  /** Each platform and where its data comes from: `live`, `simulated` or `plugged` (D114). */
+  readonly platforms: PlatformSourceInfo[];
   private readonly byOp = new Map<string, { provider: PlatformProvider; spec: OperationSpec }>();
 
   readonly providers: Readonly<Record<Platform, PlatformProvider>>;
 
   constructor(providers: Readonly<Record<Platform, PlatformProvider>>) {
     this.providers = providers;
+    this.platforms = PLATFORMS.map((platform) => ({ platform, source: providers[platform].source ?? "simulated" }));
     this.operations = [];
     for (const platform of PLATFORMS) {
       const provider = providers[platform];

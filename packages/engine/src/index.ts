@@ -5,7 +5,8 @@
  * @module @sdgw/engine
  */
 export { Catalog, ROUTES, TOOL_DESCRIPTIONS, TOOL_OPERATION_IDS, isRouteOperation, paramsOf } from "./catalog.ts";
-export { planExtra, planPlatforms, planTargets, quoteOf } from "./plan.ts";
+export type { PlatformSourceInfo } from "./catalog.ts";
+export { notAvailableYet, planExtra, planPlatforms, planTargets, quoteOf } from "./plan.ts";
 export type { CallPlan, PlanRefusal, PlanResult, PlannedCall } from "./plan.ts";
 export { planOperation, planRoute } from "./route-plan.ts";
 export type { DataRouteId, RouteBodyCheck } from "./route-plan.ts";
@@ -41,13 +42,16 @@ export { ROUTE_OPERATIONS } from "./providers/port.ts";
 export { isPlatformFailure, platformFailure } from "./providers/failures.ts";
 export type { PlatformFailure } from "./providers/failures.ts";
 export type {
+  CredentialsCheck,
   OpParam,
   OperationSpec,
   PlatformProvider,
   ProviderFailure,
   ProviderOutcome,
   ProviderRequest,
+  ProviderSource,
   RouteOperation,
+  UpstreamUsage,
 } from "./providers/port.ts";
 export { PLATFORM_MODULES, Simulator, encodeCursor, seedText } from "./providers/simulator/index.ts";
 export type { SimulatorKnobs, SimulatorOptions } from "./providers/simulator/index.ts";

@@ -22,6 +22,11 @@ export interface PlannedCall {
   warnings: string[];
   price: number;
   pricing: "standard" | "placeholder";
+  /**
+   * What the call costs upstream at most, in the platform's own units (YouTube quota units), beside its `price` in
+   * credits, so that an operator sees the margin (D121); 0 for a simulated platform.
+   */
+  upstreamCost: number;
   /** Set when the platform does not offer this call: answered `not_supported` without running, not charged. */
   unsupported?: string;
 }
@@ -42,7 +47,14 @@ export interface CallPlan {
 /** Why a request cannot be planned: answered before anything runs. */
 export type PlanRefusal =
   | { code: "invalid_params"; invalid: InvalidParams }
-  | { code: "not_supported"; message: string; allowed: string[]; note: string };
+  | {
+      code: "not_supported";
+      message: string;
+      allowed: string[];
+      note: string;
+      /** `no_such_capability` (the default) or `not_available_yet` (the op exists, not on this provider yet, D120). */
+      reason?: "no_such_capability" | "not_available_yet";
+    };
 
 /** A plan, or a refusal. */
 export type PlanResult = { ok: true; plan: CallPlan } | { ok: false; refusal: PlanRefusal };
@@ -68,6 +80,27 @@ function noSuchCapability(catalog: Catalog, platform: string, name: string): Pla
     note: allowed.length
       ? `Call one of ${allowed.map((p) => `${p}.${name}`).join(", ")}; GET /v1/capabilities lists every op.`
       : "GET /v1/capabilities lists every op.",
+  };
+}
+
+/**
+ * D120: `not_supported`, reason `not_available_yet`, when the platform's provider lists the op but cannot run it yet
+ * (a live platform never answers it with simulated data); null when it can.
+ */
+export function notAvailableYet(catalog: Catalog, provider: PlatformProvider, name: string): PlanRefusal | null {
+  const why = provider.notAvailableYet?.(name);
+  if (!why) return null;
+  const allowed = catalog
+    .platformsOffering(name)
+    .filter((p) => p !== provider.platform && !catalog.providers[p].notAvailableYet?.(name));
+  return {
+    code: "not_supported",
+    reason: "not_available_yet",
+    message: why,
+    allowed,
+    note: allowed.length
+      ? `Call one of ${allowed.map((p) => `${p}.${name}`).join(", ")}; GET /v1/capabilities lists every op.`
+      : "GET /v1/capabilities lists every op and which platforms are live.",
   };
 }
 
@@ -100,7 +133,7 @@ function call(
   const params = { ...applied };
   delete params["platform"];
   delete params["op"];
-  const why = provider.unsupported(spec.name, params);
+  const why = provider.notAvailableYet?.(spec.name) ?? provider.unsupported(spec.name, params);
   return {
     platform: provider.platform,
     operation: spec.name,
@@ -110,6 +143,7 @@ function call(
     warnings,
     price: spec.price,
     pricing: spec.pricing,
+    upstreamCost: why ? 0 : (provider.upstreamCost?.(spec.name, params) ?? 0),
     ...(why ? { unsupported: why } : {}),
   };
 }
@@ -137,7 +171,9 @@ export function planPlatforms(
     const provider = catalog.providers[single];
     const spec = provider.operations.find((o) => o.name === name);
     if (!spec) return { ok: false, refusal: noSuchCapability(catalog, single, name) };
-    if (typeof base["cursor"] === "string" && !provider.cursorValid(name, base["cursor"]))
+    const notYet = notAvailableYet(catalog, provider, name);
+    if (notYet) return { ok: false, refusal: notYet };
+    if (typeof base["cursor"] === "string" && !provider.cursorValid(name, base["cursor"], base))
       return { ok: false, refusal: badCursor() };
     const warnings: string[] = [];
     const applied: Record<string, unknown> = { ...extra, platform: single, ...base };
@@ -159,13 +195,21 @@ export function planPlatforms(
   let platforms: Platform[];
   if (requested === "all") {
     platforms = PLATFORMS.filter((p) => {
-      const spec = catalog.providers[p].operations.find((o) => o.name === name);
-      return spec !== undefined && catalog.providers[p].unsupported(name, base) === null;
+      const provider = catalog.providers[p];
+      const spec = provider.operations.find((o) => o.name === name);
+      return spec !== undefined && provider.unsupported(name, base) === null && !provider.notAvailableYet?.(name);
     });
     if (platforms.length === 0) return { ok: false, refusal: noSuchCapability(catalog, "any platform", name) };
     top.push(`platforms=all expanded to ${platforms.length} platforms: ${platforms.join(", ")}`);
   } else {
     platforms = requested as Platform[];
+  }
+  // D115: a cursor is checked by each platform it would go to (a cursor is bound to one platform, so a fanout with
+  // one is refused, as D19 says; a caller that skipped the validators no longer forwards it unchecked).
+  if (typeof base["cursor"] === "string") {
+    const cursor = base["cursor"];
+    if (platforms.some((p) => !catalog.providers[p].cursorValid(name, cursor, base)))
+      return { ok: false, refusal: badCursor() };
   }
   const calls = platforms.map((p) => {
     const provider = catalog.providers[p];
@@ -183,6 +227,7 @@ export function planPlatforms(
         warnings,
         price: 0,
         pricing: "standard" as const,
+        upstreamCost: 0,
         unsupported: `${p} does not offer ${name}; ${others.join(", ")} ${others.length === 1 ? "does" : "do"}. Nothing was charged.`,
       };
     }
@@ -203,6 +248,8 @@ export function planTargets(
   const provider = catalog.providers[platform];
   const spec = provider.operations.find((o) => o.name === name);
   if (!spec) return { ok: false, refusal: noSuchCapability(catalog, platform, name) };
+  const notYet = notAvailableYet(catalog, provider, name);
+  if (notYet) return { ok: false, refusal: notYet };
   const by = input["id"] !== undefined ? "id" : "url";
   const value = input[by] as string | string[];
   const shared: Record<string, unknown> = {};
@@ -210,7 +257,8 @@ export function planTargets(
     shared["limit"] = input["limit"] ?? 20;
     shared["sort"] = input["sort"] ?? "latest";
     if (input["cursor"] !== undefined) {
-      if (!provider.cursorValid(name, String(input["cursor"]))) return { ok: false, refusal: badCursor() };
+      const bound = { [by]: Array.isArray(value) ? value[0] : value, ...shared };
+      if (!provider.cursorValid(name, String(input["cursor"]), bound)) return { ok: false, refusal: badCursor() };
       shared["cursor"] = input["cursor"];
     }
   }
@@ -292,7 +340,7 @@ export function planExtra(provider: PlatformProvider, spec: OperationSpec, op: s
       };
     applied[p.name] = v;
   }
-  if (typeof applied["cursor"] === "string" && !provider.cursorValid(spec.name, applied["cursor"]))
+  if (typeof applied["cursor"] === "string" && !provider.cursorValid(spec.name, applied["cursor"], applied))
     return { ok: false, refusal: badCursor() };
   return {
     ok: true,
@@ -306,14 +354,19 @@ export function planExtra(provider: PlatformProvider, spec: OperationSpec, op: s
   };
 }
 
-/** The quote of a plan: the price of every call that will run (calls answered `not_supported` cost nothing). */
-export function quoteOf(plan: CallPlan): { credits: number; calls: number } {
+/**
+ * The quote of a plan: the price of every call that will run (calls answered `not_supported` cost nothing), and
+ * what they cost upstream at most (D121).
+ */
+export function quoteOf(plan: CallPlan): { credits: number; calls: number; upstreamCost: number } {
   let credits = 0;
   let calls = 0;
+  let upstreamCost = 0;
   for (const c of plan.calls) {
     if (c.unsupported) continue;
     credits += c.price;
     calls += 1;
+    upstreamCost += c.upstreamCost;
   }
-  return { credits, calls };
+  return { credits, calls, upstreamCost };
 }

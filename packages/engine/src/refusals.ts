@@ -26,7 +26,7 @@ export function refusalAnswer(r: PlanRefusal | ToolRefusal, urls: ServiceUrls): 
   if ("invalid" in r) return r;
   if ("note" in r) {
     const fix = { allowed: r.allowed, note: r.note, example_call: CAPABILITIES };
-    return { code: "not_supported", extra: { reason: "no_such_capability", message: r.message, fix } };
+    return { code: "not_supported", extra: { reason: r.reason ?? "no_such_capability", message: r.message, fix } };
   }
   if (r.code === "invalid_params") {
     const allowed = r.allowed ? { allowed: r.allowed } : {};

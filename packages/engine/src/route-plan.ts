@@ -7,7 +7,7 @@
 import type { Platform } from "@sdgw/types";
 import { OPERATIONS, type InvalidParams } from "@sdgw/validators";
 import { ROUTES, isRouteOperation, type Catalog } from "./catalog.ts";
-import { planExtra, planPlatforms, planTargets, type PlanResult } from "./plan.ts";
+import { notAvailableYet, planExtra, planPlatforms, planTargets, type PlanResult } from "./plan.ts";
 
 /** The operationIds of the data routes (`callOperation` is `POST /v1/call/{op}`). */
 export type DataRouteId =
@@ -83,7 +83,10 @@ export function planOperation(catalog: Catalog, op: string, body: Body, check: R
       },
     };
   }
-  if (!isRouteOperation(name)) return planExtra(found.provider, found.spec, op, body);
+  if (!isRouteOperation(name)) {
+    const notYet = notAvailableYet(catalog, found.provider, name);
+    return notYet ? { ok: false, refusal: notYet } : planExtra(found.provider, found.spec, op, body);
+  }
   const routeOp = ROUTES[name].operationId;
   const allowed = Object.keys(OPERATIONS[routeOp].body?.params ?? {}).filter(
     (p) => p !== "platform" && p !== "platforms",

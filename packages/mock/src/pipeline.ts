@@ -69,7 +69,12 @@ export async function answer(ctx: MockContext, route: MockRoute, request: Reques
 
     switch (op) {
       case "listCapabilities":
-        return reply(200, { ...v1, operations: ctx.catalog.operations, tools: ctx.catalog.tools });
+        return reply(200, {
+          ...v1,
+          platforms: ctx.catalog.platforms,
+          operations: ctx.catalog.operations,
+          tools: ctx.catalog.tools,
+        });
       case "getOpenApiDocument":
         return reply(200, OPENAPI_DOCUMENT);
       case "findOperation": {

@@ -1,7 +1,10 @@
 /** Configuration of the reference server, with the defaults of D27 and the seed's limits. */
 import { DEFAULT_URLS, type ServiceUrls } from "@sdgw/validators";
+import type { Platform } from "@sdgw/types";
+import type { RawSettings } from "@sdgw/engine/connectors";
 import type { GatewayOptions } from "./gateway.ts";
 import { TrustProxyError, checkTrustProxy, parseTrustProxy, type TrustProxy } from "./http/proxies.ts";
+import { upstreamFromEnv } from "./connectors.ts";
 import { MCP_READ_ONLY_ENV, MCP_TOOLSETS_ENV, McpToolsetError, parseReadOnly, parseToolsets } from "./mcp/toolsets.ts";
 
 /** Numeric limits (D27). All configurable; tests use small numbers. */
@@ -97,6 +100,18 @@ export interface ServerConfig {
    * a client that reaches the server directly chooses the address it is counted under.
    */
   trustProxy: TrustProxy;
+  /**
+   * D114: settings of live connectors by platform, as text by option name (`{ youtube: { apiKey, baseUrl } }`; env
+   * `SDGW_YOUTUBE_API_KEY`, `SDGW_YOUTUBE_BASE_URL`, …). A platform whose credentials are set reads its official
+   * API; the others stay on the simulator. Default: none.
+   */
+  connectors: Partial<Record<Platform, RawSettings>>;
+  /** D122: keep the answers of live connectors for a while, per operation (default true; env `SDGW_UPSTREAM_CACHE=0`). */
+  upstreamCache: boolean;
+  /** D123: record what live connectors receive, redacted, into this folder (env `SDGW_UPSTREAM_RECORD`). */
+  upstreamRecordDir: string | null;
+  /** D123: answer live connectors from the recordings in this folder only (env `SDGW_UPSTREAM_REPLAY`). */
+  upstreamReplayDir: string | null;
 }
 
 export type { TrustProxy };
@@ -201,6 +216,10 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     databaseUrl: options.databaseUrl ?? null,
     redisKeyPrefix: options.redisKeyPrefix ?? "sdgw:",
     trustProxy: checkTrustProxy(options.trustProxy ?? null),
+    connectors: options.connectors ?? {},
+    upstreamCache: options.upstreamCache ?? true,
+    upstreamRecordDir: options.upstreamRecordDir ?? null,
+    upstreamReplayDir: options.upstreamReplayDir ?? null,
   };
 }
 
@@ -253,9 +272,10 @@ function envReader(env: NodeJS.ProcessEnv) {
  * `SDGW_MCP_TOOLSETS` (comma-separated toolsets) and `SDGW_MCP_READ_ONLY` (1: only the free tools), and the console's
  * sign-in sessions, `SDGW_SESSION_IDLE_MS` and `SDGW_SESSION_LIFETIME_MS` (D83), and where several instances count
  * the limits together, `SDGW_REDIS_URL` (a `redis://` or `rediss://` URL) and `SDGW_REDIS_PREFIX` (D107), and
- * the PostgreSQL database they share, `SDGW_DATABASE_URL` (D108), and the proxies in front whose `X-Forwarded-For`
- * and `X-Forwarded-Proto` are believed, `SDGW_TRUST_PROXY` (a number of proxies or their addresses, D111). Unset or
- * empty means the default.
+ * the PostgreSQL database they share, `SDGW_DATABASE_URL` (D108), the proxies in front whose `X-Forwarded-For`
+ * and `X-Forwarded-Proto` are believed, `SDGW_TRUST_PROXY` (a number of proxies or their addresses, D111), and the
+ * live connectors' settings, `SDGW_<PLATFORM>_*` (`SDGW_YOUTUBE_API_KEY`, …), `SDGW_UPSTREAM_CACHE`,
+ * `SDGW_UPSTREAM_RECORD` and `SDGW_UPSTREAM_REPLAY` (D114, D122, D123). Unset or empty means the default.
  *
  * @throws {@link ConfigError} naming every variable that is not a valid value (e.g. `SDGW_WAIT_MS=abc`).
  */
@@ -356,6 +376,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpti
         `SDGW_REDIS_PREFIX must be the prefix of the limits' Redis keys, 1 to 100 printable ASCII characters without spaces (got ${JSON.stringify(prefix)})`,
       );
   }
+  Object.assign(out, upstreamFromEnv(env, r.problems));
   r.done();
   return out;
 }

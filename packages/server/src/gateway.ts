@@ -31,6 +31,7 @@ import { Store } from "./systems/store.ts";
 import { bounded, type HealthCheck } from "./ops/health.ts";
 import { createLogger, type LogFormat } from "./ops/log.ts";
 import { Metrics, type MetricsOptions } from "./ops/metrics.ts";
+import { gatewayProviders } from "./connectors.ts";
 
 /** Everything the server is made of, on the embedded store: its systems as they are (a test reaches into them). */
 export interface Gateway extends GatewayPorts {
@@ -74,6 +75,8 @@ export interface GatewayOptions extends ServerOptions {
   providers?: Readonly<Record<Platform, PlatformProvider>>;
   /** Options of the default simulator. */
   simulator?: SimulatorOptions;
+  /** The `fetch` of live connectors (D114; default `globalThis.fetch`): tests pass their own. */
+  upstreamFetch?: typeof fetch;
   /** The clock (ms). */
   now?: () => number;
   /**
@@ -139,7 +142,6 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     },
   });
   const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
-  const providers = options.providers ?? simulator!.providers;
   const accounts = new Accounts({ store, now });
   const ledger = new Ledger({ store, now, limits: config.limits, accounts });
   const idempotency = new Idempotency({ store, now, ttlMs: config.idempotencyTtlMs });
@@ -148,6 +150,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   // run's lease, so the slot of an instance that died is free when its runs are recovered.
   const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
   const limits = new Limits({ limits: config.limits, now, redis, log, metrics });
+  // D114: the platforms whose connector's credentials are set read their API; the others stay on the simulator.
+  const { providers, upstream } = gatewayProviders({ options, config, simulator, limits, now, log });
   const owners = new Owners({ store, leaseMs, log });
   const runs = new Runs({ store, ledger, idempotency, limits, owners, providers, config, now, log, metrics });
   metrics.watch({ inFlight: () => runs.inFlight });
@@ -188,6 +192,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     durable: () => store.durable(),
     calls,
     providers,
+    upstream,
     catalog,
     finder: new Finder(catalog),
     simulator,

@@ -19,6 +19,7 @@ export { DatabaseUnavailable } from "./pg/unavailable.ts";
 export { MIGRATIONS, SchemaError, migrate } from "./pg/migrations.ts";
 export type { Migration, MigrationReport } from "./pg/migrations.ts";
 export type { GatewayPorts } from "./systems/ports.ts";
+export type { LivePlatform, Upstream, UpstreamConfig } from "./connectors.ts";
 export type { ConsoleResult, HandleRead } from "./systems/runs.ts";
 export { buildApp, ROUTE_LIST } from "./http/server.ts";
 export {

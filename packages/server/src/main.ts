@@ -93,7 +93,9 @@ const storage = shared
   ? `PostgreSQL at ${withoutPassword(config.databaseUrl!)}, shared by every instance on it; schema version ${shared.gateway.migration.version}`
   : config.dbPath;
 const lines = [
-  `Social Data Gateway reference server on ${url} (storage: ${storage}; platforms: the deterministic simulator)`,
+  `Social Data Gateway reference server on ${url} (storage: ${storage})`,
+  // D114: which platforms read their official API, which the deterministic simulator (never a secret).
+  `Platforms: ${server.gateway.upstream.summary()}.`,
   config.redisUrl
     ? `Limits: counted in Redis at ${withoutPassword(config.redisUrl)}, shared by every instance on it (prefix ${config.redisKeyPrefix}); while it does not answer, calls are refused with 503.`
     : "",
@@ -128,6 +130,7 @@ if (ops!.logFormat === "json") {
     msg: "listening",
     url,
     storage,
+    platforms: server.gateway.upstream.summary(),
     limits: config.redisUrl ? `Redis at ${withoutPassword(config.redisUrl)}` : "in memory",
     demo_account: demo.accountId,
     metrics: metricsLine(),
@@ -135,6 +138,17 @@ if (ops!.logFormat === "json") {
   };
   console.log(JSON.stringify(started));
 } else console.log(lines.join("\n"));
+// D114: each live platform is asked once whether it accepts the operator's credentials (one cheap request).
+if (server.gateway.upstream.live.length)
+  void server.gateway.upstream.check().then((checks) => {
+    for (const c of checks)
+      if (c.ok) log(`${c.platform}: ${c.message}.`);
+      else
+        log(
+          `${c.platform} is live but ${c.message.replace(/\.$/, "")}; its calls fail until this is fixed.`,
+          new Error(c.message),
+        );
+  });
 
 /** Where /metrics is served, as the banner says it. */
 function metricsLine(): string {

@@ -196,7 +196,7 @@ describe("the reference server as three instances on one PostgreSQL (issue 20, D
     for (const s of three)
       expect((await search(s.url, secret, "cli", `cli-r-${s.url}`)).body["reason"]).toBe("revoked");
     expect(await ledger.audit(made_.account)).toMatchObject({ balance: 2, charges: 3, held: 0 });
-  });
+  }, 60_000); // six sdgw-admin processes one after another: about 3 s alone, past 5 s on a busy 2-core machine
 
   it("a database that stops answering: 503 temporarily_unavailable, nothing charged; calls resume when it is back", async () => {
     const proxy = await faultProxy(5432);

@@ -196,8 +196,11 @@ export type ScheduleDeleted = Schemas["ScheduleDeleted"];
 /** `POST /v1/find`: operations and tools that match a query, best first. */
 export type FindAnswer = Schemas["FindAnswer"];
 
-/** `GET /v1/capabilities`: every platform operation and the seven tools. */
+/** `GET /v1/capabilities`: every platform with where its data comes from, every platform operation and the seven tools. */
 export type CapabilitiesAnswer = Schemas["CapabilitiesAnswer"];
+
+/** A platform and where its data comes from: `live`, `simulated` or `plugged` (D114). */
+export type PlatformSource = Schemas["PlatformSource"];
 
 /** One operation of the catalog (`<platform>.<name>`), its route, parameters and price. */
 export type OperationInfo = Schemas["OperationInfo"];

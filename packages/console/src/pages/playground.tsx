@@ -4,7 +4,7 @@
  * run on confirm; a 202 shows its waves and is read by handle until it ends. Calls go out with the session.
  */
 import { requestValidators } from "@sdgw/validators";
-import { useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { call, errorText, type Answer } from "../api.ts";
 import { FORMS, type FormField, type FormOperation } from "../generated/forms.ts";
 import { AnswerView } from "../render.tsx";
@@ -197,6 +197,28 @@ function ProblemView({ p }: { p: Problem }) {
   );
 }
 
+/** Which platforms read their official API and which the simulator (D114), as `GET /v1/capabilities` says. */
+function Sources() {
+  const [platforms, setPlatforms] = useState<{ platform: string; source: string }[] | null>(null);
+  useEffect(() => {
+    void call("GET", "/v1/capabilities").then((a) => {
+      if (a.status === 200 && Array.isArray(a.body?.platforms)) setPlatforms(a.body.platforms);
+    });
+  }, []);
+  if (!platforms) return null;
+  const of = (source: string) => platforms.filter((p) => p.source === source).map((p) => p.platform);
+  const parts = [
+    of("live").length ? `${of("live").join(", ")} live (its official API)` : "none live",
+    of("plugged").length ? `${of("plugged").join(", ")} plugged in (the operator's module)` : "",
+    of("simulated").length ? `${of("simulated").join(", ")} simulated (invented data)` : "",
+  ];
+  return (
+    <p class="hint" data-testid="sources">
+      Platforms: {parts.filter(Boolean).join(" · ")}
+    </p>
+  );
+}
+
 export function Playground() {
   const [opId, setOpId] = useState(new URLSearchParams(location.search).get("op") ?? "searchPost");
   const form = useMemo(() => FORMS.find((f) => f.operationId === opId) ?? FORMS[0]!, [opId]);
@@ -268,6 +290,7 @@ export function Playground() {
 
   return (
     <div>
+      <Sources />
       <label for="op">Operation</label>
       <select
         id="op"

@@ -3,14 +3,14 @@
  * instance on a database that several instances share. Opening it migrates the schema (once, whoever starts
  * first), registers this instance's lease and recovers what gone instances left; closing it ends the lease.
  */
-import { Catalog, Finder, Simulator, type PlatformProvider } from "@sdgw/engine";
-import type { Platform } from "@sdgw/types";
+import { Catalog, Finder, Simulator } from "@sdgw/engine";
 import { ConfigError, defaultConfig, isRedisUrl, withoutPassword, type ServerConfig } from "../config.ts";
 import type { GatewayOptions } from "../gateway.ts";
 import { newHandle } from "../ids.ts";
 import type { AccountRecord, KeyRecord } from "../systems/accounts.ts";
 import { chargePortLimits } from "../systems/call-store.ts";
 import { Limits } from "../systems/limits.ts";
+import { gatewayProviders } from "../connectors.ts";
 import { DEFAULT_RUN_LEASE_MS } from "../systems/owners.ts";
 import type { GatewayPorts } from "../systems/ports.ts";
 import type { Pause } from "../systems/service.ts";
@@ -93,9 +93,10 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
   }
   const now = options.now ?? clock!.now;
   const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
-  const providers: Readonly<Record<Platform, PlatformProvider>> = options.providers ?? simulator!.providers;
   const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
   const limits = new Limits({ limits: config.limits, now, redis, log, metrics });
+  // D114: the platforms whose connector's credentials are set read their API; the others stay on the simulator.
+  const { providers, upstream } = gatewayProviders({ options, config, simulator, limits, now, log });
   const runs = new PgRuns({
     db,
     now,
@@ -172,6 +173,7 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
     limits,
     durable: async () => undefined, // every write is committed before its answer
     providers,
+    upstream,
     catalog,
     finder: new Finder(catalog),
     simulator,

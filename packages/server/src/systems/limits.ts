@@ -107,6 +107,14 @@ export class Limits {
     this.slots = new RedisSlots(this.client, `${prefix}running:`, r.slotTtlMs ?? 30_000, (e) => this.failed(e));
   }
 
+  /**
+   * The Redis client of the limits (D107), or null in memory mode: the upstream budgets and cache of live
+   * connectors (D121, D122) share it, its bounds and its connection, and are closed with it.
+   */
+  get redis(): Redis | null {
+    return this.client;
+  }
+
   /** Counts one call of a key against its rate. */
   async keyCall(keyId: string): Promise<LimitRefusal | null> {
     const r = await this.consume(this.keyRate, keyId);

@@ -9,6 +9,7 @@ import type { Platform } from "@sdgw/types";
 import type { ServerConfig } from "../config.ts";
 import type { HealthCheck } from "../ops/health.ts";
 import type { Metrics } from "../ops/metrics.ts";
+import type { Upstream } from "../connectors.ts";
 import type { Accounts } from "./accounts.ts";
 import type { Ledger } from "./ledger.ts";
 import type { Limits } from "./limits.ts";
@@ -92,6 +93,8 @@ export interface GatewayPorts {
   /** Resolves once what this request wrote is durable (the embedded store's group commit; at once on PostgreSQL). */
   durable(): Promise<void>;
   providers: Readonly<Record<Platform, PlatformProvider>>;
+  /** The live connectors (D114): which platforms read their official API, their shared budget and cache. */
+  upstream: Upstream;
   catalog: Catalog;
   finder: Finder;
   simulator: Simulator | null;

@@ -59,6 +59,7 @@ export async function callOne(
         operation: call.operation,
         params: call.params,
         signal: controller.signal,
+        deadline: Date.now() + o.timeoutMs,
       }),
       new Promise<never>((_, reject) =>
         controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true }),

@@ -338,7 +338,7 @@ export type paths = {
         };
         /**
          * What can be called
-         * @description Lists every platform, its operations with their parameters and price, and the seven tools. Needs no key; free. A key sent in the URL is still refused (401 key_in_query, D25).
+         * @description Lists every platform with where its data comes from (`live`, `simulated` or `plugged`, D114), its operations with their parameters and price, and the seven tools. Needs no key; free. A key sent in the URL is still refused (401 key_in_query, D25).
          */
         get: operations["listCapabilities"];
         put?: never;
@@ -1684,8 +1684,20 @@ export type components = {
         CapabilitiesAnswer: {
             request_id: components["schemas"]["RequestId"];
             schema_version: components["schemas"]["SchemaVersion"];
+            /** @description Each of the ten platforms once, with where its data comes from (D114). */
+            platforms: components["schemas"]["PlatformSource"][];
             operations: components["schemas"]["OperationInfo"][];
             tools: components["schemas"]["ToolInfo"][];
+        };
+        /**
+         * @description Where a platform's data comes from (D114): `live` (the platform's official API, with the operator's
+         *     credentials), `simulated` (the deterministic simulator: realistic, invented data) or `plugged` (a module of
+         *     the operator's own). A live platform never answers with simulated data.
+         */
+        PlatformSource: {
+            platform: components["schemas"]["Platform"];
+            /** @enum {string} */
+            source: "live" | "simulated" | "plugged";
         };
         OperationInfo: {
             op: components["schemas"]["OperationName"];
@@ -2932,6 +2944,16 @@ export interface operations {
                      * @example {
                      *       "request_id": "req_01JD3YA1C4ZP",
                      *       "schema_version": "v1",
+                     *       "platforms": [
+                     *         {
+                     *           "platform": "reddit",
+                     *           "source": "simulated"
+                     *         },
+                     *         {
+                     *           "platform": "youtube",
+                     *           "source": "live"
+                     *         }
+                     *       ],
                      *       "operations": [
                      *         {
                      *           "op": "reddit.search",

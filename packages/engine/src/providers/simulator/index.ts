@@ -20,9 +20,12 @@ import { youtube } from "../youtube/index.ts";
 import { zhihu } from "../zhihu/index.ts";
 import { utcDayStart } from "../../time.ts";
 import { Gen, hash32 } from "./gen.ts";
-import type { PlatformModule } from "./module.ts";
+import { idFromLink, type PlatformModule } from "./module.ts";
 import { EN_TRENDS, ZH_TRENDS } from "./vocab.ts";
 import { base64url, fromBase64url } from "../../encoding.ts";
+import { seedText } from "../../canonical.ts";
+
+export { seedText };
 
 /** Every platform folder, by platform. */
 export const PLATFORM_MODULES: Readonly<Record<Platform, PlatformModule<any, any, any, any>>> = {
@@ -78,23 +81,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     };
     signal.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-/** Canonical text of parameters (keys sorted) for seeding: `{k:v,…}`, arrays `[…]`, scalars as JSON. */
-export function seedText(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "";
-  let out: string;
-  if (Array.isArray(value)) {
-    out = "[";
-    for (let i = 0; i < value.length; i++) out += (i > 0 ? "," : "") + (i in value ? seedText(value[i]) : "");
-    return `${out}]`;
-  }
-  const o = value as Record<string, unknown>;
-  const keys = Object.keys(o);
-  if (keys.length > 1) keys.sort();
-  out = "{";
-  for (let i = 0; i < keys.length; i++) out += `${i > 0 ? "," : ""}${keys[i]!}:${seedText(o[keys[i]!])}`;
-  return `${out}}`;
 }
 
 /** Cursors the simulator writes: base64url JSON `{ o: offset, p: platform, op }`. */
@@ -201,6 +187,7 @@ export class Simulator {
       platform: m.platform,
       operations: m.operations,
       scoped: m.scoped,
+      source: "simulated",
       unsupported: (op, params) => m.unsupported(op, params),
       cursorValid: (op, cursor) => decodeCursor(m.platform, op, cursor) !== null,
       call: (req) => this.call(m, req),
@@ -255,13 +242,7 @@ export class Simulator {
       const url = typeof p["url"] === "string" ? p["url"] : undefined;
       let id = typeof p["id"] === "string" ? p["id"] : undefined;
       if (url !== undefined) {
-        let parsed: URL | null = null;
-        try {
-          parsed = new URL(url);
-        } catch {
-          parsed = null;
-        }
-        const found = parsed ? (kind === "post" ? m.postIdFromUrl(parsed) : m.userIdFromUrl(parsed)) : null;
+        const found = idFromLink(m, kind, url);
         if (!found)
           return {
             status: "error",

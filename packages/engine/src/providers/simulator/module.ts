@@ -90,6 +90,21 @@ export function typedOps(platform: string, zh: string, names: readonly string[])
   }));
 }
 
+/** The id a link names (a post's, or an account's), or null when it is not a link, or not one of this platform. Pure. */
+export function idFromLink(
+  m: Pick<PlatformModule, "postIdFromUrl" | "userIdFromUrl">,
+  kind: "post" | "user",
+  link: string,
+): string | null {
+  let url: URL;
+  try {
+    url = new URL(link);
+  } catch {
+    return null;
+  }
+  return kind === "post" ? m.postIdFromUrl(url) : m.userIdFromUrl(url);
+}
+
 /** The host of a link without `www.` and `m.`. */
 export function host(url: URL): string {
   return url.hostname.replace(/^(www|m)\./, "");

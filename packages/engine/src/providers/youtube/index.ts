@@ -1,42 +1,51 @@
 /** youtube: videos, comment threads, channels, the trending chart, and `youtube.video_transcript`; `scope` is a channel (D18). */
 import type { ContentItem } from "@sdgw/types";
 import { isoDurationSeconds, num, rfc3339, seg } from "../simulator/gen.ts";
+import { decodeEntities } from "../../connectors/html.ts";
+import { isoSeconds } from "../../time.ts";
 import { definePlatform, host, type PlatformModule, titleAbout, typedOps } from "../simulator/module.ts";
 import { EN_BIOS, EN_COMMENTS, EN_NAMES, EN_TEMPLATES, EN_TEXT } from "../simulator/vocab.ts";
 
-/** A video resource as the YouTube Data API v3 writes it (counts as strings, ISO 8601 duration). */
+/**
+ * A video resource as the YouTube Data API v3 writes it (`videos.list`): counts as strings, an ISO 8601 duration.
+ * Parts and fields may be missing in real answers (statistics hidden, no description), so they are optional.
+ */
 export interface YtVideo {
   id: string;
   snippet: {
     title: string;
-    description: string;
+    description?: string;
     channelId: string;
-    channelTitle: string;
+    channelTitle?: string;
     publishedAt: string;
-    categoryId: string;
+    categoryId?: string;
   };
-  statistics: { viewCount: string; likeCount: string; commentCount: string };
-  contentDetails: { duration: string };
+  statistics?: { viewCount?: string; likeCount?: string; commentCount?: string };
+  contentDetails?: { duration?: string };
 }
+/** A channel resource (`channels.list`); `customUrl` is its handle (`@name`) when it has one. */
 export interface YtChannel {
   id: string;
-  snippet: { title: string; description: string; customUrl: string; country?: string };
-  statistics: { subscriberCount: string; videoCount: string; hiddenSubscriberCount: boolean };
+  snippet: { title: string; description?: string; customUrl?: string; country?: string };
+  statistics?: { subscriberCount?: string; videoCount?: string; hiddenSubscriberCount?: boolean };
+  contentDetails?: { relatedPlaylists?: { uploads?: string } };
 }
+/** A comment thread (`commentThreads.list`): its top-level comment; `textOriginal` is the plain text. */
 export interface YtComment {
   id: string;
   snippet: {
-    videoId: string;
+    videoId?: string;
     topLevelComment: {
       snippet: {
-        textOriginal: string;
+        textOriginal?: string;
+        textDisplay?: string;
         authorDisplayName: string;
-        authorChannelId: { value: string };
-        likeCount: number;
+        authorChannelId?: { value: string };
+        likeCount?: number;
         publishedAt: string;
       };
     };
-    totalReplyCount: number;
+    totalReplyCount?: number;
   };
 }
 export interface YtCaption {
@@ -47,6 +56,24 @@ export interface YtCaption {
 
 const channelUrl = (handle: string) =>
   `https://www.youtube.com/${handle.startsWith("@") ? `@${seg(handle.slice(1))}` : `channel/${seg(handle)}`}`;
+/** A count YouTube sent as text, or undefined when it sent none (a hidden like count stays absent, not 0). */
+const count = (v: string | number | undefined) => (v === undefined ? undefined : num(v));
+/** Text as plain text (search snippets are HTML-escaped), or undefined when empty (items take no empty text). */
+const plain = (v: string | undefined) => {
+  const t = v === undefined ? "" : decodeEntities(v);
+  return t === "" ? undefined : t;
+};
+/** An RFC 3339 UTC time in whole seconds (`2019-03-21T20:37:49.000Z` → `…:49Z`), or undefined when not a time. */
+const utc = (v: string | undefined) => {
+  if (v === undefined) return undefined;
+  if (/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(v)) return v;
+  const ms = Date.parse(v);
+  return Number.isFinite(ms) ? isoSeconds(ms) : undefined;
+};
+/** The fields of `o` whose value is defined. */
+const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
 const handleOf = (name: string) => `@${name.replace(/[^A-Za-z0-9]/g, "").toLowerCase() || "channel"}`;
 
 export const youtube: PlatformModule<YtVideo, YtChannel, YtComment, YtVideo> = definePlatform<
@@ -152,64 +179,72 @@ export const youtube: PlatformModule<YtVideo, YtChannel, YtComment, YtVideo> = d
     },
   },
   map: {
-    post: (v) => ({
-      kind: "item",
-      id: v.id,
-      url: `https://www.youtube.com/watch?v=${seg(v.id)}`,
-      title: v.snippet.title,
-      text: v.snippet.description,
-      author: { name: v.snippet.channelTitle, id: v.snippet.channelId, url: channelUrl(v.snippet.channelId) },
-      published_at: v.snippet.publishedAt,
-      metrics: {
-        views: num(v.statistics.viewCount),
-        likes: num(v.statistics.likeCount),
-        comments: num(v.statistics.commentCount),
-      },
-      media: [
-        {
-          type: "video",
-          url: `https://www.youtube.com/watch?v=${seg(v.id)}`,
-          duration_s: isoDurationSeconds(v.contentDetails.duration),
+    post: (v) => {
+      const url = `https://www.youtube.com/watch?v=${seg(v.id)}`;
+      const metrics = defined({
+        views: count(v.statistics?.viewCount),
+        likes: count(v.statistics?.likeCount),
+        comments: count(v.statistics?.commentCount),
+      });
+      const duration = v.contentDetails?.duration;
+      return {
+        kind: "item",
+        id: v.id,
+        url,
+        ...defined({ title: plain(v.snippet.title), text: plain(v.snippet.description) }),
+        author: {
+          name: plain(v.snippet.channelTitle) ?? v.snippet.channelId,
+          id: v.snippet.channelId,
+          url: channelUrl(v.snippet.channelId),
         },
-      ],
-      platform_extra: { category_id: v.snippet.categoryId },
-    }),
+        ...defined({ published_at: utc(v.snippet.publishedAt) }),
+        ...(Object.keys(metrics).length ? { metrics } : {}),
+        media: [{ type: "video", url, ...(duration ? { duration_s: isoDurationSeconds(duration) } : {}) }],
+        ...(v.snippet.categoryId ? { platform_extra: { category_id: v.snippet.categoryId } } : {}),
+      };
+    },
     user: (c) => ({
       kind: "profile_card",
       id: c.id,
-      name: c.snippet.title,
-      url: channelUrl(c.snippet.customUrl),
-      bio: c.snippet.description,
-      followers: num(c.statistics.subscriberCount),
-      posts_count: num(c.statistics.videoCount),
+      name: plain(c.snippet.title) ?? c.id,
+      url: channelUrl(c.snippet.customUrl || c.id),
+      ...(c.snippet.description !== undefined ? { bio: decodeEntities(c.snippet.description) } : {}),
+      ...defined({
+        followers: c.statistics?.hiddenSubscriberCount ? undefined : count(c.statistics?.subscriberCount),
+        posts_count: count(c.statistics?.videoCount),
+      }),
       ...(c.snippet.country ? { location: c.snippet.country } : {}),
     }),
     comment: (t) => {
       const s = t.snippet.topLevelComment.snippet;
+      const author = s.authorChannelId?.value;
       return {
         kind: "item",
         id: t.id,
-        parent_id: t.snippet.videoId,
-        text: s.textOriginal,
+        ...(t.snippet.videoId ? { parent_id: t.snippet.videoId } : {}),
+        ...defined({ text: plain(s.textOriginal ?? s.textDisplay?.replace(/<[^>]*>/g, "")) }),
         author: {
-          name: s.authorDisplayName,
-          id: s.authorChannelId.value,
-          url: `https://www.youtube.com/channel/${seg(s.authorChannelId.value)}`,
+          name: s.authorDisplayName || "(unknown)",
+          ...(author ? { id: author, url: `https://www.youtube.com/channel/${seg(author)}` } : {}),
         },
-        published_at: s.publishedAt,
-        metrics: { likes: s.likeCount },
-        reply_count: t.snippet.totalReplyCount,
+        ...defined({ published_at: utc(s.publishedAt) }),
+        ...(s.likeCount !== undefined ? { metrics: { likes: count(s.likeCount)! } } : {}),
+        ...(t.snippet.totalReplyCount !== undefined ? { reply_count: count(t.snippet.totalReplyCount)! } : {}),
       };
     },
-    trend: (v) => ({
-      kind: "leaderboard",
-      rank: 1,
-      title: v.snippet.title,
-      heat: num(v.statistics.viewCount),
-      url: `https://www.youtube.com/watch?v=${seg(v.id)}`,
-      query: v.snippet.title,
-      platform_extra: { search: `https://www.youtube.com/results?search_query=${seg(v.snippet.title)}` },
-    }),
+    trend: (v) => {
+      const title = plain(v.snippet.title) ?? v.id;
+      const heat = count(v.statistics?.viewCount);
+      return {
+        kind: "leaderboard",
+        rank: 1,
+        title,
+        ...(heat !== undefined ? { heat } : {}),
+        url: `https://www.youtube.com/watch?v=${seg(v.id)}`,
+        query: title,
+        platform_extra: { search: `https://www.youtube.com/results?search_query=${seg(title)}` },
+      };
+    },
     extra: {
       video_transcript: (c: YtCaption): ContentItem => ({
         kind: "item",
@@ -225,8 +260,8 @@ export const youtube: PlatformModule<YtVideo, YtChannel, YtComment, YtVideo> = d
     const m =
       host(u) === "youtu.be"
         ? /^\/([A-Za-z0-9_-]{11})$/.exec(u.pathname)
-        : host(u) === "youtube.com"
-          ? /^\/shorts\/([A-Za-z0-9_-]{11})$/.exec(u.pathname)
+        : host(u) === "youtube.com" || host(u) === "youtube-nocookie.com"
+          ? /^\/(?:shorts|embed|live|v)\/([A-Za-z0-9_-]{11})\/?$/.exec(u.pathname)
           : null;
     return m ? m[1]! : null;
   },

@@ -15,6 +15,7 @@ export function registerCatalogRoutes(app: FastifyInstance, deps: RouteDeps): vo
       return jsonAnswer({
         request_id: requestId,
         schema_version: "v1",
+        platforms: gw.catalog.platforms,
         operations: gw.catalog.operations,
         tools: gw.catalog.tools,
       });

@@ -1,0 +1,28 @@
+/** The connector acceptance suite passes on the YouTube connector (against the fake upstream) and on the simulator. */
+import { describe, expect, it } from "vitest";
+import { formatConnectorReport, runConnectorAcceptance } from "../src/connectors/index.ts";
+import { simulatorSubject, youtubeSubject } from "./youtube-subject.ts";
+
+describe("the connector acceptance suite", () => {
+  it("passes on the YouTube connector, every check applicable", async () => {
+    const report = await runConnectorAcceptance(youtubeSubject());
+    expect(
+      report.results.filter((r) => r.outcome !== "passed"),
+      formatConnectorReport(report),
+    ).toEqual([]);
+    expect(report.passed).toBeGreaterThanOrEqual(25);
+  }, 120_000);
+
+  it("passes on the simulator; the checks of settings, secrets and an upstream are not applicable", async () => {
+    const report = await runConnectorAcceptance(simulatorSubject());
+    expect(
+      report.results.filter((r) => r.outcome === "failed"),
+      formatConnectorReport(report),
+    ).toEqual([]);
+    expect(report.results.filter((r) => r.outcome === "not_applicable").map((r) => r.id)).toEqual([
+      "config.bad-settings",
+      "secrets.not-shown",
+      "upstream.all-answered",
+    ]);
+  }, 60_000);
+});

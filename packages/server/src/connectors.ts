@@ -1,0 +1,253 @@
+/**
+ * Real platforms behind the providers port (D114): which platforms go live (those whose connector's credentials
+ * are set), each live connector built over the gateway's `fetch` (recording or replaying, D123), the upstream
+ * budget (D121) and cache (D122) in Redis when the limits are there, in memory otherwise; the other platforms stay
+ * on the simulator. A live platform never falls back to simulated data. Every call of a live connector is reported
+ * on one line for the operator: the units it spent upstream beside what its quote said and its price in credits.
+ */
+import type { Platform } from "@sdgw/types";
+import type { PlatformProvider, Simulator } from "@sdgw/engine";
+import {
+  CONNECTORS,
+  ConnectorConfigError,
+  MemoryBudget,
+  MemoryCache,
+  switchedOn,
+  type BudgetBuckets,
+  type ConnectorContext,
+  type ConnectorDefinition,
+  type RawSettings,
+  type UpstreamBudget,
+  type UpstreamCache,
+} from "@sdgw/engine/connectors";
+import type { Redis } from "ioredis";
+import { ConfigError, withoutPassword, type ServerConfig } from "./config.ts";
+import type { GatewayOptions } from "./gateway.ts";
+import type { Limits } from "./systems/limits.ts";
+import { ignoredParams, recordingFetch, replayingFetch } from "./systems/cassettes.ts";
+import { RedisBudget, RedisCache } from "./systems/upstream.ts";
+
+/** The settings of live connectors in the server's configuration (D114, D122, D123). */
+export type UpstreamConfig = Pick<
+  ServerConfig,
+  "connectors" | "upstreamCache" | "upstreamRecordDir" | "upstreamReplayDir"
+>;
+
+/** One live platform: its connector and what it reads. */
+export interface LivePlatform {
+  platform: Platform;
+  /** The API it reads (`YouTube Data API v3`). */
+  api: string;
+  /** Where it reads, for the banner (`YouTube Data API v3 at https://www.googleapis.com/youtube/v3`). */
+  where: string;
+}
+
+/** The live connectors of a gateway: which platforms, their shared budget and cache. */
+export interface Upstream {
+  /** The platforms read live, in the order of the platform list. */
+  live: readonly LivePlatform[];
+  budget: UpstreamBudget;
+  cache: UpstreamCache;
+  /** One line for the banner: which platforms are live, which simulated (never a secret). */
+  summary(): string;
+  /** Asks each live platform whether the credentials work (one cheap request each). */
+  check(signal?: AbortSignal): Promise<{ platform: Platform; ok: boolean; message: string }[]>;
+}
+
+/** The connector of a platform, if this build has one. */
+function connectorOf(platform: string): ConnectorDefinition<unknown> | undefined {
+  return CONNECTORS.find((c) => c.platform === platform) as ConnectorDefinition<unknown> | undefined;
+}
+
+/**
+ * Reads the connectors' `SDGW_<PLATFORM>_*` variables and `SDGW_UPSTREAM_CACHE`, `SDGW_UPSTREAM_RECORD`,
+ * `SDGW_UPSTREAM_REPLAY` (D114, D122, D123); every problem, named by its variable, goes into `problems`.
+ */
+export function upstreamFromEnv(env: NodeJS.ProcessEnv, problems: string[]): Partial<UpstreamConfig> {
+  const out: Partial<UpstreamConfig> = {};
+  const connectors: Partial<Record<Platform, RawSettings>> = {};
+  for (const def of CONNECTORS) {
+    const raw: Record<string, string> = {};
+    for (const s of def.settings) if (env[s.env] !== undefined && env[s.env] !== "") raw[s.name] = env[s.env]!;
+    if (!switchedOn(def, raw)) continue;
+    try {
+      def.configure(raw, (name) => def.settings.find((s) => s.name === name)?.env ?? name);
+      connectors[def.platform] = raw;
+    } catch (e) {
+      if (!(e instanceof ConnectorConfigError)) throw e;
+      problems.push(...e.problems);
+    }
+  }
+  if (Object.keys(connectors).length) out.connectors = connectors;
+  const cache = env["SDGW_UPSTREAM_CACHE"];
+  if (cache !== undefined && cache !== "") {
+    if (cache === "0" || cache === "1") out.upstreamCache = cache === "1";
+    else
+      problems.push(`SDGW_UPSTREAM_CACHE must be 0 (no cache of upstream answers) or 1 (got ${JSON.stringify(cache)})`);
+  }
+  const record = env["SDGW_UPSTREAM_RECORD"];
+  const replay = env["SDGW_UPSTREAM_REPLAY"];
+  if (record && replay)
+    problems.push("SDGW_UPSTREAM_RECORD and SDGW_UPSTREAM_REPLAY cannot both be set: record, or replay");
+  if (record) out.upstreamRecordDir = record;
+  if (replay) out.upstreamReplayDir = replay;
+  return out;
+}
+
+/** What the gateway hands over to build its providers. */
+export interface UpstreamDeps {
+  upstream: UpstreamConfig;
+  /** The prefix of the limits' Redis keys (the budget and cache live under it too). */
+  redisKeyPrefix: string;
+  /** The limits' Redis client (D107), or null: the budget and cache in memory. */
+  redis: Redis | null;
+  now: () => number;
+  log: (message: string, error?: unknown) => void;
+  /** The `fetch` of live connectors (default `globalThis.fetch`). */
+  fetch?: typeof fetch;
+}
+
+/**
+ * The providers of every platform: a live connector where its credentials are set, else `simulated`'s. Throws a
+ * {@link ConfigError} naming each setting (`connectors.youtube.apiKey`) that is not what it must be.
+ */
+export function liveProviders(
+  simulated: Readonly<Record<Platform, PlatformProvider>>,
+  deps: UpstreamDeps,
+): { providers: Record<Platform, PlatformProvider>; upstream: Upstream } {
+  const providers = { ...simulated } as Record<Platform, PlatformProvider>;
+  const built: { def: ConnectorDefinition<unknown>; settings: unknown }[] = [];
+  const problems: string[] = [];
+  for (const [platform, raw] of Object.entries(deps.upstream.connectors) as [Platform, RawSettings][]) {
+    const def = connectorOf(platform);
+    if (!def) {
+      problems.push(`connectors.${platform}: this build has no live connector for ${platform}`);
+      continue;
+    }
+    if (!switchedOn(def, raw)) continue;
+    try {
+      built.push({ def, settings: def.configure(raw, (name) => `connectors.${platform}.${name}`) });
+    } catch (e) {
+      if (!(e instanceof ConnectorConfigError)) throw e;
+      problems.push(...e.problems);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  const buckets: BudgetBuckets = Object.fromEntries(
+    built.map(({ def, settings }) => [def.platform, def.budget(settings)]),
+  );
+  const budget: UpstreamBudget = deps.redis
+    ? new RedisBudget({ client: deps.redis, prefix: deps.redisKeyPrefix, buckets, now: deps.now, log: deps.log })
+    : new MemoryBudget({ buckets, now: deps.now });
+  const cache: UpstreamCache = !deps.upstream.upstreamCache
+    ? { get: async () => undefined, set: async () => undefined }
+    : deps.redis
+      ? new RedisCache({ client: deps.redis, prefix: deps.redisKeyPrefix, log: deps.log })
+      : new MemoryCache({ now: deps.now });
+  const live: LivePlatform[] = [];
+  for (const { def, settings } of built) {
+    const secrets = def.secrets(settings);
+    const cassettes = {
+      platform: def.platform,
+      secrets,
+      ignore: ignoredParams(def.volatileParams),
+      log: deps.log,
+    };
+    const base = deps.fetch ?? globalThis.fetch.bind(globalThis);
+    const fetch = deps.upstream.upstreamReplayDir
+      ? replayingFetch({ ...cassettes, dir: deps.upstream.upstreamReplayDir })
+      : deps.upstream.upstreamRecordDir
+        ? recordingFetch(base, { ...cassettes, dir: deps.upstream.upstreamRecordDir })
+        : base;
+    const ctx: ConnectorContext = {
+      fetch,
+      budget,
+      cache,
+      now: deps.now,
+      log: { info: (m) => deps.log(m), error: (m) => deps.log(`ERROR ${m}`) },
+    };
+    providers[def.platform] = reported(def.create(settings, ctx), deps.log);
+    live.push({ platform: def.platform, api: def.api, where: withoutPassword(def.describe(settings)) });
+  }
+  const mode = deps.upstream.upstreamReplayDir
+    ? `, replaying ${deps.upstream.upstreamReplayDir}`
+    : deps.upstream.upstreamRecordDir
+      ? `, recording into ${deps.upstream.upstreamRecordDir}`
+      : "";
+  const shared = deps.redis
+    ? "budgets and cache in Redis, shared by every instance"
+    : "budgets and cache in this process";
+  return {
+    providers,
+    upstream: {
+      live,
+      budget,
+      cache,
+      summary: () => {
+        const others = (source: string) =>
+          (Object.keys(providers) as Platform[]).filter(
+            (p) => !live.some((l) => l.platform === p) && (providers[p].source ?? "simulated") === source,
+          );
+        const parts = live.map((l) => `${l.platform} live (${l.where}${mode}; ${shared})`);
+        for (const source of ["plugged", "simulated"])
+          if (others(source).length) parts.push(`${others(source).join(", ")} ${source}`);
+        return parts.join("; ");
+      },
+      check: async (signal) =>
+        Promise.all(
+          live.map(async (l) => {
+            const check = providers[l.platform].check;
+            if (!check) return { platform: l.platform, ok: true, message: "nothing to check" };
+            try {
+              return { platform: l.platform, ...(await check(signal ?? AbortSignal.timeout(30_000))) };
+            } catch (e) {
+              return { platform: l.platform, ok: false, message: e instanceof Error ? e.message : String(e) };
+            }
+          }),
+        ),
+    },
+  };
+}
+
+/**
+ * The providers of a gateway, on either store: `options.providers` (or the simulator's), with a live connector
+ * wherever the configuration sets one up, its budget and cache on the limits' Redis client when there is one.
+ */
+export function gatewayProviders(o: {
+  options: Pick<GatewayOptions, "providers" | "upstreamFetch">;
+  config: ServerConfig;
+  simulator: Simulator | null;
+  limits: Pick<Limits, "redis">;
+  now: () => number;
+  log: (message: string, error?: unknown) => void;
+}): { providers: Record<Platform, PlatformProvider>; upstream: Upstream } {
+  return liveProviders(o.options.providers ?? o.simulator!.providers, {
+    upstream: o.config,
+    redisKeyPrefix: o.config.redisKeyPrefix,
+    redis: o.limits.redis,
+    now: o.now,
+    log: o.log,
+    ...(o.options.upstreamFetch ? { fetch: o.options.upstreamFetch } : {}),
+  });
+}
+
+/** The provider, its every call reported on one line: units spent upstream, its quote, the answer, its price. */
+function reported(provider: PlatformProvider, log: (message: string) => void): PlatformProvider {
+  return {
+    ...provider,
+    call: async (req) => {
+      const outcome = await provider.call(req);
+      const spent = outcome.upstream;
+      if (spent) {
+        const quoted = provider.upstreamCost?.(req.operation, req.params) ?? 0;
+        const price = provider.operations.find((o) => o.name === req.operation)?.price ?? 0;
+        const answered = outcome.status === "error" ? `error ${outcome.failure.code}` : outcome.status;
+        const charged = outcome.status === "ok" || outcome.status === "empty" ? `${price} credit(s)` : "nothing";
+        log(
+          `upstream ${provider.platform}.${req.operation}: ${spent.cached ? "from the cache, 0 units" : `${spent.units} unit(s) in ${spent.requests} request(s)`} (quoted ${quoted}); ${answered}; charges ${charged}`,
+        );
+      }
+      return outcome;
+    },
+  };
+}
