@@ -234,12 +234,15 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
     );
     if (row?.paused) return { kind: "paused", message: (JSON.parse(row.paused) as { message: string }).message };
     if (row?.held) return { kind: "admitted" };
+    // The statement tried the usual hold if it claimed the key (or none was sent): then only the full one is left.
+    let usualTried = true;
     if (slot && !row?.claimed) {
       // The key was taken (or its record is past its 24 h): what a claim finds, and the hold if it claims it now.
       const claim = await this.claimRow([slot.keyId, slot.idemKey], print!, call.runId, at, true);
       if (claim.kind !== "claimed") return { kind: "claim", claim };
+      usualTried = false;
     }
-    const refusal = await this.holdRow(ctx, run);
+    const refusal = await this.holdRow(ctx, run, usualTried);
     if (!refusal) return { kind: "admitted" };
     if (slot) await this.deleteClaim(slot);
     return { kind: "hold", refusal };
@@ -274,6 +277,7 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
   private async holdRow(
     ctx: RunContext,
     run: { runId: string; credits: number; calls: number },
+    usualTried = false,
   ): Promise<HoldRefusal | null> {
     const { db, now, freeCalls } = this.o;
     const ms = now();
@@ -281,15 +285,26 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
     // The usual case in one statement: a paid, active account without a cap or daily limit, a key without a daily
     // limit, credits available. The only rule then is the credits (holdRefusal's last), checked under the row's lock
     // by the update itself; the hold's row is written in the same statement. Anything else takes the full step.
-    const fast = await db.query(
-      `WITH a AS (
+    const fast = usualTried
+      ? []
+      : await db.query(
+          `WITH a AS (
          UPDATE accounts SET held = held + $3 WHERE id = $1 AND status = 'active' AND plan = 'paid' AND call_cap IS NULL
            AND daily_limit IS NULL AND balance - held >= $3
            AND EXISTS (SELECT 1 FROM keys WHERE id = $2 AND daily_limit IS NULL) RETURNING id)
        INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, owner, created_at)
          SELECT $4, a.id, $2, $3, $5, false, $6, 'held', $7, $8 FROM a RETURNING 1`,
-      [ctx.account.id, ctx.key.id, run.credits, run.runId, run.calls, day, this.o.owner, new Date(ms).toISOString()],
-    );
+          [
+            ctx.account.id,
+            ctx.key.id,
+            run.credits,
+            run.runId,
+            run.calls,
+            day,
+            this.o.owner,
+            new Date(ms).toISOString(),
+          ],
+        );
     if (fast.length === 1) return null;
     return db.tx(async (sql) => {
       const account = await sql.one<AccountRow>("SELECT * FROM accounts WHERE id = $1 FOR UPDATE", [ctx.account.id]);
