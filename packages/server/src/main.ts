@@ -143,11 +143,12 @@ if (server.gateway.upstream.live.length)
   void server.gateway.upstream.check().then((checks) => {
     for (const c of checks)
       if (c.ok) log(`${c.platform}: ${c.message}.`);
-      else
-        log(
-          `${c.platform} is live but ${c.message.replace(/\.$/, "")}; its calls fail until this is fixed.`,
-          new Error(c.message),
-        );
+      else {
+        // An error line (level "error" in JSON) without a stack: the place in main.ts tells the operator nothing.
+        const failure = new Error(c.message);
+        failure.stack = undefined;
+        log(`${c.platform} is live but ${c.message.replace(/\.$/, "")}; its calls fail until this is fixed.`, failure);
+      }
   });
 
 /** Where /metrics is served, as the banner says it. */

@@ -187,12 +187,13 @@ describe("pnpm start with SDGW_YOUTUBE_API_KEY and SDGW_YOUTUBE_BASE_URL", () =>
     try {
       await until(() => out.includes("is live but"), 60_000);
       expect(out).toContain(
-        "sdgw: youtube is live but the YouTube Data API did not accept the check: youtube refused the gateway's access (a problem on the service's side, not with your key); its calls fail until this is fixed.",
+        "[sdgw] youtube is live but the YouTube Data API refused the key in SDGW_YOUTUBE_API_KEY (HTTP 400); its calls fail until this is fixed.",
       );
       expect(out).toContain(
         "ERROR youtube: the platform refused the gateway's own credentials (HTTP 400 badRequest: the API key is not valid)",
       );
       expect(out).not.toContain(YT.KEY);
+      expect(out, "the operator's line carries no stack of main.ts").not.toContain("main.ts:");
     } finally {
       await new Promise<void>((r) => (refused.once("exit", () => r()), refused.kill("SIGTERM")));
     }

@@ -814,9 +814,13 @@ class YouTubeLive {
     });
     if (r.ok) return { ok: true, message: "the YouTube Data API accepted the key (1 unit)" };
     const o = this.failed(r.fault, "chart", "check");
+    // The operator reads this line: a refusal of the credentials names the setting to fix, not the callers' words.
+    const refused = r.fault.kind === "http" && [400, 401, 403].includes(r.fault.status) && o.status === "error";
     return {
       ok: false,
-      message: `the YouTube Data API did not accept the check: ${reasonText(o)}`,
+      message: refused
+        ? `the YouTube Data API refused the key in SDGW_YOUTUBE_API_KEY (HTTP ${r.fault.kind === "http" ? r.fault.status : ""})`
+        : `the YouTube Data API did not accept the check: ${reasonText(o)}`,
     };
   }
 }
