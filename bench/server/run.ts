@@ -53,6 +53,7 @@ const { values: opt } = parseArgs({
     replays: { type: "string", default: "0" },
     db: { type: "string", default: "sqlite" },
     instances: { type: "string" },
+    accounts: { type: "string" },
   },
 });
 const whole = (name: string, v: string | undefined, fallback: number, min = 1) => {
@@ -69,41 +70,85 @@ if (opt.db !== "sqlite" && opt.db !== "postgres") throw new Error(`--db: sqlite 
 const onPg = opt.db === "postgres";
 if (!onPg && opt.instances !== undefined) throw new Error("--instances: only with --db postgres");
 const instances = whole("instances", opt.instances, 1);
+if (!onPg && opt.accounts !== undefined) throw new Error("--accounts: only with --db postgres");
+const accounts = whole("accounts", opt.accounts, 1);
+/** The connections of the PostgreSQL floor: the pools of the instances it stands beside (10 each, D108). */
+const floorConnections = 10 * instances;
 if (onPg && connections < instances)
   throw new Error(`--connections ${connections}: at least one per instance (--instances ${instances})`);
 const baseAt = opt.base;
 const fixed = opt.fixed;
 const here = fileURLToPath(new URL(".", import.meta.url));
 
-type Who = "object" | "bytes" | "data" | "sdgw" | "base" | "pg";
+type Who = "object" | "bytes" | "data" | "floor" | "sdgw" | "base" | "pg" | "pgfloor";
 const LABEL: Record<Who, string> = {
   object: "bare route, answer object serialized",
   bytes: "bare route, prepared bytes",
   data: "bare route + the simulator's data",
+  floor: "floor: the simulator's data + one SQLite ledger write",
+  pgfloor: `floor on PostgreSQL: UPDATE + INSERT a transaction, ${floorConnections} connections, ${accounts} account${accounts > 1 ? "s" : ""}`,
   sdgw: "@sdgw/server (simulator, 0 ms)",
   base: `@sdgw/server of ${baseAt}`,
-  pg: `@sdgw/server on PostgreSQL ×${instances}`,
+  pg: `@sdgw/server on PostgreSQL ×${instances}${accounts > 1 ? `, ${accounts} accounts` : ""}`,
 };
 /** How the ratios' lines name a server. */
-const SHORT: Partial<Record<Who, string>> = { sdgw: "ours", base: "base", pg: `pg×${instances}` };
+const SHORT: Partial<Record<Who, string>> = {
+  sdgw: "ours",
+  base: "base",
+  pg: `pg×${instances}`,
+  floor: "floor",
+  pgfloor: "pg floor",
+};
 interface Server {
   child: ChildProcess;
   port: number;
-  key?: string;
+  /** The keys the load sends in turn (one per account); none for the bare routes. */
+  keys?: string[];
+  /** The PostgreSQL floor: a loop of transactions in its own process, not an HTTP server. */
+  pgFloor?: true;
 }
 
 /** Every server process started, killed at the end whatever happens. */
 const children: ChildProcess[] = [];
 
-function start(mode: "sdgw" | "pg" | "object" | "bytes" | "data", args: string[], from = here): Promise<Server> {
+function start(
+  mode: "sdgw" | "pg" | "object" | "bytes" | "data" | "floor",
+  args: string[],
+  from = here,
+): Promise<Server> {
   const child = fork(join(from, "servers.ts"), [mode, ...args], {
     execArgv: ["--conditions=source", "--no-warnings"],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   children.push(child);
   return new Promise((resolve, reject) => {
-    child.once("message", (m: { port: number; key?: string }) => resolve({ child, ...m }));
+    // `sdgw` (also another checkout's, --base) sends one `key`; `pg` sends its accounts' `keys`.
+    child.once("message", (m: { port: number; key?: string; keys?: string[] }) =>
+      resolve({ child, port: m.port, ...(m.keys ? { keys: m.keys } : m.key ? { keys: [m.key] } : {}) }),
+    );
     child.once("exit", (code) => reject(new Error(`${mode} server exited ${code}`)));
+  });
+}
+
+/** The PostgreSQL floor (floor-pg.ts) on its own database at `url`, once its tables and connections are ready. */
+function startPgFloor(url: string): Promise<Server> {
+  const child = fork(join(here, "floor-pg.ts"), [url, String(accounts), String(floorConnections)], {
+    execArgv: ["--no-warnings"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    child.once("message", () => resolve({ child, port: 0, pgFloor: true }));
+    child.once("exit", (code) => reject(new Error(`the PostgreSQL floor exited ${code}`)));
+  });
+}
+
+/** One round of the PostgreSQL floor: its loop of transactions for `seconds`. */
+function floorRound(s: Server): Promise<{ total: number; seconds: number; p50: number; p99: number }> {
+  return new Promise((resolve, reject) => {
+    s.child.once("message", resolve);
+    s.child.once("exit", (code) => reject(new Error(`the PostgreSQL floor exited ${code}`)));
+    s.child.send({ seconds });
   });
 }
 
@@ -147,11 +192,12 @@ function rssOf(pid: number | undefined): number | null {
 // simulator's memo). --fixed: one query, new keys. --replays N: one of N keys in turn, each with its own query.
 let sent = 0;
 const QUERY_OF_FIXED = "%E9%9C%B2%E8%90%A5%E8%A3%85%E5%A4%87"; // 露营装备
-function nextRequest(count: number): { path: string; idem: string } {
+function nextRequest(count: number): { n: number; path: string; idem: string } {
   const n = ++sent;
   const id = replays > 0 ? n % replays : n;
   const query = fixed ? QUERY_OF_FIXED : `bench+${process.pid}+${id}`;
   return {
+    n,
     path: `/v1/search?platform=xiaohongshu&query=${query}&count=${count}`,
     idem: replays > 0 ? `bench-replay-${id}` : `bench-${process.pid}-${id}`,
   };
@@ -167,12 +213,14 @@ const PG_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 /** --db postgres: the admin connection and the bench's database (made at the start, dropped at the end). */
 let admin: PgClient | null = null;
 let dbName: string | null = null;
+/** --db postgres: the floor's own database (its transactions counted apart from the reference server's). */
+let floorDbName: string | null = null;
 
-/** CPU time so far of each of PostgreSQL's backends connected to the bench's database, by pid. */
-async function backendsCpu(): Promise<Map<number, number>> {
+/** CPU time so far of each of PostgreSQL's backends connected to a database of the bench, by pid. */
+async function backendsCpu(db: string | null): Promise<Map<number, number>> {
   const cpu = new Map<number, number>();
-  if (!admin || !dbName) return cpu;
-  const { rows } = await admin.query("SELECT pid FROM pg_stat_activity WHERE datname = $1", [dbName]);
+  if (!admin || !db) return cpu;
+  const { rows } = await admin.query("SELECT pid FROM pg_stat_activity WHERE datname = $1", [db]);
   for (const row of rows) {
     const c = cpuOf(Number(row["pid"]));
     if (c !== null) cpu.set(Number(row["pid"]), c);
@@ -185,8 +233,9 @@ async function backendsCpu(): Promise<Map<number, number>> {
  * split among them, same duration; requests, requests/s and CPU summed, p50 and p99 the worst of the N.
  */
 async function load(group: Server[], count: number, withDb = false): Promise<Round> {
+  if (group[0]!.pgFloor) return loadFloor(group[0]!);
   const share = (i: number) => Math.floor(connections / group.length) + (i < connections % group.length ? 1 : 0);
-  const dbBefore = withDb ? await backendsCpu() : null;
+  const dbBefore = withDb ? await backendsCpu(dbName) : null;
   const cpuBefore = group.map((s) => cpuOf(s.child.pid));
   const results = await Promise.all(
     group.map((s, i) =>
@@ -199,10 +248,11 @@ async function load(group: Server[], count: number, withDb = false): Promise<Rou
             method: "GET",
             setupRequest: (req: { path?: string; headers?: Record<string, string> }) => {
               const next = nextRequest(count);
+              const key = s.keys ? s.keys[next.n % s.keys.length]! : "bare";
               return {
                 ...req,
                 path: next.path,
-                headers: { ...req.headers, "x-api-key": s.key ?? "bare", "idempotency-key": next.idem },
+                headers: { ...req.headers, "x-api-key": key, "idempotency-key": next.idem },
               };
             },
           },
@@ -211,7 +261,7 @@ async function load(group: Server[], count: number, withDb = false): Promise<Rou
     ),
   );
   const cpuAfter = group.map((s) => cpuOf(s.child.pid));
-  const dbAfter = withDb ? await backendsCpu() : null;
+  const dbAfter = withDb ? await backendsCpu(dbName) : null;
   const rs = results as unknown as Array<{
     requests: { average: number; total: number };
     latency: { p99: number; p50: number };
@@ -235,6 +285,44 @@ async function load(group: Server[], count: number, withDb = false): Promise<Rou
     round.dbCpuUs = dbAfter.size > 0 && total > 0 ? used / total : null;
   }
   return round;
+}
+
+/**
+ * A round of the PostgreSQL floor: requests are its transactions; CPU per request is its own process's (the `pg`
+ * client's loop), PostgreSQL's backends apart in `dbCpuUs`, as for the reference server on PostgreSQL.
+ */
+async function loadFloor(s: Server): Promise<Round> {
+  const dbBefore = await backendsCpu(floorDbName);
+  const cpuBefore = cpuOf(s.child.pid);
+  const r = await floorRound(s);
+  const cpuAfter = cpuOf(s.child.pid);
+  const dbAfter = await backendsCpu(floorDbName);
+  let used = 0;
+  for (const [pid, c] of dbAfter) used += c - (dbBefore.get(pid) ?? 0);
+  return {
+    rps: r.total / r.seconds,
+    p50: r.p50,
+    p99: r.p99,
+    non2xx: 0,
+    cpuUs: cpuBefore !== null && cpuAfter !== null && r.total > 0 ? (cpuAfter - cpuBefore) / r.total : null,
+    total: r.total,
+    dbCpuUs: dbAfter.size > 0 && r.total > 0 ? used / r.total : null,
+  };
+}
+
+/**
+ * Transactions committed so far in a database of the bench (`pg_stat_database.xact_commit`), after the backends
+ * have reported theirs: a backend reports its counts at most once a second while busy and, once idle, within
+ * PostgreSQL's idle interval of 10 s, so the reading waits 11 s first.
+ */
+async function commitsOf(pg: string, floor: string): Promise<{ pg: number; pgfloor: number }> {
+  await new Promise((r) => setTimeout(r, 11_000));
+  await admin!.query("SELECT pg_stat_clear_snapshot()");
+  const of = async (db: string) =>
+    Number(
+      (await admin!.query("SELECT xact_commit FROM pg_stat_database WHERE datname = $1", [db])).rows[0]!["xact_commit"],
+    );
+  return { pg: await of(pg), pgfloor: await of(floor) };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-bench-"));
@@ -262,9 +350,9 @@ async function cleanup(): Promise<void> {
   );
   if (admin) {
     try {
-      if (dbName) await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+      for (const db of [dbName, floorDbName]) if (db) await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
     } catch (e) {
-      console.error(`bench/server: could not drop the database ${dbName}: ${String(e)}`);
+      console.error(`bench/server: could not drop the databases ${dbName}, ${floorDbName}: ${String(e)}`);
     }
     await admin.end().catch(() => undefined);
   }
@@ -285,7 +373,7 @@ try {
   for (const count of counts) {
     const sample = await fetch(
       `http://127.0.0.1:${ours.port}/v1/search?platform=xiaohongshu&query=${fixed ? QUERY_OF_FIXED : "bench+sample"}&count=${count}`,
-      { headers: { "x-api-key": ours.key!, "idempotency-key": `bench-sample-${count}` } },
+      { headers: { "x-api-key": ours.keys![0]!, "idempotency-key": `bench-sample-${count}` } },
     );
     const body = Buffer.from(await sample.arrayBuffer());
     if (sample.status !== 200)
@@ -297,6 +385,7 @@ try {
     ["object", [await start("object", [answersDir])]],
     ["bytes", [await start("bytes", [answersDir])]],
     ["data", [await start("data", [answersDir])]],
+    ["floor", [await start("floor", [mkdtempSync(join(dir, "floor-"))])]],
     ["sdgw", [ours]],
   ];
   if (baseAt) {
@@ -318,19 +407,23 @@ try {
     await admin.query(`CREATE DATABASE ${name}`);
     dbName = name;
     const url = `postgres://postgres@127.0.0.1:5432/${name}`;
-    const first = await start("pg", [url]);
-    const others = await Promise.all(Array.from({ length: instances - 1 }, () => start("pg", [url, first.key!])));
-    const group = [first, ...others.map((s) => ({ ...s, key: first.key }))];
+    const first = await start("pg", [url, String(accounts)]);
+    const others = await Promise.all(Array.from({ length: instances - 1 }, () => start("pg", [url, "0"])));
+    const group = [first, ...others.map((s) => ({ ...s, keys: first.keys! }))];
     for (const [i, s] of group.entries()) {
       const sample = await fetch(
         `http://127.0.0.1:${s.port}/v1/search?platform=xiaohongshu&query=bench+sample&count=${counts[0]}`,
-        { headers: { "x-api-key": s.key!, "idempotency-key": `bench-pg-sample-${i}` } },
+        { headers: { "x-api-key": s.keys![0]!, "idempotency-key": `bench-pg-sample-${i}` } },
       );
       const body = await sample.text();
       if (sample.status !== 200)
         throw new Error(`the reference server on PostgreSQL (instance ${i + 1}) answered ${sample.status}: ${body}`);
     }
     servers.push(["pg", group]);
+    // The floor on its own database, so that each one's transactions are counted apart.
+    floorDbName = `${name}_floor`;
+    await admin.query(`CREATE DATABASE ${floorDbName}`);
+    servers.push(["pgfloor", [await startPgFloor(`postgres://postgres@127.0.0.1:5432/${floorDbName}`)]]);
   }
 
   /** The resident set size of a server's processes (summed over the instances of `pg`), null off Linux. */
@@ -345,15 +438,19 @@ try {
     object: 0,
     bytes: 0,
     data: 0,
+    floor: 0,
     sdgw: counts.length,
     base: 0,
-    ...(onPg ? { pg: instances } : {}),
+    ...(onPg ? { pg: instances, pgfloor: 0 } : {}),
   };
+  /** --db postgres: transactions committed in each database from here (set-up, migration and accounts left out). */
+  const commitsBefore = onPg ? await commitsOf(dbName!, floorDbName!) : null;
+  const answeredBefore = { ...answered };
   for (const count of counts) {
     for (const [who, g] of servers) {
       const warm = await load(g, count, who === "pg");
       answered[who] = answered[who]! + warm.total;
-      if (replays > 0 && warm.total < replays)
+      if (replays > 0 && who !== "pgfloor" && warm.total < replays)
         throw new Error(
           `--replays ${replays}: the warm-up sent only ${warm.total} requests; use fewer keys or longer rounds`,
         );
@@ -375,6 +472,15 @@ try {
     }
   }
   for (const [who, g] of servers) rss[who]!.end = rssOfGroup(g);
+  /** --db postgres: committed transactions per charged call (per charge of the floor) over the warm-up and rounds. */
+  let commitsPer: { pg: number; pgfloor: number } | null = null;
+  if (commitsBefore) {
+    const after = await commitsOf(dbName!, floorDbName!);
+    commitsPer = {
+      pg: (after.pg - commitsBefore.pg) / (answered.pg! - answeredBefore.pg!),
+      pgfloor: (after.pgfloor - commitsBefore.pgfloor) / (answered.pgfloor! - answeredBefore.pgfloor!),
+    };
+  }
   /** --db postgres: the bench's database's size at the end (pg_database_size). */
   let pgBytes: number | null = null;
   if (admin && dbName)
@@ -447,7 +553,7 @@ try {
             p50: spread(r.map((x) => x.p50)),
             p99: spread(r.map((x) => x.p99)),
             cpuUs: spread(r.map((x) => x.cpuUs)),
-            ...(who === "pg" ? { dbCpuUs: spread(r.map((x) => x.dbCpuUs)) } : {}),
+            ...(who === "pg" || who === "pgfloor" ? { dbCpuUs: spread(r.map((x) => x.dbCpuUs)) } : {}),
             non2xx: r.reduce((a, x) => a + x.non2xx, 0),
           },
         ];
@@ -475,7 +581,7 @@ try {
     for (const [who] of servers) {
       const s = summary[who]!;
       lines.push(`| ${LABEL[who]} | ${fmt(s.rps)} | ${fmt(s.p99)} | ${fmt(s.cpuUs)} | ${s.non2xx} |`);
-      if ((who === "sdgw" || who === "base" || who === "data" || who === "pg") && s.non2xx > 0) failed = true;
+      if (who !== "object" && who !== "bytes" && s.non2xx > 0) failed = true;
     }
     const ratios: Record<string, Spread | null> = {};
     lines.push("");
@@ -493,6 +599,36 @@ try {
           `${SHORT[who]} / ${bare}: CPU per request ${fmt(cpu, 2, "×")}${targets}, p99 ${fmt(p99, 2, "×")}${bare === "data" ? "" : ` (target ≤ 2×: ${met(p99, 2)})`}`,
         );
       }
+    }
+    // Issue 36: against the floors, what the storage itself commits. requests/s is the figure (ours ÷ floor).
+    {
+      const rps = spread(perRound(rs.sdgw!, rs.floor!, "rps"));
+      const cpu = spread(perRound(rs.sdgw!, rs.floor!, "cpuUs"));
+      const p99 = spread(perRound(rs.sdgw!, rs.floor!, "p99"));
+      ratios["sdgw/floor.rps"] = rps;
+      ratios["sdgw/floor.cpuUs"] = cpu;
+      ratios["sdgw/floor.p99"] = p99;
+      lines.push(
+        `ours / floor: requests/s ${fmt(rps, 2, "×")}, CPU per request ${fmt(cpu, 2, "×")}, p99 ${fmt(p99, 2, "×")}`,
+      );
+    }
+    if (rs.pg && rs.pgfloor) {
+      const rps = spread(perRound(rs.pg, rs.pgfloor, "rps"));
+      const p99 = spread(perRound(rs.pg, rs.pgfloor, "p99"));
+      const whole = (r: Round) => (r.cpuUs !== null && r.dbCpuUs != null ? r.cpuUs + r.dbCpuUs : null);
+      const cpu = spread(
+        rs.pg.map((r, i) => {
+          const a = whole(r);
+          const b = rs.pgfloor![i] ? whole(rs.pgfloor![i]!) : null;
+          return a !== null && b ? a / b : null;
+        }),
+      );
+      ratios["pg/pgfloor.rps"] = rps;
+      ratios["pg/pgfloor.p99"] = p99;
+      ratios["pg+backends/pgfloor+backends.cpuUs"] = cpu;
+      lines.push(
+        `${SHORT.pg} / pg floor: requests/s ${fmt(rps, 2, "×")}, p99 ${fmt(p99, 2, "×")}, CPU per request with the backends ${fmt(cpu, 2, "×")}; pg floor's backends ${fmt(summary.pgfloor!.dbCpuUs ?? null)} µs/transaction`,
+      );
     }
     if (rs.base) {
       const cpu = spread(perRound(rs.sdgw!, rs.base, "cpuUs"));
@@ -526,6 +662,10 @@ try {
     `RSS (MiB) at start → after warm-up → at the end: ${servers.map(([who]) => `${who === "pg" ? `${SHORT.pg} (sum of ${instances} process${instances > 1 ? "es" : ""})` : who} ${rss[who]!.start} → ${rss[who]!.warm} → ${rss[who]!.end}`).join("; ")} (the 2-minute growth bound is pnpm test:soak's)`,
   );
   // Disk per charged call: only meaningful when every request was one (no --replays).
+  if (commitsPer)
+    lines.push(
+      `committed transactions (pg_stat_database.xact_commit) per charged call: ${SHORT.pg} ${commitsPer.pg.toFixed(2)}; per charge of the pg floor ${commitsPer.pgfloor.toFixed(2)} (warm-up and rounds, background work of the instances included)`,
+    );
   if (replays === 0) {
     const per = (d: { db: number; log: number }, calls: number) =>
       `${Math.round(d.log / calls)} B in the answer log + ${Math.round(d.db / calls)} B of database (WAL included) = ${Math.round((d.log + d.db) / calls)} B`;
@@ -550,7 +690,7 @@ try {
         counts,
         ...(baseAt ? { baseAt } : {}),
         db: opt.db,
-        ...(onPg ? { instances } : {}),
+        ...(onPg ? { instances, accounts, floorConnections, commitsPerCall: commitsPer } : {}),
         byCount: report,
         rss,
         disk,

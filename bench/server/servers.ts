@@ -15,11 +15,15 @@
  *                                                                   for each request's own query and count and answers
  *                                                                   its items as an object (what producing the data
  *                                                                   costs, without anything of the gateway)
- *   node --conditions=source bench/server/servers.ts pg <url> [key]  the reference server on PostgreSQL (D108) at
- *                                                                   <url>, settings as `sdgw`'s; without `key` it
- *                                                                   makes the bench's account (a huge balance) and key
- *                                                                   and sends the key; with it (the other instances
- *                                                                   on the same database) it makes nothing
+ *   node --conditions=source bench/server/servers.ts floor <dir>   the embedded floor (issue 36): the `data` route plus
+ *                                                                   one durable SQLite write per request, a ledger row
+ *                                                                   committed on its own (a file database in <dir>,
+ *                                                                   WAL and synchronous=NORMAL as the reference server's)
+ *   node --conditions=source bench/server/servers.ts pg <url> <n>  the reference server on PostgreSQL (D108) at
+ *                                                                   <url>, settings as `sdgw`'s; with n > 0 it makes
+ *                                                                   the bench's n accounts (a huge balance each) with a
+ *                                                                   key each and sends the keys; with n = 0 (the other
+ *                                                                   instances on the same database) it makes nothing
  * Each sends `{ port, … }` once listening and exits when run.ts goes away. `sdgw <dir>` is what `--base` starts of
  * another checkout: keep its arguments.
  */
@@ -61,15 +65,15 @@ if (mode === "sdgw") {
     log: () => undefined,
     limits: { ...env.limits, keyQps: 1e9, workspaceConcurrency: 1e6, failureThreshold: 1e9 },
   });
-  let key = given;
-  if (!key) {
-    const { account } = await server.gateway.accounts.createAccount({ name: "Bench" });
+  const keys: string[] = [];
+  for (let i = 0; i < Number(given ?? 1); i++) {
+    const { account } = await server.gateway.accounts.createAccount({ name: `Bench ${i + 1}` });
     await server.gateway.accounts.grant(account.id, 1_000_000_000);
-    key = (await server.gateway.accounts.createKey({ accountId: account.id })).secret;
+    keys.push((await server.gateway.accounts.createKey({ accountId: account.id })).secret);
   }
   const url = await server.listen({ port: 0 });
-  process.send({ port: Number(new URL(url).port), key });
-} else if (mode === "data") {
+  process.send({ port: Number(new URL(url).port), keys });
+} else if (mode === "data" || mode === "floor") {
   const require = createRequire(new URL("../../packages/server/package.json", import.meta.url));
   const Fastify = require("fastify") as (options: { logger: boolean }) => {
     get(path: string, handler: (req: { query: Record<string, string> }) => Promise<unknown>): void;
@@ -80,6 +84,18 @@ if (mode === "sdgw") {
   const provider = new Simulator().providers.xiaohongshu;
   const signal = new AbortController().signal;
   let n = 0;
+  // floor: one ledger row per request, committed on its own before the answer, on the reference server's settings.
+  let write: ((id: string, amount: number) => void) | null = null;
+  if (mode === "floor") {
+    const { DatabaseSync } = await import("node:sqlite");
+    const db = new DatabaseSync(join(arg!, "floor.sqlite"));
+    db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
+    db.exec(
+      "CREATE TABLE ledger (id INTEGER PRIMARY KEY, request_id TEXT NOT NULL, account_id TEXT NOT NULL, amount INTEGER NOT NULL, created_at INTEGER NOT NULL)",
+    );
+    const insert = db.prepare("INSERT INTO ledger (request_id, account_id, amount, created_at) VALUES (?, ?, ?, ?)");
+    write = (id, amount) => void insert.run(id, "acc_floor", amount, Date.now());
+  }
   const app = Fastify({ logger: false });
   app.get("/v1/search", async (req) => {
     const params = {
@@ -91,8 +107,10 @@ if (mode === "sdgw") {
     };
     const out = await provider.call({ platform: "xiaohongshu", operation: "search", params, signal });
     if (out.status !== "ok" && out.status !== "empty") throw new Error(`simulator: ${out.status}`);
+    const requestId = `req_${++n}`;
+    write?.(requestId, out.items.length);
     return {
-      request_id: `req_${++n}`,
+      request_id: requestId,
       schema_version: "v1",
       status: out.status,
       platform: "xiaohongshu",
@@ -132,4 +150,4 @@ if (mode === "sdgw") {
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
   process.send({ port: typeof address === "object" && address ? address.port : 0 });
-} else throw new Error(`servers.ts: unknown mode ${mode} (sdgw, pg, object, bytes or data)`);
+} else throw new Error(`servers.ts: unknown mode ${mode} (sdgw, pg, object, bytes, data or floor)`);
