@@ -52,7 +52,8 @@ interface IdempotencyRow {
   answer: Buffer | null;
 }
 
-const utcDay = (ms: number) => isoSeconds(ms).slice(0, 10);
+/** The UTC day (`YYYY-MM-DD`) of a time in ms. */
+export const utcDay = (ms: number) => isoSeconds(ms).slice(0, 10);
 /**
  * What a row spent on `day`. A row already on a later day (written by a call whose clock read a few ms later) counts
  * as today's: the days of a row only move forward, and a limit is never lifted early (D110).
@@ -469,23 +470,16 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
 }
 
 /**
- * Ends a run's hold inside the transaction `sql`: charges `amount` (at most what was held) for `calls` calls and
- * releases the rest, exactly once (the conditional update of the hold's row); a hold already ended is left alone
- * and the answer is what it charged then. Returns the charge, the account's balance after, and whether this call
- * ended the hold (false: it had ended before, by a settle or a recovery).
+ * The common table expressions that end a hold (`h`), write its charge (`l`), move the key's (`k`) and the account's
+ * (`a`, returning the balance after) figures, over the parameters $1 run id, $2 amount to charge, $3 when, $4 its
+ * UTC day, $5 calls; `condition` narrows the hold (e.g. ` AND LEAST($2, amount) = $6`). The statement that uses
+ * them selects from `h` and `a`.
  */
-export async function settleHold(
-  sql: Sql,
-  o: { runId: string; amount: number; calls: number; ms: number },
-): Promise<{ charged: number; balance: number; ended: boolean }> {
-  const [day, at] = [utcDay(o.ms), new Date(o.ms).toISOString()];
-  // One statement (its own atomic step even outside a transaction): the hold ends by its conditional update, and its
-  // charge (one ledger row under the unique index per run), the key's and the account's figures move with it.
-  const ended = await sql.one<{ charged: number; balance: number }>(
-    `WITH h AS (
+export function settleCtes(condition: string): string {
+  return `h AS (
        UPDATE holds SET captured = LEAST($2, amount),
          state = CASE WHEN LEAST($2, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = $3
-       WHERE run_id = $1 AND state = 'held'
+       WHERE run_id = $1 AND state = 'held'${condition}
        RETURNING account_id, key_id, amount, calls, free_plan, captured),
      l AS (
        INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at)
@@ -501,8 +495,24 @@ export async function settleHold(
          spend_today = CASE WHEN spend_day >= $4 THEN spend_today + h.captured ELSE h.captured END,
          spend_day = GREATEST(spend_day, $4)
        FROM h WHERE accounts.id = h.account_id
-       RETURNING accounts.balance)
-     SELECT h.captured AS charged, a.balance FROM h, a`,
+       RETURNING accounts.balance)`;
+}
+
+/**
+ * Ends a run's hold inside the transaction `sql`: charges `amount` (at most what was held) for `calls` calls and
+ * releases the rest, exactly once (the conditional update of the hold's row); a hold already ended is left alone
+ * and the answer is what it charged then. Returns the charge, the account's balance after, and whether this call
+ * ended the hold (false: it had ended before, by a settle or a recovery).
+ */
+export async function settleHold(
+  sql: Sql,
+  o: { runId: string; amount: number; calls: number; ms: number },
+): Promise<{ charged: number; balance: number; ended: boolean }> {
+  const [day, at] = [utcDay(o.ms), new Date(o.ms).toISOString()];
+  // One statement (its own atomic step even outside a transaction): the hold ends by its conditional update, and its
+  // charge (one ledger row under the unique index per run), the key's and the account's figures move with it.
+  const ended = await sql.one<{ charged: number; balance: number }>(
+    `WITH ${settleCtes("")} SELECT h.captured AS charged, a.balance FROM h, a`,
     [o.runId, Math.max(0, o.amount), at, day, o.calls],
   );
   if (ended) return { ...ended, ended: true };

@@ -133,10 +133,29 @@ function unavailable(e: unknown): never {
   throw new DatabaseUnavailable(`PostgreSQL does not answer: ${why}`, { cause: e });
 }
 
+/**
+ * D129: the name of a statement's prepared form, by its text. A statement with parameters is prepared once on each
+ * connection and then only bound and executed (PostgreSQL parsed and planned every one of them again: on a charged
+ * call, parse and bind took longer in the backend than the execution). Names are given to the first
+ * {@link MAX_PREPARED} texts of the process — the gateway's statements are fixed texts; one built with a varying
+ * list would otherwise prepare without end — and the rest run unnamed as before.
+ */
+const PREPARED = new Map<string, string>();
+const MAX_PREPARED = 256;
+function prepared(text: string): string | undefined {
+  let name = PREPARED.get(text);
+  if (name === undefined && PREPARED.size < MAX_PREPARED) PREPARED.set(text, (name = `sdgw_${PREPARED.size + 1}`));
+  return name;
+}
+
 /** Statements on one connection or the pool, each through `guard`. */
 function sqlOn(q: pg.Pool | pg.PoolClient, guard: <T>(fn: () => Promise<T>) => Promise<T>): Sql {
-  const query = async <T extends object>(text: string, params: readonly unknown[] = []) =>
-    (await guard(() => q.query<T>(text, params as unknown[]))).rows;
+  const query = async <T extends object>(text: string, params: readonly unknown[] = []) => {
+    // Without parameters (BEGIN, COMMIT, a probe) the simple protocol is one round trip: nothing to prepare.
+    const name = params.length ? prepared(text) : undefined;
+    const config = name ? { name, text, values: params as unknown[] } : { text, values: params as unknown[] };
+    return (await guard(() => q.query<T>(config))).rows;
+  };
   return { query, one: async (text, params) => (await query(text, params))[0] as never };
 }
 

@@ -7,7 +7,7 @@
  * the handle reads 500, the key is free. A heartbeat renews this instance's lease and recovers gone instances' runs.
  */
 import { cellOf, isoSeconds, REFUSALS, toolCharge, type CallPlan, type EndedCall, type RunResult } from "@sdgw/engine";
-import type { CreditView, PlatformProvider } from "@sdgw/engine";
+import type { CreditView, IdempotencySlot, PlatformProvider } from "@sdgw/engine";
 import type { Step } from "@sdgw/types";
 import { errorAnswer } from "@sdgw/validators";
 import type { ServerConfig } from "../config.ts";
@@ -20,6 +20,14 @@ import type { HandleRead, HttpAnswer, RunContext, ToolRunRequest } from "../syst
 import type { PgCalls } from "./calls.ts";
 import { isUnavailable } from "./database.ts";
 import type { PgRuns, RunEnding } from "./runs.ts";
+
+/**
+ * D129: the balance a data answer is built with before its charge is written (a value no balance reaches: 2^53 − 1),
+ * and how it reads in the answer's JSON, where the statement that writes the charge puts the balance after.
+ */
+const BALANCE_STAND_IN = Number.MAX_SAFE_INTEGER;
+const BALANCE_KEY = '"balance":';
+const BALANCE_MARK = `${BALANCE_KEY}${BALANCE_STAND_IN}`;
 
 /** What the runner is made of. */
 export interface PgRunnerDeps {
@@ -236,6 +244,10 @@ export class PgRunner {
     const view = live.view.kind === "tool" ? await this.deps.calls.view(ctx.account.id, ctx.key.id) : null;
     let parts: FinishedParts | undefined;
     const slot = ctx.idemKey === undefined ? undefined : { keyId: ctx.key.id, idemKey: ctx.idemKey };
+    if (live.view.kind === "data" && live.persisted === null) {
+      const once = await this.finishAtOnce(live, amount, calls, slot, fetchedAt, answer);
+      if (once) return once;
+    }
     const out = await this.deps.runs.finish(live.id, {
       amount,
       calls,
@@ -265,6 +277,40 @@ export class PgRunner {
     this.deps.metrics?.charged(out.charged);
     if (parts!.failed) this.deps.limits.recordFailure(ctx.keyHash);
     return parts!.sent;
+  }
+
+  /**
+   * D129: the end of a data run that answered without a 202, in one statement ({@link PgRuns.finishAtOnce}). Its
+   * answer is built before the charge, with a stand-in for the balance after, cut there in two; the statement writes
+   * the kept answer with the balance it wrote, and the same bytes are sent. Null (nothing written) when the answer
+   * cannot be cut once at the stand-in or the hold would not end as expected: the usual end then runs.
+   */
+  private async finishAtOnce(
+    live: Live,
+    amount: number,
+    calls: number,
+    slot: IdempotencySlot | undefined,
+    fetchedAt: string,
+    answer: (charged: number, balance: number, fetchedAt: string, view: CreditView) => FinishedParts,
+  ): Promise<HttpAnswer | null> {
+    const charged = Math.min(Math.max(0, amount), live.quote);
+    const view = { balance: BALANCE_STAND_IN, held: 0, todaySpend: 0, dailyLimit: null, dailyRemaining: null };
+    const parts = answer(charged, BALANCE_STAND_IN, fetchedAt, view);
+    const text = typeof parts.sent.body === "string" ? parts.sent.body : parts.sent.body.toString("utf8");
+    const at = text.indexOf(BALANCE_MARK);
+    if (at < 0 || text.indexOf(BALANCE_MARK, at + 1) >= 0) return null;
+    const before = Buffer.from(text.slice(0, at + BALANCE_KEY.length));
+    const after = Buffer.from(text.slice(at + BALANCE_MARK.length));
+    const out = await this.deps.runs.finishAtOnce(live.id, {
+      charged,
+      calls,
+      ...(slot ? { slot } : {}),
+      sent: { status: parts.sent.status, headers: parts.sent.headers, before, after },
+    });
+    if (!out) return null;
+    this.deps.metrics?.charged(out.charged);
+    if (parts.failed) this.deps.limits.recordFailure(live.ctx.keyHash);
+    return { ...parts.sent, body: Buffer.concat([before, Buffer.from(String(out.balance)), after]) };
   }
 
   /**

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { isoSeconds, type IdempotencySlot } from "@sdgw/engine";
 import type { ConsoleResult } from "../systems/runs.ts";
-import { settleHold } from "./calls.ts";
+import { settleCtes, settleHold, utcDay } from "./calls.ts";
 import type { Postgres } from "./database.ts";
 import { DB_NOW_MS, type DbClock } from "./clock.ts";
 import { storable } from "./text.ts";
@@ -216,6 +216,52 @@ export class PgRuns {
         if (e instanceof EndedElsewhere) return { kind: "ended_elsewhere" };
         throw e;
       });
+  }
+
+  /**
+   * D129: ends a run that has no row (it answered without a 202) in one statement, outside a transaction — the
+   * least the end can cost: one round trip and one commit, the account's row locked only while that statement
+   * commits (a transaction of three statements held it across three round trips and the process's turns between
+   * them, which on a hot account set the pace of every call). Its hold ends charging `charged` (the statement
+   * writes nothing unless that is what the hold's own rule gives), its charge and figures move as in
+   * {@link settleHold}, and the Idempotency-Key's claim (if any, and still this run's) completes with the answer
+   * `before` + the balance after + `after`: the answer was built with the balance left out, and PostgreSQL puts in
+   * the one it wrote. Null when it wrote nothing (the hold had ended, or would charge otherwise): the caller ends the
+   * run the usual way, which tells which.
+   */
+  async finishAtOnce(
+    runId: string,
+    o: {
+      charged: number;
+      calls: number;
+      slot?: IdempotencySlot;
+      sent: { status: number; headers: Record<string, string>; before: Buffer; after: Buffer };
+    },
+  ): Promise<{ charged: number; balance: number } | null> {
+    const ms = this.o.now();
+    const row = await this.o.db.one<{ charged: number; balance: number }>(
+      `WITH ${settleCtes(" AND LEAST($2, amount) = $2")},
+         i AS (
+           UPDATE idempotency SET state = 'done', http_status = $8, headers = $9,
+             answer = $10::bytea || convert_to(a.balance::text, 'UTF8') || $11::bytea, expires_at = $12
+           FROM a WHERE key_id = $6 AND idem_key = $7 AND run_id = $1 RETURNING 1)
+       SELECT h.captured AS charged, a.balance, (SELECT count(*) FROM i) AS answered FROM h, a`,
+      [
+        runId,
+        Math.max(0, o.charged),
+        new Date(ms).toISOString(),
+        utcDay(ms),
+        o.calls,
+        o.slot?.keyId ?? null,
+        o.slot?.idemKey ?? null,
+        o.sent.status,
+        JSON.stringify(o.sent.headers),
+        o.sent.before,
+        o.sent.after,
+        iso(ms + this.o.idempotencyTtlMs),
+      ],
+    );
+    return row ? { charged: row.charged, balance: row.balance } : null;
   }
 
   /**
