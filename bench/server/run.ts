@@ -488,6 +488,34 @@ try {
   for (const [, g] of servers) for (const s of g) s.child.kill();
   await new Promise((r) => setTimeout(r, 200)); // the servers' last writes
 
+  // Issue 36: after every run, the ledger identity of each server's accounts — balance = grants − charges, nothing
+  // left held — and the charges against the calls answered (a request cut off at a round's end may have been
+  // charged without its answer being counted here, never the other way round).
+  const identity: Partial<Record<"sdgw" | "pg", { accounts: number; broken: string[]; charges: number }>> = {};
+  const IDENTITY =
+    "SELECT a.id AS id, a.balance AS balance, a.held AS held, " +
+    "COALESCE((SELECT SUM(CASE WHEN l.kind = 'grant' THEN l.amount ELSE -l.amount END) FROM ledger l WHERE l.account_id = a.id), 0) AS net, " +
+    "(SELECT COUNT(*) FROM ledger l WHERE l.account_id = a.id AND l.kind = 'charge') AS charges FROM accounts a";
+  const check = (rows: Array<Record<string, unknown>>) => {
+    const broken = rows
+      .filter((r) => Number(r["balance"]) !== Number(r["net"]) || Number(r["held"]) !== 0)
+      .map((r) => `${r["id"]}: balance ${r["balance"]}, grants − charges ${r["net"]}, held ${r["held"]}`);
+    return { accounts: rows.length, broken, charges: rows.reduce((n, r) => n + Number(r["charges"]), 0) };
+  };
+  if (process.env["BENCH_DB"] !== "memory") {
+    const { DatabaseSync } = await import("node:sqlite");
+    const db = new DatabaseSync(join(dir, "bench.sqlite"));
+    identity.sdgw = check(db.prepare(IDENTITY).all() as Array<Record<string, unknown>>);
+    db.close();
+  }
+  if (admin && dbName) {
+    const pg = require("pg") as { Client: new (options: { connectionString: string }) => PgClient };
+    const c = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:5432/${dbName}` });
+    await c.connect();
+    identity.pg = check((await c.query(IDENTITY)).rows);
+    await c.end();
+  }
+
   /** Bytes of a server's files: the database (with its WAL) and its answer log (`bench.sqlite-answers/`). */
   function diskOf(folder: string): { db: number; log: number } {
     const size = (f: string) => {
@@ -666,6 +694,13 @@ try {
     lines.push(
       `committed transactions (pg_stat_database.xact_commit) per charged call: ${SHORT.pg} ${commitsPer.pg.toFixed(2)}; per charge of the pg floor ${commitsPer.pgfloor.toFixed(2)} (warm-up and rounds, background work of the instances included)`,
     );
+  for (const [who, id] of Object.entries(identity)) {
+    const label = who === "pg" ? SHORT.pg : "ours";
+    if (id.broken.length) failed = true;
+    lines.push(
+      `ledger identity, ${label}: ${id.broken.length ? `BROKEN on ${id.broken.length} of ${id.accounts} accounts: ${id.broken.slice(0, 3).join("; ")}` : `balance = grants − charges and nothing held on all ${id.accounts} accounts`}; ${id.charges} charges for ${answered[who as "sdgw" | "pg"]} answers counted`,
+    );
+  }
   if (replays === 0) {
     const per = (d: { db: number; log: number }, calls: number) =>
       `${Math.round(d.log / calls)} B in the answer log + ${Math.round(d.db / calls)} B of database (WAL included) = ${Math.round((d.log + d.db) / calls)} B`;
@@ -692,6 +727,7 @@ try {
         db: opt.db,
         ...(onPg ? { instances, accounts, floorConnections, commitsPerCall: commitsPer } : {}),
         byCount: report,
+        ledgerIdentity: identity,
         rss,
         disk,
         answered,
