@@ -21,7 +21,8 @@
  *     `--db sqlite`, the default, measures the embedded one only), --instances N (with --db postgres: N instances of
  *     it, each its own process, on that one database, default 1; a round's load is spread over them: N autocannon
  *     runs at once, the connections split among them; their requests, requests/s and CPU are summed, the p50 and
- *     p99 are the worst of the N)
+ *     p99 are the worst of the N), --accounts N (with --db postgres: N accounts with a key each on PostgreSQL, the
+ *     requests taking the keys in turn, and the PostgreSQL floor on N accounts; default 1, one hot account)
  *
  * Prints one table per count (median and min–max over rounds), the per-round ratios, RSS and disk; writes it all as
  * JSON to bench/results/server.json (gitignored). CPU time per request is each server process's (all threads),
