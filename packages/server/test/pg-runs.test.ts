@@ -139,6 +139,37 @@ describe("runs on PostgreSQL across instances (D108)", () => {
     expect(await a.calls.audit(id)).toMatchObject({ balance: 17, charges: 3, held: 0 });
   });
 
+  it("D129: a run without a row ends in one statement, once; it writes nothing when the hold would charge otherwise", async () => {
+    const [a, b] = [instance(0), instance(1)];
+    await Promise.all([a.runs.register(), b.runs.register()]);
+    const { id, ctx } = await account(20);
+    const runId = await admit(a, ctx, 4, "k-once");
+    const slot = { keyId: ctx.key.id, idemKey: "k-once" };
+    const sent = (charged: number) => ({
+      status: 200,
+      headers: { "content-type": "application/json" },
+      before: Buffer.from(`{"charged":${charged},"balance":`),
+      after: Buffer.from("}"),
+    });
+    // More than the hold holds: the answer would say a charge the hold cannot give. Nothing is written.
+    expect(await a.runs.finishAtOnce(runId, { charged: 5, calls: 1, slot, sent: sent(5) })).toBeNull();
+    expect(await a.calls.audit(id)).toMatchObject({ balance: 20, held: 4, charges: 0 });
+    // Two ends at once on two instances: one writes, the other finds the hold ended and writes nothing.
+    const ends = await Promise.all([
+      a.runs.finishAtOnce(runId, { charged: 3, calls: 1, slot, sent: sent(3) }),
+      b.runs.finishAtOnce(runId, { charged: 3, calls: 1, slot, sent: sent(3) }),
+    ]);
+    expect(ends.filter((e) => e !== null)).toEqual([{ charged: 3, balance: 17 }]);
+    expect(await a.calls.audit(id)).toMatchObject({ balance: 17, charges: 3, held: 0 });
+    // The kept answer is the two parts around the balance PostgreSQL wrote, and replays on any instance.
+    const again = await b.calls.claim(slot, { operationId: "search", params: { q: "k-once" }, runId: "run_again" });
+    expect(again.kind === "replay" && String(again.answer.body)).toBe('{"charged":3,"balance":17}');
+    // The usual end, asked after, finds the run ended elsewhere.
+    expect((await a.runs.finish(runId, { amount: 3, calls: 1, slot, build: ending(runId) })).kind).toBe(
+      "ended_elsewhere",
+    );
+  });
+
   it("an instance that stops renewing: one other ends its runs broken, releases its holds, frees its keys, once", async () => {
     const [dead, b, c] = [instance(0), instance(1), instance(2)];
     await Promise.all([dead.runs.register(), b.runs.register(), c.runs.register()]);
