@@ -2,11 +2,11 @@
  * Generates the MCP tool list of @sdgw/server (`packages/server/src/generated/mcp-tools.ts`) from the operations
  * that carry `x-mcp` (D29, D76): each tool's name, toolset, title and description (the `x-mcp` text plus the cost
  * sentence of its kind from the root `x-mcp.cost`), its HTTP route, whether it charges (tags Data or Tools), its
- * annotations, its `inputSchema` (the request body's schema, refs inlined) and its `outputSchema` (D77): an object
- * schema, JSON Schema 2020-12, self-contained (`$defs` holding exactly the component schemas it reaches), admitting
- * every `structuredContent` the tool answers: the operation's 200 JSON answers with the optional MCP `more` (D30) on
- * the answers that have rows, its 202 running answer, and the error structures it can answer. Output is
- * deterministic: the spec's operation order, keys in the spec's order, `$defs` sorted by name.
+ * annotations, its `inputSchema` (the request body's schema, refs inlined, descriptions without decision numbers)
+ * and its `outputSchema` (D77, written compact by D140): an object schema, JSON Schema 2020-12, self-contained (its
+ * own `$defs`), admitting every `structuredContent` the tool answers: the operation's 200 JSON answers with the
+ * optional MCP `more` (D30) on the answers that have rows, its 202 running answer, and the error structures it can
+ * answer. Output is deterministic: the spec's operation order, keys in the spec's order, `$defs` sorted by name.
  */
 import type { GeneratedFile } from "./generate.ts";
 import { deref, operations, type OpenApiDoc, type Operation } from "./spec.ts";
@@ -72,36 +72,6 @@ function refName(ref: string): string {
   return ref.slice(REF.length);
 }
 
-/** The names of the component schemas a schema refers to, directly or not. */
-function closure(roots: unknown[], schemas: Json): Set<string> {
-  const seen = new Set<string>();
-  const walk = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(walk);
-    if (!node || typeof node !== "object") return;
-    for (const [k, v] of Object.entries(node)) {
-      if (k === "$ref" && typeof v === "string") {
-        const name = refName(v);
-        if (seen.has(name)) continue;
-        if (!(name in schemas)) throw new Error(`dangling $ref ${v}`);
-        seen.add(name);
-        walk(schemas[name]);
-      } else walk(v);
-    }
-  };
-  roots.forEach(walk);
-  return seen;
-}
-
-/** Rewrites `#/components/schemas/X` to `#/$defs/X`. */
-function localRefs(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(localRefs);
-  if (!node || typeof node !== "object") return node;
-  const out: Json = {};
-  for (const [k, v] of Object.entries(node))
-    out[k] = k === "$ref" && typeof v === "string" ? `#/$defs/${refName(v)}` : localRefs(v);
-  return out;
-}
-
 /** The JSON media schema of a response of an operation (following a `$ref` to components.responses), or null. */
 function jsonSchemaOf(doc: OpenApiDoc, op: Operation, status: string): unknown {
   const resp = op.responses[status];
@@ -135,25 +105,18 @@ function answersWithRows(schema: unknown, schemas: Json, out = new Set<string>()
   return out;
 }
 
-/** Every ref (as a component name) directly inside a schema, not following refs. */
-function directRefs(node: unknown, out: string[] = []): string[] {
-  if (Array.isArray(node)) node.forEach((n) => directRefs(n, out));
-  else if (node && typeof node === "object") {
-    for (const [k, v] of Object.entries(node)) {
-      if (k === "$ref" && typeof v === "string") out.push(refName(v));
-      else directRefs(v, out);
-    }
-  }
-  return out;
-}
-
 /** The outputSchema of a tool (D77). */
-function outputSchema(doc: OpenApiDoc, op: Operation, charging: boolean, schemas: Json): Json {
+function outputSchema(
+  doc: OpenApiDoc,
+  op: Operation,
+  charging: boolean,
+  schemas: Json,
+  tool: string,
+  kind: "data" | "tools" | "free",
+): Json {
   const ok = jsonSchemaOf(doc, op, "200");
   if (!ok) throw new Error(`${op.operationId}: x-mcp needs a JSON 200 answer`);
-  const roots: unknown[] = [...members(ok)];
   const running = jsonSchemaOf(doc, op, "202");
-  if (running) roots.push(running);
   // Error structures: the operation's own, invalid_params (MCP refuses bad arguments and handles with it), and for
   // a tool that reads handles, those of GET /v1/results/{handle} (404 not_found, 410 handle_expired).
   const errorOps = [
@@ -172,34 +135,95 @@ function outputSchema(doc: OpenApiDoc, op: Operation, charging: boolean, schemas
     }
   }
   const withRows = answersWithRows(ok, schemas);
-  const anyOf = [...roots, ...[...errors].sort().map((name) => ({ $ref: REF + name }))];
-  const names = closure([...anyOf, ...(withRows.size ? [{ $ref: `${REF}More` }] : [])], schemas);
-  // `more` is added to the answers with rows; none of them may be a part of another schema, or that part would
-  // admit `more` too.
-  for (const name of names) {
-    for (const r of directRefs(schemas[name])) {
-      const parentIsUnion = !(schemas[name] as Json)["properties"];
-      if (withRows.has(r) && !parentIsUnion)
-        throw new Error(`${op.operationId}: ${r} is an answer with rows and a part of ${name}`);
+  const hasRows = (name: string): boolean =>
+    withRows.has(name) ||
+    members(schemas[name]).some((m) => m !== schemas[name] && hasRows(refName(String((m as Json)["$ref"]))));
+  // D140: each answer of the operation once, merged over its variants; the error structures as one object whose
+  // `code` lists the codes the tool can answer; documentation left to the tool's description.
+  const roots = [
+    ...members(ok).map((m) => ({
+      schema: m as Json,
+      more: typeof (m as Json)["$ref"] === "string" && hasRows(refName((m as Json)["$ref"] as string)),
+    })),
+    ...(running ? [{ schema: running as Json, more: false }] : []),
+    { schema: { anyOf: [...errors].sort().map((name) => ({ $ref: REF + name })) }, more: false },
+  ];
+  // A tool answer names its own tool only.
+  const overrides: Json = kind === "tools" ? { ToolName: { type: "string", const: tool } } : {};
+  const schema = new OutputCompactor(schemas, overrides).build(roots);
+  // The error structure: its members by type, its `code` one of the codes this tool answers (the reasons and the
+  // members of `fix` of every code together say nothing a client checks; the code does).
+  const anyOf = schema["anyOf"] as Json[];
+  anyOf[anyOf.length - 1] = plainError(anyOf.at(-1)!);
+  return pruneDefs(schema);
+}
+
+/** An error structure with each member by its type only, `code` and `schema_version` kept exact. */
+function plainError(error: Json): Json {
+  const properties: Json = {};
+  for (const [n, v] of Object.entries(error["properties"] as Json)) {
+    const p = v as Json;
+    if (n === "code" || n === "schema_version") properties[n] = p;
+    else properties[n] = typeOnly(p);
+  }
+  return { ...error, properties };
+}
+
+/** The type of a schema alone: its `type`, or the type of its fixed values; `{}` when it has several. */
+function typeOnly(p: Json): Json {
+  if (typeof p["type"] === "string") return { type: p["type"] };
+  const values = "const" in p ? [p["const"]] : Array.isArray(p["enum"]) ? (p["enum"] as unknown[]) : [];
+  const types = new Set(values.map((v) => (v === null ? "null" : typeof v)));
+  return types.size === 1 ? { type: [...types][0] } : {};
+}
+
+/** A schema without the `$defs` nothing refers to any more. */
+function pruneDefs(schema: Json): Json {
+  const defs = (schema["$defs"] as Json | undefined) ?? {};
+  const used = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(walk);
+    if (!node || typeof node !== "object") return;
+    for (const [k, v] of Object.entries(node as Json)) {
+      if (k === "$defs") continue;
+      if (k === "$ref" && typeof v === "string") {
+        const name = v.slice("#/$defs/".length);
+        if (!used.has(name)) {
+          used.add(name);
+          walk(defs[name]);
+        }
+      } else walk(v);
     }
-  }
-  const $defs: Json = {};
-  for (const name of [...names].sort()) {
-    let def = clean(schemas[name]) as Json;
-    if (withRows.has(name))
-      def = { ...def, properties: { ...(def["properties"] as Json), more: { $ref: `${REF}More` } } };
-    $defs[name] = localRefs(def);
-  }
-  return {
-    $schema: "https://json-schema.org/draft/2020-12/schema",
-    type: "object",
-    description:
-      "The tool's answer: the HTTP answer of its operation (with `more` when cut to about 60 KB, D30)" +
-      (running ? ", the running answer of a call that goes on (status running, with its handle)" : "") +
-      ", or, with isError, the error structure.",
-    anyOf: localRefs(anyOf),
-    $defs,
   };
+  walk(schema);
+  // A definition referred to once is written where it is used: sharing needs two places.
+  const uses = new Map<string, number>();
+  const count = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(count);
+    if (!node || typeof node !== "object") return;
+    for (const [k, v] of Object.entries(node as Json)) {
+      if (k === "$ref" && typeof v === "string") uses.set(v, (uses.get(v) ?? 0) + 1);
+      else count(v);
+    }
+  };
+  count(schema["anyOf"]);
+  for (const n of used) count(defs[n]);
+  const once = (name: string) => uses.get(`#/$defs/${name}`) === 1;
+  const inline = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(inline);
+    if (!node || typeof node !== "object") return node;
+    const o = node as Json;
+    if (typeof o["$ref"] === "string" && Object.keys(o).length === 1) {
+      const name = (o["$ref"] as string).slice("#/$defs/".length);
+      if (once(name)) return inline(defs[name]);
+    }
+    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, inline(v)]));
+  };
+  const { $defs: _all, ...rest } = schema;
+  const out = inline(rest) as Json;
+  const kept: Json = {};
+  for (const [n, d] of Object.entries(defs)) if (used.has(n) && !once(n)) kept[n] = inline(d);
+  return Object.keys(kept).length ? { ...out, $defs: kept } : out;
 }
 
 /** The inputSchema of a tool: the request body's schema inlined, top-level combinators and `required` dropped. */
@@ -225,7 +249,47 @@ function inputSchema(doc: OpenApiDoc, op: Operation, charging: boolean, schemas:
     };
     properties["idempotency_key"] = { type: "string", pattern: "^[!-~]{1,255}$", description: IDEMPOTENCY_DESCRIPTION };
   }
-  return { type: "object", ...(description ? { description } : {}), properties, additionalProperties: false };
+  return {
+    type: "object",
+    ...(description ? { description: forModel(description) } : {}),
+    properties: Object.fromEntries(Object.entries(properties).map(([n, v]) => [n, modelInput(v, true)])),
+    additionalProperties: false,
+  };
+}
+
+/**
+ * A description for a model: the spec's references to its decisions ("D17") dropped, since they mean nothing
+ * outside this repository.
+ */
+export function forModel(text: string): string {
+  return text
+    .replace(/\s*\(D\d+(?:,\s*D\d+)*\)/g, "")
+    .replace(/,\s*D\d+(?:,\s*D\d+)*\)/g, ")")
+    .replace(/\s*\bD\d+\b:?/g, "")
+    .replace(/\s+([.,;])/g, "$1");
+}
+
+/**
+ * An argument's schema as a model reads it: descriptions through {@link forModel}, only the argument's own
+ * description kept (its branches and list entries say the same again), and the bound every whole number of the
+ * contract has (JSON's safe integers) left out.
+ */
+function modelInput(node: unknown, top: boolean): unknown {
+  if (Array.isArray(node)) return node.map((n) => modelInput(n, false));
+  if (!node || typeof node !== "object") return node;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node as Json)) {
+    if (k === "description") {
+      if (top && typeof v === "string") out[k] = forModel(v);
+      continue;
+    }
+    if (k === "maximum" && v === Number.MAX_SAFE_INTEGER) continue;
+    out[k] =
+      NAMED.has(k) && v && typeof v === "object"
+        ? Object.fromEntries(Object.entries(v as Json).map(([n, c]) => [n, modelInput(c, true)]))
+        : modelInput(v, false);
+  }
+  return out;
 }
 
 /** The MCP tool list of the server, from the operations with `x-mcp`. */
@@ -242,14 +306,14 @@ export function generateMcpTools(doc: OpenApiDoc): GeneratedFile[] {
         `${op.operationId}: x-mcp.toolset ${mcp.toolset} is not one of ${Object.keys(root.toolsets).join(", ")}`,
       );
     const tags = (op["tags"] as string[] | undefined) ?? [];
-    const kind = tags.includes("Data") ? "data" : tags.includes("Tools") ? "tools" : "free";
+    const kind: "data" | "tools" | "free" = tags.includes("Data") ? "data" : tags.includes("Tools") ? "tools" : "free";
     const charging = kind !== "free";
     const body = op.requestBody?.content["application/json"]?.schema as Json | undefined;
     tools.push({
       name: mcp.tool,
       toolset: mcp.toolset,
       title: mcp.title,
-      description: `${mcp.description} ${root.cost[kind]}`,
+      description: forModel(`${mcp.description} ${root.cost[kind]}`),
       method: method.toUpperCase(),
       path,
       operationId: op.operationId,
@@ -259,7 +323,7 @@ export function generateMcpTools(doc: OpenApiDoc): GeneratedFile[] {
         ? { title: mcp.title, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
         : { title: mcp.title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       inputSchema: inputSchema(doc, op, charging, schemas),
-      outputSchema: outputSchema(doc, op, charging, schemas),
+      outputSchema: outputSchema(doc, op, charging, schemas, mcp.tool, kind),
     });
   }
   const names = tools.map((t) => t["name"] as string);
@@ -289,4 +353,381 @@ export function generateMcpTools(doc: OpenApiDoc): GeneratedFile[] {
     `/** The MCP tools, in the spec's operation order. */\n` +
     `export const MCP_TOOL_DEFINITIONS: readonly McpToolDefinition[] = [\n${tools.map((t) => `  ${JSON.stringify(t)}`).join(",\n")},\n];\n`;
   return [{ path: OUT, content }];
+}
+
+// ---------------------------------------------------------------- compact output schemas (D140)
+
+/** Keys of documentation only: dropped from output schemas (the tool's description says what it answers). */
+const DOC_KEYS = new Set(["description", "title", "example", "examples", "$comment", "deprecated"]);
+/** Value bounds: dropped from output schemas. */
+const BOUND_KEYS = new Set([
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minProperties",
+  "maxProperties",
+  "format",
+  "default",
+]);
+/** Keys whose value maps names to schemas (their names are not keywords). */
+const NAMED = new Set(["properties", "patternProperties", "$defs", "dependentSchemas"]);
+
+/**
+ * A schema as a compact output schema: documentation keys and `x-…` dropped, and every `type` array written as
+ * single types (`anyOf` of one branch per type, or no `type` at all when `enum`/`const` already says it), which
+ * single-type dialects accept.
+ */
+function compactClean(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(compactClean);
+  if (!node || typeof node !== "object") return node;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node as Json)) {
+    if (DOC_KEYS.has(k) || k.startsWith("x-")) continue;
+    // An output schema says the shape (members, types, required members, fixed values, handle patterns); the
+    // bounds of values are the HTTP contract's, checked by the gateway before it answers.
+    if (BOUND_KEYS.has(k)) continue;
+    out[k] =
+      NAMED.has(k) && v && typeof v === "object"
+        ? Object.fromEntries(Object.entries(v as Json).map(([n, s]) => [n, compactClean(s)]))
+        : compactClean(v);
+  }
+  // Cross-field rules (a status that implies a billing, a limit that implies a remainder) are the HTTP contract's
+  // to check; an output schema says the shape. `allOf` of a named schema and such rules is that schema.
+  for (const k of ["if", "then", "else", "not", "dependentRequired"]) delete out[k];
+  if (Array.isArray(out["allOf"])) {
+    const parts = (out["allOf"] as Json[]).filter((p) => Object.keys(p).length > 0);
+    const named = parts.find((p) => typeof p["$ref"] === "string");
+    const shapes = parts.filter((p) => p !== named && ("type" in p || "$ref" in p));
+    delete out["allOf"];
+    if (named && shapes.length === 0 && Object.keys(out).length === 0) return named;
+    if (parts.length) out["allOf"] = parts;
+  }
+  if (out["propertyNames"] && Object.keys(out["propertyNames"] as Json).length === 0) delete out["propertyNames"];
+  // `type` says nothing that a `const` or an `enum` of values of that one type does not.
+  if (typeof out["type"] === "string" && ("const" in out || Array.isArray(out["enum"]))) {
+    const values = "const" in out ? [out["const"]] : (out["enum"] as unknown[]);
+    const t = out["type"];
+    const fits = (v: unknown) =>
+      t === "integer" ? Number.isInteger(v) : t === "null" ? v === null : typeof v === t && v !== null;
+    if (values.every(fits)) delete out["type"];
+  }
+  if (Array.isArray(out["type"])) {
+    const { type, ...rest } = out;
+    const types = type as string[];
+    if (types.length === 1) return { type: types[0], ...rest };
+    if ("enum" in rest || "const" in rest) return rest;
+    // Each branch takes the keywords of its own type; the others would be ignored there anyway.
+    return {
+      anyOf: types.map((t) => {
+        const own: Json = { type: t };
+        for (const [k, v] of Object.entries(rest)) {
+          const only = KEYWORD_TYPE[k];
+          if (!only || only === t || (only === "number" && t === "integer")) own[k] = v;
+        }
+        return own;
+      }),
+    };
+  }
+  return out;
+}
+
+/** Keywords that apply to one type only (integer ones are written under number and apply to both). */
+const KEYWORD_TYPE: Record<string, string> = Object.fromEntries([
+  ...["minLength", "maxLength", "pattern", "format"].map((k) => [k, "string"]),
+  ...["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"].map((k) => [k, "number"]),
+  ...["items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains"].map((k) => [k, "array"]),
+  ...["properties", "required", "additionalProperties", "propertyNames", "minProperties", "maxProperties"].map((k) => [
+    k,
+    "object",
+  ]),
+]);
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const isUnion = (s: Json) =>
+  (Array.isArray(s["oneOf"]) || Array.isArray(s["anyOf"])) &&
+  Object.keys(s).every((k) => k === "oneOf" || k === "anyOf" || k === "type");
+const isObject = (s: Json) => s["type"] === "object" && !!s["properties"] && !s["anyOf"] && !s["oneOf"];
+
+/**
+ * Builds compact output schemas from the spec's components: a union of object schemas (`oneOf` of the variants of
+ * an answer, of an error code, of an entry's status) becomes one object schema that admits every variant (its
+ * properties the union of theirs, each the union of their values; `required` the ones all share; closed when all
+ * are closed), so what the tool can answer is said once instead of once per variant.
+ */
+class OutputCompactor {
+  private readonly cleaned = new Map<string, Json>();
+  private readonly schemas: Json;
+  private readonly overrides: Json;
+  /** `overrides`: components written as given (already compact) instead of as the spec has them. */
+  constructor(schemas: Json, overrides: Json = {}) {
+    this.schemas = schemas;
+    this.overrides = overrides;
+  }
+
+  /** A component, cleaned (memoized). */
+  component(name: string): Json {
+    let c = this.cleaned.get(name);
+    if (!c) {
+      if (!(name in this.schemas)) throw new Error(`dangling $ref ${name}`);
+      c = (this.overrides[name] as Json | undefined) ?? (compactClean(this.schemas[name]) as Json);
+      this.cleaned.set(name, c);
+    }
+    return c;
+  }
+
+  /** The alternatives a schema stands for: a union (or a ref to one) flattened, else the schema itself. */
+  private alternatives(s: Json, depth = 0): Array<{ as: Json; body: Json }> {
+    if (depth > 20) throw new Error("union nesting too deep");
+    if (typeof s["$ref"] === "string" && Object.keys(s).length === 1) {
+      const body = this.component(refName(s["$ref"] as string));
+      return isUnion(body) ? this.alternatives(body, depth + 1) : [{ as: s, body }];
+    }
+    if (isUnion(s))
+      return ((s["oneOf"] ?? s["anyOf"]) as Json[]).flatMap((m) => this.alternatives(m as Json, depth + 1));
+    return [{ as: s, body: s }];
+  }
+
+  /** One schema admitting every schema of `list` (see the class). */
+  merge(list: Json[], depth = 0): Json {
+    if (depth > 30) throw new Error("schema nesting too deep");
+    // One named schema stays a reference: its component is compacted once, in `$defs`, however often it is used.
+    const distinct = list.filter((a, i) => list.findIndex((b) => same(a, b)) === i);
+    if (distinct.length === 1 && typeof distinct[0]!["$ref"] === "string" && Object.keys(distinct[0]!).length === 1)
+      return distinct[0]!;
+    const alts: Array<{ as: Json; body: Json }> = [];
+    for (const a of list.flatMap((s) => this.alternatives(s)))
+      if (!alts.some((b) => same(a.as, b.as) || same(a.body, b.body))) alts.push(a);
+    if (alts.length === 1) return this.deep(alts[0]!.as, depth);
+    const bodies = alts.map((a) => a.body);
+    if (bodies.every(isObject)) return this.mergeObjects(bodies, depth);
+    if (bodies.every((b) => b["type"] === "array" && !b["anyOf"] && !b["oneOf"])) {
+      // Arrays (e.g. items of an ok answer, at least one, and of an empty one, none): their items merged, and
+      // the bounds they all share.
+      const out: Json = { type: "array" };
+      for (const k of Object.keys(bodies[0]!))
+        if (k !== "type" && k !== "items" && bodies.every((b) => same(b[k], bodies[0]![k]))) out[k] = bodies[0]![k];
+      const items = bodies.map((b) => b["items"] as Json | undefined);
+      if (items.every((i) => i && typeof i === "object"))
+        out["items"] = this.row(this.merge(items as Json[], depth + 1));
+      return out;
+    }
+    // A plain type admits the fixed values of that type beside it (`cost`: a number, or 0).
+    const plain = bodies.find((b) => Object.keys(b).length === 1 && typeof b["type"] === "string");
+    if (
+      plain &&
+      bodies.every((b) => {
+        if (b === plain) return true;
+        const vs = "const" in b ? [b["const"]] : Array.isArray(b["enum"]) ? (b["enum"] as unknown[]) : null;
+        const t = plain["type"];
+        return (
+          (vs !== null &&
+            vs.every((v) =>
+              t === "integer" ? Number.isInteger(v) : t === "number" ? typeof v === "number" : typeof v === t,
+            )) ||
+          (b["type"] === t && Object.keys(b).every((k) => k === "type" || k === "pattern"))
+        );
+      })
+    )
+      return plain;
+    const values = bodies.map((b) =>
+      "const" in b ? [b["const"]] : Array.isArray(b["enum"]) ? (b["enum"] as unknown[]) : null,
+    );
+    if (values.every((v) => v !== null)) {
+      const types = new Set(bodies.map((b) => b["type"]));
+      const all = [...new Set(values.flat())];
+      return types.size === 1 && types.has(undefined) === false
+        ? { type: bodies[0]!["type"], enum: all }
+        : { enum: all };
+    }
+    return { anyOf: alts.map((a) => this.deep(a.as, depth)) };
+  }
+
+  /** A schema whose object properties are compacted in turn (refs are kept). */
+  private deep(s: Json, depth: number): Json {
+    if (typeof s["$ref"] === "string") return s;
+    if (isObject(s)) return this.mergeObjects([s], depth);
+    const out: Json = { ...s };
+    if (s["items"] && typeof s["items"] === "object" && !Array.isArray(s["items"]))
+      out["items"] = this.row(this.merge([s["items"] as Json], depth + 1));
+    if (s["additionalProperties"] && typeof s["additionalProperties"] === "object")
+      out["additionalProperties"] = this.merge([s["additionalProperties"] as Json], depth + 1);
+    return out;
+  }
+
+  /**
+   * The schema of one row of a list (an item, a cell, a step, a match): an object with the members every row has
+   * and the members that say which kind of row it is (a `const` or an `enum`); the rest of a row is open. The
+   * answer around the rows keeps its whole shape. Rows that are not objects keep theirs.
+   */
+  private row(s: Json): Json {
+    const body = typeof s["$ref"] === "string" ? this.merge([this.component(refName(s["$ref"] as string))]) : s;
+    if (!isObject(body)) return s;
+    const properties: Json = {};
+    for (const [n, v] of Object.entries(body["properties"] as Json)) {
+      const p = v as Json;
+      if ("const" in p || Array.isArray(p["enum"])) properties[n] = p;
+    }
+    const required = (body["required"] as string[] | undefined) ?? [];
+    return {
+      type: "object",
+      ...(required.length ? { required } : {}),
+      ...(Object.keys(properties).length ? { properties } : {}),
+    };
+  }
+
+  private mergeObjects(objs: Json[], depth: number): Json {
+    const names: string[] = [];
+    for (const o of objs) for (const n of Object.keys(o["properties"] as Json)) if (!names.includes(n)) names.push(n);
+    const closed = objs.every((o) => o["additionalProperties"] === false);
+    const properties: Json = {};
+    for (const n of names) {
+      const open = objs.some((o) => !(n in (o["properties"] as Json)) && o["additionalProperties"] !== false);
+      const merged = open
+        ? {}
+        : this.merge(
+            objs.filter((o) => n in (o["properties"] as Json)).map((o) => (o["properties"] as Json)[n] as Json),
+            depth + 1,
+          );
+      // The error of an entry or a cell is read by its code, like a row by its kind.
+      properties[n] = n === "error" ? this.row(merged) : merged;
+    }
+    const required = names.filter((n) =>
+      objs.every((o) => ((o["required"] as string[] | undefined) ?? []).includes(n)),
+    );
+    const rest: Json = {};
+    if (objs.length === 1)
+      for (const [k, v] of Object.entries(objs[0]!))
+        if (!["type", "properties", "required", "additionalProperties"].includes(k)) rest[k] = v;
+    return {
+      type: "object",
+      ...(closed ? { additionalProperties: false } : {}),
+      ...(required.length ? { required } : {}),
+      properties,
+      ...rest,
+    };
+  }
+
+  /**
+   * A self-contained output schema: `anyOf` of `roots` (each merged, `more` added to those listed), with `$defs`
+   * holding exactly the components the result still refers to (each compacted the same way); a component of no
+   * more than a short leaf is written in place rather than referred to.
+   */
+  build(roots: Array<{ schema: Json; more: boolean }>): Json {
+    const anyOf = roots.map(({ schema, more }) => {
+      const m = this.merge([schema]);
+      if (!more) return m;
+      const body = typeof m["$ref"] === "string" ? this.merge([this.component(refName(m["$ref"] as string))]) : m;
+      return { ...body, properties: { ...(body["properties"] as Json), more: { $ref: `${REF}More` } } };
+    });
+    const defs = new Map<string, Json>();
+    const leaf = new Map<string, Json | null>();
+    const isLeaf = (name: string): Json | null => {
+      if (!leaf.has(name)) {
+        const c = this.component(name);
+        const small = !isUnion(c) && !JSON.stringify(c).includes("$ref") && JSON.stringify(c).length <= 96;
+        leaf.set(name, small ? c : null);
+      }
+      return leaf.get(name)!;
+    };
+    const rewrite = (node: unknown): unknown => {
+      if (Array.isArray(node)) return node.map(rewrite);
+      if (!node || typeof node !== "object") return node;
+      const o = node as Json;
+      if (typeof o["$ref"] === "string") {
+        let name = refName(o["$ref"] as string);
+        // A component that only names another (CreditBillingFree, once its rule is gone) is that other.
+        for (let c = this.component(name); Object.keys(c).length === 1 && typeof c["$ref"] === "string"; )
+          c = this.component((name = refName(c["$ref"] as string)));
+        const small = isLeaf(name);
+        if (small) return small;
+        if (!defs.has(name)) {
+          defs.set(name, {});
+          defs.set(name, rewrite(this.merge([this.component(name)])) as Json);
+        }
+        return { $ref: `#/$defs/${name}` };
+      }
+      const out: Json = {};
+      for (const [k, v] of Object.entries(o))
+        out[k] =
+          NAMED.has(k) && v && typeof v === "object"
+            ? Object.fromEntries(Object.entries(v as Json).map(([n, s]) => [n, rewrite(s)]))
+            : rewrite(v);
+      return out;
+    };
+    let top = rewrite(anyOf) as Json[];
+    hoist(top, defs, (t) => (top = t as Json[]));
+    const $defs: Json = {};
+    for (const name of [...defs.keys()].sort()) $defs[name] = defs.get(name);
+    return {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      anyOf: top,
+      ...(defs.size ? { $defs } : {}),
+    };
+  }
+}
+
+/**
+ * Shares what merging wrote more than once: every object subschema of at least 80 bytes of JSON that occurs twice
+ * or more (in the roots or in `defs`) moves to `defs`, named after the property it first sits under, and is referred
+ * to from each place. Largest first, until none is left.
+ */
+function hoist(roots: Json[], defs: Map<string, Json>, setRoots: (r: unknown) => void): void {
+  for (let round = 0; round < 100; round++) {
+    const seen = new Map<string, { count: number; name: string }>();
+    const count = (node: unknown, key: string, top: boolean): void => {
+      if (Array.isArray(node)) return node.forEach((n) => count(n, key, false));
+      if (!node || typeof node !== "object") return;
+      const text = JSON.stringify(node);
+      if (!top && text.length >= 80 && !("$ref" in (node as Json))) {
+        const s = seen.get(text);
+        if (s) s.count++;
+        else seen.set(text, { count: 1, name: key });
+      }
+      for (const [k, v] of Object.entries(node as Json)) {
+        if (NAMED.has(k) && v && typeof v === "object")
+          for (const [n, c] of Object.entries(v as Json)) count(c, k === "$defs" ? key : n, false);
+        else count(v, k === "items" || k === "additionalProperties" ? `${key}_entry` : key, false);
+      }
+    };
+    roots.forEach((r) => count(r, "answer", true));
+    for (const d of defs.values()) count(d, "def", true);
+    const best = [...seen.entries()].filter(([, s]) => s.count > 1).sort((a, b) => b[0].length - a[0].length)[0];
+    if (!best) return;
+    const [text, { name }] = best;
+    let base = name
+      .split(/[_\s]+/)
+      .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+      .join("");
+    if (!/^[A-Za-z]/.test(base)) base = `Part${base}`;
+    let id = base;
+    for (let i = 2; defs.has(id); i++) id = `${base}${i}`;
+    const replace = (node: unknown): unknown => {
+      if (Array.isArray(node)) return node.map(replace);
+      if (!node || typeof node !== "object") return node;
+      if (JSON.stringify(node) === text) return { $ref: `#/$defs/${id}` };
+      const out: Json = {};
+      for (const [k, v] of Object.entries(node as Json))
+        out[k] =
+          NAMED.has(k) && v && typeof v === "object"
+            ? Object.fromEntries(Object.entries(v as Json).map(([n, c]) => [n, replace(c)]))
+            : replace(v);
+      return out;
+    };
+    for (const [n, d] of [...defs.entries()]) defs.set(n, { ...(d as Json), ...(replace(d) as Json) });
+    const parsed = JSON.parse(text) as Json;
+    defs.set(id, parsed);
+    roots = roots.map((r) => {
+      const { ...copy } = r;
+      return Object.fromEntries(Object.entries(copy).map(([k, v]) => [k, replace(v)])) as Json;
+    });
+    setRoots(roots);
+  }
 }
