@@ -18,9 +18,11 @@ export type { CreateMcpServerOptions } from "./server.ts";
 export {
   allowedOriginsFromEnv,
   MCP_ALLOWED_ORIGINS_ENV,
+  MCP_UNAUTHORIZED_CODE,
   MCP_WWW_AUTHENTICATE,
   mcpRoutes,
   originAllowed,
+  unauthorizedBody,
 } from "./http.ts";
 export type { McpRoutesOptions } from "./http.ts";
 export { fitAnswer, MCP_ANSWER_BYTES, MORE_NOTE, rowCount } from "./answers.ts";
