@@ -4,7 +4,8 @@
  * Streamable HTTP (fetch), and the time of the SDK v1 client's `listTools()` (`@modelcontextprotocol/sdk`, which
  * compiles every tool's `outputSchema` with Ajv when it lists). Each list is served by a bare HTTP server on
  * 127.0.0.1 that answers `initialize` and `tools/list` with the list as `tools/list` gives it, so only the list
- * differs. `--before REF` measures the list of that git revision too (its `packages/server/src/generated/mcp-tools.ts`).
+ * differs. `--before REF` measures the list of that git revision too (its generated `mcp-tools.ts`: under
+ * packages/engine/src/generated, or packages/server/src/generated before the list moved to the engine).
  * Each figure is the median of N runs (default 5), each with a new client.
  */
 import { execFileSync } from "node:child_process";
@@ -17,7 +18,8 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
 const ROOT = new URL("../../", import.meta.url);
-const GENERATED = "packages/server/src/generated/mcp-tools.ts";
+const GENERATED = "packages/engine/src/generated/mcp-tools.ts";
+const GENERATED_BEFORE = "packages/server/src/generated/mcp-tools.ts";
 const SDK = new URL("packages/server/node_modules/@modelcontextprotocol/sdk/dist/esm/", ROOT);
 
 type Json = Record<string, unknown>;
@@ -120,10 +122,15 @@ if (values.before) {
   const dir = mkdtempSync(join(tmpdir(), "sdgw-list-"));
   try {
     const file = join(dir, "mcp-tools.ts");
-    writeFileSync(
-      file,
-      execFileSync("git", ["show", `${values.before}:${GENERATED}`], { cwd: ROOT, maxBuffer: 1 << 26 }),
-    );
+    const show = (path: string) =>
+      execFileSync("git", ["show", `${values.before}:${path}`], { cwd: ROOT, maxBuffer: 1 << 26, stdio: "pipe" });
+    let text: Buffer;
+    try {
+      text = show(GENERATED);
+    } catch {
+      text = show(GENERATED_BEFORE);
+    }
+    writeFileSync(file, text);
     await measure(`${values.before}`, await toolsOf(pathToFileURL(file)));
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -25,8 +25,8 @@ export {
   unauthorizedBody,
 } from "./http.ts";
 export type { McpRoutesOptions } from "./http.ts";
-export { fitAnswer, MCP_ANSWER_BYTES, MORE_NOTE, rowCount } from "./answers.ts";
-export type { FitOptions, Fitted } from "./answers.ts";
+export { fitAnswer, MCP_ANSWER_BYTES, MORE_NOTE, rowCount } from "@sdgw/engine/mcp";
+export type { FitOptions, Fitted } from "@sdgw/engine/mcp";
 export {
   MCP_READ_ONLY_ENV,
   MCP_TOOLSETS,

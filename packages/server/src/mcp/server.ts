@@ -9,9 +9,8 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { errorAnswer, requestValidators, toCsv, toNdjson } from "@sdgw/validators";
 import type { FastifyInstance } from "fastify";
 import type { GatewayPorts as Gateway } from "../systems/ports.ts";
-import { MCP_TOOL_DEFINITIONS, type McpToolDefinition } from "../generated/mcp-tools.ts";
 import { newHandle, newRequestId } from "../ids.ts";
-import { fitAnswer, MCP_ANSWER_BYTES, rowCount } from "./answers.ts";
+import { fitAnswer, MCP_ANSWER_BYTES, MCP_TOOL_DEFINITIONS, type McpToolDefinition, rowCount } from "@sdgw/engine/mcp";
 import { selectTools, type McpToolFilter } from "./toolsets.ts";
 
 type Json = Record<string, unknown>;
