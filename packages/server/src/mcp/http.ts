@@ -42,8 +42,60 @@ export interface McpRoutesOptions {
   pollIntervalMs?: number;
 }
 
-/** The `WWW-Authenticate` header of a 401 at /mcp (D62): the key schemes the endpoint takes, no OAuth. */
-export const MCP_WWW_AUTHENTICATE = 'ApiKey header="X-API-Key", Bearer realm="sdgw"';
+/**
+ * The `WWW-Authenticate` header of a 401 at /mcp (D62, D142): the key goes in X-API-Key. No `Bearer` challenge,
+ * which OAuth-capable clients (the MCP Inspector, SDK clients with an auth provider) take as an offer of OAuth and
+ * answer with a discovery that this server does not serve; `Authorization: Bearer <key>` is still taken.
+ */
+export const MCP_WWW_AUTHENTICATE = 'ApiKey header="X-API-Key"';
+
+/** The JSON-RPC error code of a refused key at /mcp (D142), in the range JSON-RPC leaves to servers. */
+export const MCP_UNAUTHORIZED_CODE = -32001;
+
+/** The id of a JSON-RPC request body (text or parsed), or null when it has none or is not one. */
+function jsonRpcId(raw: unknown): string | number | null {
+  let body = raw;
+  if (typeof raw === "string") {
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      return null;
+    }
+  }
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === "string" || typeof id === "number" ? id : null;
+}
+
+/**
+ * The body of a 401 at /mcp (D142): a JSON-RPC error answer to the request (its `id`, code -32001, a message a
+ * person can read: what is wrong with the key and what to do) that is also the contract's `unauthorized` error
+ * structure (its members at the top level, as over HTTP, and as `error.data`).
+ */
+export function unauthorizedBody(structure: Record<string, unknown>, requestBody: unknown): Record<string, unknown> {
+  const fix = structure["fix"] as { note?: unknown } | undefined;
+  const reason = structure["reason"];
+  const lead =
+    reason === "missing"
+      ? "No API key was sent."
+      : reason === "invalid"
+        ? "This key is not valid."
+        : reason === "revoked"
+          ? "This key was revoked."
+          : reason === "expired"
+            ? "This key has expired."
+            : reason === "suspended"
+              ? "This key or its account is suspended."
+              : "This key was refused.";
+  const message = [lead, structure["message"], typeof fix?.note === "string" ? fix.note : ""]
+    .filter((p) => typeof p === "string" && p !== "")
+    .join(" ");
+  return {
+    jsonrpc: "2.0",
+    id: jsonRpcId(requestBody),
+    error: { code: MCP_UNAUTHORIZED_CODE, message, data: structure },
+    ...structure,
+  };
+}
 
 /** The env var that adds origins to /mcp's allow-list (comma-separated). */
 export const MCP_ALLOWED_ORIGINS_ENV = "SDGW_MCP_ALLOWED_ORIGINS";
@@ -118,9 +170,11 @@ function toWebRequest(req: FastifyRequest): Request {
  * 1. with an `Origin` that is not allowed answers 403 and `invalid_params` naming `Origin` (D63);
  * 2. GET and DELETE answer 405 with `Allow: POST` and `not_found`, reason `no_such_route` (D61): no SSE stream, no
  *    session to end;
- * 3. a POST without a valid key (X-API-Key or `Authorization: Bearer`) answers 401, the `unauthorized` error
- *    structure of the HTTP API and `WWW-Authenticate: ApiKey header="X-API-Key", Bearer realm="sdgw"` (D62), so a
- *    client's initialize fails at once;
+ * 3. a POST without a valid key (X-API-Key or `Authorization: Bearer`) answers 401 with
+ *    `WWW-Authenticate: ApiKey header="X-API-Key"` (D62; no `Bearer` challenge, which would send OAuth-capable
+ *    clients into a discovery, D142) and a body that is both a JSON-RPC error answer a person can read ("This key
+ *    is not valid. …") and the `unauthorized` error structure of the HTTP API (see {@link unauthorizedBody}), so a
+ *    client's initialize fails at once and says why;
  * 4. a body nested deeper than `MAX_BODY_DEPTH` (64) levels answers 400 and the JSON-RPC parse error (-32700),
  *    `id` null (D112);
  * 5. else the MCP message is served by a server acting for that key (see {@link createMcpServer}).
@@ -189,7 +243,12 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
     if (refusal || !key) {
       const a =
         refusal ?? errorAnswer("unauthorized", requestId(), { message: "No key was sent; a valid key is required." });
-      return sendError(reply, 401, { ...a.headers, "www-authenticate": MCP_WWW_AUTHENTICATE }, a.body);
+      return sendError(
+        reply,
+        401,
+        { ...a.headers, "www-authenticate": MCP_WWW_AUTHENTICATE },
+        unauthorizedBody(a.body as unknown as Record<string, unknown>, req.body),
+      );
     }
     // D112: a message nested deeper than any tool's arguments need is refused before anything parses it.
     if (typeof req.body === "string" && nestsDeeperThan(req.body, MAX_BODY_DEPTH)) {

@@ -18,13 +18,15 @@ export type { CreateMcpServerOptions } from "./server.ts";
 export {
   allowedOriginsFromEnv,
   MCP_ALLOWED_ORIGINS_ENV,
+  MCP_UNAUTHORIZED_CODE,
   MCP_WWW_AUTHENTICATE,
   mcpRoutes,
   originAllowed,
+  unauthorizedBody,
 } from "./http.ts";
 export type { McpRoutesOptions } from "./http.ts";
-export { fitAnswer, MCP_ANSWER_BYTES, MORE_NOTE, rowCount } from "./answers.ts";
-export type { FitOptions, Fitted } from "./answers.ts";
+export { fitAnswer, MCP_ANSWER_BYTES, MORE_NOTE, rowCount } from "@sdgw/engine/mcp";
+export type { FitOptions, Fitted } from "@sdgw/engine/mcp";
 export {
   MCP_READ_ONLY_ENV,
   MCP_TOOLSETS,

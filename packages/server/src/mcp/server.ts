@@ -9,9 +9,8 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { errorAnswer, requestValidators, toCsv, toNdjson } from "@sdgw/validators";
 import type { FastifyInstance } from "fastify";
 import type { GatewayPorts as Gateway } from "../systems/ports.ts";
-import { MCP_TOOL_DEFINITIONS, type McpToolDefinition } from "../generated/mcp-tools.ts";
 import { newHandle, newRequestId } from "../ids.ts";
-import { fitAnswer, MCP_ANSWER_BYTES, rowCount } from "./answers.ts";
+import { fitAnswer, MCP_ANSWER_BYTES, MCP_TOOL_DEFINITIONS, type McpToolDefinition, rowCount } from "@sdgw/engine/mcp";
 import { selectTools, type McpToolFilter } from "./toolsets.ts";
 
 type Json = Record<string, unknown>;
@@ -68,7 +67,7 @@ export const RESULTS_URI_PREFIX = "sdgw://results/";
  */
 export const MCP_INSTRUCTIONS = [
   "Social Data Gateway: public social-media data (search, trending, posts, comments, profiles) from ten platforms, and seven analysis tools, as MCP tools.",
-  "Costs: find, capabilities and account are free. The other 13 tools charge credits (1 per platform or per planned provider call); account shows the balance.",
+  "Costs: find, capabilities and account are free. The other 13 tools charge credits (1 per platform or per planned provider call); account shows the balance. What a call cost is billing.cost in the answers of the six data tools (search, trending, detail, comments, user_profile, user_posts) and billing.cost_credits in the answers of the seven analysis tools and account.",
   "Quotes: pass confirm: false to brand_buzz, comment_insights, account_watch, find_creators, creator_card, batch_stats or viral_finder to get the plan and its price (quote.quote_credits) without running or charging; then call again without confirm, optionally with max_cost_credits set to the quote as a ceiling.",
   "Handles: an answer that is still running (status running) or too large for one message (with more) carries a handle; an answer that finished whole in the call has none, and is all there is. Calling the same tool with only { handle } reads that result again for free; nothing runs. An answer with status running is still working: wait retry_after_seconds, then call the tool with its handle.",
   "More: an answer too large for one message carries its first rows and a more object; call the same tool with { handle: more.handle } to read the next rows (free), until an answer has no more.",
@@ -421,10 +420,12 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   }
 
   /**
-   * A call that answered 202, with a progressToken (D80): reads the run every `pollIntervalMs` (else its
-   * `retry_after_seconds`) for up to `maxWaitMs`, sending `notifications/progress` with the waves done of the waves
-   * planned each time they move; a run that ends is answered as a read of its handle, one still running as the
-   * running answer with a note on how to read on.
+   * A call that answered 202, with a progressToken (D80, D141): sends `notifications/progress` at once and each time
+   * the run moves (cells ended of cells planned for a data call, waves ended of waves planned for a tool run), and
+   * answers the finished result as soon as the run's end is committed, or the running answer (with a note on how to
+   * read on) when `maxWaitMs` passes first or the request is cancelled. A run of this process is followed as it
+   * moves (`gateway.runs.watch`); one that another process runs (or without the gateway at hand) is read every
+   * `pollIntervalMs` (else its `retry_after_seconds`).
    */
   async function waitFor(
     tool: string,
@@ -436,26 +437,80 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     const handle = String(first["handle"]);
     const started = Date.now();
     let sent = -1;
-    const progress = async (answer: Json) => {
-      const waves = answer["waves"] as { planned: number; done: number } | undefined;
-      if (!waves || waves.done <= sent) return;
-      sent = waves.done;
-      try {
-        await notify({
+    // Notifications go out one after the other, in the order the run moved.
+    let queue: Promise<void> = Promise.resolve();
+    const progress = (done: number, total: number, unit: "cells" | "waves") => {
+      if (done <= sent) return queue;
+      sent = done;
+      queue = queue.then(() =>
+        notify({
           method: "notifications/progress",
-          params: {
-            progressToken: token,
-            progress: waves.done,
-            total: waves.planned,
-            message: `${tool}: ${waves.done} of ${waves.planned} waves done`,
-          },
-        });
-      } catch {
-        // A client gone or a transport that cannot carry it: the call still answers.
-      }
+          params: { progressToken: token, progress: done, total, message: `${tool}: ${done} of ${total} ${unit} done` },
+        }).catch(() => {
+          // A client gone or a transport that cannot carry it: the call still answers.
+        }),
+      );
+      return queue;
     };
+    const fromAnswer = (answer: Json) => {
+      const waves = answer["waves"] as { planned: number; done: number } | undefined;
+      if (waves) return progress(waves.done, waves.planned, "waves");
+      return queue;
+    };
+    /** The answer once the wait is over: the finished result, or the running answer as it stands. */
+    const settle = async (ended: boolean): Promise<CallToolResult> => {
+      if (ended) {
+        await queue;
+        return read(tool, handle);
+      }
+      const r = await forward("GET", `/v1/results/${encodeURIComponent(handle)}?format=json`, null, null);
+      await queue;
+      if (r.status !== 202 || !r.json) return read(tool, handle);
+      return running(tool, r.json, Date.now() - started);
+    };
+
+    const watching = gateway
+      ? await new Promise<CallToolResult | null>((resolve, reject) => {
+          let stop: (() => void) | null = null;
+          let over = false;
+          let timer: NodeJS.Timeout | undefined;
+          const finish = (ended: boolean) => {
+            if (over) return;
+            over = true;
+            clearTimeout(timer);
+            stop?.();
+            signal.removeEventListener("abort", onAbort);
+            settle(ended).then(resolve, reject);
+          };
+          const onAbort = () => finish(false);
+          Promise.resolve(
+            gateway.runs.watch(handle, (p) => {
+              if (over) return;
+              const total = Math.max(p.total, 1);
+              if (p.ended) {
+                progress(total, total, p.unit);
+                finish(true);
+              } else progress(p.done, total, p.unit);
+            }),
+          ).then((unwatch) => {
+            if (unwatch === null) {
+              // Not a run of this process (or it ended already): read as before.
+              over = true;
+              resolve(null);
+              return;
+            }
+            stop = unwatch;
+            if (over) return unwatch();
+            timer = setTimeout(() => finish(false), maxWaitMs);
+            signal.addEventListener("abort", onAbort, { once: true });
+            if (signal.aborted) onAbort();
+          }, reject);
+        })
+      : null;
+    if (watching) return watching;
+
     let last = first;
-    await progress(last);
+    await fromAnswer(last);
     for (;;) {
       const left = maxWaitMs - (Date.now() - started);
       const interval = options.pollIntervalMs ?? Math.max(1, Number(last["retry_after_seconds"] ?? 1)) * 1000;
@@ -466,10 +521,14 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       });
       if (signal.aborted) break;
       const r = await forward("GET", `/v1/results/${encodeURIComponent(handle)}?format=json`, null, null);
-      if (r.status !== 202 || !r.json) return read(tool, handle);
+      if (r.status !== 202 || !r.json) {
+        await queue;
+        return read(tool, handle);
+      }
       last = r.json;
-      await progress(last);
+      await fromAnswer(last);
     }
+    await queue;
     return running(tool, last, Date.now() - started);
   }
 

@@ -3,12 +3,7 @@
  * read-only filter (only the free tools). `tools/list` lists, and `tools/call` accepts, only the tools the filter
  * keeps; any other name is an unknown tool.
  */
-import {
-  MCP_TOOL_DEFINITIONS,
-  MCP_TOOLSETS,
-  type McpToolDefinition,
-  type McpToolsetName,
-} from "../generated/mcp-tools.ts";
+import { MCP_TOOL_DEFINITIONS, MCP_TOOLSETS, type McpToolDefinition, type McpToolsetName } from "@sdgw/engine/mcp";
 
 export { MCP_TOOLSETS };
 export type { McpToolDefinition, McpToolsetName };

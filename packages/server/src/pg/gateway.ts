@@ -143,6 +143,7 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
       consoleResults: (accountId, keyName) => runs.consoleResults(accountId, keyName),
       operationOf: (handle, keyId) => runs.operationOf(handle, keyId),
       handleOfIdempotencyKey: (keyId, idemKey) => runs.handleOfIdempotencyKey(keyId, idemKey),
+      watch: (handle, listener) => runner.watch(handle, listener),
     },
     schedules: {
       count: (w) => schedules.count(w),

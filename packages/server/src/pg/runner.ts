@@ -6,6 +6,7 @@
  * the answer kept under the handle and the Idempotency-Key. A provider that throws breaks the run: hold released,
  * the handle reads 500, the key is free. A heartbeat renews this instance's lease and recovers gone instances' runs.
  */
+import { type RunListener, RunWatchers } from "../systems/run-progress.ts";
 import { cellOf, isoSeconds, REFUSALS, toolCharge, type CallPlan, type EndedCall, type RunResult } from "@sdgw/engine";
 import type { CreditView, IdempotencySlot, PlatformProvider } from "@sdgw/engine";
 import type { Step } from "@sdgw/types";
@@ -65,11 +66,39 @@ const WAITED = Symbol("waited");
 export class PgRunner {
   private readonly deps: PgRunnerDeps;
   private readonly live = new Map<string, Live>();
+  /** Progress of the runs with a handle, for `watch` (D141). */
+  private readonly progress = new RunWatchers();
   private timer: NodeJS.Timeout | null = null;
   private reconciling: Promise<void> | null = null;
 
   constructor(deps: PgRunnerDeps) {
     this.deps = deps;
+  }
+
+  /** How far a run of this process with a handle is (D141): cells of a data call, waves of a tool run. */
+  private moved(runId: string, ended = false): void {
+    const live = this.live.get(runId);
+    if (!live?.handle) return;
+    const v = live.view;
+    this.progress.update(
+      live.handle,
+      v.kind === "data"
+        ? { done: v.ended.filter((e) => e !== undefined).length, total: v.plan.calls.length, ended, unit: "cells" }
+        : {
+            done: v.steps.filter((s) => s.status === "done" || s.status === "failed").length,
+            total: v.request.plan.quote.waves_planned,
+            ended,
+            unit: "waves",
+          },
+    );
+  }
+
+  /**
+   * Listens to the progress of a run of this instance that answered 202 (D141); see `Runs.watch`. Null when this
+   * instance runs nothing under `handle` (another instance may: its readers poll).
+   */
+  watch(handle: string, listener: RunListener): (() => void) | null {
+    return this.progress.watch(handle, listener);
   }
 
   /** Runs a data plan whose quote is held; answers when it ended or when `waitMs` passed (202). */
@@ -81,6 +110,7 @@ export class PgRunner {
       plan.calls.map((c, i) =>
         callOne(c, plan, o).then((e) => {
           ended[i] = e;
+          this.moved(runId);
         }),
       ),
     );
@@ -111,6 +141,7 @@ export class PgRunner {
     try {
       started = request.run((steps) => {
         view.steps = steps;
+        this.moved(runId);
       });
     } catch (error) {
       started = Promise.reject(error);
@@ -151,6 +182,8 @@ export class PgRunner {
       work(live)
         .catch((error: unknown) => this.broken(live, error))
         .finally(() => {
+          // Its end is committed (or it broke): a read of its handle answers that now (D141).
+          this.moved(live.id, true);
           this.live.delete(live.id);
           this.deps.calls.inFlight.ended(live.id);
           this.deps.limits.endRun(live.ctx.key.workspace_id);
@@ -201,6 +234,7 @@ export class PgRunner {
     // Its row, then what the caller records of its handle (a schedule's last run), before anything of its end.
     live.persisted = this.deps.runs.persist(row).then(() => request?.onHandle?.(handle));
     await live.persisted;
+    this.moved(live.id);
     return this.runningAnswer(live, described.waves);
   }
 

@@ -56,7 +56,7 @@ export type LedgerPort = Port<Ledger, "view" | "freeCallsLeft" | "dailyCharges">
 /** Runs and handles. */
 export type RunsPort = Port<
   Runs,
-  "execute" | "executeTool" | "read" | "keep" | "consoleResults" | "operationOf" | "handleOfIdempotencyKey"
+  "execute" | "executeTool" | "read" | "keep" | "consoleResults" | "operationOf" | "handleOfIdempotencyKey" | "watch"
 >;
 
 /**

@@ -37,6 +37,7 @@ import type { HoldRefusal, Ledger } from "./ledger.ts";
 import type { Limits } from "./limits.ts";
 import type { Owners } from "./owners.ts";
 import type { Metrics } from "../ops/metrics.ts";
+import { type RunListener, type RunProgress, RunWatchers } from "./run-progress.ts";
 import { isoSeconds, type Store } from "./store.ts";
 
 /** An answer ready to send: status, headers, and the body as text or as its UTF-8 bytes (a finished answer). */
@@ -227,6 +228,8 @@ export interface ConsoleResult {
 export class Runs {
   private readonly live = new Map<string, LiveRun>();
   private readonly liveByHandle = new Map<string, LiveRun>();
+  /** Progress of the runs with a handle, for `watch` (D141). */
+  private readonly progress = new RunWatchers();
   /** Set by `close`: runs still in flight then end without touching the (closed) store. */
   private closed = false;
 
@@ -258,6 +261,7 @@ export class Runs {
     const tasks = plan.calls.map((c, i) =>
       this.callOne(c, plan).then((e) => {
         live.ended[i] = e;
+        this.moved(live);
       }),
     );
     // A finish that throws (its transaction rolled back: nothing charged) ends the run broken, as a provider that threw.
@@ -286,6 +290,7 @@ export class Runs {
     try {
       started = request.run((steps) => {
         live.steps = steps;
+        this.moved(live);
       });
     } catch (error) {
       started = Promise.reject(error);
@@ -354,6 +359,7 @@ export class Runs {
     live.handle = handle;
     this.liveByHandle.set(handle, live);
     if (live.kind === "tool") live.request.onHandle?.(handle);
+    this.moved(live);
     return this.runningAnswer(live, ctx.requestId);
   }
 
@@ -581,10 +587,14 @@ export class Runs {
         if (!ok || live.result !== answer) return;
         this.live.delete(live.id);
         this.liveByHandle.delete(live.handle!);
+        this.moved(live, true);
       });
     } else {
       this.live.delete(live.id);
-      if (live.handle) this.liveByHandle.delete(live.handle);
+      if (live.handle) {
+        this.liveByHandle.delete(live.handle);
+        this.moved(live, true);
+      }
     }
     if (live.slotFreed) return;
     live.slotFreed = true;
@@ -603,6 +613,37 @@ export class Runs {
   ): HttpAnswer {
     const a = errorAnswer(code, requestId, fields as never, { urls: this.urls, now: new Date(this.deps.now()) });
     return { status: a.status, headers: { ...a.headers, "content-type": JSON_TYPE }, body: JSON.stringify(a.body) };
+  }
+
+  /** How far a run is (D141): cells ended of cells planned (a data call), waves ended of waves planned (a tool). */
+  private progressOf(live: LiveRun, ended: boolean): RunProgress {
+    if (live.kind === "data")
+      return {
+        done: live.ended.filter((e) => e !== undefined).length,
+        total: live.plan.calls.length,
+        ended,
+        unit: "cells",
+      };
+    return {
+      done: live.steps.filter((s) => s.status === "done" || s.status === "failed").length,
+      total: described(live).waves,
+      ended,
+      unit: "waves",
+    };
+  }
+
+  /** Tells the listeners of a run with a handle how far it is (D141); `ended` once its end is committed. */
+  private moved(live: LiveRun, ended = false): void {
+    if (live.handle) this.progress.update(live.handle, this.progressOf(live, ended));
+  }
+
+  /**
+   * Listens to the progress of a run of this process that answered 202 (D141): `listener` gets it at once, on every
+   * cell or wave that ends, and last with `ended: true` once its end is committed (a read of `handle` then answers
+   * the finished result). Null when no run of this process is in flight under `handle`.
+   */
+  watch(handle: string, listener: RunListener): (() => void) | null {
+    return this.progress.watch(handle, listener);
   }
 
   /** The 202 answer of a run that goes on. */

@@ -95,8 +95,15 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
     const res = await fetch(url, { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(INIT) });
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toBe(MCP_WWW_AUTHENTICATE);
-    expect(MCP_WWW_AUTHENTICATE).toBe('ApiKey header="X-API-Key", Bearer realm="sdgw"');
-    expect(await res.json()).toMatchObject({ code: "unauthorized", reason: "missing", retryable: false });
+    // No Bearer challenge: OAuth-capable clients would start an OAuth discovery this server does not serve (D142).
+    expect(MCP_WWW_AUTHENTICATE).toBe('ApiKey header="X-API-Key"');
+    expect(res.headers.get("www-authenticate")).not.toMatch(/bearer/i);
+    const body = (await res.json()) as Structured;
+    expect(body).toMatchObject({ code: "unauthorized", reason: "missing", retryable: false });
+    // A JSON-RPC error answer to the initialize, whose message a person can read.
+    expect(body).toMatchObject({ jsonrpc: "2.0", id: 1, error: { code: -32001 } });
+    expect(body["error"]["message"]).toMatch(/^No API key was sent\. .*X-API-Key/);
+    expect(body["error"]["data"]).toMatchObject({ code: "unauthorized", reason: "missing" });
   });
 
   it("initialize with a wrong key: 401 reason invalid, before any MCP message is served", async () => {
@@ -111,6 +118,8 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
       const body = (await res.json()) as Structured;
       expect(body).toMatchObject({ code: "unauthorized", reason: "invalid" });
       expect(body["fix"]["note"]).toMatch(/key/i);
+      expect(body).toMatchObject({ jsonrpc: "2.0", id: 1, error: { code: -32001 } });
+      expect(body["error"]["message"]).toMatch(/^This key is not valid\./);
     }
   });
 
@@ -127,6 +136,8 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
       // No OAuth: the SDK's plain 401 error (UnauthorizedError without an auth provider), not a redirect or discovery.
       expect(String((error as Error).message)).toMatch(/401|unauthori[sz]ed/i);
       expect(String((error as Error).message)).not.toMatch(/oauth|metadata|redirect/i);
+      // What the client shows says what is wrong with the key.
+      expect(String((error as Error).message)).toMatch(/This key is not valid|No API key was sent/);
       expect(Date.now() - started).toBeLessThan(3000);
       await client.close().catch(() => undefined);
     }

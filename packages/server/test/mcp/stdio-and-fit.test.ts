@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { fitAnswer, MORE_NOTE } from "../../src/mcp/index.ts";
 import { createServer } from "../../src/server.ts";
+import { BODIES } from "../tool-bodies.ts";
 import { sdk } from "./sdk-client.ts";
 
 const { StdioClientTransport } = (await import(
@@ -41,6 +42,54 @@ describe("sdgw-mcp over stdio", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 30_000);
+});
+
+describe("sdgw-mcp over stdio: progress (D141)", () => {
+  it("a tool run that answered 202 sends its progress as messages, from 0, in order, then its answer", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sdgw-mcp-"));
+    try {
+      const dbPath = join(dir, "sdgw.sqlite");
+      const seed = createServer({ dbPath, log: () => undefined });
+      const { account } = seed.gateway.accounts.createAccount({ name: "stdio progress", plan: "paid" });
+      seed.gateway.accounts.grant(account.id, 10_000);
+      const key = seed.gateway.accounts.createKey({ accountId: account.id, name: "stdio" }).secret;
+      await seed.close();
+      const bin = fileURLToPath(new URL("../../src/bin/sdgw-mcp.ts", import.meta.url));
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: ["--conditions=source", bin],
+        env: {
+          SDGW_DB: dbPath,
+          SDGW_API_KEY: key,
+          SDGW_WAIT_MS: "1",
+          SDGW_LATENCY_MS: "20",
+          PATH: process.env["PATH"] ?? "",
+        },
+        stderr: "pipe",
+      });
+      const client = new sdk.Client({ name: "sdgw-stdio-progress", version: "1.0.0" });
+      await client.connect(transport);
+      const seen: Array<{ progress: number; total?: number; message?: string }> = [];
+      const r = await client.callTool(
+        { name: "brand_buzz", arguments: BODIES.brand_buzz.background },
+        { onprogress: (p) => void seen.push(p) },
+      );
+      const s = r.structuredContent as Record<string, unknown>;
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen[0]!.progress).toBe(0);
+      expect(seen[0]!.message).toMatch(/^brand_buzz: 0 of \d+ waves done$/);
+      const total = seen[0]!.total!;
+      for (const p of seen) expect(p.total).toBe(total);
+      for (let i = 1; i < seen.length; i++) expect(seen[i]!.progress).toBeGreaterThan(seen[i - 1]!.progress);
+      // An answer that is the finished result came after the last wave's notification; one still running after the
+      // wait (a slow machine) is the running answer.
+      if (s["status"] !== "running") expect(seen.at(-1)!.progress).toBe(total);
+      expect(s["tool"] ?? "brand_buzz").toBe("brand_buzz");
+      await client.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe("fitAnswer (D30)", () => {

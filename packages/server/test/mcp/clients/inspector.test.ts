@@ -184,6 +184,9 @@ describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp o
     const error = json(run.stderr.trim().split("\n").at(-1)!, "stderr")["error"] as Json;
     const body = json(/(\{.*\})\s*$/s.exec(String(error["message"]))![1]!, "error body");
     expect(body).toMatchObject({ code: "unauthorized", reason: "invalid", retryable: false });
+    // What the Inspector prints says the key is not valid, not an OAuth failure (D142).
+    expect(String(error["message"])).toContain("This key is not valid.");
+    expect(run.stderr).not.toMatch(/oauth|TTY/i);
     expect(run.ms).toBeLessThan(15_000);
   });
 });

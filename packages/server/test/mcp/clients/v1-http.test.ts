@@ -26,7 +26,7 @@ import {
   type Json,
 } from "./harness.ts";
 
-const WWW_AUTHENTICATE = 'ApiKey header="X-API-Key", Bearer realm="sdgw"';
+const WWW_AUTHENTICATE = 'ApiKey header="X-API-Key"';
 
 let g: Gateway;
 gatewayPerFile((started) => (g = started));
@@ -130,6 +130,10 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { tim
       });
       expect(bodyOf(error)["request_id"]).toMatch(/^req_/);
       expect(bodyOf(error)["fix"]["note"]).toMatch(/key/i);
+      // The v1 client's error shows the body: a JSON-RPC error whose message a person can read (D142).
+      expect(bodyOf(error)["error"]["message"], label).toMatch(
+        reason === "missing" ? /^No API key was sent\./ : /^This key is not valid\./,
+      );
       expect(ms, label).toBeLessThan(3000);
       // Only the initialize was sent and refused; the answer says how to send a key, and offers no OAuth.
       expect(

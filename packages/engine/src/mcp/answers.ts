@@ -57,7 +57,10 @@ function rowsOf(answer: Json): Rows | null {
   return null;
 }
 
-const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
+const utf8 = new TextEncoder();
+/** The UTF-8 bytes of a text (no Node Buffer: the engine runs in browsers too). */
+const byteLength = (text: string) => utf8.encode(text).length;
+const bytes = (v: unknown) => byteLength(JSON.stringify(v));
 
 /**
  * The rows of a whole answer (its `items`, its `targets`, or all its fanout entries' `items`), or null for an answer
@@ -114,7 +117,7 @@ export function fitAnswer(answer: Json, options: FitOptions): Fitted {
   const { position, maxBytes, render, measure } = options;
   if (!rows) return { answer, rows: 0, total: 0, ...(render ? { text: "" } : {}) };
   const from = Math.min(position, rows.total);
-  const size = measure ?? ((page: Json) => bytes(page) + (render ? Buffer.byteLength(render(page), "utf8") : 0));
+  const size = measure ?? ((page: Json) => bytes(page) + (render ? byteLength(render(page)) : 0));
   const done = (page: Json, k: number): Fitted => ({
     answer: page,
     rows: k,
