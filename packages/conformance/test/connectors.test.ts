@@ -1,11 +1,21 @@
 /** The connector acceptance suite passes on the YouTube connector (against the fake upstream) and on the simulator. */
 import { describe, expect, it } from "vitest";
 import { formatConnectorReport, runConnectorAcceptance } from "../src/connectors/index.ts";
+import { redditSubject } from "./reddit-subject.ts";
 import { simulatorSubject, youtubeSubject } from "./youtube-subject.ts";
 
 describe("the connector acceptance suite", () => {
   it("passes on the YouTube connector, every check applicable", async () => {
     const report = await runConnectorAcceptance(youtubeSubject());
+    expect(
+      report.results.filter((r) => r.outcome !== "passed"),
+      formatConnectorReport(report),
+    ).toEqual([]);
+    expect(report.passed).toBeGreaterThanOrEqual(25);
+  }, 120_000);
+
+  it("passes on the Reddit connector, every check applicable", async () => {
+    const report = await runConnectorAcceptance(redditSubject());
     expect(
       report.results.filter((r) => r.outcome !== "passed"),
       formatConnectorReport(report),

@@ -12,11 +12,13 @@ import {
   ConnectorConfigError,
   MemoryBudget,
   MemoryCache,
+  MemoryShared,
   switchedOn,
   type BudgetBuckets,
   type ConnectorContext,
   type ConnectorDefinition,
   type RawSettings,
+  type SharedStore,
   type UpstreamBudget,
   type UpstreamCache,
 } from "@sdgw/engine/connectors";
@@ -25,7 +27,7 @@ import { ConfigError, withoutPassword, type ServerConfig } from "./config.ts";
 import type { GatewayOptions } from "./gateway.ts";
 import type { Limits } from "./systems/limits.ts";
 import { ignoredParams, recordingFetch, replayingFetch } from "./systems/cassettes.ts";
-import { RedisBudget, RedisCache } from "./systems/upstream.ts";
+import { RedisBudget, RedisCache, RedisShared } from "./systems/upstream.ts";
 
 /** The settings of live connectors in the server's configuration (D114, D122, D123). */
 export type UpstreamConfig = Pick<
@@ -144,6 +146,9 @@ export function liveProviders(
     : deps.redis
       ? new RedisCache({ client: deps.redis, prefix: deps.redisKeyPrefix, log: deps.log })
       : new MemoryCache({ now: deps.now });
+  const shared: SharedStore = deps.redis
+    ? new RedisShared({ client: deps.redis, prefix: deps.redisKeyPrefix, log: deps.log })
+    : new MemoryShared({ now: deps.now });
   const live: LivePlatform[] = [];
   for (const { def, settings } of built) {
     const secrets = def.secrets(settings);
@@ -165,6 +170,7 @@ export function liveProviders(
       cache,
       now: deps.now,
       log: { info: (m) => deps.log(m), error: (m) => deps.log(`ERROR ${m}`) },
+      shared,
     };
     providers[def.platform] = reported(def.create(settings, ctx), deps.log);
     live.push({ platform: def.platform, api: def.api, where: withoutPassword(def.describe(settings)) });
@@ -174,7 +180,7 @@ export function liveProviders(
     : deps.upstream.upstreamRecordDir
       ? `, recording into ${deps.upstream.upstreamRecordDir}`
       : "";
-  const shared = deps.redis
+  const where = deps.redis
     ? "budgets and cache in Redis, shared by every instance"
     : "budgets and cache in this process";
   return {
@@ -188,7 +194,7 @@ export function liveProviders(
           (Object.keys(providers) as Platform[]).filter(
             (p) => !live.some((l) => l.platform === p) && (providers[p].source ?? "simulated") === source,
           );
-        const parts = live.map((l) => `${l.platform} live (${l.where}${mode}; ${shared})`);
+        const parts = live.map((l) => `${l.platform} live (${l.where}${mode}; ${where})`);
         for (const source of ["plugged", "simulated"])
           if (others(source).length) parts.push(`${others(source).join(", ")} ${source}`);
         return parts.join("; ");

@@ -25,6 +25,7 @@ import {
   ConnectorConfigError,
   MemoryBudget,
   MemoryCache,
+  MemoryShared,
   type ConnectorContext,
   type ConnectorDefinition,
   type RawSettings,
@@ -149,6 +150,7 @@ export async function runConnectorAcceptance(
         fetch: globalThis.fetch.bind(globalThis),
         budget: new MemoryBudget({ buckets: { [subject.platform]: def.budget(s) }, now: Date.now }),
         cache: new MemoryCache({ now: Date.now }),
+        shared: new MemoryShared({ now: Date.now }),
         now: Date.now,
         log: { info: (m) => logs.push(m), error: (m) => logs.push(m) },
       };

@@ -11,6 +11,7 @@
  * @module @sdgw/engine/connectors
  */
 import type { ConnectorDefinition } from "./define.ts";
+import { redditConnector } from "../providers/reddit/live.ts";
 import { youtubeConnector } from "../providers/youtube/live.ts";
 
 export { Batcher } from "./batch.ts";
@@ -23,6 +24,7 @@ export type {
   CachedAnswer,
   ConnectorContext,
   ConnectorLog,
+  SharedStore,
   UpstreamBudget,
   UpstreamCache,
 } from "./context.ts";
@@ -45,7 +47,7 @@ export type { RequestFile, UpstreamExchange } from "./exchanges.ts";
 export { decodeEntities } from "./html.ts";
 export { UpstreamReplayMiss, rateLimitOf, requestUrl, retryAfterSeconds, upstreamGet } from "./http.ts";
 export type { RateLimitInfo, UpstreamFault, UpstreamRequest, UpstreamResult, UpstreamSpend } from "./http.ts";
-export { MemoryBudget, MemoryCache, bucketOf } from "./memory.ts";
+export { MemoryBudget, MemoryCache, MemoryShared, bucketOf, bucketPeriod } from "./memory.ts";
 export type { BudgetBuckets, MemoryBudgetOptions, MemoryCacheOptions } from "./memory.ts";
 export { REDACTED, SECRET_HEADERS, SECRET_QUERY_PARAMS, redactText, redactUrl } from "./redact.ts";
 export { isTimeZone, nextMidnight, zonedDay } from "./zone.ts";
@@ -56,6 +58,22 @@ export {
   youtubeConnector,
 } from "../providers/youtube/live.ts";
 export type { YouTubeSettings } from "../providers/youtube/live.ts";
+export {
+  REDDIT_CACHE_TTL_MS,
+  REDDIT_TOKEN_MARGIN_MS,
+  flattenComments,
+  listingOf,
+  postFromLink,
+  redditAccount,
+  redditComment,
+  redditConnector,
+  redditLink,
+  redditPost,
+  redditTime,
+  redditTrend,
+  userFromLink,
+} from "../providers/reddit/live.ts";
+export type { FlatComments, RedditSettings, RedditThingJson } from "../providers/reddit/live.ts";
 
 /** The live connectors of this package, by platform: a platform listed here goes live when its credentials are set. */
-export const CONNECTORS: readonly ConnectorDefinition<any>[] = [youtubeConnector];
+export const CONNECTORS: readonly ConnectorDefinition<any>[] = [youtubeConnector, redditConnector];
