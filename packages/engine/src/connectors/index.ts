@@ -49,7 +49,15 @@ export { UpstreamReplayMiss, rateLimitOf, requestUrl, retryAfterSeconds, upstrea
 export type { RateLimitInfo, UpstreamFault, UpstreamRequest, UpstreamResult, UpstreamSpend } from "./http.ts";
 export { MemoryBudget, MemoryCache, MemoryShared, bucketOf, bucketPeriod } from "./memory.ts";
 export type { BudgetBuckets, MemoryBudgetOptions, MemoryCacheOptions } from "./memory.ts";
-export { REDACTED, SECRET_HEADERS, SECRET_QUERY_PARAMS, redactText, redactUrl } from "./redact.ts";
+export {
+  REDACTED,
+  SECRET_HEADERS,
+  SECRET_JSON_MEMBERS,
+  SECRET_QUERY_PARAMS,
+  redactJsonSecrets,
+  redactText,
+  redactUrl,
+} from "./redact.ts";
 export { isTimeZone, nextMidnight, zonedDay } from "./zone.ts";
 export {
   YOUTUBE_CACHE_TTL_MS,

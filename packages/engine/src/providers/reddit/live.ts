@@ -170,7 +170,7 @@ const str = (v: unknown): string | undefined => (typeof v === "string" && v !== 
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 const counter = (v: unknown): number | undefined => {
   const n = num(v);
-  return n !== undefined && n >= 0 ? Math.floor(n) : undefined;
+  return n !== undefined && n >= 0 && n <= Number.MAX_SAFE_INTEGER ? Math.floor(n) : undefined;
 };
 /** Reddit's `created_utc` (seconds, often with `.0`) as RFC 3339 UTC. */
 export const redditTime = (v: unknown): string | undefined => {
@@ -667,7 +667,8 @@ class RedditLive {
         secrets: [this.s.clientId, this.s.clientSecret, token.value],
         ...(c.deadline !== undefined ? { deadline: c.deadline } : {}),
       });
-      spend.units += r.units;
+      // Reddit counts requests: one unit each (the two buckets taken are the same request counted twice).
+      spend.units += r.requests;
       spend.requests += r.requests;
       if (r.ok) {
         await this.noteLimit(r.rateLimit);
