@@ -143,12 +143,10 @@ describe("reddit's mappers on the shapes the API writes", () => {
       is_video: anything,
     });
     fc.assert(
-      fc.property(thing, fc.nat(50), (d) => {
-        const clean = Object.fromEntries(Object.entries(d).map(([k, v]) => [k, v]));
-        if (typeof clean["name"] === "string" && clean["name"] === "") delete clean["name"];
-        const p = redditPost(clean as Record<string, unknown>);
+      fc.property(thing, (d) => {
+        const p = redditPost(d as Record<string, unknown>);
         if (p) valid(p);
-        const c = redditComment(clean as Record<string, unknown>, 0);
+        const c = redditComment(d as Record<string, unknown>, 0);
         if (c) valid(c);
         for (const i of [p, c]) if (i?.published_at) expect(i.published_at).toMatch(RFC3339_UTC);
       }),
