@@ -22,7 +22,7 @@ export const RD = {
   CLIENT_ID: "SyntheticClientId01",
   CLIENT_SECRET: "synthetic-client-secret-0000000001",
   USER_AGENT: "server:sdgw-tests:1.0 (by /u/sdgw_tests)",
-  /** The token the fake token endpoint issues. */
+  /** A token a test has the fake token endpoint issue (the fixture's own is `REDACTED`, as recordings write it). */
   TOKEN: "synthetic-app-only-token-0001",
 } as const;
 

@@ -56,6 +56,12 @@ describe("pnpm start with the SDGW_REDDIT_* variables", () => {
   );
 
   it("says reddit is live, checks the app once, never prints the client id, secret or token, and answers from the API", async () => {
+    // The fixture's token is `REDACTED` (D152); this one is issued so that its absence from the output means something.
+    upstream.override({
+      method: "POST",
+      path: "/api/v1/access_token",
+      body: { access_token: RD.TOKEN, token_type: "bearer", expires_in: 86_400, scope: "*" },
+    });
     const started = spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], {
       cwd: ROOT,
       env: { ...process.env, SDGW_PORT: "0", SDGW_DB: join(tmp, "start.sqlite"), ...env() },

@@ -190,7 +190,12 @@ export const redditLink = (v: unknown): string | undefined => {
 const userUrl = (name: string) => `https://www.reddit.com/user/${encodeURIComponent(name)}/`;
 const permalinkUrl = (p: unknown) => {
   const s = str(p);
-  return s?.startsWith("/") ? `https://www.reddit.com${s}` : undefined;
+  if (!s?.startsWith("/") || s.startsWith("//")) return undefined;
+  try {
+    return new URL(s, "https://www.reddit.com").href;
+  } catch {
+    return undefined;
+  }
 };
 /** The author of a thing, or undefined when the account was deleted. */
 const authorOf = (d: Record<string, unknown>) => {
