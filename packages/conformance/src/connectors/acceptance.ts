@@ -82,6 +82,12 @@ export interface ConnectorSubject {
   /** One call of each operation that answers `ok` (the route's body without `platform`). */
   calls: Partial<Record<RouteOperation, Body>>;
   /**
+   * Operations this connector does not offer (D120, D156): each must be refused before anything runs, `400
+   * not_supported` with reason `not_available_yet`, nothing sent upstream and nothing charged — never answered with
+   * simulated data.
+   */
+  unavailable?: readonly RouteOperation[];
+  /**
    * Calls whose first page has more; `upstreamToken` is what page 2 must send upstream; `otherBody` the same call
    * with other parameters, which the first page's cursor must not continue (default: `query` changed).
    */
@@ -285,6 +291,20 @@ export async function runConnectorAcceptance(
   });
 
   for (const op of Object.keys(ROUTES) as RouteOperation[]) {
+    if (subject.unavailable?.includes(op)) {
+      add(`read.${op}`, `${op} is not offered: not_supported, not_available_yet, nothing sent`, async () => {
+        const { provider, catalog } = fresh();
+        const before = upstream?.requests.length ?? 0;
+        const r = await run(catalog, provider, op, subject.calls[op] ?? {});
+        if (!("refused" in r) || r.refused.code !== "not_supported" || r.refused.reason !== "not_available_yet")
+          fail(
+            `${op}: expected 400 not_supported, reason not_available_yet, got ${"refused" in r ? `${r.refused.code} (${r.refused.reason})` : describeAnswer(r.answer)}`,
+          );
+        if ((upstream?.requests.length ?? 0) !== before) fail(`${op}: a request went upstream`);
+        return `refused before running: ${(r as { refused: { message: string } }).refused.message.slice(0, 80)}…`;
+      });
+      continue;
+    }
     add(`read.${op}`, `${op} answers ok, charged its price, and validates`, async () => {
       const body = subject.calls[op];
       if (!body) return fail(`no call of ${op} given: every operation the platform offers must be read`);
@@ -464,6 +484,7 @@ export async function runConnectorAcceptance(
     const { provider, catalog } = fresh();
     const lines: string[] = [];
     for (const [op, body] of Object.entries(subject.calls) as [RouteOperation, Body][]) {
+      if (subject.unavailable?.includes(op)) continue;
       const a = answered(await run(catalog, provider, op, body), `${op} (1)`).answer;
       const b = answered(await run(catalog, provider, op, body), `${op} (2)`).answer;
       if (JSON.stringify(itemsOf(a)) !== JSON.stringify(itemsOf(b))) fail(`${op}: the second read gave other items`);

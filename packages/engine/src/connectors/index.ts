@@ -12,6 +12,7 @@
  */
 import type { ConnectorDefinition } from "./define.ts";
 import { redditConnector } from "../providers/reddit/live.ts";
+import { xConnector } from "../providers/x/live.ts";
 import { youtubeConnector } from "../providers/youtube/live.ts";
 
 export { Batcher } from "./batch.ts";
@@ -82,6 +83,20 @@ export {
   userFromLink,
 } from "../providers/reddit/live.ts";
 export type { FlatComments, RedditSettings, RedditThingJson } from "../providers/reddit/live.ts";
+export {
+  X_CACHE_TTL_MS,
+  X_EXPANSIONS,
+  X_MEDIA_FIELDS,
+  X_TWEET_FIELDS,
+  X_USER_FIELDS,
+  xConnector,
+  xPost,
+  xPostFromLink,
+  xTime,
+  xUser,
+  xUserFromLink,
+} from "../providers/x/live.ts";
+export type { XApiMedia, XApiTweet, XApiUser, XIncludes, XSettings } from "../providers/x/live.ts";
 
 /** The live connectors of this package, by platform: a platform listed here goes live when its credentials are set. */
-export const CONNECTORS: readonly ConnectorDefinition<any>[] = [youtubeConnector, redditConnector];
+export const CONNECTORS: readonly ConnectorDefinition<any>[] = [youtubeConnector, redditConnector, xConnector];
