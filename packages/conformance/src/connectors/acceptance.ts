@@ -22,7 +22,7 @@ import {
   type RouteOperation,
 } from "@sdgw/engine";
 import {
-  ConnectorConfigError,
+  isConnectorConfigError,
   MemoryBudget,
   MemoryCache,
   MemoryShared,
@@ -270,7 +270,7 @@ export async function runConnectorAcceptance(
           fail(`${bad.why}: accepted`);
         } catch (e) {
           if (e instanceof Fail) throw e;
-          if (!(e instanceof ConnectorConfigError)) fail(`${bad.why}: threw ${String(e)}, not a ConnectorConfigError`);
+          if (!isConnectorConfigError(e)) fail(`${bad.why}: threw ${String(e)}, not a ConnectorConfigError`);
           const message = (e as Error).message;
           if (!message.includes(bad.names)) fail(`${bad.why}: the message does not name ${bad.names}: ${message}`);
           for (const s of subject.connector.settings)

@@ -31,7 +31,7 @@ export type {
 } from "./context.ts";
 export { CURSOR_VERSION, MAX_CURSOR_LENGTH, decodeCursor, encodeCursor, paramsHash } from "./cursor.ts";
 export type { CursorBinding, CursorState } from "./cursor.ts";
-export { ConnectorConfigError, SettingsReader, switchedOn } from "./define.ts";
+export { ConnectorConfigError, SettingsReader, isConnectorConfigError, switchedOn } from "./define.ts";
 export type { ConnectorDefinition, ConnectorSetting, RawSettings } from "./define.ts";
 export {
   credentialsRefused,
