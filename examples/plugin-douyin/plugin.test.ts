@@ -4,6 +4,7 @@
  * Acme); and what is malformed — a module that exports no connector, a provider with a price of 0 or an operation
  * douyin does not have — stops the start with a message naming it.
  */
+import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
@@ -174,5 +175,53 @@ describe("the example plug-in (douyin from a licensed source)", () => {
     );
     const loaded = await loadPlugins("./examples/plugin-douyin/connector.ts", process.cwd());
     expect(loaded.map((d) => d.platform)).toEqual(["douyin"]);
+  }, 60_000);
+});
+
+describe("pnpm start with SDGW_CONNECTORS", () => {
+  const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+  const MAIN = `${ROOT}packages/server/src/main.ts`;
+  const start = (env: Record<string, string>) =>
+    spawn(process.execPath, ["--conditions=source", "--no-warnings", MAIN], {
+      cwd: ROOT,
+      env: { ...process.env, SDGW_PORT: "0", SDGW_DB: ":memory:", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+
+  it("loads the plug-in, says douyin is plugged in, checks its key once, never prints it", async () => {
+    const upstream = await startFakeUpstream({ exchanges: loadExchanges(FIXTURES) });
+    const child = start({
+      SDGW_CONNECTORS: "./examples/plugin-douyin/connector.ts",
+      SDGW_ACME_KEY: KEY,
+      SDGW_ACME_URL: `${upstream.url}/v1`,
+    });
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.on("data", (d) => (out += d));
+    try {
+      const end = Date.now() + 60_000;
+      while (!(out.includes("Stop with Ctrl-C.") && out.includes("douyin: ")) && child.exitCode === null) {
+        if (Date.now() > end) throw new Error(`not started in time: ${out}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(out).toContain(
+        `douyin plugged (Acme Social Data at ${upstream.url}/v1; budgets and cache in this process)`,
+      );
+      expect(out).toContain("douyin: Acme Social Data accepted the key in SDGW_ACME_KEY.");
+      expect(out).not.toContain(KEY);
+    } finally {
+      await new Promise<void>((r) =>
+        child.exitCode !== null ? r() : (child.once("exit", () => r()), child.kill("SIGTERM")),
+      );
+      await upstream.close();
+    }
+  }, 90_000);
+
+  it("refuses to start on a module that exports no connector, naming it", async () => {
+    const child = start({ SDGW_CONNECTORS: "./examples/plugin-douyin/missing.ts" });
+    let err = "";
+    child.stderr!.on("data", (d) => (err += d));
+    expect(await new Promise((r) => child.once("exit", r))).toBe(2);
+    expect(err).toContain("SDGW_CONNECTORS: ./examples/plugin-douyin/missing.ts could not be loaded");
   }, 60_000);
 });
