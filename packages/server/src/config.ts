@@ -1,7 +1,7 @@
 /** Configuration of the reference server, with the defaults of D27 and the seed's limits. */
 import { DEFAULT_URLS, type ServiceUrls } from "@sdgw/validators";
 import type { Platform } from "@sdgw/types";
-import type { RawSettings } from "@sdgw/engine/connectors";
+import type { ConnectorDefinition, RawSettings } from "@sdgw/engine/connectors";
 import type { GatewayOptions } from "./gateway.ts";
 import { TrustProxyError, checkTrustProxy, parseTrustProxy, type TrustProxy } from "./http/proxies.ts";
 import { upstreamFromEnv } from "./connectors.ts";
@@ -106,6 +106,12 @@ export interface ServerConfig {
    * API; the others stay on the simulator. Default: none.
    */
   connectors: Partial<Record<Platform, RawSettings>>;
+  /**
+   * D158: an operator's own connectors (plug-ins), each a `ConnectorDefinition` for one of the ten platforms, in
+   * place of the simulator (or of this build's connector); their settings are `connectors[platform]` (env: the
+   * variables each names). `pnpm start` loads them from the modules `SDGW_CONNECTORS` names. Default: none.
+   */
+  plugins: readonly ConnectorDefinition<any>[];
   /** D122: keep the answers of live connectors for a while, per operation (default true; env `SDGW_UPSTREAM_CACHE=0`). */
   upstreamCache: boolean;
   /** D123: record what live connectors receive, redacted, into this folder (env `SDGW_UPSTREAM_RECORD`). */
@@ -217,6 +223,7 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     redisKeyPrefix: options.redisKeyPrefix ?? "sdgw:",
     trustProxy: checkTrustProxy(options.trustProxy ?? null),
     connectors: options.connectors ?? {},
+    plugins: options.plugins ?? [],
     upstreamCache: options.upstreamCache ?? true,
     upstreamRecordDir: options.upstreamRecordDir ?? null,
     upstreamReplayDir: options.upstreamReplayDir ?? null,

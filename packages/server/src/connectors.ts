@@ -9,14 +9,16 @@ import type { Platform } from "@sdgw/types";
 import type { PlatformProvider, Simulator } from "@sdgw/engine";
 import {
   CONNECTORS,
-  ConnectorConfigError,
+  isConnectorConfigError,
   MemoryBudget,
   MemoryCache,
+  MemoryShared,
   switchedOn,
   type BudgetBuckets,
   type ConnectorContext,
   type ConnectorDefinition,
   type RawSettings,
+  type SharedStore,
   type UpstreamBudget,
   type UpstreamCache,
 } from "@sdgw/engine/connectors";
@@ -25,13 +27,15 @@ import { ConfigError, withoutPassword, type ServerConfig } from "./config.ts";
 import type { GatewayOptions } from "./gateway.ts";
 import type { Limits } from "./systems/limits.ts";
 import { ignoredParams, recordingFetch, replayingFetch } from "./systems/cassettes.ts";
-import { RedisBudget, RedisCache } from "./systems/upstream.ts";
+import { RedisBudget, RedisCache, RedisShared } from "./systems/upstream.ts";
+import { pluggedProvider } from "./plugins.ts";
 
 /** The settings of live connectors in the server's configuration (D114, D122, D123). */
 export type UpstreamConfig = Pick<
   ServerConfig,
   "connectors" | "upstreamCache" | "upstreamRecordDir" | "upstreamReplayDir"
->;
+> &
+  Partial<Pick<ServerConfig, "plugins">>;
 
 /** One live platform: its connector and what it reads. */
 export interface LivePlatform {
@@ -40,6 +44,8 @@ export interface LivePlatform {
   api: string;
   /** Where it reads, for the banner (`YouTube Data API v3 at https://www.googleapis.com/youtube/v3`). */
   where: string;
+  /** `live`: a connector of this build; `plugged`: an operator's own (D158). */
+  source: "live" | "plugged";
 }
 
 /** The live connectors of a gateway: which platforms, their shared budget and cache. */
@@ -74,7 +80,7 @@ export function upstreamFromEnv(env: NodeJS.ProcessEnv, problems: string[]): Par
       def.configure(raw, (name) => def.settings.find((s) => s.name === name)?.env ?? name);
       connectors[def.platform] = raw;
     } catch (e) {
-      if (!(e instanceof ConnectorConfigError)) throw e;
+      if (!isConnectorConfigError(e)) throw e;
       problems.push(...e.problems);
     }
   }
@@ -116,9 +122,31 @@ export function liveProviders(
   deps: UpstreamDeps,
 ): { providers: Record<Platform, PlatformProvider>; upstream: Upstream } {
   const providers = { ...simulated } as Record<Platform, PlatformProvider>;
-  const built: { def: ConnectorDefinition<unknown>; settings: unknown }[] = [];
+  const built: { def: ConnectorDefinition<unknown>; settings: unknown; plugged: boolean }[] = [];
   const problems: string[] = [];
+  const plugins = (deps.upstream.plugins ?? []) as readonly ConnectorDefinition<unknown>[];
+  for (const def of plugins) {
+    if (plugins.filter((p) => p.platform === def.platform).length > 1) {
+      problems.push(`plug-ins: two connectors for ${def.platform}; keep one`);
+      continue;
+    }
+    // A plug-in is on when loaded: the operator named it (D158).
+    try {
+      built.push({
+        def,
+        settings: def.configure(deps.upstream.connectors[def.platform] ?? {}, (name) => {
+          const env = def.settings.find((x) => x.name === name)?.env;
+          return env ? `${env} (connectors.${def.platform}.${name})` : `connectors.${def.platform}.${name}`;
+        }),
+        plugged: true,
+      });
+    } catch (e) {
+      if (!isConnectorConfigError(e)) throw e;
+      problems.push(...e.problems.map((p) => `plug-in for ${def.platform}: ${p}`));
+    }
+  }
   for (const [platform, raw] of Object.entries(deps.upstream.connectors) as [Platform, RawSettings][]) {
+    if (plugins.some((p) => p.platform === platform)) continue;
     const def = connectorOf(platform);
     if (!def) {
       problems.push(`connectors.${platform}: this build has no live connector for ${platform}`);
@@ -126,9 +154,9 @@ export function liveProviders(
     }
     if (!switchedOn(def, raw)) continue;
     try {
-      built.push({ def, settings: def.configure(raw, (name) => `connectors.${platform}.${name}`) });
+      built.push({ def, settings: def.configure(raw, (name) => `connectors.${platform}.${name}`), plugged: false });
     } catch (e) {
-      if (!(e instanceof ConnectorConfigError)) throw e;
+      if (!isConnectorConfigError(e)) throw e;
       problems.push(...e.problems);
     }
   }
@@ -144,8 +172,11 @@ export function liveProviders(
     : deps.redis
       ? new RedisCache({ client: deps.redis, prefix: deps.redisKeyPrefix, log: deps.log })
       : new MemoryCache({ now: deps.now });
+  const shared: SharedStore = deps.redis
+    ? new RedisShared({ client: deps.redis, prefix: deps.redisKeyPrefix, log: deps.log })
+    : new MemoryShared({ now: deps.now });
   const live: LivePlatform[] = [];
-  for (const { def, settings } of built) {
+  for (const { def, settings, plugged } of built) {
     const secrets = def.secrets(settings);
     const cassettes = {
       platform: def.platform,
@@ -165,16 +196,31 @@ export function liveProviders(
       cache,
       now: deps.now,
       log: { info: (m) => deps.log(m), error: (m) => deps.log(`ERROR ${m}`) },
+      shared,
     };
-    providers[def.platform] = reported(def.create(settings, ctx), deps.log);
-    live.push({ platform: def.platform, api: def.api, where: withoutPassword(def.describe(settings)) });
+    const made = def.create(settings, ctx);
+    if (plugged) {
+      const checked = pluggedProvider(def.platform, made, simulated[def.platform]);
+      if (!("provider" in checked)) {
+        problems.push(...checked.problems.map((p) => `plug-in for ${def.platform}: ${p}`));
+        continue;
+      }
+      providers[def.platform] = reported(checked.provider, deps.log);
+    } else providers[def.platform] = reported(made, deps.log);
+    live.push({
+      platform: def.platform,
+      api: def.api,
+      where: withoutPassword(def.describe(settings)),
+      source: plugged ? "plugged" : "live",
+    });
   }
+  if (problems.length) throw new ConfigError(problems);
   const mode = deps.upstream.upstreamReplayDir
     ? `, replaying ${deps.upstream.upstreamReplayDir}`
     : deps.upstream.upstreamRecordDir
       ? `, recording into ${deps.upstream.upstreamRecordDir}`
       : "";
-  const shared = deps.redis
+  const where = deps.redis
     ? "budgets and cache in Redis, shared by every instance"
     : "budgets and cache in this process";
   return {
@@ -188,7 +234,7 @@ export function liveProviders(
           (Object.keys(providers) as Platform[]).filter(
             (p) => !live.some((l) => l.platform === p) && (providers[p].source ?? "simulated") === source,
           );
-        const parts = live.map((l) => `${l.platform} live (${l.where}${mode}; ${shared})`);
+        const parts = live.map((l) => `${l.platform} ${l.source} (${l.where}${mode}; ${where})`);
         for (const source of ["plugged", "simulated"])
           if (others(source).length) parts.push(`${others(source).join(", ")} ${source}`);
         return parts.join("; ");

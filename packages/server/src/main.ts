@@ -23,6 +23,7 @@ import { CONSOLE_DIST, consoleBuilt } from "./http/console-static.ts";
 import { docsBuilt } from "./http/docs-routes.ts";
 import { runLeaseFromEnv } from "./gateway.ts";
 import { createServer } from "./server.ts";
+import { loadPlugins, pluginSettingsFromEnv } from "./plugins.ts";
 import { DatabaseUnavailable } from "./pg/database.ts";
 import { SchemaError } from "./pg/migrations.ts";
 import { createPgServer, seedPgDemo, seedPgDemoUser } from "./pg/server.ts";
@@ -58,6 +59,14 @@ try {
   ops = opsFromEnv();
   log = createLogger({ format: ops.logFormat });
   options = { ...configFromEnv(), ...runLeaseFromEnv(), log, logFormat: ops.logFormat, metrics: ops.metrics };
+  // D158: the operator's own connectors, from the modules SDGW_CONNECTORS names, their settings from their variables.
+  const plugins = await loadPlugins(process.env["SDGW_CONNECTORS"]);
+  if (plugins.length)
+    options = {
+      ...options,
+      plugins,
+      connectors: { ...options.connectors, ...pluginSettingsFromEnv(plugins, process.env) },
+    };
   address = listenFromEnv();
   // D92: with the HTTP reference built, every error's fix.note ends with its entry in the catalogue at /docs.
   options = { docsLinks: docsBuilt(), ...options };
@@ -75,8 +84,16 @@ try {
   notStarted(e.problems.join("; "));
 }
 // D108: with SDGW_DATABASE_URL the state is in PostgreSQL, shared with every instance on it; else the SQLite file.
-const shared = options.databaseUrl ? await openShared({ ...options, databaseUrl: options.databaseUrl }) : null;
-const embedded = shared ? null : createServer(options);
+let shared: Awaited<ReturnType<typeof openShared>> | null = null;
+let embedded: ReturnType<typeof createServer> | null = null;
+try {
+  shared = options.databaseUrl ? await openShared({ ...options, databaseUrl: options.databaseUrl }) : null;
+  embedded = shared ? null : createServer(options);
+} catch (e) {
+  // A connector's settings or a plug-in's provider that is not what it must be (D158).
+  if (!(e instanceof ConfigError)) throw e;
+  notStarted(e.problems.join("; "));
+}
 const server = (shared ?? embedded)!;
 const demo = shared ? await seedPgDemo(shared.gateway) : seedDemo(embedded!.gateway);
 const demoUser = shared
@@ -147,7 +164,11 @@ if (server.gateway.upstream.live.length)
         // An error line (level "error" in JSON) without a stack: the place in main.ts tells the operator nothing.
         const failure = new Error(c.message);
         failure.stack = undefined;
-        log(`${c.platform} is live but ${c.message.replace(/\.$/, "")}; its calls fail until this is fixed.`, failure);
+        const source = server.gateway.upstream.live.find((l) => l.platform === c.platform)?.source ?? "live";
+        log(
+          `${c.platform} is ${source === "plugged" ? "plugged in" : "live"} but ${c.message.replace(/\.$/, "")}; its calls fail until this is fixed.`,
+          failure,
+        );
       }
   });
 

@@ -22,9 +22,10 @@ import {
   type RouteOperation,
 } from "@sdgw/engine";
 import {
-  ConnectorConfigError,
+  isConnectorConfigError,
   MemoryBudget,
   MemoryCache,
+  MemoryShared,
   type ConnectorContext,
   type ConnectorDefinition,
   type RawSettings,
@@ -80,6 +81,12 @@ export interface ConnectorSubject {
   provider?: () => PlatformProvider;
   /** One call of each operation that answers `ok` (the route's body without `platform`). */
   calls: Partial<Record<RouteOperation, Body>>;
+  /**
+   * Operations this connector does not offer (D120, D156): each must be refused before anything runs, `400
+   * not_supported` with reason `not_available_yet`, nothing sent upstream and nothing charged — never answered with
+   * simulated data.
+   */
+  unavailable?: readonly RouteOperation[];
   /**
    * Calls whose first page has more; `upstreamToken` is what page 2 must send upstream; `otherBody` the same call
    * with other parameters, which the first page's cursor must not continue (default: `query` changed).
@@ -149,6 +156,7 @@ export async function runConnectorAcceptance(
         fetch: globalThis.fetch.bind(globalThis),
         budget: new MemoryBudget({ buckets: { [subject.platform]: def.budget(s) }, now: Date.now }),
         cache: new MemoryCache({ now: Date.now }),
+        shared: new MemoryShared({ now: Date.now }),
         now: Date.now,
         log: { info: (m) => logs.push(m), error: (m) => logs.push(m) },
       };
@@ -262,7 +270,7 @@ export async function runConnectorAcceptance(
           fail(`${bad.why}: accepted`);
         } catch (e) {
           if (e instanceof Fail) throw e;
-          if (!(e instanceof ConnectorConfigError)) fail(`${bad.why}: threw ${String(e)}, not a ConnectorConfigError`);
+          if (!isConnectorConfigError(e)) fail(`${bad.why}: threw ${String(e)}, not a ConnectorConfigError`);
           const message = (e as Error).message;
           if (!message.includes(bad.names)) fail(`${bad.why}: the message does not name ${bad.names}: ${message}`);
           for (const s of subject.connector.settings)
@@ -283,6 +291,20 @@ export async function runConnectorAcceptance(
   });
 
   for (const op of Object.keys(ROUTES) as RouteOperation[]) {
+    if (subject.unavailable?.includes(op)) {
+      add(`read.${op}`, `${op} is not offered: not_supported, not_available_yet, nothing sent`, async () => {
+        const { provider, catalog } = fresh();
+        const before = upstream?.requests.length ?? 0;
+        const r = await run(catalog, provider, op, subject.calls[op] ?? {});
+        if (!("refused" in r) || r.refused.code !== "not_supported" || r.refused.reason !== "not_available_yet")
+          fail(
+            `${op}: expected 400 not_supported, reason not_available_yet, got ${"refused" in r ? `${r.refused.code} (${r.refused.reason})` : describeAnswer(r.answer)}`,
+          );
+        if ((upstream?.requests.length ?? 0) !== before) fail(`${op}: a request went upstream`);
+        return `refused before running: ${(r as { refused: { message: string } }).refused.message.slice(0, 80)}…`;
+      });
+      continue;
+    }
     add(`read.${op}`, `${op} answers ok, charged its price, and validates`, async () => {
       const body = subject.calls[op];
       if (!body) return fail(`no call of ${op} given: every operation the platform offers must be read`);
@@ -462,6 +484,7 @@ export async function runConnectorAcceptance(
     const { provider, catalog } = fresh();
     const lines: string[] = [];
     for (const [op, body] of Object.entries(subject.calls) as [RouteOperation, Body][]) {
+      if (subject.unavailable?.includes(op)) continue;
       const a = answered(await run(catalog, provider, op, body), `${op} (1)`).answer;
       const b = answered(await run(catalog, provider, op, body), `${op} (2)`).answer;
       if (JSON.stringify(itemsOf(a)) !== JSON.stringify(itemsOf(b))) fail(`${op}: the second read gave other items`);

@@ -34,6 +34,12 @@ export interface BudgetBucket {
   limit: number;
   /** The IANA time zone whose midnight refills it (YouTube's quota: `America/Los_Angeles`). */
   timeZone: string;
+  /**
+   * A bucket that refills every `windowMs` instead of at midnight (D150): Reddit's requests a minute. Its windows are
+   * aligned to the epoch (`floor(now / windowMs)`), so every instance counts the same window; `limit` is then units a
+   * window and `timeZone` is not used.
+   */
+  windowMs?: number;
   /** What it is for, in a sentence's words: "YouTube Data API units", "YouTube searches". */
   label: string;
 }
@@ -70,6 +76,20 @@ export interface UpstreamCache {
   set(key: string, answer: CachedAnswer, ttlMs: number): Promise<void>;
 }
 
+/**
+ * Short values shared by every instance of the gateway (D150): an OAuth access token that one instance fetched and
+ * all use until it expires. In Redis when the limits are there, in memory otherwise. A store that does not answer
+ * reads as nothing and keeps nothing, without an error (the connector then fetches its own).
+ */
+export interface SharedStore {
+  /** The value kept under `key` and not expired, or undefined. */
+  get(key: string): Promise<string | undefined>;
+  /** Keeps `value` under `key` for `ttlMs`. */
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** Forgets `key` (a token the platform refused). */
+  delete(key: string): Promise<void>;
+}
+
 /** What a live connector is handed by the gateway that runs it. */
 export interface ConnectorContext {
   /** The platform's `fetch` (the server's, possibly recording or replaying, D123). */
@@ -81,4 +101,6 @@ export interface ConnectorContext {
   log: ConnectorLog;
   /** A number in [0, 1) for jitter (default `Math.random`). */
   random?: () => number;
+  /** Values shared by the instances (an access token, D150); absent: the connector keeps them in its own memory. */
+  shared?: SharedStore;
 }

@@ -35,6 +35,20 @@ export class ConnectorConfigError extends Error {
   }
 }
 
+/**
+ * Whether `e` is a refusal of settings: a {@link ConnectorConfigError}, or an error of the same name with a list of
+ * `problems` (a plug-in that imports nothing of the gateway at run time throws its own, D158).
+ */
+export function isConnectorConfigError(e: unknown): e is ConnectorConfigError {
+  return (
+    e instanceof ConnectorConfigError ||
+    (e instanceof Error &&
+      e.name === "ConnectorConfigError" &&
+      Array.isArray((e as { problems?: unknown }).problems) &&
+      (e as unknown as { problems: unknown[] }).problems.every((p) => typeof p === "string"))
+  );
+}
+
 /** Raw settings by option name, as text (the environment's values, or an options object's). */
 export type RawSettings = Readonly<Record<string, string | undefined>>;
 

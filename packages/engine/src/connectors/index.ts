@@ -11,6 +11,8 @@
  * @module @sdgw/engine/connectors
  */
 import type { ConnectorDefinition } from "./define.ts";
+import { redditConnector } from "../providers/reddit/live.ts";
+import { xConnector } from "../providers/x/live.ts";
 import { youtubeConnector } from "../providers/youtube/live.ts";
 
 export { Batcher } from "./batch.ts";
@@ -23,12 +25,13 @@ export type {
   CachedAnswer,
   ConnectorContext,
   ConnectorLog,
+  SharedStore,
   UpstreamBudget,
   UpstreamCache,
 } from "./context.ts";
 export { CURSOR_VERSION, MAX_CURSOR_LENGTH, decodeCursor, encodeCursor, paramsHash } from "./cursor.ts";
 export type { CursorBinding, CursorState } from "./cursor.ts";
-export { ConnectorConfigError, SettingsReader, switchedOn } from "./define.ts";
+export { ConnectorConfigError, SettingsReader, isConnectorConfigError, switchedOn } from "./define.ts";
 export type { ConnectorDefinition, ConnectorSetting, RawSettings } from "./define.ts";
 export {
   credentialsRefused,
@@ -45,9 +48,17 @@ export type { RequestFile, UpstreamExchange } from "./exchanges.ts";
 export { decodeEntities } from "./html.ts";
 export { UpstreamReplayMiss, rateLimitOf, requestUrl, retryAfterSeconds, upstreamGet } from "./http.ts";
 export type { RateLimitInfo, UpstreamFault, UpstreamRequest, UpstreamResult, UpstreamSpend } from "./http.ts";
-export { MemoryBudget, MemoryCache, bucketOf } from "./memory.ts";
+export { MemoryBudget, MemoryCache, MemoryShared, bucketOf, bucketPeriod } from "./memory.ts";
 export type { BudgetBuckets, MemoryBudgetOptions, MemoryCacheOptions } from "./memory.ts";
-export { REDACTED, SECRET_HEADERS, SECRET_QUERY_PARAMS, redactText, redactUrl } from "./redact.ts";
+export {
+  REDACTED,
+  SECRET_HEADERS,
+  SECRET_JSON_MEMBERS,
+  SECRET_QUERY_PARAMS,
+  redactJsonSecrets,
+  redactText,
+  redactUrl,
+} from "./redact.ts";
 export { isTimeZone, nextMidnight, zonedDay } from "./zone.ts";
 export {
   YOUTUBE_CACHE_TTL_MS,
@@ -56,6 +67,36 @@ export {
   youtubeConnector,
 } from "../providers/youtube/live.ts";
 export type { YouTubeSettings } from "../providers/youtube/live.ts";
+export {
+  REDDIT_CACHE_TTL_MS,
+  REDDIT_TOKEN_MARGIN_MS,
+  flattenComments,
+  listingOf,
+  postFromLink,
+  redditAccount,
+  redditComment,
+  redditConnector,
+  redditLink,
+  redditPost,
+  redditTime,
+  redditTrend,
+  userFromLink,
+} from "../providers/reddit/live.ts";
+export type { FlatComments, RedditSettings, RedditThingJson } from "../providers/reddit/live.ts";
+export {
+  X_CACHE_TTL_MS,
+  X_EXPANSIONS,
+  X_MEDIA_FIELDS,
+  X_TWEET_FIELDS,
+  X_USER_FIELDS,
+  xConnector,
+  xPost,
+  xPostFromLink,
+  xTime,
+  xUser,
+  xUserFromLink,
+} from "../providers/x/live.ts";
+export type { XApiMedia, XApiTweet, XApiUser, XIncludes, XSettings } from "../providers/x/live.ts";
 
 /** The live connectors of this package, by platform: a platform listed here goes live when its credentials are set. */
-export const CONNECTORS: readonly ConnectorDefinition<any>[] = [youtubeConnector];
+export const CONNECTORS: readonly ConnectorDefinition<any>[] = [youtubeConnector, redditConnector, xConnector];

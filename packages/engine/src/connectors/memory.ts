@@ -7,6 +7,7 @@ import type {
   BudgetBucket,
   BudgetCharge,
   CachedAnswer,
+  SharedStore,
   UpstreamBudget,
   UpstreamCache,
 } from "./context.ts";
@@ -20,6 +21,18 @@ export function bucketOf(buckets: BudgetBuckets, platform: string, name: string)
   const b = buckets[platform]?.find((x) => x.name === name);
   if (!b) throw new TypeError(`no upstream budget bucket ${platform}.${name} was declared`);
   return b;
+}
+
+/**
+ * The period of a bucket that `now` falls in and when it ends (D150): a day in the bucket's time zone, refilled at
+ * its midnight, or — for a bucket with `windowMs` — the window of that length, aligned to the epoch, that holds `now`.
+ */
+export function bucketPeriod(bucket: BudgetBucket, now: number): { period: string; resetsAt: number } {
+  if (bucket.windowMs !== undefined && bucket.windowMs > 0) {
+    const n = Math.floor(now / bucket.windowMs);
+    return { period: `w${bucket.windowMs}-${n}`, resetsAt: (n + 1) * bucket.windowMs };
+  }
+  return { period: zonedDay(now, bucket.timeZone), resetsAt: nextMidnight(now, bucket.timeZone) };
 }
 
 /** Options of {@link MemoryBudget}. */
@@ -65,7 +78,7 @@ export class MemoryBudget implements UpstreamBudget {
           bucket: bucket.name,
           label: bucket.label,
           limit: bucket.limit,
-          resetsAt: nextMidnight(now, bucket.timeZone),
+          resetsAt: bucketPeriod(bucket, now).resetsAt,
         };
     for (const { c, row } of rows) row.used += c.units;
     return { ok: true };
@@ -83,10 +96,10 @@ export class MemoryBudget implements UpstreamBudget {
     return Object.fromEntries((this.buckets[platform] ?? []).map((b) => [b.name, this.row(platform, b, now).used]));
   }
 
-  /** The count of today (in the bucket's zone); a new day starts at 0. */
+  /** The count of the bucket's period (today in its zone, or its window); a new period starts at 0. */
   private row(platform: string, bucket: BudgetBucket, now: number): { day: string; used: number } {
     const key = `${platform}\u0000${bucket.name}`;
-    const day = zonedDay(now, bucket.timeZone);
+    const day = bucketPeriod(bucket, now).period;
     let row = this.usedBy.get(key);
     if (!row || row.day !== day) {
       row = { day, used: 0 };
@@ -125,5 +138,37 @@ export class MemoryCache implements UpstreamCache {
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { answer, until: this.now() + ttlMs });
+  }
+}
+
+/** Shared values in this process (D150): what the server uses without Redis, what tests use. */
+export class MemoryShared implements SharedStore {
+  private readonly entries = new Map<string, { value: string; until: number }>();
+  private readonly now: () => number;
+
+  /** A store on the clock `now`. */
+  constructor(o: { now: () => number }) {
+    this.now = o.now;
+  }
+
+  /** The value under `key`, if not expired. */
+  async get(key: string): Promise<string | undefined> {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    if (e.until <= this.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return e.value;
+  }
+
+  /** Keeps `value` for `ttlMs`. */
+  async set(key: string, value: string, ttlMs: number): Promise<void> {
+    if (ttlMs > 0) this.entries.set(key, { value, until: this.now() + ttlMs });
+  }
+
+  /** Forgets `key`. */
+  async delete(key: string): Promise<void> {
+    this.entries.delete(key);
   }
 }

@@ -47,3 +47,17 @@ export function redactUrl(url: string, secretParams: readonly string[] = SECRET_
     if (secretParams.includes(name.toLowerCase())) u.searchParams.set(name, REDACTED);
   return u.href;
 }
+
+/** JSON members that carry a credential in a platform's answer (an OAuth token endpoint's). */
+export const SECRET_JSON_MEMBERS: readonly string[] = ["access_token", "refresh_token", "id_token"];
+
+/**
+ * `text` (a JSON answer) with the value of every member named in `SECRET_JSON_MEMBERS` replaced by `REDACTED`
+ * (D152): what a token endpoint answered is recorded without the token.
+ */
+export function redactJsonSecrets(text: string): string {
+  return text.replace(
+    new RegExp(`("(?:${SECRET_JSON_MEMBERS.join("|")})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, "g"),
+    `$1"${REDACTED}"`,
+  );
+}

@@ -2,7 +2,8 @@
  * Record and replay of live connectors (D123), as `fetch` wrappers. Record mode (`SDGW_UPSTREAM_RECORD=<dir>`)
  * sends each request upstream and writes what came back under `<dir>/<platform>/<resource>/<status>-<hash>.json`,
  * beside `<…>.request.json` (the layout of `fixtures/upstream/`): credentials removed (the secret query parameters,
- * every header but a few harmless ones, each secret value wherever it appears in the body), volatile parameters
+ * every header but a few harmless ones, each secret value wherever it appears in the body, an OAuth token
+ * endpoint's `access_token`), volatile parameters
  * dropped. Replay mode (`SDGW_UPSTREAM_REPLAY=<dir>`) answers from such files only, and fails loudly on a request
  * none of them answers: the call breaks (500) and the log names the request. Recordings are for review, never
  * for git as they are: `.gitignore` keeps `recordings/` out, and docs/guides/connectors.md says how one becomes a
@@ -17,6 +18,7 @@ import {
   exchangeMatches,
   exchangesOf,
   keptQuery,
+  redactJsonSecrets,
   redactText,
   requestLine,
   type UpstreamExchange,
@@ -59,7 +61,7 @@ export function recordingFetch(inner: typeof fetch, o: CassetteOptions): typeof 
     const url = urlOf(input as string | URL | Request);
     const method = (init?.method ?? "GET").toUpperCase();
     try {
-      const text = redactText(await res.clone().text(), o.secrets);
+      const text = redactJsonSecrets(redactText(await res.clone().text(), o.secrets));
       let body: unknown = text;
       try {
         body = JSON.parse(text);

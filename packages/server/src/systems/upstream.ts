@@ -8,12 +8,13 @@ import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import {
   bucketOf,
-  nextMidnight,
-  zonedDay,
+  bucketPeriod,
   type BudgetAnswer,
   type BudgetBuckets,
   type BudgetCharge,
+  type BudgetBucket,
   type CachedAnswer,
+  type SharedStore,
   type UpstreamBudget,
   type UpstreamCache,
 } from "@sdgw/engine/connectors";
@@ -57,7 +58,10 @@ for i = 1, n do
 end
 return 0`;
 
-/** A budget counted in Redis under `<prefix>upstream:budget:<platform>:<bucket>:<day in the bucket's zone>`. */
+/**
+ * A budget counted in Redis under `<prefix>upstream:budget:<platform>:<bucket>:<period>`: the day in the bucket's
+ * zone, or the epoch-aligned window of a bucket with `windowMs` (D150).
+ */
 export class RedisBudget implements UpstreamBudget {
   private readonly health: OnceLog;
   private readonly o: {
@@ -73,17 +77,22 @@ export class RedisBudget implements UpstreamBudget {
     o.client.defineCommand("sdgwTakeBudget", { lua: TAKE });
   }
 
-  private key(platform: string, bucket: string, timeZone: string, now: number): string {
-    return `${this.o.prefix}upstream:budget:${platform}:${bucket}:${zonedDay(now, timeZone)}`;
+  private key(platform: string, bucket: BudgetBucket, now: number): string {
+    return `${this.o.prefix}upstream:budget:${platform}:${bucket.name}:${bucketPeriod(bucket, now).period}`;
+  }
+
+  /** When a period's counter may go: a day's a day after its end (a clock a little off still finds it). */
+  private expiry(bucket: BudgetBucket, now: number): number {
+    const { resetsAt } = bucketPeriod(bucket, now);
+    return resetsAt + (bucket.windowMs ? Math.max(bucket.windowMs, 60_000) : 86_400_000);
   }
 
   async take(platform: string, charges: readonly BudgetCharge[]): Promise<BudgetAnswer> {
     const now = this.o.now();
     const rows = charges.map((c) => ({ c, b: bucketOf(this.o.buckets, platform, c.bucket) }));
     if (down(this.o.client)) return this.unavailable(platform);
-    const keys = rows.map(({ b }) => this.key(platform, b.name, b.timeZone, now));
-    // A day's counter outlives its day by a day (any instance's clock a little off still finds it).
-    const args = rows.flatMap(({ c, b }) => [c.units, b.limit, nextMidnight(now, b.timeZone) + 86_400_000].map(String));
+    const keys = rows.map(({ b }) => this.key(platform, b, now));
+    const args = rows.flatMap(({ c, b }) => [c.units, b.limit, this.expiry(b, now)].map(String));
     let short: number;
     try {
       // A member call: the command ioredis defined reads the client as `this`.
@@ -102,7 +111,7 @@ export class RedisBudget implements UpstreamBudget {
       bucket: b.name,
       label: b.label,
       limit: b.limit,
-      resetsAt: nextMidnight(now, b.timeZone),
+      resetsAt: bucketPeriod(b, now).resetsAt,
     };
   }
 
@@ -110,12 +119,7 @@ export class RedisBudget implements UpstreamBudget {
     const now = this.o.now();
     const b = bucketOf(this.o.buckets, platform, bucket);
     try {
-      await this.o.client.set(
-        this.key(platform, b.name, b.timeZone, now),
-        String(b.limit),
-        "PXAT",
-        nextMidnight(now, b.timeZone) + 86_400_000,
-      );
+      await this.o.client.set(this.key(platform, b, now), String(b.limit), "PXAT", this.expiry(b, now));
     } catch (e) {
       this.health.failed(e);
     }
@@ -125,7 +129,7 @@ export class RedisBudget implements UpstreamBudget {
     const now = this.o.now();
     const buckets = this.o.buckets[platform] ?? [];
     if (!buckets.length) return {};
-    const values = await this.o.client.mget(...buckets.map((b) => this.key(platform, b.name, b.timeZone, now)));
+    const values = await this.o.client.mget(...buckets.map((b) => this.key(platform, b, now)));
     return Object.fromEntries(buckets.map((b, i) => [b.name, Number(values[i] ?? 0)]));
   }
 
@@ -163,6 +167,53 @@ export class RedisCache implements UpstreamCache {
     if (!(ttlMs > 0) || down(this.o.client)) return;
     try {
       await this.o.client.set(this.key(key), JSON.stringify(answer), "PX", Math.ceil(ttlMs));
+    } catch (e) {
+      this.health.failed(e);
+    }
+  }
+}
+
+/**
+ * Values shared by the instances (D150), in Redis under `<prefix>upstream:shared:<key>`: an access token one
+ * instance fetched. What Redis cannot answer reads as nothing and keeps nothing (each instance then fetches its own).
+ */
+export class RedisShared implements SharedStore {
+  private readonly health: OnceLog;
+  private readonly o: { client: Redis; prefix: string; log: (message: string, error?: unknown) => void };
+  constructor(o: RedisShared["o"]) {
+    this.o = o;
+    this.health = new OnceLog(o.log, "shared values");
+  }
+
+  private key(key: string): string {
+    return `${this.o.prefix}upstream:shared:${key}`;
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    if (down(this.o.client)) return undefined;
+    try {
+      const v = await this.o.client.get(this.key(key));
+      this.health.ok();
+      return v ?? undefined;
+    } catch (e) {
+      this.health.failed(e);
+      return undefined;
+    }
+  }
+
+  async set(key: string, value: string, ttlMs: number): Promise<void> {
+    if (!(ttlMs > 0) || down(this.o.client)) return;
+    try {
+      await this.o.client.set(this.key(key), value, "PX", Math.ceil(ttlMs));
+    } catch (e) {
+      this.health.failed(e);
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    if (down(this.o.client)) return;
+    try {
+      await this.o.client.del(this.key(key));
     } catch (e) {
       this.health.failed(e);
     }

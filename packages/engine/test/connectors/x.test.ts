@@ -1,0 +1,199 @@
+/**
+ * X on X API v2 (issue 33, D155–D157): the mappers on the shapes X writes (19-digit ids that must stay strings, long
+ * posts in `note_tweet`, authors and media in `includes`, replies naming the post they answer), the cost guard (the
+ * quote in posts read, `count` bounding `max_results`, the daily budget refusing before a request, a post read by id
+ * kept for X's 24-hour billing window), and X's per-endpoint rate limits. With `../shared/upstream-samples/x`
+ * present, its real samples (X's default fields only) are mapped too.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { validateItem } from "@sdgw/validators";
+import { describe, expect, it } from "vitest";
+import type { ConnectorContext } from "../../src/connectors/context.ts";
+import { MemoryBudget, MemoryCache, MemoryShared } from "../../src/connectors/memory.ts";
+import type { ProviderOutcome } from "../../src/providers/port.ts";
+import { X_TWEET_FIELDS, xConnector, xPost, xUser } from "../../src/providers/x/live.ts";
+
+const FIXTURES = join(import.meta.dirname, "..", "..", "..", "..", "fixtures", "upstream", "x");
+const fixture = (path: string): any => JSON.parse(readFileSync(join(FIXTURES, path), "utf8"));
+
+function valid(item: unknown) {
+  const v = validateItem(item);
+  expect(v.ok, JSON.stringify(v.ok ? "" : v.errors) + JSON.stringify(item)).toBe(true);
+}
+
+describe("x's mappers on the shapes X API v2 writes", () => {
+  it("a 19-digit id stays the exact string; author and media come from includes; the long text from note_tweet", () => {
+    const page = fixture("search/tide_pools_p1.json");
+    const [t1, t2] = page.data.map((t: any) => xPost(t, page.includes));
+    for (const i of [t1, t2]) valid(i);
+    // 1912345678901234567 is past 2^53: as a number it would read 1912345678901234700.
+    expect(t1.id).toBe("1912345678901234567");
+    expect(Number(t1.id).toString()).not.toBe(t1.id);
+    expect(t1).toMatchObject({
+      url: "https://x.com/tidepoolnotes/status/1912345678901234567",
+      author: { name: "Tide Pool Notes", id: "tidepoolnotes", followers: 8123 },
+      published_at: "2026-11-25T06:12:00Z",
+      metrics: { likes: 412, shares: 33, comments: 3, views: 50210 },
+      media: [{ type: "image", url: "https://pbs.twimg.example.invalid/media/synthetic1.jpg" }],
+    });
+    expect(t2.media).toEqual([
+      { type: "video", url: "https://video.twimg.example.invalid/synthetic2-2176.mp4", duration_s: 60 },
+    ]);
+    const long = fixture("search/tide_pools_p2.json");
+    expect(xPost(long.data[0], long.includes).text).toMatch(/one very shy wolf eel\.$/);
+  });
+
+  it("replies name the post they answer; a post without its author in includes still validates", () => {
+    const replies = fixture("search/replies_t1.json");
+    const [r1, r2] = replies.data.map((t: any) => xPost(t, replies.includes));
+    expect([r1.parent_id, r2.parent_id]).toEqual(["1912345678901234567", "1912345678901240001"]);
+    expect(r1.reply_count).toBe(1);
+    const bare = xPost({ id: "1578522108187283456", text: "just the default fields" });
+    valid(bare);
+    expect(bare).toMatchObject({ url: "https://x.com/i/web/status/1578522108187283456" });
+    expect(bare.author).toBeUndefined();
+  });
+
+  it("accounts: counts from public_metrics, the numeric id kept as a string", () => {
+    const card = xUser(fixture("users/by_username_tidepoolnotes.json").data)!;
+    valid(card);
+    expect(card).toMatchObject({
+      id: "tidepoolnotes",
+      followers: 8123,
+      following: 311,
+      posts_count: 4502,
+      location: "Monterey, CA",
+      platform_extra: { user_id: "1900000000000000001", created_at: "2015-03-01T12:00:00Z" },
+    });
+  });
+});
+
+/** A fetch over canned answers, recording each request. */
+function fakeX(answer: (url: URL) => { status: number; body: unknown; headers?: Record<string, string> }) {
+  const sent: { url: URL; headers: Headers }[] = [];
+  const fetch = (async (input: string, init: RequestInit = {}) => {
+    const url = new URL(input);
+    sent.push({ url, headers: new Headers(init.headers) });
+    const a = answer(url);
+    return new Response(JSON.stringify(a.body), { status: a.status, headers: a.headers ?? {} });
+  }) as unknown as typeof globalThis.fetch;
+  return { fetch, sent };
+}
+
+const TOKEN = "AAAAAAAAAAAAAAAAAAAAASyntheticBearerToken%2F0000000000000000000000000001";
+
+function provider(fetch: typeof globalThis.fetch, o: { dailyReads?: string; shared?: MemoryShared } = {}) {
+  const s = xConnector.configure(
+    { bearerToken: TOKEN, baseUrl: "https://api.x.com/2", ...(o.dailyReads ? { dailyReads: o.dailyReads } : {}) },
+    (n) => n,
+  );
+  const ctx: ConnectorContext = {
+    fetch,
+    budget: new MemoryBudget({ buckets: { x: xConnector.budget(s) }, now: Date.now }),
+    cache: new MemoryCache({ now: Date.now }),
+    now: Date.now,
+    log: { info: () => undefined, error: () => undefined },
+    ...(o.shared ? { shared: o.shared } : {}),
+  };
+  const p = xConnector.create(s, ctx);
+  const signal = new AbortController().signal;
+  return {
+    p,
+    ctx,
+    run: (operation: string, params: Record<string, unknown>): Promise<ProviderOutcome> =>
+      p.call({ platform: "x", operation, params, signal }),
+  };
+}
+
+describe("the cost guard", () => {
+  const search = fixture("search/tide_pools_p1.json");
+  const lookup = fixture("tweets/t1.json");
+  const answer = (url: URL) =>
+    url.pathname.endsWith("/tweets") ? { status: 200, body: lookup } : { status: 200, body: search };
+
+  it("asks for fields and expansions, sends the Bearer token, bounds max_results by count (X's minimum 10)", async () => {
+    const up = fakeX(answer);
+    const { run, p } = provider(up.fetch);
+    const o = await run("search", { query: "tide pools", count: 1, sort: "latest", time_range: "all" });
+    expect(o.status).toBe("ok");
+    expect((o as { items: unknown[] }).items).toHaveLength(1);
+    const q = up.sent[0]!.url.searchParams;
+    expect(q.get("max_results")).toBe("10");
+    expect(q.get("tweet.fields")).toBe(X_TWEET_FIELDS);
+    expect(q.get("expansions")).toBe("attachments.media_keys,author_id");
+    expect(q.get("sort_order")).toBe("recency");
+    expect(up.sent[0]!.headers.get("authorization")).toBe(`Bearer ${TOKEN}`);
+    // The quote says what X may bill: the posts asked for.
+    expect(p.upstreamCost!("search", { query: "q", count: 1 })).toBe(10);
+    expect(p.upstreamCost!("search", { query: "q", count: 50 })).toBe(50);
+    expect(p.upstreamCost!("user_posts", { id: "tidepoolnotes", limit: 20 })).toBe(21);
+    expect(p.upstreamCost!("detail", { id: "1912345678901234567" })).toBe(1);
+  });
+
+  it("the daily budget of reads refuses before sending: rate_limited until midnight UTC, nothing sent", async () => {
+    const up = fakeX(answer);
+    const { run } = provider(up.fetch, { dailyReads: "15" });
+    expect((await run("search", { query: "tide pools", count: 10 })).status).toBe("ok");
+    const refused = await run("search", { query: "other", count: 10 });
+    expect(refused).toMatchObject({ status: "error", failure: { code: "rate_limited" } });
+    expect((refused as { failure: { message: string } }).failure.message).toContain("X posts and accounts read");
+    expect(up.sent).toHaveLength(1);
+    // A read by id (1) still fits.
+    expect((await run("detail", { id: "1912345678901234567" })).status).toBe("ok");
+  });
+
+  it("a post read by id is kept for X's 24-hour billing window: read again, it is not asked for", async () => {
+    const up = fakeX(answer);
+    const { run } = provider(up.fetch);
+    await run("detail", { id: "1912345678901234567" });
+    const again = await run("detail", { url: "https://x.com/tidepoolnotes/status/1912345678901234567" });
+    expect(up.sent).toHaveLength(1);
+    expect(again.upstream).toEqual({ units: 0, requests: 0, cached: true });
+  });
+
+  it("x-rate-limit-remaining 0 pauses that endpoint (on every instance) until x-rate-limit-reset; others still read", async () => {
+    const reset = Math.floor(Date.now() / 1000) + 300;
+    const shared = new MemoryShared({ now: Date.now });
+    const up = fakeX((url) =>
+      url.pathname.endsWith("/search/recent")
+        ? { status: 200, body: search, headers: { "x-rate-limit-remaining": "0", "x-rate-limit-reset": String(reset) } }
+        : { status: 200, body: lookup },
+    );
+    const a = provider(up.fetch, { shared });
+    await a.run("search", { query: "tide pools" });
+    const b = provider(up.fetch, { shared });
+    const paused = await b.run("search", { query: "something else" });
+    expect(paused).toMatchObject({ status: "error", failure: { code: "rate_limited" } });
+    expect((paused as { failure: { retryAfter: number } }).failure.retryAfter).toBeGreaterThan(290);
+    expect((await b.run("detail", { id: "1912345678901234567" })).status).toBe("ok");
+    expect(up.sent.map((r) => r.url.pathname)).toEqual(["/2/tweets/search/recent", "/2/tweets"]);
+  });
+});
+
+const SAMPLES = join(import.meta.dirname, "..", "..", "..", "..", "..", "shared", "upstream-samples", "x");
+
+describe.skipIf(!existsSync(SAMPLES))("the real samples of ../shared/upstream-samples/x", () => {
+  it("every tweet and account of X's default fields maps to an item that validates, its id unchanged", () => {
+    let n = 0;
+    for (const folder of ["search_recent", "tweet_lookup", "user_tweets"])
+      for (const f of readdirSync(join(SAMPLES, folder)).filter(
+        (x) => x.endsWith(".json") && !x.includes(".request"),
+      )) {
+        const text = readFileSync(join(SAMPLES, folder, f), "utf8");
+        const body = JSON.parse(text);
+        const data = Array.isArray(body.data) ? body.data : [body.data];
+        for (const t of data) {
+          const item = xPost(t, body.includes ?? {});
+          valid(item);
+          expect(text).toContain(`"${item.id}"`);
+          n += 1;
+        }
+      }
+    expect(n).toBeGreaterThan(5);
+    for (const f of ["by_username.json", "by_usernames.json"]) {
+      const body = JSON.parse(readFileSync(join(SAMPLES, "user_lookup", f), "utf8"));
+      for (const u of Array.isArray(body.data) ? body.data : [body.data]) valid(xUser(u));
+    }
+  });
+});
