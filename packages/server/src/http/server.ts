@@ -27,7 +27,7 @@ import { proxyTrust, type ProxyTrust } from "./proxies.ts";
 import { consoleApiRoutes } from "./console-api.ts";
 import { consoleSessionRoutes } from "./console-session.ts";
 import { consoleStaticRoutes } from "./console-static.ts";
-import { docsRoutes, withCatalogueLink } from "./docs-routes.ts";
+import { docsRoutes, homeRoute, withCatalogueLink } from "./docs-routes.ts";
 import { registerAccountRoutes } from "./routes/account.ts";
 import { registerCatalogRoutes } from "./routes/catalog.ts";
 import { registerDataRoutes } from "./routes/data.ts";
@@ -67,6 +67,7 @@ export function buildApp(gw: Gateway, lifecycle: Lifecycle = new Lifecycle()): F
   void app.register(mcpRoutes, { gateway: gw, target: app }); // MCP (Streamable HTTP)
   consoleSessionRoutes(app, gw); // the console's sign-in sessions (D82–D85), not in the contract like /mcp
   docsRoutes(app, gw); // /docs: the HTTP reference built by `pnpm run docs` (docs-routes.ts)
+  homeRoute(app); // GET /: where to go next (the console, /docs, /v1/capabilities, /openapi.json), D131
   consoleApiRoutes(app, gw); // the console's own account routes under /console/api/ (D88)
   consoleStaticRoutes(app); // the console's built pages at /console/ (D86): static files only
 
