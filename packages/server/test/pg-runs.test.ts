@@ -205,8 +205,10 @@ describe("runs on PostgreSQL across instances (D108)", () => {
     expect(await b.runs.handleOfIdempotencyKey(ctx.key.id, "k-lookup")).toBe("h_lookup");
     await a.runs.finish(runId, { amount: 3, calls: 1, build: ending(runId) });
     const inline = await admit(b, ctx, 1);
-    await b.runs.finish(inline, { amount: 1, calls: 1, build: ending(inline) }); // answered at once: its charge only
+    await b.runs.finish(inline, { amount: 1, calls: 1, operation: "detail", build: ending(inline) }); // answered at once: its charge only
     const results = await b.runs.consoleResults(ctx.account.id, ctx.key.id);
+    // the charge of a call answered at once keeps its operation's name (the ledger row's note)
+    expect(results.find((r) => r.handle === null)?.operation).toBe("detail");
     expect(results.map((r) => [r.handle, r.state, r.charged])).toEqual(
       expect.arrayContaining([
         ["h_kept", "finished", 0],

@@ -476,7 +476,7 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
  */
 export async function settleHold(
   sql: Sql,
-  o: { runId: string; amount: number; calls: number; ms: number },
+  o: { runId: string; amount: number; calls: number; ms: number; operation?: string | null },
 ): Promise<{ charged: number; balance: number; ended: boolean }> {
   const [day, at] = [utcDay(o.ms), new Date(o.ms).toISOString()];
   // One statement (its own atomic step even outside a transaction): the hold ends by its conditional update, and its
@@ -488,8 +488,8 @@ export async function settleHold(
        WHERE run_id = $1 AND state = 'held'
        RETURNING account_id, key_id, amount, calls, free_plan, captured),
      l AS (
-       INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at)
-       SELECT account_id, 'charge', captured, key_id, $1, $4, $3 FROM h WHERE captured > 0),
+       INSERT INTO ledger (account_id, kind, amount, key_id, run_id, note, day, created_at)
+       SELECT account_id, 'charge', captured, key_id, $1, $6::text, $4, $3 FROM h WHERE captured > 0),
      k AS (
        UPDATE keys SET spend_today = CASE WHEN spend_day >= $4 THEN spend_today + h.captured ELSE h.captured END,
          spend_day = GREATEST(spend_day, $4)
@@ -503,7 +503,7 @@ export async function settleHold(
        FROM h WHERE accounts.id = h.account_id
        RETURNING accounts.balance)
      SELECT h.captured AS charged, a.balance FROM h, a`,
-    [o.runId, Math.max(0, o.amount), at, day, o.calls],
+    [o.runId, Math.max(0, o.amount), at, day, o.calls, o.operation ?? null],
   );
   if (ended) return { ...ended, ended: true };
   const row = await sql.one<{ captured: number; balance: number }>(

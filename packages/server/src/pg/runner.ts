@@ -239,6 +239,7 @@ export class PgRunner {
     const out = await this.deps.runs.finish(live.id, {
       amount,
       calls,
+      operation: live.view.kind === "data" ? live.view.plan.operation : live.view.request.plan.tool,
       persisted: live.persisted !== null,
       ...(slot ? { slot } : {}),
       build: ({ charged, balance }): RunEnding => {
