@@ -237,23 +237,30 @@ export interface ConsumerProject {
   remove(): void;
 }
 
-/** Makes a fresh project in a new temporary folder (a package.json and the `.npmrc` for the local registry). */
+/**
+ * Makes a fresh project in a new temporary folder: the `.npmrc` for the local registry and a package.json, or with
+ * `packageJson: null` none (the reader's `npm init -y` makes it). `npm` picks the npm its commands run (`"11"`:
+ * `npx -p npm@11`, as a reader with npm 11 has), else the one that comes with that Node.
+ */
 export function consumerProject(
   registryUrl: string,
   node: number,
-  packageJson: Record<string, unknown> = {},
+  packageJson: Record<string, unknown> | null = {},
+  npm?: string,
 ): ConsumerProject {
   const dir = mkdtempSync(join(tmpdir(), `sdgw-consumer-node${node}-`));
-  writeFileSync(
-    join(dir, "package.json"),
-    JSON.stringify({ name: "consumer", version: "0.0.0", private: true, ...packageJson }, null, 2),
-  );
+  if (packageJson)
+    writeFileSync(
+      join(dir, "package.json"),
+      JSON.stringify({ name: "consumer", version: "0.0.0", private: true, ...packageJson }, null, 2),
+    );
   writeFileSync(join(dir, ".npmrc"), npmrc({ url: registryUrl }));
   const project: ConsumerProject = {
     dir,
     node,
     async exec(command, args, options = {}) {
-      const child = execFile("npx", ["-y", "-p", `node@${node}`, "--", command, ...args], {
+      const tools = ["-p", `node@${node}`, ...(npm ? ["-p", `npm@${npm}`] : [])];
+      const child = execFile("npx", ["-y", ...tools, "--", command, ...args], {
         cwd: dir,
         env: { ...cleanEnv(), ...options.env },
         timeout: options.timeoutMs ?? 180_000,
