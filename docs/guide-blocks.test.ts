@@ -24,6 +24,8 @@ describe("the guides", () => {
         if (block.run === "node" || block.run === "vitest") expect(block.lang, block.where).toBe("ts");
         if (block.run === "sh") expect(block.lang, block.where).toBe("sh");
         if (block.run === "mcp-config") expect(block.lang, block.where).toBe("json");
+        if (block.run === "setup") expect(block.lang, block.where).toBe("sh");
+        if (block.run === "file") expect(block.file, block.where).toMatch(/^[\w.-]+$/);
       }
     },
   );
@@ -66,6 +68,33 @@ describe("parseGuide", () => {
       { where: "g.md:4", lang: "ts", code: "console.log(1);\n", run: "node", file: "a.ts", prints: "1\n" },
     ]);
     expect(guide.unrun).toEqual(["g.md:12"]);
+  });
+
+  it("reads a fresh project's setup, its Node 20 and 22 setup, and the files it saves", () => {
+    const guide = parseGuide(
+      "g.md",
+      [
+        "<!-- run: setup -->",
+        "```sh",
+        "npm init -y",
+        "```",
+        "<!-- run: file tsconfig.json -->",
+        "```json",
+        "{}",
+        "```",
+        "<!-- run: setup before-24 -->",
+        "```sh",
+        "npx tsc",
+        "```",
+        "",
+      ].join("\n"),
+    );
+    expect(guide.blocks.map((b) => [b.run, b.file, b.before24])).toEqual([
+      ["setup", undefined, undefined],
+      ["file", "tsconfig.json", undefined],
+      ["setup", undefined, true],
+    ]);
+    expect(() => parseGuide("g.md", "<!-- run: setup node20 -->\n```sh\n```\n")).toThrow(/unknown run directive/);
   });
 
   it("refuses what it cannot run, and output that follows no run", () => {

@@ -7,6 +7,12 @@
  * - `<!-- run: sh -->`: the block is a shell script;
  * - `<!-- run: mcp-config -->`: the block is an MCP host's configuration: each server in it is started or reached
  *   as a host would, and its tools are listed;
+ * - `<!-- run: setup -->`: a shell script the reader runs in a new folder before the guide's programs (`npm init -y`,
+ *   `npm install …`); `<!-- run: setup before-24 -->`: one run on Node 20 and 22 only, instead of running the
+ *   guide's `node` programs as TypeScript (compiling them first); its output is compared with theirs. A `sdgw_…` in
+ *   it is the reader's key;
+ * - `<!-- run: file tsconfig.json -->`: the block is saved as that file of the project (Node 20 and 22 only, with
+ *   `setup before-24`);
  * - `<!-- prints -->` before a `text` block: what the run before it prints. A line `…` stands for any number of
  *   lines; `…` inside a line for any text. Lines are compared without their surrounding blanks.
  *
@@ -15,7 +21,7 @@
  */
 
 /** How a block is run. */
-export type RunKind = "node" | "vitest" | "sh" | "mcp-config";
+export type RunKind = "node" | "vitest" | "sh" | "mcp-config" | "setup" | "file";
 
 /** One runnable block of a guide, with what it must print. */
 export interface GuideBlock {
@@ -25,8 +31,10 @@ export interface GuideBlock {
   lang: string;
   code: string;
   run: RunKind;
-  /** The file the block is saved as (`node` and `vitest` runs). */
+  /** The file the block is saved as (`node`, `vitest` and `file` runs). */
   file?: string;
+  /** A `setup` that runs on Node 20 and 22 only (`setup before-24`). */
+  before24?: boolean;
   /** The expected output, when the guide shows it. */
   prints?: string;
 }
@@ -88,14 +96,17 @@ export function parseGuide(name: string, markdown: string): Guide {
   return guide;
 }
 
-function parseRun(where: string, value: string): { run: RunKind; file?: string } {
+function parseRun(where: string, value: string): { run: RunKind; file?: string; before24?: boolean } {
   const words = value.split(/\s+/).filter(Boolean);
   if (words[0] === "node" && words.length === 2) return { run: "node", file: words[1]! };
   if (words[0] === "vitest" && words[1] === "run" && words.length === 3) return { run: "vitest", file: words[2]! };
   if (words[0] === "sh" && words.length === 1) return { run: "sh" };
   if (words[0] === "mcp-config" && words.length === 1) return { run: "mcp-config" };
+  if (words[0] === "setup" && words.length === 1) return { run: "setup" };
+  if (words[0] === "setup" && words[1] === "before-24" && words.length === 2) return { run: "setup", before24: true };
+  if (words[0] === "file" && words.length === 2) return { run: "file", file: words[1]! };
   throw new Error(
-    `${where}: unknown run directive ${JSON.stringify(value)} (node FILE, vitest run FILE, sh, mcp-config)`,
+    `${where}: unknown run directive ${JSON.stringify(value)} (node FILE, vitest run FILE, sh, mcp-config, setup, setup before-24, file FILE)`,
   );
 }
 

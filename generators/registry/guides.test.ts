@@ -6,7 +6,6 @@
  * guide shows. MCP host configurations are connected to as a host would. See `docs/guide-blocks.ts` for the
  * comments that say how a block runs.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { comparePrinted, parseGuide, type GuideBlock } from "../../docs/guide-blocks.ts";
 import { ROOT } from "../src/generate.ts";
 import { consumerProject, workspacePackages, type ConsumerProject } from "./harness.ts";
+import { startServer, type Started } from "./reference-server.ts";
 
 const registryUrl = inject("registryUrl");
 const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
@@ -50,9 +50,17 @@ beforeAll(async () => {
     pin("@modelcontextprotocol/client"),
   ]);
   await project.install([pin("typescript"), pin("@types/node"), pin("vitest")], { dev: true });
-  for (const guide of guides) for (const block of guide.blocks) if (block.file) project.write(block.file, block.code);
+  for (const guide of guides) for (const block of programs(guide)) project.write(block.file!, block.code);
   for (const { file, code } of readmeExamples) project.write(file, code);
 });
+
+/**
+ * A guide's programs (its `node` and `vitest` blocks). Its `setup` and `file` blocks make a fresh project, which
+ * this shared one is not: fresh-projects.test.ts runs them, from `npm init -y`, on Node 20 and 24.
+ */
+function programs(guide: { blocks: GuideBlock[] }): GuideBlock[] {
+  return guide.blocks.filter((b) => (b.run === "node" || b.run === "vitest") && b.file);
+}
 
 /**
  * The TypeScript examples of the package READMEs (their pages on the npm registry), as files of the same project:
@@ -73,10 +81,7 @@ const readmeExamples = readdirSync(join(ROOT, "packages")).flatMap((dir) => {
 });
 
 it("every guide's and package README's TypeScript compiles strictly against the published packages (skipLibCheck false)", async () => {
-  const files = [
-    ...guides.flatMap((g) => g.blocks.flatMap((b) => (b.file ? [b.file] : []))),
-    ...readmeExamples.map((e) => e.file),
-  ];
+  const files = [...guides.flatMap((g) => programs(g).map((b) => b.file!)), ...readmeExamples.map((e) => e.file)];
   expect(files.length).toBeGreaterThan(5);
   expect(readmeExamples.length, "the package READMEs' TypeScript examples").toBeGreaterThanOrEqual(10);
   project.write(
@@ -99,64 +104,6 @@ it("every guide's and package README's TypeScript compiles strictly against the 
   expect(tsc.stdout, "tsc over the guides' programs").toBe("");
   expect(tsc.code).toBe(0);
 });
-
-/** A reference server of this checkout, started as `pnpm start` starts it. */
-interface Started {
-  url: string;
-  key: string;
-  db: string;
-  stop(): Promise<void>;
-}
-
-async function startServer(env: Record<string, string>): Promise<Started> {
-  const db = join(mkdtempSync(join(scratch, "db-")), "sdgw.sqlite");
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ["--conditions=source", join(ROOT, "packages", "server", "src", "main.ts")],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env["PATH"] ?? "",
-        HOME: process.env["HOME"] ?? "",
-        SDGW_HOST: "127.0.0.1",
-        SDGW_PORT: "0",
-        SDGW_DB: db,
-        ...env,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let out = "";
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (out += d));
-  const banner = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`the reference server printed no banner in 30 s:\n${out}`)),
-      30_000,
-    );
-    child.once("exit", (code) => reject(new Error(`the reference server exited (${code}):\n${out}`)));
-    child.stdout!.on("data", () => {
-      if (out.includes("Stop with Ctrl-C.")) {
-        clearTimeout(timer);
-        resolve(out);
-      }
-    });
-  });
-  const url = /reference server on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1];
-  const key = /^\s+(sdgw_\S+)\s*$/m.exec(banner)?.[1];
-  if (!url || !key) throw new Error(`no URL or demo key in the banner:\n${banner}`);
-  return {
-    url,
-    key,
-    db,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
-}
 
 /** Runs one block as its reader would; answers what it printed. */
 async function runBlock(block: GuideBlock, server: Started): Promise<string> {
@@ -231,11 +178,11 @@ async function connectHosts(block: GuideBlock, server: Started): Promise<string>
 describe.each(guides.map((g) => [g.name, g] as const))("%s", (_name, guide) => {
   let server: Started;
   beforeAll(async () => {
-    server = await startServer(guide.serverEnv);
+    server = await startServer(guide.serverEnv, scratch);
   });
   afterAll(() => server?.stop());
 
-  for (const block of guide.blocks) {
+  for (const block of guide.blocks.filter((b) => b.run !== "setup" && b.run !== "file")) {
     it(`${block.where}: ${block.run}${block.file ? ` ${block.file}` : ""}${block.prints ? ", prints what the guide shows" : ""}`, async () => {
       const printed = await runBlock(block, server);
       if (block.prints !== undefined) expect(comparePrinted(block.prints, printed), block.where).toBeNull();

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { ROOT } from "../src/generate.ts";
-import { ensureBuilt } from "../src/testing/dist.ts";
+import { ensureBuilt, needsBuild } from "../src/testing/dist.ts";
 
 const run = promisify(execFile);
 
@@ -79,12 +79,25 @@ export function nodeAllows(p: WorkspacePackage, major: number): boolean {
   return major >= p.minNode[0];
 }
 
-/** Packs every package with `pnpm pack` (as `pnpm publish` would) into `outDir`; answers the tarballs' paths. */
-export async function packAll(packages: WorkspacePackage[], outDir: string): Promise<Map<string, string>> {
+/** Where a long command is: one line per step (`pnpm registry` prints them; tests pass nothing). */
+export type Progress = (line: string) => void;
+
+/**
+ * Packs every package with `pnpm pack` (as `pnpm publish` would) into `outDir`, building first those whose `dist/`
+ * is older than their sources; answers the tarballs' paths. `progress` hears each package's step.
+ */
+export async function packAll(
+  packages: WorkspacePackage[],
+  outDir: string,
+  progress?: Progress,
+): Promise<Map<string, string>> {
   mkdirSync(outDir, { recursive: true });
   const tarballs = new Map<string, string>();
-  for (const p of packages) {
+  for (const [i, p] of packages.entries()) {
+    const step = `[${i + 1}/${packages.length}] ${p.name}`;
+    if (needsBuild(p.dir)) progress?.(`${step}: building (tsup)…`);
     ensureBuilt(p.dir);
+    progress?.(`${step}: packing…`);
     const { stdout } = await run("pnpm", ["pack", "--ignore-scripts", "--pack-destination", outDir], {
       cwd: p.dir,
       timeout: 120_000,
@@ -172,12 +185,18 @@ export function npmrc(registry: { url: string; token?: string }): string {
   ].join("\n");
 }
 
-/** Publishes packed tarballs to the local registry with npm. */
-export async function publishAll(tarballs: Map<string, string>, registry: LocalRegistry): Promise<void> {
+/** Publishes packed tarballs to the local registry with npm; `progress` hears each one. */
+export async function publishAll(
+  tarballs: Map<string, string>,
+  registry: LocalRegistry,
+  progress?: Progress,
+): Promise<void> {
   const cwd = mkdtempSync(join(tmpdir(), "sdgw-publish-"));
   try {
     writeFileSync(join(cwd, ".npmrc"), npmrc(registry));
+    let i = 0;
     for (const [name, tarball] of tarballs) {
+      progress?.(`[${++i}/${tarballs.size}] ${name}: publishing to ${registry.url}…`);
       try {
         await run(
           "npm",
@@ -218,23 +237,30 @@ export interface ConsumerProject {
   remove(): void;
 }
 
-/** Makes a fresh project in a new temporary folder (a package.json and the `.npmrc` for the local registry). */
+/**
+ * Makes a fresh project in a new temporary folder: the `.npmrc` for the local registry and a package.json, or with
+ * `packageJson: null` none (the reader's `npm init -y` makes it). `npm` picks the npm its commands run (`"11"`:
+ * `npx -p npm@11`, as a reader with npm 11 has), else the one that comes with that Node.
+ */
 export function consumerProject(
   registryUrl: string,
   node: number,
-  packageJson: Record<string, unknown> = {},
+  packageJson: Record<string, unknown> | null = {},
+  npm?: string,
 ): ConsumerProject {
   const dir = mkdtempSync(join(tmpdir(), `sdgw-consumer-node${node}-`));
-  writeFileSync(
-    join(dir, "package.json"),
-    JSON.stringify({ name: "consumer", version: "0.0.0", private: true, ...packageJson }, null, 2),
-  );
+  if (packageJson)
+    writeFileSync(
+      join(dir, "package.json"),
+      JSON.stringify({ name: "consumer", version: "0.0.0", private: true, ...packageJson }, null, 2),
+    );
   writeFileSync(join(dir, ".npmrc"), npmrc({ url: registryUrl }));
   const project: ConsumerProject = {
     dir,
     node,
     async exec(command, args, options = {}) {
-      const child = execFile("npx", ["-y", "-p", `node@${node}`, "--", command, ...args], {
+      const tools = ["-p", `node@${node}`, ...(npm ? ["-p", `npm@${npm}`] : [])];
+      const child = execFile("npx", ["-y", ...tools, "--", command, ...args], {
         cwd: dir,
         env: { ...cleanEnv(), ...options.env },
         timeout: options.timeoutMs ?? 180_000,

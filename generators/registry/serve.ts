@@ -18,10 +18,16 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 const packages = workspacePackages();
 const out = mkdtempSync(join(tmpdir(), "sdgw-tarballs-"));
-console.log(`packing ${packages.map((p) => p.name).join(", ")} …`);
-const tarballs = await packAll(packages, out);
+const began = Date.now();
+/** One line per step, with the seconds since the start: building a package takes up to a minute on a slow machine. */
+const progress = (line: string) => console.log(`${((Date.now() - began) / 1000).toFixed(0).padStart(4)} s  ${line}`);
+console.log(
+  `Building, packing and publishing ${packages.length} packages to a local registry (a few minutes the first time):`,
+);
+const tarballs = await packAll(packages, out, progress);
+progress(`starting the registry on 127.0.0.1:${port}…`);
 const registry = await startRegistry(port);
-await publishAll(tarballs, registry);
+await publishAll(tarballs, registry, progress);
 rmSync(out, { recursive: true, force: true });
 console.log(`
 ${packages.map((p) => `${p.name}@${p.version}`).join(", ")} published to ${registry.url}

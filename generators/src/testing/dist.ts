@@ -40,7 +40,7 @@ function binOutputs(pkgDir: string): string[] {
   return bin.map((f) => join(pkgDir, f));
 }
 
-function needsBuild(pkgDir: string): boolean {
+export function needsBuild(pkgDir: string): boolean {
   const outputs = [...distOutputs(pkgDir), ...binOutputs(pkgDir)];
   if (!outputs.every((f) => existsSync(f))) return true;
   const oldestOutput = Math.min(...outputs.map((f) => statSync(f).mtimeMs));

@@ -1,4 +1,24 @@
 /** Answers rendered by item kind — content and profile cards, leaderboards, distributions, time series — and raw JSON. */
+import type { ComponentChildren } from "preact";
+
+/**
+ * The contract's and the API's sentences as a person reads them: references to the design decisions (`D17`,
+ * `(D24)`, `, D41`) left out, and `code` between backticks shown as code rather than with its backticks.
+ */
+export function plainText(text: string): string {
+  return text
+    .replace(/\s*\((?:D\d+(?:[–-]D?\d+)?)(?:[,;]\s*D\d+(?:[–-]D?\d+)?)*\)/g, "")
+    .replace(/[,;]\s*D\d+(?:[–-]D?\d+)?(?=[),;.])/g, "")
+    .replace(/\s{2,}/g, " ");
+}
+
+/** {@link plainText} rendered: the code between backticks as `<code>`. */
+export function Prose({ text }: { text: string }) {
+  const parts: ComponentChildren[] = plainText(text)
+    .split(/`([^`]+)`/)
+    .map((part, i) => (i % 2 ? <code>{part}</code> : part));
+  return <>{parts}</>;
+}
 const KINDS = ["item", "profile_card", "leaderboard", "distribution", "timeseries"] as const;
 type Kind = (typeof KINDS)[number];
 type AnyItem = Record<string, any> & { kind: Kind };
@@ -154,11 +174,36 @@ export function Line({ points, label }: { points: Array<{ t: string; value: numb
   );
 }
 
+/**
+ * What a call cost, from its answer's `billing`: a data answer's `cost` and `balance` (credits), a tool answer's
+ * `cost_credits` and its `display`. Null when the answer carries no billing.
+ */
+export function costOf(answer: unknown): string | null {
+  const billing = (answer as { billing?: Record<string, unknown> } | null)?.billing;
+  if (!billing) return null;
+  const credits = (n: number) => `${n.toLocaleString("en")} credit${n === 1 ? "" : "s"}`;
+  if (typeof billing["cost_credits"] === "number") {
+    const display = typeof billing["display"] === "string" ? ` · ${billing["display"]}` : "";
+    return `Cost: ${credits(billing["cost_credits"])}${display}`;
+  }
+  if (typeof billing["cost"] === "number") {
+    const balance = typeof billing["balance"] === "number" ? ` · ${credits(billing["balance"])} left` : "";
+    return `Cost: ${credits(billing["cost"])}${balance}`;
+  }
+  return null;
+}
+
 export function AnswerView({ answer }: { answer: unknown }) {
   const items = itemsOf(answer);
   const of = (k: Kind) => items.filter((i) => i.kind === k);
+  const cost = costOf(answer);
   return (
     <section aria-label="Answer">
+      {cost && (
+        <p class="muted" data-testid="cost">
+          {cost}
+        </p>
+      )}
       {of("item").length > 0 && (
         <div class="cards" data-kind="item">
           {of("item").map((it) => (

@@ -142,8 +142,19 @@ describe("the console in Chromium", () => {
     const before = requests.length;
     await page.getByRole("button", { name: "Run" }).click();
     // Nothing sent: @sdgw/validators refused the body (neither platform nor platforms) in the page, with the fix.
-    await expect.poll(() => page.getByTestId("problem").textContent()).toContain("`platform` is required");
+    await expect.poll(() => page.getByTestId("problem").textContent()).toContain("platform is required");
+    // the API's words as a person reads them: code as code (no backticks), no decision numbers
+    expect(await page.getByTestId("problem").locator("code").first().textContent()).toBe("platform");
+    expect(await page.getByTestId("problem").textContent()).not.toMatch(/`|\bD\d+\b/);
     expect(await page.getByTestId("problem").textContent()).toContain("Allowed: xiaohongshu, douyin");
+    // every hint of the form likewise; and a word on platform against platforms
+    const hints = await page.locator("form .hint").allTextContents();
+    expect(hints.length).toBeGreaterThan(5);
+    for (const hint of hints) expect(hint).not.toMatch(/`|\bD\d+\b/);
+    expect(hints.join(" ")).toContain("or all (every platform that offers the operation)");
+    expect(await page.getByTestId("platform-choice").textContent()).toMatch(
+      /^Fill in one of platform and platforms, not both: platform searches one platform/,
+    );
     expect(requests.slice(before).filter((u) => u.includes("/v1/"))).toEqual([]);
     await page.getByLabel("platform", { exact: true }).selectOption("reddit");
     await page.getByLabel("query (required)").fill("typescript");
@@ -152,6 +163,8 @@ describe("the console in Chromium", () => {
     await page.getByTestId("answer").waitFor();
     expect(await page.getByTestId("answer").textContent()).toContain("HTTP 200");
     expect(await page.locator('[data-kind="item"] article').count()).toBe(3);
+    // the card view says what the call cost (its billing), above the cards
+    expect(await page.getByTestId("cost").textContent()).toMatch(/^Cost: [1-9]\d* credits? · [\d,]+ credits left$/);
     await checkPage("playground-search");
   }, 60_000);
 
@@ -173,6 +186,7 @@ describe("the console in Chromium", () => {
     // Rendered by kind: share of voice as bars, volume over time as a line, top posts as a table.
     expect(await page.locator("table.bars").count()).toBeGreaterThan(0);
     expect(await page.locator("figure svg path").count()).toBeGreaterThan(0);
+    expect(await page.getByTestId("cost").textContent()).toMatch(/^Cost: [1-9]\d* credits? · [\d,]+ credits left; /);
     await checkPage("playground-tool");
   }, 60_000);
 
@@ -199,6 +213,14 @@ describe("the console in Chromium", () => {
     const read = page.getByRole("button", { name: /^Read h_/ }).first();
     await read.waitFor();
     expect(await page.locator("tbody tr").count()).toBeGreaterThanOrEqual(3);
+    // a call that answered at once keeps its operation's name (the search of the first test)
+    const atOnce = await page.locator("tbody tr", { hasText: "answered at once" }).allTextContents();
+    expect(atOnce.length, "calls that answered at once").toBeGreaterThan(0);
+    for (const row of atOnce) expect(row).not.toContain("(not recorded)");
+    expect(
+      atOnce.some((row) => /search/.test(row)),
+      atOnce.join("\n"),
+    ).toBe(true);
     await read.click();
     await page.getByRole("region", { name: "Answer" }).waitFor();
     await checkPage("results");

@@ -3,6 +3,7 @@ import { DEFAULT_URLS, type ServiceUrls } from "@sdgw/validators";
 import type { Platform } from "@sdgw/types";
 import type { ConnectorDefinition, RawSettings } from "@sdgw/engine/connectors";
 import type { GatewayOptions } from "./gateway.ts";
+import { CorsOriginsError, checkCorsOrigins, parseCorsOrigins, type CorsOrigins } from "./http/cors.ts";
 import { TrustProxyError, checkTrustProxy, parseTrustProxy, type TrustProxy } from "./http/proxies.ts";
 import { upstreamFromEnv } from "./connectors.ts";
 import { MCP_READ_ONLY_ENV, MCP_TOOLSETS_ENV, McpToolsetError, parseReadOnly, parseToolsets } from "./mcp/toolsets.ts";
@@ -101,6 +102,14 @@ export interface ServerConfig {
    */
   trustProxy: TrustProxy;
   /**
+   * D130: the origins whose pages may call the contract's routes from a browser (env `SDGW_CORS_ORIGINS`): exact
+   * origins (`["http://localhost:5173", "https://app.example.com"]`), or `"*"` for any. Their preflights are
+   * answered with the headers the API reads, their answers expose `Retry-After`, `Idempotent-Replayed`,
+   * `X-Should-Retry`, `X-Request-Id` and `Content-Disposition`. Never with credentials: the console's cookie
+   * session stays on its own origin. Default `[]`: no origin but the server's own.
+   */
+  corsOrigins: CorsOrigins;
+  /**
    * D114: settings of live connectors by platform, as text by option name (`{ youtube: { apiKey, baseUrl } }`; env
    * `SDGW_YOUTUBE_API_KEY`, `SDGW_YOUTUBE_BASE_URL`, …). A platform whose credentials are set reads its official
    * API; the others stay on the simulator. Default: none.
@@ -120,7 +129,7 @@ export interface ServerConfig {
   upstreamReplayDir: string | null;
 }
 
-export type { TrustProxy };
+export type { TrustProxy, CorsOrigins };
 
 /** Console sign-in sessions (D82–D85). */
 export interface SessionConfig {
@@ -222,6 +231,7 @@ export function defaultConfig(options: ServerOptions = {}): ServerConfig {
     databaseUrl: options.databaseUrl ?? null,
     redisKeyPrefix: options.redisKeyPrefix ?? "sdgw:",
     trustProxy: checkTrustProxy(options.trustProxy ?? null),
+    corsOrigins: checkCorsOrigins(options.corsOrigins ?? []),
     connectors: options.connectors ?? {},
     plugins: options.plugins ?? [],
     upstreamCache: options.upstreamCache ?? true,
@@ -280,7 +290,8 @@ function envReader(env: NodeJS.ProcessEnv) {
  * sign-in sessions, `SDGW_SESSION_IDLE_MS` and `SDGW_SESSION_LIFETIME_MS` (D83), and where several instances count
  * the limits together, `SDGW_REDIS_URL` (a `redis://` or `rediss://` URL) and `SDGW_REDIS_PREFIX` (D107), and
  * the PostgreSQL database they share, `SDGW_DATABASE_URL` (D108), the proxies in front whose `X-Forwarded-For`
- * and `X-Forwarded-Proto` are believed, `SDGW_TRUST_PROXY` (a number of proxies or their addresses, D111), and the
+ * and `X-Forwarded-Proto` are believed, `SDGW_TRUST_PROXY` (a number of proxies or their addresses, D111), the
+ * origins whose pages may call from a browser, `SDGW_CORS_ORIGINS` (`*` or a comma list of origins, D130), and the
  * live connectors' settings, `SDGW_<PLATFORM>_*` (`SDGW_YOUTUBE_API_KEY`, …), `SDGW_UPSTREAM_CACHE`,
  * `SDGW_UPSTREAM_RECORD` and `SDGW_UPSTREAM_REPLAY` (D114, D122, D123). Unset or empty means the default.
  *
@@ -373,6 +384,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOpti
       out.trustProxy = parseTrustProxy(trustProxy, "SDGW_TRUST_PROXY");
     } catch (error) {
       r.problems.push((error as TrustProxyError).message);
+    }
+  }
+  const cors = r.text("SDGW_CORS_ORIGINS");
+  if (cors !== undefined) {
+    try {
+      out.corsOrigins = parseCorsOrigins(cors, "SDGW_CORS_ORIGINS");
+    } catch (error) {
+      r.problems.push((error as CorsOriginsError).message);
     }
   }
   const prefix = r.text("SDGW_REDIS_PREFIX");

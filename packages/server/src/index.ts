@@ -31,7 +31,15 @@ export {
   DEFAULT_SESSIONS,
   listenFromEnv,
 } from "./config.ts";
-export type { HttpConfig, LimitsConfig, ServerConfig, ServerOptions, SessionConfig, TrustProxy } from "./config.ts";
+export type {
+  HttpConfig,
+  LimitsConfig,
+  ServerConfig,
+  ServerOptions,
+  SessionConfig,
+  TrustProxy,
+  CorsOrigins,
+} from "./config.ts";
 // D113: what an operator sees: health and readiness, metrics, log lines, the stop.
 export { Lifecycle, OPERATOR_ROUTES, readiness } from "./ops/http.ts";
 export type { Readiness } from "./ops/http.ts";

@@ -20,7 +20,8 @@ import { ConfigError, configFromEnv, listenFromEnv, withoutPassword } from "./co
 import { isLoopback } from "./ops/health.ts";
 import { seedDemo, seedDemoUser } from "./demo.ts";
 import { CONSOLE_DIST, consoleBuilt } from "./http/console-static.ts";
-import { docsBuilt } from "./http/docs-routes.ts";
+import { DOCS_BUILD_COMMANDS, docsBuilt } from "./http/docs-routes.ts";
+import { randomBytes } from "node:crypto";
 import { runLeaseFromEnv } from "./gateway.ts";
 import { createServer } from "./server.ts";
 import { loadPlugins, pluginSettingsFromEnv } from "./plugins.ts";
@@ -101,6 +102,9 @@ const demoUser = shared
   : seedDemoUser(embedded!.gateway, demo.accountId);
 const url = await server.listen(address);
 const key = demo.key ?? "<your key>";
+// A new Idempotency-Key each start: the banner's first call runs (and may answer 202) instead of replaying the
+// answer a previous start's same command stored.
+const firstCallKey = `first-call-${randomBytes(4).toString("hex")}`;
 // The commands printed below run the repository's scripts with the same toolchain that runs this server: started
 // through `npx -p node@24 -p pnpm@12` (the README's command, for a machine whose own Node is older), they say so.
 const viaNpx = /[\\/]_npx[\\/]/.test(process.execPath);
@@ -129,11 +133,15 @@ const lines = [
   }`,
   "Send the key in a header (X-API-Key or Authorization: Bearer). A key sent in a URL (?key=…) is refused and burned:",
   "the server marks it exposed and refuses it from then on; revoke it and create a new one.",
-  "Try:",
-  `  curl -s -H 'X-API-Key: ${key}' -H 'Idempotency-Key: first-call-1' '${url}/v1/search?platform=xiaohongshu&query=%E9%9C%B2%E8%90%A5&count=3'`,
+  "Try (each start prints a new Idempotency-Key: the same key again replays the first answer, charged once):",
+  `  curl -s -H 'X-API-Key: ${key}' -H 'Idempotency-Key: ${firstCallKey}' '${url}/v1/search?platform=xiaohongshu&query=%E9%9C%B2%E8%90%A5&count=3'`,
   `  curl -s ${url}/v1/capabilities`,
   `  curl -s -H 'X-API-Key: ${key}' -H 'Content-Type: application/json' -d '{"query":"露营","platforms":["weibo","xiaohongshu"],"confirm":false}' ${url}/v1/tools/brand_buzz`,
   `Calls answer within ${config.waitMs} ms or 202 with a handle to poll every ${config.pollAfterSeconds} s; to see 202s, start with SDGW_WAIT_MS=50 SDGW_LATENCY_MS=1000.`,
+  `Read a 202's handle (its "handle", h_…) until it answers 200: curl -s -H 'X-API-Key: ${key}' ${url}/v1/results/h_…`,
+  docsBuilt()
+    ? `HTTP reference: ${url}/docs (errors: ${url}/docs/errors.html); the contract: ${url}/openapi.json`
+    : `HTTP reference: not built; build it in the repository with ${DOCS_BUILD_COMMANDS}, then open ${url}/docs`,
   `MCP (Streamable HTTP): ${url}/mcp with the header X-API-Key (or Authorization: Bearer); stdio: SDGW_API_KEY=… ${pnpm} --silent mcp`,
   `Operators: ${url}/healthz, ${url}/readyz; metrics (Prometheus): ${metricsLine()}.`,
   "Stop with Ctrl-C.",

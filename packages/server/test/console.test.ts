@@ -80,6 +80,8 @@ describe("cookie authentication of the API (D87)", () => {
     expect(list.results.every((r: { charged_credits: number }) => r.charged_credits > 0)).toBe(true);
     // Answered at once, they have no handle (a 202's handle is read under the sign-in: the D105 test below).
     expect(list.results.map((r: { handle: string | null }) => r.handle)).toEqual([null, null]);
+    // ... and keep their operation's name (the charge's note).
+    expect(list.results.map((r: { operation: string | null }) => r.operation)).toEqual(["search", "search"]);
   });
 
   it("reads a result under the sign-in after the console key that started it was revoked (D105)", async () => {

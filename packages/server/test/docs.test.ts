@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isErrorStructure } from "@sdgw/validators";
 import { createServer, type SdgwServer } from "../src/index.ts";
 import { ERROR_CATALOGUE } from "@sdgw/types";
-import { DOCS_DIR, docsBuilt, docsRoutes, withCatalogueLink } from "../src/http/docs-routes.ts";
+import { DOCS_DIR, docsBuilt, docsRoutes, homeAnswer, homeRoute, withCatalogueLink } from "../src/http/docs-routes.ts";
 import { launchLocalChromium } from "../../../generators/src/testing/chromium.ts";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
@@ -105,6 +105,37 @@ describe("fix → the error catalogue (D92)", () => {
   });
 });
 
+describe("GET / (D131)", () => {
+  it("points to the console, /docs, /v1/capabilities and /openapi.json, each of which answers", async () => {
+    const res = await server.app.inject({ method: "GET", url: "/" });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(res.headers["x-content-type-options"]).toBe("nosniff");
+    const body = res.json();
+    expect(body.links).toMatchObject({
+      console: "/console/",
+      docs: "/docs",
+      capabilities: "/v1/capabilities",
+      openapi: "/openapi.json",
+    });
+    expect(body.docs_built).toBe(true);
+    for (const path of ["/docs/", "/v1/capabilities", "/openapi.json", "/docs/errors.html", "/healthz"]) {
+      const linked = await server.app.inject({ method: "GET", url: path });
+      expect(linked.statusCode, path).toBe(200);
+    }
+  });
+
+  it("without a built reference, says how to build it on Node 20 and on Node 24", async () => {
+    expect(homeAnswer(false).note).toContain("`npx -y -p node@24 -p pnpm@12 -- pnpm run docs`");
+    expect(homeAnswer(false).note).toContain("`pnpm run docs` (Node 24");
+    const bare = Fastify();
+    homeRoute(bare, "/nonexistent/sdgw-docs/");
+    const res = await bare.inject({ method: "GET", url: "/" });
+    expect(res.json()).toMatchObject({ docs_built: false, links: { docs: "/docs" } });
+    await bare.close();
+  });
+});
+
 describe("/docs", () => {
   it("serves the reference, its error catalogue and Redoc's script, with D53's headers", async () => {
     const moved = await server.app.inject({ method: "GET", url: "/docs" });
@@ -136,7 +167,9 @@ describe("/docs", () => {
     expect(unbuilt.statusCode).toBe(404);
     const body = unbuilt.json();
     expect(isErrorStructure(body)).toBe(true);
-    expect(body.message).toMatch(/pnpm run docs/);
+    // the exact command for a machine whose Node is 20, and for one with Node 24
+    expect(body.message).toContain("`npx -y -p node@24 -p pnpm@12 -- pnpm run docs` (a machine whose Node is 20)");
+    expect(body.message).toContain("or `pnpm run docs` (Node 24 and pnpm 12)");
     await bare.close();
   });
 

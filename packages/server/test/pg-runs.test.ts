@@ -152,12 +152,12 @@ describe("runs on PostgreSQL across instances (D108)", () => {
       after: Buffer.from("}"),
     });
     // More than the hold holds: the answer would say a charge the hold cannot give. Nothing is written.
-    expect(await a.runs.finishAtOnce(runId, { charged: 5, calls: 1, slot, sent: sent(5) })).toBeNull();
+    expect(await a.runs.finishAtOnce(runId, { charged: 5, calls: 1, operation: "search", slot, sent: sent(5) })).toBeNull();
     expect(await a.calls.audit(id)).toMatchObject({ balance: 20, held: 4, charges: 0 });
     // Two ends at once on two instances: one writes, the other finds the hold ended and writes nothing.
     const ends = await Promise.all([
-      a.runs.finishAtOnce(runId, { charged: 3, calls: 1, slot, sent: sent(3) }),
-      b.runs.finishAtOnce(runId, { charged: 3, calls: 1, slot, sent: sent(3) }),
+      a.runs.finishAtOnce(runId, { charged: 3, calls: 1, operation: "search", slot, sent: sent(3) }),
+      b.runs.finishAtOnce(runId, { charged: 3, calls: 1, operation: "search", slot, sent: sent(3) }),
     ]);
     expect(ends.filter((e) => e !== null)).toEqual([{ charged: 3, balance: 17 }]);
     expect(await a.calls.audit(id)).toMatchObject({ balance: 17, charges: 3, held: 0 });
@@ -236,8 +236,10 @@ describe("runs on PostgreSQL across instances (D108)", () => {
     expect(await b.runs.handleOfIdempotencyKey(ctx.key.id, "k-lookup")).toBe("h_lookup");
     await a.runs.finish(runId, { amount: 3, calls: 1, build: ending(runId) });
     const inline = await admit(b, ctx, 1);
-    await b.runs.finish(inline, { amount: 1, calls: 1, build: ending(inline) }); // answered at once: its charge only
+    await b.runs.finish(inline, { amount: 1, calls: 1, operation: "detail", build: ending(inline) }); // answered at once: its charge only
     const results = await b.runs.consoleResults(ctx.account.id, ctx.key.id);
+    // the charge of a call answered at once keeps its operation's name (the ledger row's note)
+    expect(results.find((r) => r.handle === null)?.operation).toBe("detail");
     expect(results.map((r) => [r.handle, r.state, r.charged])).toEqual(
       expect.arrayContaining([
         ["h_kept", "finished", 0],

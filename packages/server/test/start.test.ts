@@ -224,6 +224,67 @@ describe("pnpm start", () => {
   }, 180_000);
 });
 
+// D131: the first minutes, as the banner and the README tell them.
+describe("pnpm start: the first minutes", () => {
+  it("each start prints a new Idempotency-Key, so the printed call shows a 202; the printed handle read answers it; GET / points on", async () => {
+    const db = join(dir, "first-minutes.sqlite");
+    const slow = { SDGW_DB: db, SDGW_WAIT_MS: "50", SDGW_LATENCY_MS: "1000", SDGW_POLL_AFTER_SECONDS: "1" };
+    const sh = promisify(execFile);
+    const searchLine = (banner: string) =>
+      /^ {2}(curl -s -H 'X-API-Key: [^']+' -H 'Idempotency-Key: [^']+' '[^']+\/v1\/search\?[^']+')$/m.exec(banner)?.[1];
+    const idemOf = (line: string) => /Idempotency-Key: ([^']+)'/.exec(line)![1]!;
+
+    const first = await start(slow);
+    const url = /reference server on (http:\/\/127\.0\.0\.1:\d+)/.exec(first.banner)![1]!;
+    const key = /^ {2}(sdgw_\S+)$/m.exec(first.banner)![1]!;
+    const line1 = searchLine(first.banner);
+    expect(line1, first.banner).toBeDefined();
+    const started = JSON.parse((await sh("sh", ["-c", line1!], { timeout: 60_000 })).stdout);
+    expect(started.handle, JSON.stringify(started)).toMatch(/^h_/);
+    expect(started.status).toBe("running");
+
+    // the handle, read as the banner prints it, until it answers the result
+    const read =
+      /^Read a 202's handle \(its "handle", h_…\) until it answers 200: (curl -s -H 'X-API-Key: [^']+' \S+\/v1\/results\/)h_…$/m.exec(
+        first.banner,
+      )?.[1];
+    expect(read, first.banner).toBeDefined();
+    let result: { status?: string; items?: unknown[] } = {};
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      result = JSON.parse((await sh("sh", ["-c", `${read}${started.handle}`], { timeout: 60_000 })).stdout);
+      if (result.status !== "running") break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(result.status).toBe("ok");
+    expect(result.items?.length).toBe(3);
+
+    // GET / points to the console, /docs, /v1/capabilities and /openapi.json
+    const home = (await (await fetch(`${url}/`)).json()) as { links: Record<string, string> };
+    expect(home.links).toMatchObject({
+      console: "/console/",
+      docs: "/docs",
+      capabilities: "/v1/capabilities",
+      openapi: "/openapi.json",
+    });
+    expect(first.banner).toMatch(
+      /^HTTP reference: (http:\/\/127\.0\.0\.1:\d+\/docs|not built; build it in the repository with `npx -y -p node@24 -p pnpm@12 -- pnpm run docs` .* or `pnpm run docs` )/m,
+    );
+    await stop(first.child);
+
+    // a later start prints another Idempotency-Key: its printed call (with the key) runs again, a new 202
+    const later = await start(slow);
+    const line2 = searchLine(later.banner);
+    expect(line2, later.banner).toBeDefined();
+    expect(idemOf(line2!)).not.toBe(idemOf(line1!));
+    const again = JSON.parse((await sh("sh", ["-c", line2!.replace("<your key>", key)], { timeout: 60_000 })).stdout);
+    expect(again.status).toBe("running");
+    expect(again.handle).toMatch(/^h_/);
+    expect(again.handle).not.toBe(started.handle);
+    await stop(later.child);
+  }, 180_000);
+});
+
 // `pnpm start`'s first start prints the demo user's sign-in beside the demo key (D89), and that sign-in works; a
 // later start on the same database prints no password.
 describe("pnpm start and the console", () => {

@@ -2,7 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, errorText, type Answer } from "../api.ts";
 import { go } from "../main.tsx";
-import { AnswerView, Line } from "../render.tsx";
+import { AnswerView, Line, Prose } from "../render.tsx";
 
 function useLoad(path: string): [Answer | null, () => void] {
   const [a, setA] = useState<Answer | null>(null);
@@ -13,7 +13,7 @@ function useLoad(path: string): [Answer | null, () => void] {
 
 const Failed = ({ a }: { a: Answer }) => (
   <p role="alert" class="error">
-    {errorText(a)}
+    <Prose text={errorText(a)} />
   </p>
 );
 
@@ -237,7 +237,10 @@ export function Results() {
           {a.body.results.map((r: any) => (
             <tr>
               <td>{r.started_at}</td>
-              <td>{r.operation ?? "(answered at once)"}</td>
+              <td>
+                {r.operation ?? "(not recorded)"}
+                {!r.handle && <span class="muted"> · answered at once</span>}
+              </td>
               <td>{r.state}</td>
               <td>{r.charged_credits}</td>
               <td>

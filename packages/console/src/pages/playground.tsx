@@ -7,7 +7,7 @@ import { requestValidators } from "@sdgw/validators";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { call, errorText, type Answer } from "../api.ts";
 import { FORMS, type FormField, type FormOperation } from "../generated/forms.ts";
-import { AnswerView } from "../render.tsx";
+import { AnswerView, Prose, plainText } from "../render.tsx";
 
 type Values = Record<string, string | string[] | boolean>;
 type Problem = { param?: string; message: string; note?: string; allowed?: string[] };
@@ -70,7 +70,7 @@ function Field({
 }) {
   const fid = id(op, f);
   const hint = [
-    f.description,
+    f.description ? plainText(f.description) : "",
     f.min !== undefined && f.max !== undefined
       ? `${f.min} to ${f.max}`
       : f.min !== undefined
@@ -125,7 +125,11 @@ function Field({
               {o}
             </label>
           ))}
-          {hint && <p class="hint">{hint}</p>}
+          {hint && (
+            <p class="hint">
+              <Prose text={hint} />
+            </p>
+          )}
         </fieldset>
       );
     }
@@ -180,7 +184,7 @@ function Field({
       {hint && (
         <p class="hint" id={hintId}>
           {f.kind === "list" ? "One a line. " : ""}
-          {hint}
+          <Prose text={hint} />
         </p>
       )}
     </div>
@@ -190,11 +194,25 @@ function Field({
 function ProblemView({ p }: { p: Problem }) {
   return (
     <div role="alert" class="error" data-testid="problem">
-      <strong>invalid_params{p.param ? ` (${p.param})` : ""}:</strong> {p.message}
-      {p.note && <p>{p.note}</p>}
+      <strong>invalid_params{p.param ? ` (${p.param})` : ""}:</strong> <Prose text={p.message} />
+      {p.note && (
+        <p>
+          <Prose text={p.note} />
+        </p>
+      )}
       {p.allowed && <p>Allowed: {p.allowed.join(", ")}</p>}
     </div>
   );
+}
+
+/**
+ * A word on `platform` and `platforms` for the forms that have both (the contract takes exactly one of them): which
+ * to fill in, and what each answers. Null for the other forms.
+ */
+export function platformChoice(fields: readonly FormField[]): string | null {
+  const names = new Set(fields.map((f) => f.name));
+  if (!names.has("platform") || !names.has("platforms")) return null;
+  return "Fill in one of platform and platforms, not both: platform searches one platform and can page on with a cursor; platforms searches several at once (or all) and answers one result per platform, without a cursor.";
 }
 
 /** Which platforms read their official API and which the simulator (D114), as `GET /v1/capabilities` says. */
@@ -310,6 +328,11 @@ export function Playground() {
           void send(form.tool ? false : undefined);
         }}
       >
+        {platformChoice(fields) && (
+          <p class="hint" data-testid="platform-choice">
+            {platformChoice(fields)}
+          </p>
+        )}
         {fields.map((f) => (
           <Field op={form.operationId} f={f} values={values} set={set} />
         ))}
@@ -345,7 +368,12 @@ export function Playground() {
                 · handle <code data-testid="handle">{handle}</code>
               </>
             )}
-            {answer.status >= 400 && <span class="error"> · {errorText(answer)}</span>}
+            {answer.status >= 400 && (
+              <span class="error">
+                {" "}
+                · <Prose text={errorText(answer)} />
+              </span>
+            )}
           </p>
           {form.operationId === "batchStats" && handle && (
             <p>

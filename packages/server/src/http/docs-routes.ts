@@ -22,6 +22,10 @@ const TYPES: Record<string, string> = {
 /** Where the built reference is: the repository's `docs/http/` (the server runs from its sources). */
 export const DOCS_DIR = fileURLToPath(new URL("../../../../docs/http/", import.meta.url));
 
+/** How to build the reference, on a machine whose Node is 20 and on one with Node 24 and pnpm 12. */
+export const DOCS_BUILD_COMMANDS =
+  "`npx -y -p node@24 -p pnpm@12 -- pnpm run docs` (a machine whose Node is 20) or `pnpm run docs` (Node 24 and pnpm 12)";
+
 /** Registers `GET /docs`, `/docs/` and `/docs/<file>` on the app. */
 export function docsRoutes(app: FastifyInstance, gw: Gateway, dir: string = DOCS_DIR): void {
   /** The built files by name, read once, on the first request that finds them. */
@@ -50,12 +54,12 @@ export function docsRoutes(app: FastifyInstance, gw: Gateway, dir: string = DOCS
         reason: "no_such_route",
         message: built
           ? `There is no page ${url.split("?")[0]!.slice(0, 200)} in the HTTP reference.`
-          : "The HTTP reference was not built on this server: run `pnpm run docs` in the repository, then open /docs again.",
+          : `The HTTP reference was not built on this server: run ${DOCS_BUILD_COMMANDS} in the repository, then open /docs again.`,
         fix: {
           allowed: ["/docs/", "/docs/errors.html"],
           note: built
             ? "The reference is /docs/ and its error catalogue /docs/errors.html."
-            : "`pnpm run docs` writes docs/http/ (Redoc and the error catalogue); the server serves it at /docs.",
+            : "`pnpm run docs` writes docs/http/ (Redoc and the error catalogue); the server serves it at /docs. `pnpm start` builds it when it is missing.",
         },
       } as never,
       { urls: gw.config.urls, now: new Date(gw.now()) },
@@ -105,4 +109,37 @@ export function withCatalogueLink(payload: unknown, protocol: string, host: stri
   const note = typeof body.fix.note === "string" && body.fix.note.trim() !== "" ? `${body.fix.note.trimEnd()} ` : "";
   body.fix = { ...body.fix, note: `${note}The error catalogue explains ${code}: ${origin}/docs/errors.html#${code}` };
   return JSON.stringify(body);
+}
+
+/**
+ * The pointers `GET /` answers (D131): where a person who opened the server's address goes next. Paths on this
+ * server; `docs` says whether the reference is built and, if not, how to build it.
+ */
+export function homeAnswer(built: boolean = docsBuilt()): Record<string, unknown> {
+  return {
+    service: "Social Data Gateway reference server",
+    links: {
+      console: "/console/",
+      docs: "/docs",
+      errors: "/docs/errors.html",
+      capabilities: "/v1/capabilities",
+      openapi: "/openapi.json",
+      mcp: "/mcp",
+      health: "/healthz",
+    },
+    docs_built: built,
+    note: built
+      ? "Calls go to /v1/… with a key in the X-API-Key header (or Authorization: Bearer); the reference is at /docs."
+      : `Calls go to /v1/… with a key in the X-API-Key header (or Authorization: Bearer). /docs is not built: run ${DOCS_BUILD_COMMANDS} in the repository.`,
+  };
+}
+
+/** Registers `GET /` (D131): the pointers above, as JSON. */
+export function homeRoute(app: FastifyInstance, dir: string = DOCS_DIR): void {
+  app.get("/", (_req, reply) =>
+    reply
+      .code(200)
+      .header("content-type", "application/json; charset=utf-8")
+      .send(JSON.stringify(homeAnswer(docsBuilt(dir)))),
+  );
 }

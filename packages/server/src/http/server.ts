@@ -21,12 +21,13 @@ import { DatabaseUnavailable } from "../pg/unavailable.ts";
 import { NOT_UTF8 } from "./admission.ts";
 import { JSON_TYPE, fromError, jsonAnswer, send } from "./answer.ts";
 import { keyInUrl } from "./auth.ts";
+import { corsAnswerHeaders, preflightHeaders } from "./cors.ts";
 import { clientErrorAnswer, capConnections, refuseOnSocket } from "./connections.ts";
 import { proxyTrust, type ProxyTrust } from "./proxies.ts";
 import { consoleApiRoutes } from "./console-api.ts";
 import { consoleSessionRoutes } from "./console-session.ts";
 import { consoleStaticRoutes } from "./console-static.ts";
-import { docsRoutes, withCatalogueLink } from "./docs-routes.ts";
+import { docsRoutes, homeRoute, withCatalogueLink } from "./docs-routes.ts";
 import { registerAccountRoutes } from "./routes/account.ts";
 import { registerCatalogRoutes } from "./routes/catalog.ts";
 import { registerDataRoutes } from "./routes/data.ts";
@@ -66,6 +67,7 @@ export function buildApp(gw: Gateway, lifecycle: Lifecycle = new Lifecycle()): F
   void app.register(mcpRoutes, { gateway: gw, target: app }); // MCP (Streamable HTTP)
   consoleSessionRoutes(app, gw); // the console's sign-in sessions (D82–D85), not in the contract like /mcp
   docsRoutes(app, gw); // /docs: the HTTP reference built by `pnpm run docs` (docs-routes.ts)
+  homeRoute(app); // GET /: where to go next (the console, /docs, /v1/capabilities, /openapi.json), D131
   consoleApiRoutes(app, gw); // the console's own account routes under /console/api/ (D88)
   consoleStaticRoutes(app); // the console's built pages at /console/ (D86): static files only
 
@@ -99,7 +101,7 @@ function fastifyOptions(gw: Gateway, proxies: ProxyTrust | null): FastifyHttpOpt
     return503OnClosing: false,
     routerOptions: { maxParamLength: 4096 },
     frameworkErrors: (_error, req, reply) => {
-      // Answered before the router ran, so before the hooks: D25's key check and D53's headers are made here.
+      // Answered before the router ran, so before the hooks: D25's key check, D53's and D130's headers are made here.
       const requestId = newRequestId(gw.now());
       const exposed = keyInUrl(gw, req.url, requestId);
       const a = exposed
@@ -114,7 +116,11 @@ function fastifyOptions(gw: Gateway, proxies: ProxyTrust | null): FastifyHttpOpt
         .then(() =>
           (reply as unknown as FastifyReply)
             .code(a.status)
-            .headers({ ...a.headers, ...answerHeaders(req.url, JSON_TYPE) })
+            .headers({
+              ...a.headers,
+              ...answerHeaders(req.url, JSON_TYPE),
+              ...corsAnswerHeaders(gw.config.corsOrigins, req.headers.origin ?? null, req.url.split("?")[0]!),
+            })
             .send(a.body),
         );
     },
@@ -138,13 +144,27 @@ function installHooks(app: FastifyInstance, gw: Gateway): void {
       send(reply, jsonAnswer(invalidParamsAnswer(noHost, newRequestId(gw.now())), 400));
       return;
     }
+    // D130: a browser's preflight of a contract's path, answered 204 (with the CORS headers when its origin is let
+    // in). Any other OPTIONS goes on, and is not found.
+    const origin = req.headers.origin;
+    if (req.method === "OPTIONS" && origin !== undefined && req.headers["access-control-request-method"]) {
+      const headers = preflightHeaders(gw.config.corsOrigins, origin, req.url.split("?")[0]!);
+      if (headers) {
+        void reply.code(204).headers(headers).send();
+        return;
+      }
+    }
     done();
   });
 
   // Every answer, whichever path made it (routes, refusals, MCP), carries D53's headers; with `docsLinks`, an
   // error's `fix.note` ends with its entry in the error catalogue (D92: this is the one place that adds it).
+  // D130: an answer of a contract's path to a page on an origin let in says so and exposes the headers clients read.
   app.addHook("onSend", (req, reply, payload, done) => {
     reply.headers(answerHeaders(req.url, reply.getHeader("content-type") as string | undefined));
+    if (req.method !== "OPTIONS") {
+      reply.headers(corsAnswerHeaders(gw.config.corsOrigins, req.headers.origin ?? null, req.url.split("?")[0]!));
+    }
     done(
       null,
       gw.config.docsLinks && reply.statusCode >= 400 ? withCatalogueLink(payload, req.protocol, req.host) : payload,

@@ -472,8 +472,9 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
 /**
  * The common table expressions that end a hold (`h`), write its charge (`l`), move the key's (`k`) and the account's
  * (`a`, returning the balance after) figures, over the parameters $1 run id, $2 amount to charge, $3 when, $4 its
- * UTC day, $5 calls; `condition` narrows the hold (e.g. ` AND LEAST($2, amount) = $6`). The statement that uses
- * them selects from `h` and `a`.
+ * UTC day, $5 calls, $6 the operation or tool charged for (the charge's `note`, which the console lists);
+ * `condition` narrows the hold (e.g. ` AND LEAST($2, amount) = $2`). The statement that uses them selects from `h`
+ * and `a`.
  */
 export function settleCtes(condition: string): string {
   return `h AS (
@@ -482,8 +483,8 @@ export function settleCtes(condition: string): string {
        WHERE run_id = $1 AND state = 'held'${condition}
        RETURNING account_id, key_id, amount, calls, free_plan, captured),
      l AS (
-       INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at)
-       SELECT account_id, 'charge', captured, key_id, $1, $4, $3 FROM h WHERE captured > 0),
+       INSERT INTO ledger (account_id, kind, amount, key_id, run_id, note, day, created_at)
+       SELECT account_id, 'charge', captured, key_id, $1, $6::text, $4, $3 FROM h WHERE captured > 0),
      k AS (
        UPDATE keys SET spend_today = CASE WHEN spend_day >= $4 THEN spend_today + h.captured ELSE h.captured END,
          spend_day = GREATEST(spend_day, $4)
@@ -506,14 +507,14 @@ export function settleCtes(condition: string): string {
  */
 export async function settleHold(
   sql: Sql,
-  o: { runId: string; amount: number; calls: number; ms: number },
+  o: { runId: string; amount: number; calls: number; ms: number; operation?: string | null },
 ): Promise<{ charged: number; balance: number; ended: boolean }> {
   const [day, at] = [utcDay(o.ms), new Date(o.ms).toISOString()];
   // One statement (its own atomic step even outside a transaction): the hold ends by its conditional update, and its
   // charge (one ledger row under the unique index per run), the key's and the account's figures move with it.
   const ended = await sql.one<{ charged: number; balance: number }>(
     `WITH ${settleCtes("")} SELECT h.captured AS charged, a.balance FROM h, a`,
-    [o.runId, Math.max(0, o.amount), at, day, o.calls],
+    [o.runId, Math.max(0, o.amount), at, day, o.calls, o.operation ?? null],
   );
   if (ended) return { ...ended, ended: true };
   const row = await sql.one<{ captured: number; balance: number }>(

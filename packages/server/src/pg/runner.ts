@@ -285,6 +285,7 @@ export class PgRunner {
     const out = await this.deps.runs.finish(live.id, {
       amount,
       calls,
+      operation: live.view.kind === "data" ? live.view.plan.operation : live.view.request.plan.tool,
       persisted: live.persisted !== null,
       ...(slot ? { slot } : {}),
       build: ({ charged, balance }): RunEnding => {
@@ -338,6 +339,7 @@ export class PgRunner {
     const out = await this.deps.runs.finishAtOnce(live.id, {
       charged,
       calls,
+      operation: live.view.kind === "data" ? live.view.plan.operation : live.view.request.plan.tool,
       ...(slot ? { slot } : {}),
       sent: { status: parts.sent.status, headers: parts.sent.headers, before, after },
     });

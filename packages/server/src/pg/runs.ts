@@ -165,6 +165,8 @@ export class PgRuns {
     o: {
       amount: number;
       calls: number;
+      /** The operation or tool charged for, kept as the charge's `note` (the console lists it). */
+      operation?: string;
       /** Whether the run has a row (it answered 202): false skips looking for one. */
       persisted?: boolean;
       slot?: IdempotencySlot;
@@ -179,7 +181,13 @@ export class PgRuns {
             ? undefined
             : await sql.one<{ state: string }>("SELECT state FROM runs WHERE id = $1 FOR UPDATE", [runId]);
         if (row && row.state !== "running") return { kind: "ended_elsewhere" };
-        const settled = await settleHold(sql, { runId, amount: o.amount, calls: o.calls, ms });
+        const settled = await settleHold(sql, {
+          runId,
+          amount: o.amount,
+          calls: o.calls,
+          ms,
+          operation: o.operation ?? null,
+        });
         // A hold already ended means a recovery ended this run (a run without a row): its end would be free data.
         if (!settled.ended) throw new EndedElsewhere(runId);
         const { sent, kept } = o.build(settled);
@@ -234,6 +242,8 @@ export class PgRuns {
     o: {
       charged: number;
       calls: number;
+      /** The operation charged for, kept as the charge's `note` (the console lists it). */
+      operation: string;
       slot?: IdempotencySlot;
       sent: { status: number; headers: Record<string, string>; before: Buffer; after: Buffer };
     },
@@ -242,9 +252,9 @@ export class PgRuns {
     const row = await this.o.db.one<{ charged: number; balance: number }>(
       `WITH ${settleCtes(" AND LEAST($2, amount) = $2")},
          i AS (
-           UPDATE idempotency SET state = 'done', http_status = $8, headers = $9,
-             answer = $10::bytea || convert_to(a.balance::text, 'UTF8') || $11::bytea, expires_at = $12
-           FROM a WHERE key_id = $6 AND idem_key = $7 AND run_id = $1 RETURNING 1)
+           UPDATE idempotency SET state = 'done', http_status = $9, headers = $10,
+             answer = $11::bytea || convert_to(a.balance::text, 'UTF8') || $12::bytea, expires_at = $13
+           FROM a WHERE key_id = $7 AND idem_key = $8 AND run_id = $1 RETURNING 1)
        SELECT h.captured AS charged, a.balance, (SELECT count(*) FROM i) AS answered FROM h, a`,
       [
         runId,
@@ -252,6 +262,7 @@ export class PgRuns {
         new Date(ms).toISOString(),
         utcDay(ms),
         o.calls,
+        o.operation,
         o.slot?.keyId ?? null,
         o.slot?.idemKey ?? null,
         o.sent.status,
@@ -348,7 +359,7 @@ export class PgRuns {
     const rows = await this.o.db.query<Omit<ConsoleResult, keyof Times> & Times>(
       `SELECT r.id AS run_id, r.handle, r.operation, r.state, r.quote, r.charged, r.started_at, r.ended_at, r.expires_at FROM runs r JOIN keys k ON k.id = r.key_id WHERE r.account_id = $1 AND k.name = $2
        UNION ALL
-       SELECT l.run_id, NULL, NULL, 'finished', l.amount, l.amount, l.created_at, l.created_at, NULL FROM ledger l JOIN keys k ON k.id = l.key_id
+       SELECT l.run_id, NULL, l.note, 'finished', l.amount, l.amount, l.created_at, l.created_at, NULL FROM ledger l JOIN keys k ON k.id = l.key_id
          WHERE l.account_id = $1 AND k.name = $2 AND l.kind = 'charge' AND l.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r2 WHERE r2.id = l.run_id)
        ORDER BY started_at DESC, run_id DESC LIMIT 200`,
       [accountId, keyName],

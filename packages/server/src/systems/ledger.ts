@@ -69,6 +69,8 @@ interface SettleStep {
   amount: number;
   calls: number;
   keyHasLimit: boolean;
+  /** The operation or tool charged for, kept as the charge's `note` (the console lists it). */
+  operation: string | null;
   day: string;
   at: string;
 }
@@ -232,20 +234,27 @@ export class Ledger {
    * a hold that already ended is left alone and the answer is what it charged then (0 for a hold that lived in
    * memory). The charge counts toward today's spend (UTC) of the account, and of the key when it has a daily limit
    * (`keyHasLimit`; a key that gets a limit later starts from the ledger, see `Accounts.setKeyDailyLimit`). Returns
-   * the charge and the balance after. A hold in memory that charges nothing writes nothing.
+   * the charge and the balance after. A hold in memory that charges nothing writes nothing. `operation` (the
+   * operation or tool) is kept as the charge's `note`, so the console names a call that answered at once.
    */
-  settle(runId: string, amount: number, calls: number, keyHasLimit = true): { charged: number; balance: number } {
+  settle(
+    runId: string,
+    amount: number,
+    calls: number,
+    keyHasLimit = true,
+    operation: string | null = null,
+  ): { charged: number; balance: number } {
     const now = this.deps.now();
     const when = { day: utcDay(now), at: isoSeconds(now) };
     const mem = this.memory.get(runId);
-    if (mem) return this.settleInMemory({ runId, hold: mem, amount, calls, keyHasLimit, ...when });
-    return this.settleStored({ runId, amount, calls, keyHasLimit, ...when });
+    if (mem) return this.settleInMemory({ runId, hold: mem, amount, calls, keyHasLimit, operation, ...when });
+    return this.settleStored({ runId, amount, calls, keyHasLimit, operation, ...when });
   }
 
   /** `settle` of a hold kept in memory (blind writes, deferred to the end of the turn). */
   private settleInMemory(o: SettleStep & { hold: MemoryHold }): { charged: number; balance: number } {
     const { store, accounts } = this.deps;
-    const { runId, hold: mem, amount, calls, keyHasLimit, day, at } = o;
+    const { runId, hold: mem, amount, calls, keyHasLimit, operation, day, at } = o;
     const charge = Math.min(Math.max(0, amount), mem.amount);
     this.drop(runId, mem);
     if (charge === 0) return { charged: 0, balance: accounts.cachedAccount(mem.accountId)!.balance };
@@ -254,11 +263,12 @@ export class Ledger {
     return store.tx(() => {
       const before = accounts.cachedAccount(mem.accountId)!;
       store.write(
-        "INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)",
+        "INSERT INTO ledger (account_id, kind, amount, key_id, run_id, note, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?, ?)",
         mem.accountId,
         charge,
         mem.keyId,
         runId,
+        operation,
         day,
         at,
       );
@@ -292,7 +302,7 @@ export class Ledger {
   /** `settle` of a hold in the table: the conditional update ends it exactly once. */
   private settleStored(o: SettleStep): { charged: number; balance: number } {
     const { store, accounts } = this.deps;
-    const { runId, amount, calls, keyHasLimit, day, at } = o;
+    const { runId, amount, calls, keyHasLimit, operation, day, at } = o;
     const rows = store.tx(() => {
       // The conditional update is the "exactly once": only a hold still `held` ends, and it says what it was.
       const hold = store
@@ -308,11 +318,12 @@ export class Ledger {
       let key: KeyRecord | undefined;
       if (charge > 0) {
         store.run(
-          "INSERT INTO ledger (account_id, kind, amount, key_id, run_id, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?)",
+          "INSERT INTO ledger (account_id, kind, amount, key_id, run_id, note, day, created_at) VALUES (?, 'charge', ?, ?, ?, ?, ?, ?)",
           hold.account_id,
           charge,
           hold.key_id,
           runId,
+          operation,
           day,
           at,
         );

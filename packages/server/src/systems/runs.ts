@@ -415,6 +415,7 @@ export class Runs {
       cost,
       chargedCalls,
       live.ctx.key.daily_limit !== null,
+      live.plan.operation,
     );
     const fetchedAt = isoSeconds(now);
     return {
@@ -436,6 +437,7 @@ export class Runs {
       due,
       failed ? 0 : result.calls_charged,
       live.ctx.key.daily_limit !== null,
+      request.plan.tool,
     );
     const view = ledger.view(live.ctx.account.id, live.ctx.key);
     const fetchedAt = isoSeconds(now);
@@ -756,7 +758,7 @@ export class Runs {
     return this.deps.store.all<ConsoleResult>(
       `SELECT r.id AS run_id, r.handle, r.operation, r.state, r.quote, r.charged, r.started_at, r.ended_at, r.expires_at FROM runs r JOIN keys k ON k.id = r.key_id WHERE r.account_id = :accountId AND k.name = :keyName
        UNION ALL
-       SELECT l.run_id, NULL, NULL, 'finished', l.amount, l.amount, l.created_at, l.created_at, NULL FROM ledger l JOIN keys k ON k.id = l.key_id
+       SELECT l.run_id, NULL, l.note, 'finished', l.amount, l.amount, l.created_at, l.created_at, NULL FROM ledger l JOIN keys k ON k.id = l.key_id
          WHERE l.account_id = :accountId AND k.name = :keyName AND l.kind = 'charge' AND l.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r2 WHERE r2.id = l.run_id)
        ORDER BY started_at DESC, run_id DESC LIMIT 200`,
       { accountId, keyName },
