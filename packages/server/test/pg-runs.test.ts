@@ -152,7 +152,9 @@ describe("runs on PostgreSQL across instances (D108)", () => {
       after: Buffer.from("}"),
     });
     // More than the hold holds: the answer would say a charge the hold cannot give. Nothing is written.
-    expect(await a.runs.finishAtOnce(runId, { charged: 5, calls: 1, operation: "search", slot, sent: sent(5) })).toBeNull();
+    expect(
+      await a.runs.finishAtOnce(runId, { charged: 5, calls: 1, operation: "search", slot, sent: sent(5) }),
+    ).toBeNull();
     expect(await a.calls.audit(id)).toMatchObject({ balance: 20, held: 4, charges: 0 });
     // Two ends at once on two instances: one writes, the other finds the hold ended and writes nothing.
     const ends = await Promise.all([
