@@ -10,10 +10,11 @@ export const CORS_ALLOW_HEADERS = "X-API-Key, Authorization, Idempotency-Key, Co
 
 /**
  * The answer headers a page may read besides the safelisted ones: the waits and retry advice the client honours,
- * the replay mark, the request id header, and the mock's own `x-sdgw-scenario-skipped`.
+ * the replay mark, the request id header, a csv or ndjson file's name, and the mock's own `x-sdgw-scenario-skipped`
+ * (the reference server's list, D130, and the mock's header).
  */
 export const CORS_EXPOSE_HEADERS =
-  "Retry-After, Idempotent-Replayed, X-Should-Retry, X-Request-Id, X-Sdgw-Scenario-Skipped";
+  "Retry-After, Idempotent-Replayed, X-Should-Retry, X-Request-Id, Content-Disposition, X-Sdgw-Scenario-Skipped";
 
 /** The methods of the contract's routes. */
 export const CORS_ALLOW_METHODS = "GET, POST, DELETE";

@@ -93,7 +93,7 @@ export interface MockOptions {
    * `SDGW_CORS_ORIGINS` lets them: `"*"` any origin, a list of exact origins (`["http://localhost:5173"]`), or
    * `false` for no CORS at all. A request that carries `Origin` from a listed origin gets
    * `Access-Control-Allow-Origin` and `Access-Control-Expose-Headers` (`Retry-After`, `Idempotent-Replayed`,
-   * `X-Should-Retry`, `X-Request-Id`, `X-Sdgw-Scenario-Skipped`) on every answer, and its preflight (`OPTIONS`)
+   * `X-Should-Retry`, `X-Request-Id`, `Content-Disposition`, `X-Sdgw-Scenario-Skipped`) on every answer, and its preflight (`OPTIONS`)
    * is answered 204 with the methods and the headers the API reads (`X-API-Key`, `Authorization`,
    * `Idempotency-Key`, `Content-Type`, and the mock's `X-Sdgw-Scenario`). Never credentials. Default `"*"`: a
    * frontend test's page (happy-dom's `http://localhost:3000`, a dev server's port) calls the gateway's address as

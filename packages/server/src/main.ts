@@ -142,6 +142,12 @@ const lines = [
   docsBuilt()
     ? `HTTP reference: ${url}/docs (errors: ${url}/docs/errors.html); the contract: ${url}/openapi.json`
     : `HTTP reference: not built; build it in the repository with ${DOCS_BUILD_COMMANDS}, then open ${url}/docs`,
+  // D130: which pages on other origins may call (none unless SDGW_CORS_ORIGINS says).
+  config.corsOrigins === "*"
+    ? "Browsers: pages on any origin may call the API (SDGW_CORS_ORIGINS=*), never with the console's cookie."
+    : config.corsOrigins.length
+      ? `Browsers: pages on ${config.corsOrigins.join(", ")} may call the API (SDGW_CORS_ORIGINS), never with the console's cookie.`
+      : "",
   `MCP (Streamable HTTP): ${url}/mcp with the header X-API-Key (or Authorization: Bearer); stdio: SDGW_API_KEY=… ${pnpm} --silent mcp`,
   `Operators: ${url}/healthz, ${url}/readyz; metrics (Prometheus): ${metricsLine()}.`,
   "Stop with Ctrl-C.",

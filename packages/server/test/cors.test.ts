@@ -14,6 +14,7 @@ import {
   parseCorsOrigins,
 } from "../src/http/cors.ts";
 import { createServer } from "../src/server.ts";
+import { CORS_ALLOW_HEADERS as MOCK_ALLOW, CORS_EXPOSE_HEADERS as MOCK_EXPOSE } from "../../mock/src/cors.ts";
 import { harness, newIdem } from "./helpers.ts";
 
 const APP = "http://localhost:5173";
@@ -97,6 +98,13 @@ describe("the route table", () => {
       "X-Request-Id",
       "Content-Disposition",
     ]);
+  });
+
+  it("the mock's lists are the server's, plus its scenario headers (D117)", () => {
+    expect(MOCK_EXPOSE.split(", ").filter((h) => h !== "X-Sdgw-Scenario-Skipped")).toEqual(
+      CORS_EXPOSE_HEADERS.split(", "),
+    );
+    expect(MOCK_ALLOW.split(", ").filter((h) => h !== "X-Sdgw-Scenario")).toEqual(CORS_ALLOW_HEADERS.split(", "));
   });
 
   it("an origin not let in: the preflight is a bare 204 (Vary: Origin), which the browser refuses", async () => {

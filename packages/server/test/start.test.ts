@@ -228,7 +228,13 @@ describe("pnpm start", () => {
 describe("pnpm start: the first minutes", () => {
   it("each start prints a new Idempotency-Key, so the printed call shows a 202; the printed handle read answers it; GET / points on", async () => {
     const db = join(dir, "first-minutes.sqlite");
-    const slow = { SDGW_DB: db, SDGW_WAIT_MS: "50", SDGW_LATENCY_MS: "1000", SDGW_POLL_AFTER_SECONDS: "1" };
+    const slow = {
+      SDGW_DB: db,
+      SDGW_WAIT_MS: "50",
+      SDGW_LATENCY_MS: "1000",
+      SDGW_POLL_AFTER_SECONDS: "1",
+      SDGW_CORS_ORIGINS: "http://localhost:5173",
+    };
     const sh = promisify(execFile);
     const searchLine = (banner: string) =>
       /^ {2}(curl -s -H 'X-API-Key: [^']+' -H 'Idempotency-Key: [^']+' '[^']+\/v1\/search\?[^']+')$/m.exec(banner)?.[1];
@@ -269,6 +275,10 @@ describe("pnpm start: the first minutes", () => {
     });
     expect(first.banner).toMatch(
       /^HTTP reference: (http:\/\/127\.0\.0\.1:\d+\/docs|not built; build it in the repository with `npx -y -p node@24 -p pnpm@12 -- pnpm run docs` .* or `pnpm run docs` )/m,
+    );
+    // D130: the origins let in are said
+    expect(first.banner).toContain(
+      "Browsers: pages on http://localhost:5173 may call the API (SDGW_CORS_ORIGINS), never with the console's cookie.",
     );
     await stop(first.child);
 
