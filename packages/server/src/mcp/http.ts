@@ -110,6 +110,8 @@ function toWebRequest(req: FastifyRequest): Request {
   return new Request(url, { method: req.method, headers, ...(body !== undefined ? { body } : {}) });
 }
 
+export { MCP_UNAUTHORIZED_CODE, MCP_WWW_AUTHENTICATE, unauthorizedBody } from "@sdgw/engine/mcp";
+
 /**
  * Registers `POST|GET|DELETE /mcp`: MCP over Streamable HTTP, stateless. In order, every request:
  *
@@ -130,8 +132,6 @@ function toWebRequest(req: FastifyRequest): Request {
  * await server.app.register(mcpRoutes);
  * ```
  */
-export { MCP_UNAUTHORIZED_CODE, MCP_WWW_AUTHENTICATE, unauthorizedBody } from "@sdgw/engine/mcp";
-
 export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions = {}): Promise<void> {
   const target = options.target ?? app;
   const gw = options.gateway;
