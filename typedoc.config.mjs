@@ -13,6 +13,7 @@ export default {
     "packages/validators/src/index.ts",
     "packages/engine/src/index.ts",
     "packages/engine/src/connectors/index.ts",
+    "packages/engine/src/mcp/index.ts",
     "packages/client/src/index.ts",
     "packages/mock/src/index.ts",
     "packages/server/src/index.ts",

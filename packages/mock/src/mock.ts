@@ -11,6 +11,7 @@ import { http, HttpResponse, type HttpHandler } from "msw";
 import { keyInUrl, newRequestId, refuse, type MockContext } from "./context.ts";
 import { checkCorsOrigins, corsAnswerHeaders, originOf, preflight, type CorsOrigins } from "./cors.ts";
 import { ROUTES } from "./generated/routes.ts";
+import { mcpHandlers, type McpKept } from "./mcp.ts";
 import { answer } from "./pipeline.ts";
 import type { MockRoute } from "./generated/route-types.ts";
 import type { Scenario } from "./scenarios.ts";
@@ -147,6 +148,8 @@ export function createContext(options: MockOptions) {
     finder: new Finder(catalog),
     /** The scenarios turned on by `use`, newest first, with what is left of each. */
     active: [] as { scenario: Scenario; left: number }[],
+    /** Answers finished at once and cut to the MCP size bound, kept under their handles for `more`. */
+    mcpKept: new Map() as McpKept,
     /** The base address's own path (`""` for `*` or a bare origin): a request's contract path is its path after it. */
     basePath: /^[a-z][\w+.-]*:\/\//i.test(base) ? new URL(base).pathname.replace(/\/$/, "") : "",
   };
@@ -180,8 +183,10 @@ export function createMock(options: MockOptions = {}): Mock {
       notFound(ctx, request, REFUSALS.noSuchTool(String(params["tool"]), TOOL_NAMES)),
     ),
   );
+  // MCP at {base}/mcp: the same tools, answered by the routes above.
+  handlers.push(...mcpHandlers(ctx));
   // The paths the mock answers: its routes, and with `unknownRoutes` every other path under the base address.
-  const paths = new Set([...(Object.values(ROUTES) as MockRoute[]).map((r) => r.mswPath), "/v1/tools/:tool"]);
+  const paths = new Set([...(Object.values(ROUTES) as MockRoute[]).map((r) => r.mswPath), "/v1/tools/:tool", "/mcp"]);
   const unknownPatterns: string[] = [];
   if (options.unknownRoutes ?? base !== "*") {
     const routes = (Object.values(ROUTES) as MockRoute[]).map((r) => `${r.method} ${r.path}`);
@@ -214,6 +219,7 @@ export function createMock(options: MockOptions = {}): Mock {
     reset() {
       ctx.active = [];
       store.clear();
+      ctx.mcpKept.clear();
     },
     state: store,
   };

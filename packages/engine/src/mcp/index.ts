@@ -10,3 +10,4 @@ export { MCP_TOOL_DEFINITIONS, MCP_TOOLSETS } from "../generated/mcp-tools.ts";
 export type { McpToolDefinition, McpToolsetName } from "../generated/mcp-tools.ts";
 export { fitAnswer, MCP_ANSWER_BYTES, MORE_NOTE, rowCount } from "./answers.ts";
 export type { FitOptions, Fitted } from "./answers.ts";
+export { MCP_UNAUTHORIZED_CODE, MCP_WWW_AUTHENTICATE, unauthorizedBody } from "./auth.ts";

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import { authenticate, presentedKeyHash } from "../http/auth.ts";
 import { newRequestId } from "../ids.ts";
+import { MCP_WWW_AUTHENTICATE, unauthorizedBody } from "@sdgw/engine/mcp";
 import { createMcpServer } from "./server.ts";
 import { selectTools } from "./toolsets.ts";
 
@@ -40,61 +41,6 @@ export interface McpRoutesOptions {
   maxWaitMs?: number;
   /** How often a running call is read while waiting (tests). */
   pollIntervalMs?: number;
-}
-
-/**
- * The `WWW-Authenticate` header of a 401 at /mcp (D62, D142): the key goes in X-API-Key. No `Bearer` challenge,
- * which OAuth-capable clients (the MCP Inspector, SDK clients with an auth provider) take as an offer of OAuth and
- * answer with a discovery that this server does not serve; `Authorization: Bearer <key>` is still taken.
- */
-export const MCP_WWW_AUTHENTICATE = 'ApiKey header="X-API-Key"';
-
-/** The JSON-RPC error code of a refused key at /mcp (D142), in the range JSON-RPC leaves to servers. */
-export const MCP_UNAUTHORIZED_CODE = -32001;
-
-/** The id of a JSON-RPC request body (text or parsed), or null when it has none or is not one. */
-function jsonRpcId(raw: unknown): string | number | null {
-  let body = raw;
-  if (typeof raw === "string") {
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      return null;
-    }
-  }
-  const id = (body as { id?: unknown } | null)?.id;
-  return typeof id === "string" || typeof id === "number" ? id : null;
-}
-
-/**
- * The body of a 401 at /mcp (D142): a JSON-RPC error answer to the request (its `id`, code -32001, a message a
- * person can read: what is wrong with the key and what to do) that is also the contract's `unauthorized` error
- * structure (its members at the top level, as over HTTP, and as `error.data`).
- */
-export function unauthorizedBody(structure: Record<string, unknown>, requestBody: unknown): Record<string, unknown> {
-  const fix = structure["fix"] as { note?: unknown } | undefined;
-  const reason = structure["reason"];
-  const lead =
-    reason === "missing"
-      ? "No API key was sent."
-      : reason === "invalid"
-        ? "This key is not valid."
-        : reason === "revoked"
-          ? "This key was revoked."
-          : reason === "expired"
-            ? "This key has expired."
-            : reason === "suspended"
-              ? "This key or its account is suspended."
-              : "This key was refused.";
-  const message = [lead, structure["message"], typeof fix?.note === "string" ? fix.note : ""]
-    .filter((p) => typeof p === "string" && p !== "")
-    .join(" ");
-  return {
-    jsonrpc: "2.0",
-    id: jsonRpcId(requestBody),
-    error: { code: MCP_UNAUTHORIZED_CODE, message, data: structure },
-    ...structure,
-  };
 }
 
 /** The env var that adds origins to /mcp's allow-list (comma-separated). */
@@ -163,6 +109,8 @@ function toWebRequest(req: FastifyRequest): Request {
   const body = hasBody ? (typeof req.body === "string" ? req.body : JSON.stringify(req.body)) : undefined;
   return new Request(url, { method: req.method, headers, ...(body !== undefined ? { body } : {}) });
 }
+
+export { MCP_UNAUTHORIZED_CODE, MCP_WWW_AUTHENTICATE, unauthorizedBody } from "@sdgw/engine/mcp";
 
 /**
  * Registers `POST|GET|DELETE /mcp`: MCP over Streamable HTTP, stateless. In order, every request:

@@ -9,7 +9,9 @@ import { Simulator, type PlatformProvider } from "@sdgw/engine";
 import type { Platform } from "@sdgw/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMcpServer, mcpRoutes } from "../../src/mcp/index.ts";
+import { createPgServer, type PgServer } from "../../src/pg/server.ts";
 import { createServer, type SdgwServer } from "../../src/server.ts";
+import { pgUrl, testDatabase, type TestDatabase } from "../pg-helpers.ts";
 import { BODIES } from "../tool-bodies.ts";
 import { sdk } from "./sdk-client.ts";
 
@@ -178,5 +180,62 @@ describe("progress of a run that answered 202", () => {
     expect((r.structuredContent as Json)["status"]).toBe("running");
     await client.close();
     gate.open(2);
+  }, 120_000);
+});
+
+describe("progress of a run that answered 202, on PostgreSQL", () => {
+  let gate: Gate;
+  let t: TestDatabase;
+  let server: PgServer;
+  let key: string;
+  beforeAll(async () => {
+    gate = new Gate();
+    t = await testDatabase("mcp_progress", 1);
+    server = await createPgServer({
+      databaseUrl: pgUrl(t.name),
+      waitMs: 1,
+      log: () => undefined,
+      limits: GENEROUS,
+      scheduleTickMs: 0,
+      runLeaseMs: 600_000,
+      providers: gated(gate),
+    });
+    const gw = server.gateway;
+    const { account } = await gw.accounts.createAccount({ name: "pg progress", plan: "paid" });
+    await gw.accounts.grant(account.id, 100_000);
+    key = (await gw.accounts.createKey({ accountId: account.id, name: "mcp" })).secret;
+  }, 60_000);
+  afterAll(async () => {
+    gate.open(1000);
+    await server?.close({ drainMs: 2000 });
+    await t?.drop();
+  });
+
+  it("a data call on three platforms: 0, 1, 2, 3 of 3 cells, then its finished answer (PgRunner.watch)", async () => {
+    const [c, s] = InMemoryTransport.createLinkedPair();
+    await createMcpServer({
+      app: server.app,
+      apiKey: key,
+      gateway: server.gateway,
+      maxWaitMs: NEVER,
+      pollIntervalMs: NEVER,
+    }).connect(s);
+    const client = new Client({ name: "progress-pg", version: "1.0.0" });
+    await client.connect(c);
+    const seen: Progress[] = [];
+    const r = await client.callTool(
+      { name: "search", arguments: { platforms: ["weibo", "x", "reddit"], query: "camping", count: 5 } },
+      {
+        timeout: NEVER,
+        onprogress: (p) => {
+          seen.push(p);
+          gate.open(1);
+        },
+      },
+    );
+    expect(seen.map((p) => p.progress)).toEqual([0, 1, 2, 3]);
+    for (const p of seen) expect(p.total).toBe(3);
+    expect((r.structuredContent as Json)["status"]).toBe("ok");
+    await client.close();
   }, 120_000);
 });

@@ -102,7 +102,7 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
     expect(body).toMatchObject({ code: "unauthorized", reason: "missing", retryable: false });
     // A JSON-RPC error answer to the initialize, whose message a person can read.
     expect(body).toMatchObject({ jsonrpc: "2.0", id: 1, error: { code: -32001 } });
-    expect(body["error"]["message"]).toMatch(/^No API key was sent\. .*X-API-Key/);
+    expect(body["error"]["message"]).toMatch(/^No key was sent; a valid key is required\. .*key/);
     expect(body["error"]["data"]).toMatchObject({ code: "unauthorized", reason: "missing" });
   });
 
@@ -137,7 +137,7 @@ describe("/mcp over Streamable HTTP: methods, keys, origins", () => {
       expect(String((error as Error).message)).toMatch(/401|unauthori[sz]ed/i);
       expect(String((error as Error).message)).not.toMatch(/oauth|metadata|redirect/i);
       // What the client shows says what is wrong with the key.
-      expect(String((error as Error).message)).toMatch(/This key is not valid|No API key was sent/);
+      expect(String((error as Error).message)).toMatch(/This key is not valid|No key was sent/);
       expect(Date.now() - started).toBeLessThan(3000);
       await client.close().catch(() => undefined);
     }

@@ -132,7 +132,7 @@ describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { tim
       expect(bodyOf(error)["fix"]["note"]).toMatch(/key/i);
       // The v1 client's error shows the body: a JSON-RPC error whose message a person can read (D142).
       expect(bodyOf(error)["error"]["message"], label).toMatch(
-        reason === "missing" ? /^No API key was sent\./ : /^This key is not valid\./,
+        reason === "missing" ? /^No key was sent; a valid key is required\./ : /^This key is not valid\./,
       );
       expect(ms, label).toBeLessThan(3000);
       // Only the initialize was sent and refused; the answer says how to send a key, and offers no OAuth.
