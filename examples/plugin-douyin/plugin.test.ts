@@ -217,6 +217,28 @@ describe("pnpm start with SDGW_CONNECTORS", () => {
     }
   }, 90_000);
 
+  it("sdgw-mcp refuses to start on a malformed plug-in too, naming it", async () => {
+    const child = spawn(
+      process.execPath,
+      ["--conditions=source", "--no-warnings", `${ROOT}packages/server/src/bin/sdgw-mcp.ts`],
+      {
+        cwd: ROOT,
+        env: {
+          PATH: process.env["PATH"] ?? "",
+          SDGW_DB: ":memory:",
+          SDGW_CONNECTORS: "./examples/plugin-douyin/connector.ts",
+          SDGW_ACME_KEY: "short",
+        },
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    let err = "";
+    child.stderr!.on("data", (d) => (err += d));
+    expect(await new Promise((r) => child.once("exit", r))).toBe(2);
+    expect(err).toContain("sdgw-mcp: not started: plug-in for douyin: SDGW_ACME_KEY (connectors.douyin.key) must be");
+    expect(err).not.toContain("short");
+  }, 60_000);
+
   it("refuses to start on a module that exports no connector, naming it", async () => {
     const child = start({ SDGW_CONNECTORS: "./examples/plugin-douyin/missing.ts" });
     let err = "";

@@ -12,7 +12,9 @@ import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadExchanges, startFakeUpstream, type FakeUpstream } from "../../conformance/src/connectors/index.ts";
 import { RD, REDDIT_FIXTURES, redditSettings } from "../../conformance/test/reddit-subject.ts";
+import { createMcpServer } from "../src/mcp/index.ts";
 import { createServer, type SdgwServer } from "../src/server.ts";
+import { sdk } from "./mcp/sdk-client.ts";
 import { GENEROUS, validateAnswer } from "./helpers.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -239,6 +241,50 @@ describe("the token and the minute's budget shared by instances in Redis (D150)"
       expect(refused.error.code).toBe("rate_limited");
       expect(refused.error.retry_after).toBeLessThanOrEqual(60);
       expect(refused.billing.cost_credits ?? refused.billing.cost ?? 0).toBe(0);
+    }
+  }, 60_000);
+});
+
+describe("MCP", () => {
+  it("the MCP tools answer reddit from the API", async () => {
+    const server = createServer({
+      dbPath: ":memory:",
+      waitMs: 10_000,
+      limits: GENEROUS,
+      log: () => undefined,
+      connectors: { reddit: redditSettings(upstream.url) },
+    });
+    try {
+      const gw = server.gateway;
+      const { account } = gw.accounts.createAccount({ name: "Live", plan: "paid" });
+      gw.accounts.grant(account.id, 100);
+      const key = gw.accounts.createKey({ accountId: account.id, name: "live" }).secret;
+      const [c, s] = sdk.InMemoryTransport.createLinkedPair();
+      await createMcpServer({ app: server.app, apiKey: key, gateway: gw }).connect(s);
+      const client = new sdk.Client({ name: "reddit-live", version: "1.0.0" });
+      await client.connect(c);
+      const calls: [string, Record<string, unknown>, string][] = [
+        ["search", { platform: "reddit", query: "tide pools" }, RD.POST],
+        [
+          "trending",
+          { platform: "reddit" },
+          "https://www.reddit.com/r/kelpforest/comments/b2kelp/kelp_forest_timelapse,_40_minu/",
+        ],
+        ["detail", { platform: "reddit", id: RD.POST }, RD.POST],
+        ["comments", { platform: "reddit", id: RD.POST }, "t1_k1aaaa"],
+        ["user_profile", { platform: "reddit", id: RD.USER }, RD.USER],
+        ["user_posts", { platform: "reddit", id: RD.USER }, RD.POST],
+      ];
+      for (const [name, args, first] of calls) {
+        const r = await client.callTool({ name, arguments: args });
+        const sc = r.structuredContent as any;
+        expect(r.isError ?? false, `${name}: ${JSON.stringify(sc).slice(0, 300)}`).toBe(false);
+        const item = sc.items[0];
+        expect(item.id ?? item.url, name).toBe(first);
+      }
+      await client.close();
+    } finally {
+      await server.close();
     }
   }, 60_000);
 });

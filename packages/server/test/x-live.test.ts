@@ -13,7 +13,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadExchanges, startFakeUpstream, type FakeUpstream } from "../../conformance/src/connectors/index.ts";
 import { RD, REDDIT_FIXTURES } from "../../conformance/test/reddit-subject.ts";
 import { XF, X_FIXTURES, xSettings } from "../../conformance/test/x-subject.ts";
+import { createMcpServer } from "../src/mcp/index.ts";
 import { createServer, type SdgwServer } from "../src/server.ts";
+import { sdk } from "./mcp/sdk-client.ts";
 import { GENEROUS, validateAnswer } from "./helpers.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -162,5 +164,46 @@ describe("x's operations over HTTP, read from X API v2", () => {
     const planned = planPlatforms(gw.catalog, "search", { platform: "x", query: "tide pools", count: 25 }, "data");
     expect(planned.ok && quoteOf(planned.plan)).toEqual({ credits: 1, calls: 1, upstreamCost: 25 });
     for (const text of [...texts, ...logs]) expect(text).not.toContain(XF.TOKEN);
+  }, 60_000);
+});
+
+describe("MCP", () => {
+  it("the MCP tools answer x from the API, and x trending is refused as not available", async () => {
+    const server = createServer({
+      dbPath: ":memory:",
+      waitMs: 10_000,
+      limits: GENEROUS,
+      log: () => undefined,
+      connectors: { x: xSettings(xUp.url) },
+    });
+    try {
+      const gw = server.gateway;
+      const { account } = gw.accounts.createAccount({ name: "Live", plan: "paid" });
+      gw.accounts.grant(account.id, 100);
+      const key = gw.accounts.createKey({ accountId: account.id, name: "live" }).secret;
+      const [c, s] = sdk.InMemoryTransport.createLinkedPair();
+      await createMcpServer({ app: server.app, apiKey: key, gateway: gw }).connect(s);
+      const client = new sdk.Client({ name: "x-live", version: "1.0.0" });
+      await client.connect(c);
+      const calls: [string, Record<string, unknown>, string][] = [
+        ["search", { platform: "x", query: "tide pools" }, XF.T1],
+        ["detail", { platform: "x", id: XF.T1 }, XF.T1],
+        ["comments", { platform: "x", id: XF.T1 }, "1912345678901240001"],
+        ["user_profile", { platform: "x", id: XF.USER }, XF.USER],
+        ["user_posts", { platform: "x", id: XF.USER }, XF.T1],
+      ];
+      for (const [name, args, first] of calls) {
+        const r = await client.callTool({ name, arguments: args });
+        const sc = r.structuredContent as any;
+        expect(r.isError ?? false, `${name}: ${JSON.stringify(sc).slice(0, 300)}`).toBe(false);
+        expect(sc.items[0].id, name).toBe(first);
+      }
+      const trending = await client.callTool({ name: "trending", arguments: { platform: "x" } });
+      expect(trending.isError).toBe(true);
+      expect(JSON.stringify(trending.structuredContent ?? trending.content)).toContain("not_available_yet");
+      await client.close();
+    } finally {
+      await server.close();
+    }
   }, 60_000);
 });

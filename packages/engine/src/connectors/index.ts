@@ -49,7 +49,7 @@ export { decodeEntities } from "./html.ts";
 export { UpstreamReplayMiss, rateLimitOf, requestUrl, retryAfterSeconds, upstreamGet } from "./http.ts";
 export type { RateLimitInfo, UpstreamFault, UpstreamRequest, UpstreamResult, UpstreamSpend } from "./http.ts";
 export { MemoryBudget, MemoryCache, MemoryShared, bucketOf, bucketPeriod } from "./memory.ts";
-export type { BudgetBuckets, MemoryBudgetOptions, MemoryCacheOptions } from "./memory.ts";
+export type { BudgetBuckets, MemoryBudgetOptions, MemoryCacheOptions, MemorySharedOptions } from "./memory.ts";
 export {
   REDACTED,
   SECRET_HEADERS,

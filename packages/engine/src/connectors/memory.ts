@@ -141,13 +141,19 @@ export class MemoryCache implements UpstreamCache {
   }
 }
 
+/** Options of {@link MemoryShared}. */
+export interface MemorySharedOptions {
+  /** The clock (ms since the epoch). */
+  now: () => number;
+}
+
 /** Shared values in this process (D150): what the server uses without Redis, what tests use. */
 export class MemoryShared implements SharedStore {
   private readonly entries = new Map<string, { value: string; until: number }>();
   private readonly now: () => number;
 
-  /** A store on the clock `now`. */
-  constructor(o: { now: () => number }) {
+  /** A store on the clock `o.now`. */
+  constructor(o: MemorySharedOptions) {
     this.now = o.now;
   }
 

@@ -24,6 +24,8 @@ import {
 } from "../../src/providers/reddit/live.ts";
 import type { ProviderOutcome } from "../../src/providers/port.ts";
 import { redactJsonSecrets } from "../../src/connectors/redact.ts";
+import { reddit } from "../../src/providers/reddit/index.ts";
+import { Gen } from "../../src/providers/simulator/gen.ts";
 
 const FIXTURES = join(import.meta.dirname, "..", "..", "..", "..", "fixtures", "upstream", "reddit");
 const fixture = (path: string): any => JSON.parse(readFileSync(join(FIXTURES, path), "utf8"));
@@ -297,6 +299,31 @@ describe("the app-only token", () => {
     for (const l of logs) {
       expect(l).not.toContain(SETTINGS.clientSecret);
       expect(l).not.toContain(SETTINGS.clientId);
+    }
+  });
+});
+
+describe("the offline twin: the simulator's native Reddit JSON through the live mappers", () => {
+  it("every simulated post, comment and account maps, with the live connector's mappers, to items that validate", () => {
+    for (let i = 0; i < 200; i++) {
+      const g = new Gen(`twin-${i}`, Date.UTC(2026, 10, 1));
+      const post = reddit.fake.post({ g, topic: "tide pools" }).data as unknown as Record<string, unknown>;
+      const item = redditPost(post)!;
+      valid(item);
+      // The simulator and the live connector agree on what the item is.
+      expect(item).toMatchObject({
+        id: post["name"],
+        title: post["title"],
+        published_at: reddit.map.post({ kind: "t3", data: post as never }).published_at,
+      });
+      const comment = reddit.fake.comment({ g, topic: "tide pools", parentId: String(post["name"]) })
+        .data as unknown as Record<string, unknown>;
+      valid(redditComment(comment, 0));
+      valid(redditTrend(post, i + 1));
+      const account = reddit.fake.user({ g, topic: "tide pools" }).data as unknown as Record<string, unknown>;
+      const card = redditAccount(account)!;
+      valid(card);
+      expect(card.id).toBe(account["name"]);
     }
   });
 });

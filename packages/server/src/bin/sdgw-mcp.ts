@@ -15,12 +15,13 @@
  * toolsets (default all). An unknown toolset name stops it at start, naming the flag and the allowed names.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
-import { configFromEnv } from "../config.ts";
+import { ConfigError, configFromEnv } from "../config.ts";
 import { runLeaseFromEnv } from "../gateway.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { McpToolsetError, selectTools, toolFilterFromArgs } from "../mcp/toolsets.ts";
 import { createServer } from "../server.ts";
 import { createPgServer } from "../pg/server.ts";
+import { loadPlugins, pluginSettingsFromEnv } from "../plugins.ts";
 
 async function main(): Promise<void> {
   let filter;
@@ -34,11 +35,26 @@ async function main(): Promise<void> {
   }
   const apiKey = process.env["SDGW_API_KEY"] ?? null;
   if (!apiKey) console.error("sdgw-mcp: SDGW_API_KEY is not set; charging tools and account will answer unauthorized.");
-  const options = { ...configFromEnv(), ...runLeaseFromEnv(), log: (...args: unknown[]) => console.error(...args) };
-  // D108: with SDGW_DATABASE_URL the state is the shared PostgreSQL database, as `pnpm start` uses it.
-  const server = options.databaseUrl
-    ? await createPgServer({ ...options, databaseUrl: options.databaseUrl })
-    : createServer(options);
+  let server;
+  try {
+    let options = { ...configFromEnv(), ...runLeaseFromEnv(), log: (...args: unknown[]) => console.error(...args) };
+    // D158: the operator's own connectors, as `pnpm start` loads them.
+    const plugins = await loadPlugins(process.env["SDGW_CONNECTORS"]);
+    if (plugins.length)
+      options = {
+        ...options,
+        plugins,
+        connectors: { ...options.connectors, ...pluginSettingsFromEnv(plugins, process.env) },
+      };
+    // D108: with SDGW_DATABASE_URL the state is the shared PostgreSQL database, as `pnpm start` uses it.
+    server = options.databaseUrl
+      ? await createPgServer({ ...options, databaseUrl: options.databaseUrl })
+      : createServer(options);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`sdgw-mcp: not started: ${error.problems.join("; ")}.`);
+    process.exit(2);
+  }
   await server.app.ready();
   const mcp = createMcpServer({ app: server.app, apiKey, gateway: server.gateway, keySource: "env", ...filter });
   await mcp.connect(new StdioServerTransport());
