@@ -6,6 +6,7 @@
 import { ERROR_CODES, type ErrorCode } from "@sdgw/types";
 import { OPERATIONS } from "@sdgw/validators";
 import type { Exchange, OperationKey, TrackedRun } from "./http.ts";
+import type { CheckResult } from "./types.ts";
 
 /** The contract a run reached. Part of every `ConformanceReport` (and of `--json`). */
 export interface Coverage {
@@ -22,6 +23,8 @@ export interface Coverage {
     noRoute: number[];
     /** The operations no request reached, in the spec's order. */
     notExercised: OperationKey[];
+    /** The error codes each exercised operation's answers carried (operations × error codes), in the seed's order. */
+    errorCodes: Partial<Record<OperationKey, ErrorCode[]>>;
   };
   errorCodes: {
     /** The seed's error codes (19). */
@@ -37,6 +40,8 @@ export interface Coverage {
     /** Those a read with the starting key saw end (200, 404, 410 or 500). */
     ended: number;
   };
+  /** The checks that could not run (not applicable), each with why: what a green run did not look at. */
+  notRun: { id: string; reason: string }[];
 }
 
 type Json = Record<string, unknown>;
@@ -73,15 +78,28 @@ export function errorCodesOf(x: Exchange): ErrorCode[] {
 }
 
 /** The coverage of a run's exchanges and tracked runs. */
-export function coverageOf(exchanges: readonly Exchange[], runs: readonly TrackedRun[]): Coverage {
+export function coverageOf(
+  exchanges: readonly Exchange[],
+  runs: readonly TrackedRun[],
+  results: readonly CheckResult[] = [],
+): Coverage {
   const all = Object.keys(OPERATIONS) as OperationKey[];
   const byOp = new Map<OperationKey, Set<number>>();
+  const codesByOp = new Map<OperationKey, Set<string>>();
   const noRoute = new Set<number>();
   const codes = new Set<string>();
   for (const x of exchanges) {
     if (x.op) byOp.set(x.op, (byOp.get(x.op) ?? new Set()).add(x.status));
     else noRoute.add(x.status);
-    for (const c of errorCodesOf(x)) codes.add(c);
+    for (const c of errorCodesOf(x)) {
+      codes.add(c);
+      if (x.op) codesByOp.set(x.op, (codesByOp.get(x.op) ?? new Set()).add(c));
+    }
+  }
+  const errorCodesByOp: Partial<Record<OperationKey, ErrorCode[]>> = {};
+  for (const op of all) {
+    const c = codesByOp.get(op);
+    if (c) errorCodesByOp[op] = ERROR_CODES.filter((e) => c.has(e));
   }
   const statuses: Partial<Record<OperationKey, number[]>> = {};
   for (const op of all) {
@@ -96,6 +114,7 @@ export function coverageOf(exchanges: readonly Exchange[], runs: readonly Tracke
       statuses,
       noRoute: [...noRoute].sort((a, b) => a - b),
       notExercised: all.filter((op) => !byOp.has(op)),
+      errorCodes: errorCodesByOp,
     },
     errorCodes: {
       total: ERROR_CODES.length,
@@ -103,6 +122,7 @@ export function coverageOf(exchanges: readonly Exchange[], runs: readonly Tracke
       notReached: ERROR_CODES.filter((c) => !codes.has(c)),
     },
     runs: { started: runs.length, ended: runs.filter((r) => r.ended).length },
+    notRun: results.filter((r) => r.outcome === "not_applicable").map((r) => ({ id: r.id, reason: r.message })),
   };
 }
 
@@ -123,13 +143,17 @@ const route = (op: OperationKey) => `${OPERATIONS[op].method.toUpperCase()} ${OP
 export function formatCoverage(c: Coverage): string {
   const lines = [
     `Coverage: ${c.operations.exercised} of ${c.operations.total} operations exercised, ${c.errorCodes.reached.length} of ${c.errorCodes.total} error codes reached, ${c.runs.started} background run${c.runs.started === 1 ? "" : "s"} started (${c.runs.ended} ended), ${c.requests} requests`,
-    ...Object.entries(c.operations.statuses).map(
-      ([op, s]) => `  ${route(op as OperationKey)} (${op}): ${s!.join(" ")}`,
-    ),
+    ...Object.entries(c.operations.statuses).map(([op, s]) => {
+      const codes = c.operations.errorCodes?.[op as OperationKey];
+      return `  ${route(op as OperationKey)} (${op}): ${s!.join(" ")}${codes?.length ? ` — ${codes.join(", ")}` : ""}`;
+    }),
     ...(c.operations.noRoute.length ? [`  no route of the contract: ${c.operations.noRoute.join(" ")}`] : []),
     `  operations not exercised: ${c.operations.notExercised.length ? c.operations.notExercised.map((op) => `${route(op)} (${op})`).join(", ") : "none"}`,
     `  error codes reached: ${c.errorCodes.reached.join(", ") || "none"}`,
     `  error codes not reached: ${c.errorCodes.notReached.join(", ") || "none"}`,
+    ...(c.notRun?.length
+      ? [`  checks that could not run: ${c.notRun.map((n) => `${n.id} (${n.reason.slice(0, 160)})`).join("; ")}`]
+      : ["  checks that could not run: none"]),
   ];
   return lines.join("\n");
 }

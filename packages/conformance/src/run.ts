@@ -54,6 +54,8 @@ export function resolveOptions(options: ConformanceOptions): ResolvedOptions {
     requestTimeoutMs: options.requestTimeoutMs ?? 60_000,
     rateLimitRetries: options.rateLimitRetries ?? 4,
     fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+    seed: options.seed ?? Math.floor(Math.random() * 2 ** 31),
+    mcpPath: options.mcpPath === undefined ? "/mcp" : options.mcpPath,
   };
 }
 
@@ -152,7 +154,8 @@ export function createSession(input: ConformanceOptions): Session {
         failed: results.filter((r) => r.outcome === "failed").length,
         notApplicable: results.filter((r) => r.outcome === "not_applicable").length,
         ms,
-        coverage: coverageOf(http.exchanges, http.runs),
+        seed: options.seed,
+        coverage: coverageOf(http.exchanges, http.runs, results),
       };
     },
   };
@@ -214,7 +217,7 @@ export function formatSummary(report: Pick<ConformanceReport, "passed" | "failed
 
 /** The summary line with where and how long: `N passed, N failed, N not applicable (URL, 4.2 s)`. */
 export function formatSummaryLine(report: ConformanceReport): string {
-  return `${formatSummary(report)} (${report.baseUrl}, ${(report.ms / 1000).toFixed(1)} s)`;
+  return `${formatSummary(report)} (${report.baseUrl}, ${(report.ms / 1000).toFixed(1)} s, seed ${report.seed})`;
 }
 
 /** The text report: one line per check, the summary line, then the coverage summary ({@link formatCoverage}). */

@@ -52,6 +52,14 @@ export interface ConformanceOptions {
   rateLimitRetries?: number;
   /** A fetch to use instead of `globalThis.fetch`. */
   fetch?: typeof fetch;
+  /**
+   * The seed of the generated requests (valid words and counts, and which parameter each invalid request breaks;
+   * D170). Default: drawn at random; the report prints it (`ConformanceReport.seed`), and the same seed replays the
+   * same requests.
+   */
+  seed?: number;
+  /** The path of the server's MCP endpoint (JSON-RPC over POST), checked by `mcp.flow`. Default `/mcp`; `false`: not checked. */
+  mcpPath?: string | false;
 }
 
 /** A tool call that runs in the background: `POST /v1/tools/{tool}` with `body` (without `confirm`). */
@@ -115,9 +123,16 @@ export interface CheckContext {
 export type ResolvedOptions = Required<
   Omit<
     ConformanceOptions,
-    "secondKey" | "noscopeKey" | "insufficientBalanceKey" | "dailyLimitKey" | "rateLimitBurst" | "fetch" | "slowTool"
+    | "secondKey"
+    | "noscopeKey"
+    | "insufficientBalanceKey"
+    | "dailyLimitKey"
+    | "rateLimitBurst"
+    | "fetch"
+    | "slowTool"
+    | "mcpPath"
   >
-> & { slowTool: SlowTool | false } & Pick<
+> & { slowTool: SlowTool | false; mcpPath: string | false } & Pick<
     ConformanceOptions,
     "secondKey" | "noscopeKey" | "insufficientBalanceKey" | "dailyLimitKey" | "rateLimitBurst"
   > & { fetch: typeof fetch };
@@ -141,6 +156,8 @@ export interface ConformanceReport {
   notApplicable: number;
   /** Wall time of the run. */
   ms: number;
+  /** The seed of the generated requests: pass it as `seed` (CLI `--seed`) to replay them (D170). */
+  seed: number;
   /** What of the contract the run reached: operations and their statuses, error codes, background runs. */
   coverage: Coverage;
 }

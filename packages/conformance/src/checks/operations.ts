@@ -1,0 +1,453 @@
+/**
+ * Every operation, both ways (issue 35): one valid request per operation of the spec that must succeed (HTTP 200,
+ * or 202 followed to its end), the data routes on real ids taken from a search, real `page.cursor`s followed to
+ * the end, a schedule created, listed and removed, and one invalid request per operation generated from the
+ * request schemas (`OPERATIONS` of @sdgw/validators, generated from spec/openapi.yaml) with a seeded generator,
+ * whose seed the report prints for replay (D170).
+ */
+import { OPERATIONS } from "@sdgw/validators";
+import { exchangeLine, heldBack, type Exchange, type OperationKey, type RequestSpec } from "../http.ts";
+import type { Check, CheckContext, Verdict } from "../types.ts";
+import { slowRun } from "./runs.ts";
+import { bodyOf, fail, isObject, na, pass, refusal, refusalKey } from "./util.ts";
+
+/** A small seeded generator (mulberry32): the same seed draws the same requests. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The generator of one check: seeded by the run's seed and the check's id, so one check's draws never shift another's. */
+function rngFor(ctx: CheckContext, id: string): () => number {
+  let h = ctx.options.seed >>> 0;
+  for (const ch of id) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  return seededRandom(h);
+}
+
+const pick = <T>(rng: () => number, values: readonly T[]): T => values[Math.floor(rng() * values.length)]!;
+const WORDS = ["conformance", "coffee", "travel", "music", "startup", "football", "recipes", "camera"];
+
+/** Ids of real things, from a search of the main platform: a post, its author and their page. */
+interface RealIds {
+  search: Exchange;
+  postId?: string;
+  authorId?: string;
+  authorUrl?: string;
+}
+
+/** One search of the main platform, shared: the ids every data route and tool is then called with. */
+function realIds(ctx: CheckContext): Promise<RealIds> {
+  return ctx.shared("real-ids", async () => {
+    const search = await follow(
+      ctx,
+      await ctx.http.send({ path: "/v1/search", query: { platform: ctx.options.platform, query: "conformance ids" } }),
+    );
+    const items = Array.isArray(bodyOf(search)["items"]) ? (bodyOf(search)["items"] as unknown[]) : [];
+    const post = items.find((i) => isObject(i) && i["kind"] === "item" && typeof i["id"] === "string");
+    const author = isObject(post) && isObject(post["author"]) ? post["author"] : {};
+    const ids: RealIds = { search };
+    if (isObject(post)) ids.postId = String(post["id"]);
+    if (typeof author["id"] === "string") ids.authorId = author["id"];
+    if (typeof author["url"] === "string") ids.authorUrl = author["url"];
+    return ids;
+  });
+}
+
+/** Follows an answer 202 to its end (reads of its handle with `key`, no sooner than Retry-After); any other answer as is. */
+export async function follow(ctx: CheckContext, x: Exchange, key?: string): Promise<Exchange> {
+  let last = x;
+  const until = Date.now() + ctx.options.pollBudgetMs;
+  while (last.status === 202 && Date.now() < until) {
+    const handle = bodyOf(last)["handle"];
+    if (typeof handle !== "string") return last;
+    const wait = Math.min(5, Math.max(1, Number(last.headers.get("retry-after")) || 1));
+    await new Promise((r) => setTimeout(r, wait * 1000));
+    last = await ctx.http.send({ path: `/v1/results/${encodeURIComponent(handle)}`, ...(key ? { key } : {}) });
+  }
+  return last;
+}
+
+const FAILED_STATUSES = new Set(["error", "not_supported", "timeout"]);
+
+/** Whether a final answer is a success: HTTP 200, and no failed `status` (an envelope's or a tool's). */
+function success(x: Exchange): string | undefined {
+  if (x.status === 202) return `still running after the poll budget: ${exchangeLine(x, 160)}`;
+  if (x.status !== 200) return `${exchangeLine(x, 200)}; expected HTTP 200 (or 202 followed to 200)`;
+  const status = bodyOf(x)["status"];
+  if (typeof status === "string" && FAILED_STATUSES.has(status))
+    return `${exchangeLine(x, 200)}; a valid request answered status \`${status}\`, expected \`ok\` or \`empty\``;
+  return undefined;
+}
+
+/** What a valid request of an operation needs: a request, or why there can be none. */
+type Valid = RequestSpec | { skip: string };
+
+/** A valid request of each operation (`query` words and counts drawn from the seed). */
+const VALID: Record<OperationKey, (ctx: CheckContext, rng: () => number) => Promise<Valid>> = {
+  search: async (ctx, rng) => ({
+    path: "/v1/search",
+    query: { platform: ctx.options.platform, query: pick(rng, WORDS), count: 1 + Math.floor(rng() * 20) },
+  }),
+  searchPost: async (ctx, rng) => ({
+    method: "POST",
+    path: "/v1/search",
+    body: { platform: ctx.options.platform, query: pick(rng, WORDS), count: 1 + Math.floor(rng() * 20) },
+  }),
+  trending: async (ctx) => ({ method: "POST", path: "/v1/trending", body: { platform: ctx.options.platform } }),
+  detail: (ctx) => onPost(ctx, "/v1/detail"),
+  comments: (ctx) => onPost(ctx, "/v1/comments"),
+  userProfile: (ctx) => onAuthor(ctx, "/v1/user_profile"),
+  userPosts: (ctx) => onAuthor(ctx, "/v1/user_posts"),
+  callOperation: async (ctx, rng) => ({
+    method: "POST",
+    path: `/v1/call/${ctx.options.platform}.search`,
+    body: { query: pick(rng, WORDS), count: 2 },
+  }),
+  brandBuzz: async (ctx, rng) => tool("brand_buzz", { query: pick(rng, WORDS), platforms: [ctx.options.platform] }),
+  commentInsights: async (ctx) => {
+    const ids = await realIds(ctx);
+    return ids.postId
+      ? tool("comment_insights", { targets: [`${ctx.options.platform}:${ids.postId}`], limit: 5 })
+      : { skip: noIds(ids) };
+  },
+  accountWatch: async (ctx) => {
+    const ids = await realIds(ctx);
+    return ids.authorUrl ? tool("account_watch", { accounts: [ids.authorUrl], range: "7d" }) : { skip: noIds(ids) };
+  },
+  findCreators: async (ctx, rng) =>
+    tool("find_creators", { query: pick(rng, WORDS), platforms: [ctx.options.platform], count: 3 }),
+  creatorCard: async (ctx) => {
+    const ids = await realIds(ctx);
+    return ids.authorUrl ? tool("creator_card", { accounts: [ids.authorUrl] }) : { skip: noIds(ids) };
+  },
+  batchStats: async (ctx) => {
+    const ids = await realIds(ctx);
+    return ids.postId
+      ? tool("batch_stats", { targets: [`${ctx.options.platform}:${ids.postId}`] })
+      : { skip: noIds(ids) };
+  },
+  viralFinder: async (ctx, rng) =>
+    tool("viral_finder", { query: pick(rng, WORDS), platforms: [ctx.options.platform], count: 3 }),
+  findOperation: async (_ctx, rng) => ({
+    method: "POST",
+    path: "/v1/find",
+    body: { query: pick(rng, ["comments of a post", "search posts", "user profile", "trending topics"]) },
+  }),
+  listCapabilities: async () => ({ path: "/v1/capabilities" }),
+  getAccount: async () => ({ path: "/v1/account" }),
+  listSchedules: async () => ({ path: "/v1/schedules" }),
+  // Removing needs a schedule: flows.schedule creates one, lists it and removes it.
+  deleteSchedule: async () => ({ skip: "checked by flows.schedule (a schedule created, listed and removed)" }),
+  getResult: async (ctx) => {
+    const run = await slowRun(ctx);
+    const handle = run.first ? bodyOf(run.first)["handle"] : undefined;
+    return typeof handle === "string"
+      ? { path: `/v1/results/${encodeURIComponent(handle)}` }
+      : { skip: run.notApplicable ?? "no call answered 202 with a handle" };
+  },
+  getOpenApiDocument: async () => ({ path: "/openapi.json", auth: "none" }),
+};
+
+const tool = (name: string, body: Record<string, unknown>): RequestSpec => ({
+  method: "POST",
+  path: `/v1/tools/${name}`,
+  body,
+});
+/** Why there are no real ids: the server held the key back (D45; not applicable), or the search gave none (a failure). */
+const noIds = (ids: RealIds) =>
+  heldBack(ids.search) ?? `the search for real ids gave no post with an author: ${exchangeLine(ids.search, 160)}`;
+
+async function onPost(ctx: CheckContext, path: string): Promise<Valid> {
+  const ids = await realIds(ctx);
+  return ids.postId
+    ? { method: "POST", path, body: { platform: ctx.options.platform, id: ids.postId } }
+    : { skip: noIds(ids) };
+}
+
+async function onAuthor(ctx: CheckContext, path: string): Promise<Valid> {
+  const ids = await realIds(ctx);
+  return ids.authorId
+    ? { method: "POST", path, body: { platform: ctx.options.platform, id: ids.authorId } }
+    : { skip: noIds(ids) };
+}
+
+const route = (op: OperationKey) => `${OPERATIONS[op].method.toUpperCase()} ${OPERATIONS[op].path}`;
+
+/** `valid.<operationId>`: a valid request of the operation succeeds. */
+const validChecks: Check[] = (Object.keys(VALID) as OperationKey[]).map(
+  (op): Check => ({
+    id: `valid.${op}`,
+    title: `a valid ${route(op)} succeeds: HTTP 200 (or 202 followed to its end), status ok or empty`,
+    async run(ctx) {
+      const spec = await VALID[op](ctx, rngFor(ctx, `valid.${op}`));
+      if ("skip" in spec) {
+        if (/^checked by/.test(spec.skip)) return pass(spec.skip);
+        return spec.skip.startsWith("the search") ? fail(spec.skip) : na(spec.skip);
+      }
+      const x = await follow(ctx, await ctx.http.send(spec));
+      const wrong = success(x);
+      return wrong ? fail(`${wrong} (seed: ${route(op)} answers a valid request)`) : pass(`HTTP ${x.status}`);
+    },
+  }),
+);
+
+/** One way to make a valid request invalid, and the parameter the refusal must name. */
+interface Breakage {
+  param: string;
+  what: string;
+  apply(body: Record<string, unknown>): void;
+}
+
+/** The breakages a request schema allows: a required parameter left out, a value outside its enum, a fraction for a whole number. */
+export function breakagesOf(op: OperationKey): Breakage[] {
+  const o = OPERATIONS[op] as { body?: { params?: Record<string, ParamRule> }; query?: Record<string, ParamRule> };
+  const params = o.body?.params ?? o.query ?? {};
+  const out: Breakage[] = [];
+  for (const [name, rule] of Object.entries(params)) {
+    if (rule.required)
+      out.push({ param: name, what: `without the required \`${name}\``, apply: (b) => void delete b[name] });
+    if (rule.allowed && rule.coerce === "string")
+      out.push({ param: name, what: `${name}="conformance-none"`, apply: (b) => void (b[name] = "conformance-none") });
+    if (rule.allowed && rule.coerce === "list" && op !== "search")
+      out.push({
+        param: name,
+        what: `${name}=["conformance-none"]`,
+        apply: (b) => void (b[name] = ["conformance-none"]),
+      });
+    if (rule.coerce === "integer")
+      out.push({ param: name, what: `${name}=1.5 (not a whole number)`, apply: (b) => void (b[name] = 1.5) });
+  }
+  // `platform` and `platforms` are alternatives (D17): leaving one out is no breakage when the other may stand in.
+  return out.filter((b) => !(b.what.startsWith("without") && b.param === "platform" && "platforms" in params));
+}
+
+interface ParamRule {
+  required?: boolean;
+  coerce?: string;
+  allowed?: readonly string[];
+}
+
+/** `params.generated.<operationId>`: one invalid request drawn from the schema is refused 400 invalid_params naming the parameter. */
+const generatedChecks: Check[] = (Object.keys(VALID) as OperationKey[])
+  .filter((op) => breakagesOf(op).length > 0)
+  .map(
+    (op): Check => ({
+      id: `params.generated.${op}`,
+      title: `an invalid ${route(op)} drawn from its request schema → 400 invalid_params naming the parameter`,
+      async run(ctx) {
+        const rng = rngFor(ctx, `params.generated.${op}`);
+        const spec = await VALID[op](ctx, rng);
+        if ("skip" in spec) return na(spec.skip);
+        const broken = pick(rng, breakagesOf(op));
+        const key = refusalKey(ctx);
+        let sent: RequestSpec;
+        if (spec.method === "POST" && isObject(spec.body)) {
+          const body = { ...spec.body };
+          broken.apply(body);
+          sent = { ...spec, body, key };
+        } else {
+          const query: Record<string, unknown> = { ...(spec.query as Record<string, string | number>) };
+          broken.apply(query);
+          sent = { ...spec, query: query as Record<string, string | number>, key };
+        }
+        const x = await ctx.http.send(sent);
+        const wrong = refusal(x, {
+          status: 400,
+          code: "invalid_params",
+          param: [broken.param],
+          rule: `spec/openapi.yaml request schema of ${op}; seed invalid_params; seed ${ctx.options.seed} replays it`,
+        });
+        return (
+          wrong ?? pass(`${broken.what} → HTTP 400 invalid_params naming ${broken.param} (seed ${ctx.options.seed})`)
+        );
+      },
+    }),
+  );
+
+/** Whether a page answer is a success with its `page`; a message otherwise. */
+function pageOf(x: Exchange): { cursor?: string; ids: string[] } | string {
+  const wrong = success(x);
+  if (wrong) return wrong;
+  const body = bodyOf(x);
+  const page = isObject(body["page"]) ? body["page"] : {};
+  const items = Array.isArray(body["items"]) ? body["items"] : [];
+  const ids = items.map((i) => (isObject(i) ? String(i["id"]) : ""));
+  return page["has_more"] === true && typeof page["cursor"] === "string" ? { cursor: page["cursor"], ids } : { ids };
+}
+
+const MAX_PAGES = 6;
+
+const flowChecks: Check[] = [
+  {
+    id: "flows.pagination",
+    title: "a search's page.cursor followed to the end: every page succeeds with new items",
+    async run(ctx) {
+      const query = { platform: ctx.options.platform, query: "conformance paging", count: 5 };
+      let x = await follow(ctx, await ctx.http.send({ path: "/v1/search", query }));
+      const seen = new Set<string>();
+      for (let n = 1; ; n++) {
+        const page = pageOf(x);
+        if (typeof page === "string")
+          return fail(`page ${n}: ${page} (seed paging: page.cursor of the previous answer reads the next page)`);
+        if (n > 1 && page.ids.length && page.ids.every((id) => seen.has(id)))
+          return fail(`page ${n} repeats the items of earlier pages: ${exchangeLine(x, 160)} (seed paging)`);
+        for (const id of page.ids) seen.add(id);
+        if (!page.cursor)
+          return n > 1 ? pass(`${n} pages, ${seen.size} items`) : na(`one page only: ${exchangeLine(x, 120)}`);
+        if (n >= MAX_PAGES) return pass(`${n} pages followed (stopped there), ${seen.size} items`);
+        x = await follow(ctx, await ctx.http.send({ path: "/v1/search", query: { ...query, cursor: page.cursor } }));
+      }
+    },
+  },
+  {
+    id: "params.cursor-long",
+    title: "a made-up cursor of 200 characters → 400 invalid_params naming cursor (never a 500)",
+    async run(ctx) {
+      const x = await ctx.http.send({
+        path: "/v1/search",
+        query: { platform: ctx.options.platform, query: "conformance cursor", cursor: "c".repeat(200) },
+        key: refusalKey(ctx),
+      });
+      return (
+        refusal(x, {
+          status: 400,
+          code: "invalid_params",
+          param: ["cursor"],
+          rule: "seed: cursor is the page.cursor of an earlier answer; anything else is invalid_params",
+        }) ?? pass("HTTP 400 invalid_params naming cursor")
+      );
+    },
+  },
+  {
+    id: "flows.schedule",
+    title: "account_watch with schedule creates a schedule, GET /v1/schedules lists it, DELETE removes it",
+    async run(ctx) {
+      const ids = await realIds(ctx);
+      if (!ids.authorUrl) return heldBack(ids.search) ? na(noIds(ids)) : fail(noIds(ids));
+      const made = await follow(
+        ctx,
+        await ctx.http.send(
+          tool("account_watch", { accounts: [ids.authorUrl], range: "today", schedule: { every: "1d" } }),
+        ),
+      );
+      const wrong = success(made);
+      if (wrong) return fail(`${wrong} (D11: account_watch with schedule creates a schedule)`);
+      const list = await ctx.http.send({ path: "/v1/schedules" });
+      const schedules = Array.isArray(bodyOf(list)["schedules"]) ? (bodyOf(list)["schedules"] as unknown[]) : [];
+      const mine = schedules.filter(isObject).find((s) => s["tool"] === "account_watch");
+      if (list.status !== 200 || !mine || typeof mine["id"] !== "string")
+        return fail(
+          `${exchangeLine(list, 200)}; expected HTTP 200 listing the account_watch schedule just created (D11)`,
+        );
+      const id = mine["id"];
+      const del = await ctx.http.send({ method: "DELETE", path: `/v1/schedules/${encodeURIComponent(id)}` });
+      if (del.status !== 200 || bodyOf(del)["deleted"] !== true)
+        return fail(`${exchangeLine(del, 200)}; expected HTTP 200 with deleted: true`);
+      const again = await ctx.http.send({ path: "/v1/schedules" });
+      const left = (Array.isArray(bodyOf(again)["schedules"]) ? (bodyOf(again)["schedules"] as unknown[]) : []).filter(
+        (s) => isObject(s) && s["id"] === id,
+      );
+      if (again.status !== 200 || left.length)
+        return fail(`${exchangeLine(again, 200)}; the removed schedule ${id} is still listed`);
+      return pass(`schedule ${id} created, listed and removed`);
+    },
+  },
+];
+
+/** A JSON-RPC exchange with the server's MCP endpoint (not recorded: MCP answers are not the HTTP contract's). */
+async function rpc(
+  ctx: CheckContext,
+  method: string,
+  params: unknown,
+  id: number | null,
+): Promise<{ status: number; message?: Record<string, unknown>; text: string }> {
+  const res = await ctx.options.fetch(`${ctx.options.baseUrl}${ctx.options.mcpPath}`, {
+    method: "POST",
+    headers: {
+      "X-API-Key": ctx.options.key,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": "2025-06-18",
+    },
+    body: JSON.stringify(id === null ? { jsonrpc: "2.0", method, params } : { jsonrpc: "2.0", id, method, params }),
+    signal: AbortSignal.timeout(ctx.options.requestTimeoutMs),
+  });
+  const text = await res.text();
+  // JSON, or server-sent events whose data lines carry the message.
+  const raw = /event-stream/.test(res.headers.get("content-type") ?? "")
+    ? (text
+        .split("\n")
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trim())
+        .at(-1) ?? "")
+    : text;
+  let message: Record<string, unknown> | undefined;
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    if (isObject(parsed)) message = parsed;
+  } catch {
+    message = undefined;
+  }
+  return { status: res.status, text: ctx.http.redact(text.slice(0, 200)), ...(message ? { message } : {}) };
+}
+
+const mcpChecks: Check[] = [
+  {
+    id: "mcp.flow",
+    title: "MCP: initialize → tools/list → tools/call search answers rows, as the HTTP route does",
+    notApplicable: (o) => (o.mcpPath === false ? "MCP is not checked (mcpPath: false)" : undefined),
+    async run(ctx): Promise<Verdict> {
+      const where = `POST ${ctx.options.mcpPath}`;
+      const init = await rpc(
+        ctx,
+        "initialize",
+        { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "sdgw-conformance", version: "1" } },
+        1,
+      );
+      const result = isObject(init.message?.["result"]) ? init.message["result"] : undefined;
+      if (init.status !== 200 || !result || typeof result["protocolVersion"] !== "string")
+        return fail(
+          `${where} initialize → HTTP ${init.status} ${init.text}; expected a JSON-RPC result with protocolVersion (seed: the same functions are offered over MCP as tools)`,
+        );
+      await rpc(ctx, "notifications/initialized", {}, null);
+      const list = await rpc(ctx, "tools/list", {}, 2);
+      const tools = isObject(list.message?.["result"])
+        ? (list.message["result"] as Record<string, unknown>)["tools"]
+        : [];
+      const names = Array.isArray(tools) ? tools.map((t) => (isObject(t) ? String(t["name"]) : "")) : [];
+      if (list.status !== 200 || !names.includes("search"))
+        return fail(`${where} tools/list → HTTP ${list.status} ${list.text}; expected a list of tools with \`search\``);
+      const call = await rpc(
+        ctx,
+        "tools/call",
+        { name: "search", arguments: { platform: ctx.options.platform, query: "conformance mcp", count: 2 } },
+        3,
+      );
+      const r = isObject(call.message?.["result"]) ? call.message["result"] : undefined;
+      const structured = r && isObject(r["structuredContent"]) ? r["structuredContent"] : undefined;
+      if (r?.["isError"] === true && /free_failure_limit/.test(call.text))
+        return na(
+          `${where} tools/call search: the server held the key back with 429 free_failure_limit until ${String(structured?.["retry_at"] ?? "its retry_at")} after the suite's deliberate refusals (D45)`,
+        );
+      if (call.status !== 200 || !r || r["isError"] === true || !structured)
+        return fail(
+          `${where} tools/call search → HTTP ${call.status} ${call.text}; expected a result with structuredContent, not isError`,
+        );
+      const items = Array.isArray(structured["items"]) ? structured["items"].length : 0;
+      if (structured["status"] !== "ok" || items < 1)
+        return fail(
+          `${where} tools/call search answered status ${String(structured["status"])} with ${items} items; expected ok with rows`,
+        );
+      return pass(`${names.length} tools; search answered ${items} items`);
+    },
+  },
+];
+
+/** The checks of every operation, the flows and MCP, in the order they run. */
+export const operationChecks: Check[] = [...validChecks, ...flowChecks, ...generatedChecks, ...mcpChecks];
