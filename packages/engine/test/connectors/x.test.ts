@@ -12,7 +12,18 @@ import { describe, expect, it } from "vitest";
 import type { ConnectorContext } from "../../src/connectors/context.ts";
 import { MemoryBudget, MemoryCache, MemoryShared } from "../../src/connectors/memory.ts";
 import type { ProviderOutcome } from "../../src/providers/port.ts";
-import { X_TWEET_FIELDS, xConnector, xPost, xUser } from "../../src/providers/x/live.ts";
+import { Gen } from "../../src/providers/simulator/gen.ts";
+import { Simulator } from "../../src/providers/simulator/index.ts";
+import { x } from "../../src/providers/x/index.ts";
+import {
+  X_EXPANSIONS,
+  X_MEDIA_FIELDS,
+  X_TWEET_FIELDS,
+  X_USER_FIELDS,
+  xConnector,
+  xPost,
+  xUser,
+} from "../../src/providers/x/live.ts";
 
 const FIXTURES = join(import.meta.dirname, "..", "..", "..", "..", "fixtures", "upstream", "x");
 const fixture = (path: string): any => JSON.parse(readFileSync(join(FIXTURES, path), "utf8"));
@@ -195,5 +206,117 @@ describe.skipIf(!existsSync(SAMPLES))("the real samples of ../shared/upstream-sa
       const body = JSON.parse(readFileSync(join(SAMPLES, "user_lookup", f), "utf8"));
       for (const u of Array.isArray(body.data) ? body.data : [body.data]) valid(xUser(u));
     }
+  });
+});
+
+describe("the offline twin: the simulator's X API v2 JSON through the live mappers", () => {
+  // What X sends for the fields the live connector asks for: the default fields, and those it names.
+  const fields = (list: string, defaults: string[]) => new Set([...defaults, ...list.split(",")]);
+  const tweetFields = fields(X_TWEET_FIELDS, ["id", "text", "edit_history_tweet_ids"]);
+  const userFields = fields(X_USER_FIELDS, ["id", "name", "username"]);
+  const mediaFields = fields(X_MEDIA_FIELDS, ["media_key"]);
+  const only = (o: object, allowed: Set<string>) => expect(Object.keys(o).filter((k) => !allowed.has(k))).toEqual([]);
+
+  it("every simulated post, reply, account and follower is X API v2 JSON the live mappers turn into valid items", () => {
+    // The expansions that put authors and media into `includes`.
+    expect(X_EXPANSIONS.split(",")).toEqual(["attachments.media_keys", "author_id"]);
+    let videos = 0;
+    for (let i = 0; i < 200; i++) {
+      const g = new Gen(`twin-${i}`, Date.UTC(2026, 10, 1));
+      const post = x.fake.post({ g, topic: "tide pools" });
+      // Only the fields the live connector requests, ids as 19-digit strings, expansions as X writes them.
+      only(post.data, tweetFields);
+      expect(post.data.id).toMatch(/^\d{19}$/);
+      expect(post.data.author_id).toMatch(/^\d{19}$/);
+      expect(post.includes.users?.map((u) => u.id)).toEqual([post.data.author_id]);
+      for (const u of post.includes.users ?? []) only(u, userFields);
+      for (const m of post.includes.media ?? []) {
+        only(m, mediaFields);
+        expect(post.data.attachments?.media_keys).toContain(m.media_key);
+        if (m.type === "video") videos += 1;
+      }
+      // The JSON as it travels (a number would lose digits past 2^53).
+      const wire = JSON.parse(JSON.stringify(post)) as typeof post;
+      const item = xPost(wire.data, wire.includes);
+      valid(item);
+      expect(item.id).toBe(post.data.id);
+      expect(item.author?.id).toBe(post.includes.users![0]!.username);
+      // The simulator maps with the live connector's mapper: one mapping.
+      expect(x.map.post(post)).toEqual(item);
+
+      const reply = x.fake.comment({ g, topic: "", parentId: post.data.id });
+      only(reply.data, tweetFields);
+      expect(reply.data).toMatchObject({ conversation_id: post.data.id, referenced_tweets: [{ type: "replied_to" }] });
+      const r = xPost(reply.data, reply.includes);
+      valid(r);
+      expect(r.parent_id).toBe(post.data.id);
+      expect(x.map.comment(reply)).toEqual(r);
+
+      const account = x.fake.user({ g, topic: "" });
+      only(account.data, userFields);
+      const card = xUser(account.data)!;
+      valid(card);
+      expect(card).toMatchObject({ id: account.data.username, platform_extra: { user_id: account.data.id } });
+      expect(x.map.user(account)).toEqual(card);
+
+      const follower = x.fake.extra!["user_followers"]!({ g, topic: "" }) as Parameters<typeof xUser>[0];
+      valid(xUser(follower));
+
+      const trend = x.fake.trend({ g, topic: "tide pools", rank: 1 });
+      only(trend, new Set(["trend_name", "tweet_count"]));
+      valid(x.map.trend(trend));
+    }
+    expect(videos).toBeGreaterThan(0);
+  });
+
+  it("a search page of simulated posts, answered by a fake X, comes out of the live connector as the simulator maps it", async () => {
+    const g = new Gen("twin-page", Date.UTC(2026, 10, 1));
+    const posts = Array.from({ length: 10 }, () => x.fake.post({ g, topic: "tide pools" }));
+    const page = {
+      data: posts.map((p) => p.data),
+      includes: {
+        users: posts.flatMap((p) => p.includes.users ?? []),
+        media: posts.flatMap((p) => p.includes.media ?? []),
+      },
+      meta: { result_count: posts.length, newest_id: posts[0]!.data.id, oldest_id: posts.at(-1)!.data.id },
+    };
+    const up = fakeX(() => ({ status: 200, body: page }));
+    const o = await provider(up.fetch).run("search", { query: "tide pools", count: 10 });
+    expect(o.status).toBe("ok");
+    const items = (o as { items: unknown[] }).items;
+    for (const i of items) valid(i);
+    expect(items).toEqual(posts.map((p) => x.map.post(p)));
+  });
+
+  it("the simulator's x answers are the live mappers' items, and stay valid", async () => {
+    const sim = new Simulator({ anchor: "2026-11-01T00:00:00Z" }).providers.x;
+    const signal = new AbortController().signal;
+    const run = (operation: string, params: Record<string, unknown>) =>
+      sim.call({ platform: "x", operation, params, signal });
+    for (const [op, params] of [
+      ["search", { query: "tide pools", count: 20 }],
+      ["search", { query: "tide pools", type: "user", count: 5 }],
+      ["detail", { id: "1912345678901234567" }],
+      ["comments", { id: "1912345678901234567", limit: 20 }],
+      ["user_profile", { id: "tidepoolnotes" }],
+      ["user_posts", { id: "tidepoolnotes", limit: 10 }],
+      ["trending", { count: 10 }],
+      ["user_followers", { user: "tidepoolnotes", limit: 10 }],
+    ] as const) {
+      const o = await run(op, params);
+      expect(o.status, op).toBe("ok");
+      for (const i of (o as { items: unknown[] }).items) valid(i);
+    }
+    const detail = (await run("detail", { id: "1912345678901234567" })) as { items: { id: string; url: string }[] };
+    expect(detail.items[0]!.id).toBe("1912345678901234567");
+    expect(detail.items[0]!.url).toMatch(/^https:\/\/x\.com\/[A-Za-z0-9_]{1,15}\/status\/1912345678901234567$/);
+    const posts = (await run("user_posts", { id: "tidepoolnotes", limit: 5 })) as {
+      items: { author?: { id: string } }[];
+    };
+    for (const p of posts.items) expect(p.author?.id).toBe("tidepoolnotes");
+    const comments = (await run("comments", { id: "1912345678901234567", limit: 5 })) as {
+      items: { parent_id?: string }[];
+    };
+    for (const c of comments.items) expect(c.parent_id).toBe("1912345678901234567");
   });
 });

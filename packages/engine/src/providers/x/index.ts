@@ -1,37 +1,35 @@
-/** x: posts (tweets), replies, accounts, trends, and followers (catalog-only `x.user_followers`). No collects. */
-import type { ProfileCard } from "@sdgw/types";
-import { num, parseTwitterDate, rfc3339, seg, twitterDate } from "../simulator/gen.ts";
-import { definePlatform, host, titleAbout, typedOps } from "../simulator/module.ts";
+/**
+ * x: posts (tweets), replies, accounts, trends, and followers (catalog-only `x.user_followers`). No collects. The
+ * fakes write X API v2's JSON (what the live connector asks for with `tweet.fields`, `user.fields`, `media.fields`
+ * and `expansions`: `data` with the author and media in `includes`, ids as 19-digit strings), and the mappings are
+ * the live connector's own (`./v2.ts`, D159): simulated and live x items are made by the same code.
+ */
+import type { ContentItem, LeaderboardItem, ProfileCard } from "@sdgw/types";
+import { rfc3339, type Gen } from "../simulator/gen.ts";
+import { definePlatform, titleAbout, typedOps } from "../simulator/module.ts";
 import { EN_BIOS, EN_COMMENTS, EN_NAMES, EN_TEMPLATES, EN_TEXT } from "../simulator/vocab.ts";
+import {
+  TWEET_ID,
+  xPost,
+  xPostFromLink,
+  xTrend,
+  xUser,
+  xUserFromLink,
+  type XApiMedia,
+  type XApiTrend,
+  type XApiTweet,
+  type XApiUser,
+  type XIncludes,
+} from "./v2.ts";
 
-/** A tweet as x's v1.1-style API writes it. */
-export interface XTweet {
-  id_str: string;
-  full_text: string;
-  created_at: string;
-  in_reply_to_status_id_str: string | null;
-  user: { id_str: string; screen_name: string; name: string; followers_count: number };
-  favorite_count: number;
-  retweet_count: number;
-  reply_count: number;
-  views: { count: string };
-  entities: { media?: Array<{ type: "photo" | "video"; media_url_https: string }> };
+/** A post as X API v2 answers a lookup by id (`GET /2/tweets/{id}`): the post, its author and media expanded. */
+export interface XTweetAnswer {
+  data: XApiTweet;
+  includes: XIncludes;
 }
-export interface XUser {
-  id_str: string;
-  screen_name: string;
-  name: string;
-  description: string;
-  verified: boolean;
-  followers_count: number;
-  friends_count: number;
-  statuses_count: number;
-  location: string;
-}
-export interface XTrend {
-  name: string;
-  tweet_volume: number | null;
-  rank: number;
+/** An account as X API v2 answers a lookup (`GET /2/users/by/username/{name}`). */
+export interface XUserAnswer {
+  data: XApiUser;
 }
 
 const handleOf = (name: string) =>
@@ -39,25 +37,103 @@ const handleOf = (name: string) =>
     .toLowerCase()
     .replace(/[^a-z0-9_]/g, "")
     .slice(0, 12) || "user";
-const userUrl = (screen: string) => `https://x.com/${seg(screen)}`;
+/** X's `created_at`: RFC 3339 UTC with milliseconds (`2022-10-07T23:06:12.000Z`). */
+const xDate = (ms: number) => `${rfc3339(ms).slice(0, 19)}.000Z`;
+/** A post id as X makes them now: 19 digits. */
+const tweetId = (g: Gen) => `18${g.digits(17)}`;
+/** X's longest post without `note_tweet`. */
+const SHORT = 280;
 
-function user(g: import("../simulator/gen.ts").Gen, id?: string): XUser {
+/** An account; `id` is the username asked for, or its numeric id (then the username is made up). */
+function account(g: Gen, id?: string): XApiUser {
   const name = g.pick(EN_NAMES);
-  const screen = id ?? handleOf(name) + g.int(1, 999);
+  const numeric = id !== undefined && TWEET_ID.test(id);
+  const username = id !== undefined && !numeric ? id : handleOf(name) + g.int(1, 999);
+  const location = g.pick(["San Francisco, CA", "London", "Berlin", "Toronto", ""]);
   return {
-    id_str: g.digits(18),
-    screen_name: screen,
+    id: numeric ? id : g.digits(19),
     name,
+    username,
     description: g.pick(EN_BIOS),
+    ...(location ? { location } : {}),
     verified: g.chance(0.2),
-    followers_count: g.count(80_000),
-    friends_count: g.int(10, 3000),
-    statuses_count: g.int(50, 40_000),
-    location: g.pick(["San Francisco, CA", "London", "Berlin", "Toronto", ""]),
+    created_at: xDate(g.past(4000)),
+    profile_image_url: `https://pbs.twimg.com/profile_images/${g.digits(19)}/${g.base62(8)}_normal.jpg`,
+    public_metrics: {
+      followers_count: g.count(80_000),
+      following_count: g.int(10, 3000),
+      tweet_count: g.int(50, 40_000),
+      listed_count: g.int(0, 400),
+      like_count: g.int(0, 60_000),
+    },
   };
 }
 
-export const x = definePlatform<XTweet, XUser, XTweet, XTrend>({
+/** A photo or a video (with X's MP4 variants) as `includes.media` writes it. */
+function media(g: Gen): XApiMedia {
+  if (!g.chance(0.2))
+    return { media_key: `3_${g.digits(19)}`, type: "photo", url: `https://pbs.twimg.com/media/${g.base62(15)}.jpg` };
+  const key = g.digits(19);
+  const file = g.base62(16);
+  return {
+    media_key: `7_${key}`,
+    type: "video",
+    duration_ms: g.int(3_000, 140_000),
+    preview_image_url: `https://pbs.twimg.com/ext_tw_video_thumb/${key}/pu/img/${file}.jpg`,
+    variants: [
+      { content_type: "application/x-mpegURL", url: `https://video.twimg.com/ext_tw_video/${key}/pu/pl/${file}.m3u8` },
+      {
+        bit_rate: 832_000,
+        content_type: "video/mp4",
+        url: `https://video.twimg.com/ext_tw_video/${key}/pu/vid/640x360/${file}.mp4`,
+      },
+      {
+        bit_rate: 2_176_000,
+        content_type: "video/mp4",
+        url: `https://video.twimg.com/ext_tw_video/${key}/pu/vid/1280x720/${file}.mp4`,
+      },
+    ],
+  };
+}
+
+/** A post (a reply when `replyTo` is set), with its author and media in `includes`. */
+function tweet(
+  g: Gen,
+  o: { id?: string; authorId?: string; text: string; days: number; scale: number; replyTo?: string; media: boolean },
+): XTweetAnswer {
+  const author = account(g, o.authorId);
+  const id = o.id ?? tweetId(g);
+  const m = o.media ? media(g) : undefined;
+  const long = o.text.length > SHORT;
+  const data: XApiTweet = {
+    id,
+    text: long ? `${o.text.slice(0, SHORT - 1)}…` : o.text,
+    ...(long ? { note_tweet: { text: o.text } } : {}),
+    author_id: author.id,
+    conversation_id: o.replyTo ?? id,
+    created_at: xDate(g.past(o.days)),
+    lang: "en",
+    public_metrics: {
+      retweet_count: g.count(o.scale / 6),
+      reply_count: o.replyTo ? g.int(0, 20) : g.count(o.scale / 16),
+      like_count: g.count(o.scale),
+      quote_count: g.count(o.scale / 50),
+      bookmark_count: g.count(o.scale / 20),
+      impression_count: g.count(o.scale * 40),
+    },
+    ...(o.replyTo ? { referenced_tweets: [{ type: "replied_to", id: o.replyTo }] } : {}),
+    ...(m ? { attachments: { media_keys: [m.media_key!] } } : {}),
+  };
+  return { data, includes: { users: [author], ...(m ? { media: [m] } : {}) } };
+}
+
+/** `v`, or a thrown error naming what the shared mapping refused (the fakes write what it maps). */
+function mapped<T>(v: T | null, what: string): T {
+  if (v === null) throw new Error(`x simulator: the X API v2 mapping refused a simulated ${what}`);
+  return v;
+}
+
+export const x = definePlatform<XTweetAnswer, XUserAnswer, XTweetAnswer, XApiTrend>({
   platform: "x",
   lang: "en",
   scoped: false,
@@ -81,116 +157,33 @@ export const x = definePlatform<XTweet, XUser, XTweet, XTrend>({
     return null;
   },
   fake: {
-    post: ({ g, topic, id, authorId }) => {
-      const u = user(g, authorId);
-      const video = g.chance(0.2);
-      return {
-        id_str: id ?? `18${g.digits(17)}`,
-        full_text: `${titleAbout(g, topic, EN_TEMPLATES)}. ${g.pick(EN_TEXT)}`,
-        created_at: twitterDate(g.past(30)),
-        in_reply_to_status_id_str: null,
-        user: { id_str: u.id_str, screen_name: u.screen_name, name: u.name, followers_count: u.followers_count },
-        favorite_count: g.count(5000),
-        retweet_count: g.count(800),
-        reply_count: g.count(300),
-        views: { count: String(g.count(200_000)) },
-        entities: g.chance(0.4)
-          ? {
-              media: [
-                { type: video ? "video" : "photo", media_url_https: `https://pbs.twimg.com/media/${g.base62(15)}.jpg` },
-              ],
-            }
-          : {},
-      };
-    },
-    user: ({ g, id }) => user(g, id),
-    comment: ({ g, parentId }) => {
-      const u = user(g);
-      return {
-        id_str: `18${g.digits(17)}`,
-        full_text: g.pick(EN_COMMENTS),
-        created_at: twitterDate(g.past(10)),
-        in_reply_to_status_id_str: parentId!,
-        user: { id_str: u.id_str, screen_name: u.screen_name, name: u.name, followers_count: u.followers_count },
-        favorite_count: g.count(200),
-        retweet_count: g.count(10),
-        reply_count: g.int(0, 20),
-        views: { count: String(g.count(5000)) },
-        entities: {},
-      };
-    },
-    trend: ({ g, topic, rank }) => ({
-      name: topic,
-      tweet_volume: g.chance(0.8) ? g.int(5_000, 900_000) : null,
-      rank: rank!,
+    post: ({ g, topic, id, authorId }) =>
+      tweet(g, {
+        ...(id !== undefined ? { id } : {}),
+        ...(authorId !== undefined ? { authorId } : {}),
+        text: `${titleAbout(g, topic, EN_TEMPLATES)}. ${g.pick(EN_TEXT)}`,
+        days: 30,
+        scale: 5000,
+        media: g.chance(0.4),
+      }),
+    user: ({ g, id }) => ({ data: account(g, id) }),
+    comment: ({ g, parentId }) =>
+      tweet(g, { text: g.pick(EN_COMMENTS), days: 10, scale: 200, replyTo: parentId!, media: false }),
+    trend: ({ g, topic }) => ({
+      trend_name: topic,
+      ...(g.chance(0.8) ? { tweet_count: g.int(5_000, 900_000) } : {}),
     }),
-    extra: { user_followers: ({ g }) => user(g) },
+    // `GET /2/users/{id}/followers` lists accounts in `data`.
+    extra: { user_followers: ({ g }) => account(g) },
   },
   map: {
-    post: (t) => ({
-      kind: "item",
-      id: t.id_str,
-      url: `https://x.com/${seg(t.user.screen_name)}/status/${seg(t.id_str)}`,
-      text: t.full_text,
-      author: {
-        name: t.user.name,
-        id: t.user.screen_name,
-        url: userUrl(t.user.screen_name),
-        followers: t.user.followers_count,
-      },
-      published_at: rfc3339(parseTwitterDate(t.created_at)),
-      metrics: { likes: t.favorite_count, shares: t.retweet_count, comments: t.reply_count, views: num(t.views.count) },
-      ...(t.entities.media
-        ? {
-            media: t.entities.media.map((m) => ({
-              type: m.type === "photo" ? ("image" as const) : ("video" as const),
-              url: m.media_url_https,
-            })),
-          }
-        : {}),
-      ...(t.in_reply_to_status_id_str ? { parent_id: t.in_reply_to_status_id_str } : {}),
-    }),
-    user: (u) => ({
-      kind: "profile_card",
-      id: u.screen_name,
-      name: u.name,
-      url: userUrl(u.screen_name),
-      bio: u.description,
-      verified: u.verified,
-      followers: u.followers_count,
-      following: u.friends_count,
-      posts_count: u.statuses_count,
-      ...(u.location ? { location: u.location } : {}),
-    }),
-    comment: (t) => ({
-      kind: "item",
-      id: t.id_str,
-      parent_id: t.in_reply_to_status_id_str ?? t.id_str,
-      url: `https://x.com/${seg(t.user.screen_name)}/status/${seg(t.id_str)}`,
-      text: t.full_text,
-      author: { name: t.user.name, id: t.user.screen_name, url: userUrl(t.user.screen_name) },
-      published_at: rfc3339(parseTwitterDate(t.created_at)),
-      metrics: { likes: t.favorite_count, shares: t.retweet_count, views: num(t.views.count) },
-      reply_count: t.reply_count,
-    }),
-    trend: (t) => ({
-      kind: "leaderboard",
-      rank: t.rank,
-      title: t.name,
-      ...(t.tweet_volume !== null ? { heat: t.tweet_volume } : {}),
-      query: t.name,
-      url: `https://x.com/search?q=${seg(t.name)}`,
-    }),
-    extra: { user_followers: (u: XUser): ProfileCard => x.map.user(u) },
+    post: (a): ContentItem => xPost(a.data, a.includes),
+    user: (a): ProfileCard => mapped(xUser(a.data), "account"),
+    comment: (a): ContentItem => xPost(a.data, a.includes),
+    // X lists trends in rank order without a rank; the simulator numbers the list.
+    trend: (t): LeaderboardItem => mapped(xTrend(t, 1), "trend"),
+    extra: { user_followers: (u: XApiUser): ProfileCard => mapped(xUser(u), "account") },
   },
-  postIdFromUrl(u) {
-    const m = ["x.com", "twitter.com"].includes(host(u))
-      ? /^\/[A-Za-z0-9_]{1,15}\/status\/(\d{5,20})$/.exec(u.pathname)
-      : null;
-    return m ? m[1]! : null;
-  },
-  userIdFromUrl(u) {
-    const m = ["x.com", "twitter.com"].includes(host(u)) ? /^\/([A-Za-z0-9_]{1,15})$/.exec(u.pathname) : null;
-    return m ? m[1]! : null;
-  },
+  postIdFromUrl: (u) => xPostFromLink(u.href),
+  userIdFromUrl: (u) => xUserFromLink(u.href),
 });
