@@ -14,6 +14,7 @@ import { MemoryBudget, MemoryCache } from "../../src/connectors/memory.ts";
 import { youtube, type YtChannel, type YtComment, type YtVideo } from "../../src/providers/youtube/index.ts";
 import { youtubeConnector } from "../../src/providers/youtube/live.ts";
 import type { ProviderOutcome } from "../../src/providers/port.ts";
+import { Gen } from "../../src/providers/simulator/gen.ts";
 
 const RFC3339_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const digits = fc.bigInt({ min: 0n, max: 9_007_199_254_740_991n }).map(String);
@@ -267,5 +268,64 @@ describe.skipIf(!existsSync(SAMPLES))("the real samples of ../shared/upstream-sa
     const posts = await run("user_posts", { id: "UCK8sQmJBp8GCxrOtXWBpyEA", limit: 10, sort: "latest" });
     // The playlist sample's videos are not among the videos.list samples: the page answers empty, not invented.
     expect(["ok", "empty"]).toContain(posts.status);
+  });
+});
+
+describe("the offline twin: the simulator's native YouTube JSON through the live connector", () => {
+  // The parts the live connector asks for (`part=snippet,statistics,contentDetails`; comment threads `snippet`).
+  const only = (o: object, allowed: string[]) => expect(Object.keys(o).filter((k) => !allowed.includes(k))).toEqual([]);
+
+  it("simulated videos, channels and comment threads, answered by a fake YouTube, come out of the live connector as the simulator maps them", async () => {
+    const g = new Gen("youtube-twin", Date.UTC(2026, 10, 1));
+    const ids = Array.from({ length: 12 }, (_, i) => `twinVideo${String(i).padStart(2, "0")}`);
+    const videos = ids.map((id) => youtube.fake.post({ g, topic: "tide pools", id }));
+    const channel = youtube.fake.user({ g, topic: "", id: "UCtwinChannel0000000000a" });
+    const threads = Array.from({ length: 8 }, () => youtube.fake.comment({ g, topic: "", parentId: ids[0]! }));
+    for (const v of videos) only(v, ["id", "snippet", "statistics", "contentDetails"]);
+    only(channel, ["id", "snippet", "statistics", "contentDetails"]);
+    for (const t of threads) only(t, ["id", "snippet"]);
+    const answer = (url: URL): unknown => {
+      const q = url.searchParams;
+      switch (url.pathname) {
+        case "/youtube/v3/videos":
+          return q.get("chart")
+            ? { items: videos.slice(0, Number(q.get("maxResults"))) }
+            : { items: videos.filter((v) => (q.get("id") ?? "").split(",").includes(v.id)) };
+        case "/youtube/v3/channels":
+          return { items: q.get("id") === channel.id ? [channel] : [] };
+        case "/youtube/v3/commentThreads":
+          return { items: q.get("videoId") === ids[0] ? threads : [] };
+      }
+      return { error: { code: 404, message: "not served by this fake" } };
+    };
+    const fetch = (async (u: string) =>
+      new Response(JSON.stringify(answer(new URL(u))), { status: 200 })) as unknown as typeof globalThis.fetch;
+    const settings = youtubeConnector.configure(
+      { apiKey: "AIzaSyntheticTwinKey-000000000000000000", baseUrl: "https://www.googleapis.com/youtube/v3" },
+      (n) => n,
+    );
+    const provider = youtubeConnector.create(settings, {
+      fetch,
+      budget: new MemoryBudget({ buckets: { youtube: youtubeConnector.budget(settings) }, now: Date.now }),
+      cache: new MemoryCache({ now: Date.now }),
+      now: Date.now,
+      log: { info: () => undefined, error: () => undefined },
+    });
+    const signal = new AbortController().signal;
+    const run = async (operation: string, params: Record<string, unknown>) => {
+      const o = await provider.call({ platform: "youtube", operation, params, signal });
+      expect(o.status, JSON.stringify(o).slice(0, 300)).toBe("ok");
+      const items = (o as { items: unknown[] }).items;
+      for (const i of items) valid(i);
+      return items;
+    };
+    expect(await run("detail", { id: ids[3]! })).toEqual([youtube.map.post(videos[3]!)]);
+    expect(await run("user_profile", { id: channel.id })).toEqual([youtube.map.user(channel)]);
+    expect(await run("comments", { id: ids[0]!, limit: 8, sort: "latest" })).toEqual(
+      threads.map((t) => youtube.map.comment(t)),
+    );
+    expect(await run("trending", { count: 5 })).toEqual(
+      videos.slice(0, 5).map((v, i) => ({ ...youtube.map.trend(v), rank: i + 1 })),
+    );
   });
 });
