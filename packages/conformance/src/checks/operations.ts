@@ -285,6 +285,24 @@ const MAX_PAGES = 6;
 
 const flowChecks: Check[] = [
   {
+    id: "runs.all-ended",
+    title: "every background run the suite started (each 202 with a handle) ends within the poll budget",
+    async run(ctx) {
+      const settled = await ctx.http.settle(ctx.options.pollBudgetMs);
+      const started = ctx.http.runs.length;
+      if (!started) return na("no call answered 202: no background run to follow");
+      if (settled.open.length)
+        return fail(
+          `${settled.open.length} of ${started} background run(s) had not ended after the poll budget of ${ctx.options.pollBudgetMs / 1000} s: ${settled.open
+            .map((r) => `${r.handle} (${r.startedBy}, last HTTP ${r.lastStatus})`)
+            .join(
+              ", ",
+            )} (seed States and transitions: running → finished or timeout; D172: within the poll budget, raise --poll-budget for slower runs)`,
+        );
+      return pass(`${started} run(s) ended`);
+    },
+  },
+  {
     id: "flows.pagination",
     title: "a search's page.cursor followed to the end: every page succeeds with new items",
     async run(ctx) {
