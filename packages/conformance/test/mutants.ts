@@ -301,3 +301,14 @@ export const MUTANTS: readonly Mutant[] = [
         : a,
   },
 ];
+
+/** The table as the README shows it, built from mutants.ts. */
+export function mutantTable(): string {
+  return [
+    "| Mutant | What it breaks | Caught by |",
+    "| --- | --- | --- |",
+    ...MUTANTS.map(
+      (m) => `| \`${m.name}\` | ${m.breaks.replace(/\|/g, "\\|")} | ${m.caughtBy.map((c) => `\`${c}\``).join(", ")} |`,
+    ),
+  ].join("\n");
+}
