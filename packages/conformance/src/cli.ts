@@ -35,6 +35,9 @@ Runs the Social Data Gateway conformance suite against a server.
                                    with confirm: false (free), run only when the quote says background
   --poll-budget SECONDS            how long to follow each background run from its 202 (default 90)
   --timeout SECONDS                time limit of one request (default 60)
+  --seed N                         the seed of the generated requests (printed in the summary; the same
+                                   seed replays the same requests)
+  --mcp-path PATH                  the server's MCP endpoint checked by mcp.flow (default /mcp; none: not checked)
   --only ID[,ID…]                  only these checks (an id, or a prefix ending in '.', e.g. auth.)
   --list                           list the checks and exit
   --json                           print the report as JSON instead of text
@@ -43,7 +46,8 @@ Runs the Social Data Gateway conformance suite against a server.
   -h, --help                       this help
 
 Every background run the suite starts is followed to its end before a balance is compared. The run ends
-with a coverage summary: operations exercised, statuses per operation, error codes reached.
+with a coverage summary: operations exercised, statuses and error codes per operation, error codes reached,
+and the checks that could not run and why (all of it in --json-report too).
 
 Exit status: 0 when no check failed, 1 when one did, 2 for wrong options (or a report file that cannot be written).`;
 
@@ -67,6 +71,8 @@ function main(argv: string[]): Promise<number> | number {
         "slow-tool-body": { type: "string" },
         "poll-budget": { type: "string" },
         timeout: { type: "string" },
+        seed: { type: "string" },
+        "mcp-path": { type: "string" },
         only: { type: "string" },
         list: { type: "boolean" },
         json: { type: "boolean" },
@@ -134,6 +140,13 @@ function main(argv: string[]): Promise<number> | number {
     }
     const budget = number("poll-budget", values["poll-budget"]);
     if (budget !== undefined) options.pollBudgetMs = budget * 1000;
+    const seed = number("seed", values.seed);
+    if (seed !== undefined) options.seed = seed;
+    if (values["mcp-path"] !== undefined) {
+      if (values["mcp-path"] !== "none" && !values["mcp-path"].startsWith("/"))
+        throw new TypeError("--mcp-path is a path starting with /, or none");
+      options.mcpPath = values["mcp-path"] === "none" ? false : values["mcp-path"];
+    }
     const timeout = number("timeout", values.timeout);
     if (timeout !== undefined) options.requestTimeoutMs = timeout * 1000;
     new URL(baseUrl);

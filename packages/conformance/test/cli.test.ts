@@ -43,29 +43,49 @@ afterAll(async () => {
 
 describe("sdgw-conformance", () => {
   it("prints one line per check, the summary, and ends with the coverage summary; exits 0 against the mock", async () => {
-    const r = await cli(["--base-url", mock.baseUrl, "--key", "sdgw_test_key", "--noscope-key", "sdgw_noscope_key"]);
+    // The mock serves no MCP endpoint: --mcp-path none.
+    const r = await cli([
+      "--base-url",
+      mock.baseUrl,
+      "--key",
+      "sdgw_test_key",
+      "--noscope-key",
+      "sdgw_noscope_key",
+      "--mcp-path",
+      "none",
+      "--seed",
+      "35",
+    ]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split("\n");
-    expect(lines.filter((l) => /^(PASS|FAIL|N\/A ) {2}\S+ {2}/.test(l))).toHaveLength(53);
+    expect(lines.filter((l) => /^(PASS|FAIL|N\/A ) {2}\S+ {2}/.test(l))).toHaveLength(97);
     expect(r.stdout).toMatch(/^N\/A {3}results\.other-key {2}.* — no second key given \(--second-key\)$/m);
-    expect(r.stdout).toMatch(/^49 passed, 0 failed, 4 not applicable \(http:\/\/127\.0\.0\.1:\d+, [\d.]+ s\)$/m);
+    expect(r.stdout).toMatch(
+      /^92 passed, 0 failed, 5 not applicable \(http:\/\/127\.0\.0\.1:\d+, [\d.]+ s, seed 35\)$/m,
+    );
     // The run ends with the coverage: a headline, one line per operation with its statuses, what was not reached.
     const from = lines.findIndex((l) => l.startsWith("Coverage: "));
-    expect(from).toBeGreaterThan(lines.findIndex((l) => /^49 passed/.test(l)));
+    expect(from).toBeGreaterThan(lines.findIndex((l) => /^92 passed/.test(l)));
     expect(lines[from]).toMatch(
       /^Coverage: (\d+) of 22 operations exercised, (\d+) of 19 error codes reached, \d+ background runs? started \(\d+ ended\), \d+ requests$/,
     );
     const [, exercised, reached] = /^Coverage: (\d+) of 22 operations exercised, (\d+) of 19/.exec(lines[from]!)!;
-    const opLines = lines.slice(from + 1).filter((l) => /^ {2}(GET|POST|DELETE) \S+ \(\w+\): \d{3}( \d{3})*$/.test(l));
+    const opLines = lines
+      .slice(from + 1)
+      .filter((l) => /^ {2}(GET|POST|DELETE) \S+ \(\w+\): \d{3}( \d{3})*( — [a-z_]+(, [a-z_]+)*)?$/.test(l));
     expect(opLines).toHaveLength(Number(exercised));
     expect(lines.slice(from + 1)).toContainEqual(
       expect.stringMatching(/^ {2}GET \/v1\/search \(search\): 200 202 400 401 .*409 422/),
     );
-    expect(lines.at(-2)).toMatch(/^ {2}error codes reached: invalid_params, /);
-    expect(lines.at(-2)!.split(": ")[1]!.split(", ")).toHaveLength(Number(reached));
-    expect(lines.at(-1)).toMatch(/^ {2}error codes not reached: /);
-    expect(lines.at(-2)!.split(", ").length + lines.at(-1)!.split(", ").length).toBe(19);
+    expect(lines.at(-3)).toMatch(/^ {2}error codes reached: invalid_params, /);
+    expect(lines.at(-3)!.split(": ")[1]!.split(", ")).toHaveLength(Number(reached));
+    expect(lines.at(-2)).toMatch(/^ {2}error codes not reached: /);
+    expect(lines.at(-3)!.split(", ").length + lines.at(-2)!.split(", ").length).toBe(19);
+    // Then the checks that could not run, each with why.
+    expect(lines.at(-1)).toMatch(
+      /^ {2}checks that could not run: .*mcp\.flow \(MCP is not checked \(mcpPath: false\)\)/,
+    );
   });
 
   it("writes JUnit XML with --junit and the JSON report with --json-report, and still prints the lines", async () => {
@@ -211,6 +231,6 @@ describe("sdgw-conformance", () => {
   it("lists the checks with --list", async () => {
     const r = await cli(["--list"]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split("\n")).toHaveLength(53);
+    expect(r.stdout.trim().split("\n")).toHaveLength(97);
   });
 });

@@ -15,9 +15,12 @@ defineConformanceSuite({
   key: "sdgw_test_key",
   secondKey: "sdgw_second_key",
   noscopeKey: "sdgw_noscope_key",
+  // The mock is MSW handlers of the HTTP routes: it serves no MCP endpoint.
+  mcpPath: false,
   onReport(report) {
     expect(report.failed).toBe(0);
     expect(report.results.filter((r) => r.outcome === "not_applicable").map((r) => r.id)).toEqual([
+      "mcp.flow",
       "errors.insufficient-balance",
       "errors.daily-limit",
       "errors.rate-limited",
@@ -53,8 +56,10 @@ defineConformanceSuite({
       "results.ndjson",
       "idempotency.replay-after-run",
       "results.other-key",
+      "runs.all-ended",
     ]);
-    for (const r of na.filter((r) => r.id !== "results.other-key"))
+    expect(na.at(-1)!.message).toBe("no call answered 202: no background run to follow");
+    for (const r of na.filter((r) => r.id !== "results.other-key" && r.id !== "runs.all-ended"))
       expect(r.message).toMatch(/answered HTTP 200, not 202, so no run to follow \(.*the tool fallback is off\)/);
   },
 });
@@ -71,7 +76,7 @@ defineConformanceSuite({
   printReport: false,
   onReport(report) {
     expect(report.results.filter((r) => r.outcome !== "passed")).toEqual([]);
-    expect(report.results).toHaveLength(13);
+    expect(report.results).toHaveLength(14);
     expect(report.results.find((r) => r.id === "runs.202-answer")?.message).toMatch(
       /^POST \/v1\/tools\/batch_stats .*the slow search answered 200; the batch_stats fallback, 11 planned calls, D51\): handle /,
     );

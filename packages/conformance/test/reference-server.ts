@@ -10,9 +10,19 @@ import { join } from "node:path";
 import { createPgServer, createServer, type GatewayOptions } from "@sdgw/server";
 import pg from "pg";
 
+export interface ReferenceKeys {
+  key: string;
+  secondKey: string;
+  noscopeKey: string;
+  insufficientBalanceKey: string;
+  dailyLimitKey: string;
+}
+
 export interface ReferenceServer {
   baseUrl: string;
-  keys: { key: string; secondKey: string; noscopeKey: string; insufficientBalanceKey: string; dailyLimitKey: string };
+  keys: ReferenceKeys;
+  /** Keys of new accounts (funded as the first ones): a run that must not share balances, holds or schedules with another. */
+  freshKeys?(): ReferenceKeys;
   close(): Promise<void>;
 }
 
@@ -28,18 +38,23 @@ export async function startReferenceServer(options: GatewayOptions = {}): Promis
     ...options,
   });
   const { accounts } = server.gateway;
-  const paid = accounts.createAccount({ name: "Conformance", plan: "paid" }).account;
-  accounts.grant(paid.id, 1000);
-  const key = accounts.createKey({ accountId: paid.id, name: "main" }).secret;
-  const secondKey = accounts.createKey({ accountId: paid.id, name: "second" }).secret;
-  const noscopeKey = accounts.createKey({ accountId: paid.id, name: "no read_data", permissions: [] }).secret;
-  const dailyLimitKey = accounts.createKey({ accountId: paid.id, name: "daily limit 0", dailyLimit: 0 }).secret;
-  const broke = accounts.createAccount({ name: "No credits", plan: "paid" }).account;
-  const insufficientBalanceKey = accounts.createKey({ accountId: broke.id, name: "broke" }).secret;
+  const freshKeys = (): ReferenceKeys => {
+    const paid = accounts.createAccount({ name: "Conformance", plan: "paid" }).account;
+    accounts.grant(paid.id, 1000);
+    const key = accounts.createKey({ accountId: paid.id, name: "main" }).secret;
+    const secondKey = accounts.createKey({ accountId: paid.id, name: "second" }).secret;
+    const noscopeKey = accounts.createKey({ accountId: paid.id, name: "no read_data", permissions: [] }).secret;
+    const dailyLimitKey = accounts.createKey({ accountId: paid.id, name: "daily limit 0", dailyLimit: 0 }).secret;
+    const broke = accounts.createAccount({ name: "No credits", plan: "paid" }).account;
+    const insufficientBalanceKey = accounts.createKey({ accountId: broke.id, name: "broke" }).secret;
+    return { key, secondKey, noscopeKey, insufficientBalanceKey, dailyLimitKey };
+  };
+  const keys = freshKeys();
   const baseUrl = await server.listen({ host: "127.0.0.1", port: 0 });
   return {
     baseUrl,
-    keys: { key, secondKey, noscopeKey, insufficientBalanceKey, dailyLimitKey },
+    keys,
+    freshKeys,
     async close() {
       await server.close();
       rmSync(dir, { recursive: true, force: true });

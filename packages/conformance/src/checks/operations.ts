@@ -281,9 +281,27 @@ function pageOf(x: Exchange): { cursor?: string; ids: string[] } | string {
   return page["has_more"] === true && typeof page["cursor"] === "string" ? { cursor: page["cursor"], ids } : { ids };
 }
 
-const MAX_PAGES = 6;
+const MAX_PAGES = 3;
 
 const flowChecks: Check[] = [
+  {
+    id: "runs.all-ended",
+    title: "every background run the suite started (each 202 with a handle) ends within the poll budget",
+    async run(ctx) {
+      const settled = await ctx.http.settle(ctx.options.pollBudgetMs);
+      const started = ctx.http.runs.length;
+      if (!started) return na("no call answered 202: no background run to follow");
+      if (settled.open.length)
+        return fail(
+          `${settled.open.length} of ${started} background run(s) had not ended after the poll budget of ${ctx.options.pollBudgetMs / 1000} s: ${settled.open
+            .map((r) => `${r.handle} (${r.startedBy}, last HTTP ${r.lastStatus})`)
+            .join(
+              ", ",
+            )} (seed States and transitions: running → finished or timeout; D172: within the poll budget, raise --poll-budget for slower runs)`,
+        );
+      return pass(`${started} run(s) ended`);
+    },
+  },
   {
     id: "flows.pagination",
     title: "a search's page.cursor followed to the end: every page succeeds with new items",
@@ -429,8 +447,23 @@ const mcpChecks: Check[] = [
         { name: "search", arguments: { platform: ctx.options.platform, query: "conformance mcp", count: 2 } },
         3,
       );
-      const r = isObject(call.message?.["result"]) ? call.message["result"] : undefined;
-      const structured = r && isObject(r["structuredContent"]) ? r["structuredContent"] : undefined;
+      let r = isObject(call.message?.["result"]) ? call.message["result"] : undefined;
+      let structured = r && isObject(r["structuredContent"]) ? r["structuredContent"] : undefined;
+      // A call that goes on answers status running with its handle: the tool called with only { handle } reads on.
+      const until = Date.now() + ctx.options.pollBudgetMs;
+      let reads = 0;
+      while (structured?.["status"] === "running" && typeof structured["handle"] === "string" && Date.now() < until) {
+        const wait = Math.min(5, Math.max(1, Number(structured["retry_after_seconds"]) || 1));
+        await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+        const again = await rpc(
+          ctx,
+          "tools/call",
+          { name: "search", arguments: { handle: structured["handle"] } },
+          4 + reads++,
+        );
+        r = isObject(again.message?.["result"]) ? again.message["result"] : undefined;
+        structured = r && isObject(r["structuredContent"]) ? r["structuredContent"] : undefined;
+      }
       if (r?.["isError"] === true && /free_failure_limit/.test(call.text))
         return na(
           `${where} tools/call search: the server held the key back with 429 free_failure_limit until ${String(structured?.["retry_at"] ?? "its retry_at")} after the suite's deliberate refusals (D45)`,

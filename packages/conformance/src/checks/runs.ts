@@ -393,6 +393,18 @@ export const runChecks: Check[] = [
     title:
       "polled no sooner than Retry-After, the run ends; the finished read is the original call's answer under HTTP 200",
     async run(ctx) {
+      // A run followed for the whole poll budget without an end fails here (D172); the checks that need its end
+      // are not applicable.
+      const started = await slowRun(ctx);
+      if (
+        started.first &&
+        started.handle &&
+        !started.finished &&
+        /had not ended after/.test(started.notApplicable ?? "")
+      )
+        return fail(
+          `${started.notApplicable}: a 202 run must end (${RUN_RULE}: running → finished, or timeout); D172: within the poll budget the suite is given (raise --poll-budget for a server whose runs take longer)`,
+        );
       const r = await withRun(ctx, true);
       if (r.verdict) return r.verdict;
       const run = r.value;
