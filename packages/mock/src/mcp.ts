@@ -259,17 +259,23 @@ function madeBy(ctx: MockContext & { mcpKept: McpKept }, key: string, handle: st
   return name ? (BY_NAME.get(name) ?? null) : null;
 }
 
-/** The task of a handle (D145): its status from a read of it (one poll): 202 working, 200 completed, else failed. */
+/**
+ * The task of a handle (D145): its status from a read of it (one poll of the mock's run), or from the call's own
+ * answer when given: 202 working, 200 completed, else failed.
+ */
 async function taskOf(
   ctx: MockContext & { mcpKept: McpKept },
   key: string,
   taskId: string,
+  answered?: Reply,
 ): Promise<{ tool: McpToolDefinition; task: Json }> {
   const tool = madeBy(ctx, key, taskId);
   if (!tool?.charging) noSuchTask(taskId);
   const now = new Date(ctx.clock()).toISOString();
   const kept = ctx.mcpKept.get(taskId);
-  const r: Reply = kept ? { status: 200, headers: {}, json: kept.answer } : await readResult(ctx, key, taskId);
+  // The call's own answer when it was just made (a read would be a poll, moving the run).
+  const r: Reply =
+    answered ?? (kept ? { status: 200, headers: {}, json: kept.answer } : await readResult(ctx, key, taskId));
   if (r.status === 404 || r.status === 410) noSuchTask(taskId);
   const status = r.status === 202 ? "working" : r.status === 200 ? "completed" : "failed";
   const body = r.json as Json | undefined;
@@ -336,7 +342,7 @@ async function callAsTask(
     ctx.mcpKept.set(taskId, { tool: tool.name, key, answer: body });
   }
   if (!taskId) return r as unknown as Json;
-  return { task: (await taskOf(ctx, key, taskId)).task };
+  return { task: (await taskOf(ctx, key, taskId, reply)).task };
 }
 
 /** Calls a route of the mock in-process, as a client of its HTTP API would, with the key of the MCP request. */
