@@ -216,6 +216,11 @@ const bytesOf = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
  *   the gateway, and a handle refused as above, are a tool result with `isError: true` and the error structure as
  *   `structuredContent` (`invalid_params` naming the parameter for bad arguments, D66).
  * - With `keySource: "env"` (stdio), an `unauthorized` answer's fix says to set SDGW_API_KEY (D65).
+ * - Tasks (MCP 2025-11-25, D145), with `gateway` only: `capabilities.tasks` (list, tools/call), the charging tools
+ *   declare `execution.taskSupport: "optional"`; a `tools/call` with `task` answers a task whose `taskId` is the
+ *   run's handle; `tasks/get` gives its status (working, completed, failed), `tasks/result` the tool's final result
+ *   once the run ended, `tasks/list` the key's tasks (cursor paging), and `tasks/cancel` answers -32602 (a run
+ *   cannot be stopped). Reading a task is free; another key's task is not found (-32602).
  *
  * @throws `McpToolsetError` when `toolsets` names a toolset that is not one.
  */
