@@ -643,7 +643,11 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     const r = await forward("GET", `/v1/results/${encodeURIComponent(taskId)}?format=json`, null, null);
     if (r.status === 404 || r.status === 410) noSuchTask(taskId);
     const status = r.status === 202 ? "working" : r.status === 200 ? "completed" : "failed";
-    const row = (await taskRows()).find((t) => t.handle === taskId);
+    // Its times: its row among the key's calls (the handle was checked to be this key's above).
+    const key = await callerKey();
+    const row = key
+      ? (await gateway!.runs.consoleResults(key.account_id, key.name)).find((t) => t.handle === taskId)
+      : undefined;
     const now = new Date(gateway!.now()).toISOString();
     const waves = r.json?.["waves"] as { planned?: number; done?: number } | undefined;
     const statusMessage =
