@@ -10,11 +10,13 @@ import { Simulator, type PlatformProvider } from "@sdgw/engine";
 import type { Platform } from "@sdgw/types";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mcpRoutes } from "../../src/mcp/index.ts";
+import { createMcpServer, mcpRoutes } from "../../src/mcp/index.ts";
+import { sdk } from "./sdk-client.ts";
 import { createPgServer, type PgServer } from "../../src/pg/server.ts";
 import { createServer, type SdgwServer } from "../../src/server.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "../pg-helpers.ts";
 
+const { InMemoryTransport } = sdk;
 type Json = Record<string, any>;
 const GENEROUS = {
   keyQps: 100_000,
@@ -286,4 +288,52 @@ tasksSuite("on PostgreSQL", async () => {
       t = undefined;
     },
   };
+});
+
+describe("MCP tasks over an in-process transport (the stdio path: no /mcp layer)", () => {
+  it("a task-augmented call answers a task; tasks/get and tasks/result follow it", async () => {
+    const gate = new Gate();
+    gate.open(1000);
+    const server = createServer({
+      dbPath: ":memory:",
+      waitMs: 1,
+      log: () => undefined,
+      limits: GENEROUS,
+      providers: gated(gate),
+    });
+    try {
+      const gw = server.gateway;
+      const a = gw.accounts.createAccount({ name: "tasks stdio", plan: "paid" }).account;
+      gw.accounts.grant(a.id, 100_000);
+      const key = gw.accounts.createKey({ accountId: a.id, name: "mcp" }).secret;
+      const [c, s] = InMemoryTransport.createLinkedPair();
+      await createMcpServer({ app: server.app, apiKey: key, gateway: gw, keySource: "env" }).connect(s);
+      const waiting = new Map<number, (m: Json) => void>();
+      c.onmessage = (m) => waiting.get((m as Json)["id"])?.(m as Json);
+      await c.start();
+      let id = 0;
+      const send = (method: string, params: Json = {}) =>
+        new Promise<Json>((resolve) => {
+          waiting.set(++id, resolve);
+          void c.send({ jsonrpc: "2.0", id, method, params } as never);
+        });
+      const init = await send("initialize", {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "1" },
+      });
+      expect(init["result"]["capabilities"]["tasks"]).toEqual({ list: {}, requests: { tools: { call: {} } } });
+      await c.send({ jsonrpc: "2.0", method: "notifications/initialized" } as never);
+      const created = await send("tools/call", { name: "search", arguments: SEARCH, task: {} });
+      const taskId = created["result"]["task"]["taskId"] as string;
+      expect(taskId).toMatch(/^h_/);
+      const final = (await send("tasks/result", { taskId }))["result"] as Json;
+      expect(final["structuredContent"]["status"]).toBe("ok");
+      expect((await send("tasks/get", { taskId }))["result"]["status"]).toBe("completed");
+      expect((await send("tasks/cancel", { taskId }))["error"]["code"]).toBe(-32602);
+      await c.close();
+    } finally {
+      await server.close({ drainMs: 2000 });
+    }
+  }, 60_000);
 });
