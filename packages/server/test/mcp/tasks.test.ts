@@ -4,7 +4,8 @@
  * working to completed, `tasks/result` answers exactly the tool's final result (what a `handle` read answers, and
  * the same call's synchronous result but for ids and times), `tasks/list` lists the key's tasks, `tasks/cancel`
  * answers -32602 (a run cannot be stopped), reading a task charges nothing, and another key cannot read it. The
- * platforms are gated (as in progress.test.ts): the run moves only when the test lets it, so no test sleeps.
+ * platforms are gated (as in progress.test.ts): the run moves only when the test lets it, so no test sleeps. Last,
+ * the same over an in-process transport, the path of stdio (no /mcp layer).
  */
 import { Simulator, type PlatformProvider } from "@sdgw/engine";
 import type { Platform } from "@sdgw/types";
