@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { createServer } from "@sdgw/server";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { MCP_TOOL_DEFINITIONS } from "@sdgw/engine/mcp";
 import { FIXTURES, ROUTES } from "../../mock/src/generated/routes.ts";
 import { SAMPLES, send as sendTo, type Req } from "../../mock/test/helpers.ts";
 import { startMockHttp } from "./mock-http.ts";
@@ -292,5 +293,102 @@ describe("@sdgw/mock and @sdgw/server answer alike (differential)", () => {
     );
     expect(t.readToEnd).toBeGreaterThan(30);
     expect(t.differences, t.differences.slice(0, 30).join("\n")).toEqual([]);
+  });
+});
+
+/** One JSON-RPC request to `{baseUrl}/mcp` as `key`; its answer message. */
+async function rpc(baseUrl: string, key: string, method: string, params: Record<string, unknown>): Promise<any> {
+  const res = await fetch(`${baseUrl}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "x-api-key": key,
+      "mcp-protocol-version": "2025-11-25",
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return { status: res.status, ...((await res.json()) as Record<string, unknown>) };
+}
+
+/** What two MCP answers must give alike: the HTTP status, the error's code, the result's structured content. */
+function mcpGist(a: any): Answer {
+  return {
+    status: a.status,
+    type: "mcp",
+    body: a.error
+      ? { error: a.error.code }
+      : {
+          isError: a.result.isError ?? false,
+          structuredContent: a.result.structuredContent ?? null,
+          task: a.result.task?.status ?? null,
+        },
+  };
+}
+
+/** The tools and their arguments: each tool's operation's sample request (its body; none for the GET ones). */
+const TOOL_CALLS = MCP_TOOL_DEFINITIONS.flatMap((t) => {
+  const sample = BASES.find((b) => b.op === t.operationId);
+  if (!sample) return [];
+  const args = t.method === "POST" ? ((sample.req.body as Record<string, unknown> | undefined) ?? {}) : {};
+  return [{ tool: t, args }];
+});
+
+describe("@sdgw/mock and @sdgw/server answer alike over MCP (differential)", () => {
+  /** Calls every tool on both sides' /mcp and compares; a running answer is read by its handle to its end. */
+  async function callBoth(pair: Pair, asTask: boolean) {
+    const differences: string[] = [];
+    const compare = (label: string, m: Answer, s: Answer) => {
+      const found = differencesOf(gist(m), gist(s)).slice(0, 8);
+      const lines = found.map((d) => `  at ${d.path}\n    mock:   ${d.mock}\n    server: ${d.server}`);
+      if (found.length > 0) differences.push([label, ...lines].join("\n"));
+    };
+    let readToEnd = 0;
+    for (const { tool, args } of TOOL_CALLS) {
+      clock.t += 1000;
+      const withKey = tool.charging ? { ...args, idempotency_key: `mcp-diff-${++sequence}` } : args;
+      const params = { name: tool.name, arguments: withKey, ...(asTask && tool.charging ? { task: {} } : {}) };
+      const [m, s] = await Promise.all([
+        rpc(pair.mockUrl, pair.key, "tools/call", params),
+        rpc(pair.serverUrl, pair.key, "tools/call", params),
+      ]);
+      compare(`${tool.name}${asTask ? " as a task" : ""}`, mcpGist(m), mcpGist(s));
+      // The end of a run: tasks/result of its task, or its handle read until it is no longer running.
+      const end = async (baseUrl: string, first: any) => {
+        if (first.result?.task) return rpc(baseUrl, pair.key, "tasks/result", { taskId: first.result.task.taskId });
+        let last = first;
+        for (let i = 0; i < 400 && last.result?.structuredContent?.status === "running"; i++) {
+          await new Promise((r) => setTimeout(r, 5));
+          const handle = String(last.result.structuredContent.handle);
+          last = await rpc(baseUrl, pair.key, "tools/call", { name: tool.name, arguments: { handle } });
+        }
+        return last;
+      };
+      if (m.result?.task || s.result?.task || m.result?.structuredContent?.status === "running") {
+        readToEnd++;
+        const [me, se] = await Promise.all([end(pair.mockUrl, m), end(pair.serverUrl, s)]);
+        compare(`${tool.name}${asTask ? " as a task" : ""}, to its end`, mcpGist(me), mcpGist(se));
+      }
+    }
+    return { differences, readToEnd };
+  }
+
+  it("gives the same structured results to the same tool calls, apart from ids and timestamps", {
+    timeout: 240_000,
+  }, async () => {
+    expect(TOOL_CALLS.length).toBe(MCP_TOOL_DEFINITIONS.length);
+    const t = await callBoth(inline, false);
+    expect(t.differences, t.differences.slice(0, 30).join("\n")).toEqual([]);
+  });
+
+  it("gives the same running answers, tasks and ends to tool calls that go on past their answer", {
+    timeout: 240_000,
+  }, async () => {
+    const plain = await callBoth(background, false);
+    const tasks = await callBoth(background, true);
+    expect(plain.readToEnd).toBeGreaterThan(5);
+    expect(tasks.readToEnd).toBeGreaterThan(5);
+    const all = [...plain.differences, ...tasks.differences];
+    expect(all, all.slice(0, 30).join("\n")).toEqual([]);
   });
 });

@@ -4,9 +4,12 @@
  * own route (so keys, validation, credits, 202 runs, idempotency and forced scenarios are the mock's HTTP ones), the
  * same results (`structuredContent` and its text copy, `isError` with the error structure, the running answer with a
  * note), `handle` reads, and answers over the size bound cut with `more`. A missing or refused key answers 401 as
- * the server does (D142). Progress notifications and tasks are not offered: a 202 answers the running answer.
+ * the server does (D142). Tasks are offered as the server offers them (D145): a charging tool called with `task`
+ * answers a task whose id is the run's handle, and `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`
+ * follow it, a task moving as the mock's runs move (each read of it is one poll). Progress notifications are not
+ * sent: a 202 answers the running answer.
  */
-import { KEY_REFUSALS, presentedKey, REFUSALS } from "@sdgw/engine";
+import { DAY_MS, KEY_REFUSALS, presentedKey, REFUSALS } from "@sdgw/engine";
 import {
   fitAnswer,
   MCP_ANSWER_BYTES,
@@ -134,7 +137,7 @@ async function serve(
       const asked = String(params["protocolVersion"] ?? "");
       return {
         protocolVersion: PROTOCOL_VERSIONS.includes(asked) ? asked : PROTOCOL_VERSIONS[0],
-        capabilities: { tools: {} },
+        capabilities: { tools: {}, tasks: { list: {}, requests: { tools: { call: {} } } } },
         serverInfo: { name: "sdgw-mock", version: "1.0.0" },
         instructions:
           "Social Data Gateway (mock): the gateway's 16 tools answered by @sdgw/mock. Pass a result's handle or more.handle as handle to the same tool to read on (free).",
@@ -156,6 +159,7 @@ async function serve(
           inputSchema: t.inputSchema,
           outputSchema: t.outputSchema,
           annotations: t.annotations,
+          ...(t.charging ? { execution: { taskSupport: "optional" } } : {}),
         })),
       };
     case "tools/call": {
@@ -166,14 +170,179 @@ async function serve(
           -32602,
           `Unknown tool ${name}. Tools: ${MCP_TOOL_DEFINITIONS.map((t) => t.name).join(", ")}.`,
         );
-      return (await call(ctx, key, tool, (params["arguments"] ?? {}) as Json)) as unknown as Json;
+      if (params["task"] === undefined)
+        return (await call(ctx, key, tool, (params["arguments"] ?? {}) as Json)) as unknown as Json;
+      if (!tool.charging)
+        throw new RpcError(
+          -32601,
+          `${name} does not run as a task (its execution.taskSupport is forbidden): call it without task.`,
+        );
+      return callAsTask(ctx, key, tool, (params["arguments"] ?? {}) as Json);
+    }
+    case "tasks/get":
+      return (await taskOf(ctx, key, taskIdOf(params))).task;
+    case "tasks/result": {
+      const taskId = taskIdOf(params);
+      const { tool } = await taskOf(ctx, key, taskId);
+      // The mock's run moves when it is read: read it until it ends (a few polls; a forced `running` one more each).
+      for (let i = 0; i < 1000 && (await readResult(ctx, key, taskId)).status === 202; i++);
+      const r = await read(ctx, key, tool, taskId);
+      return { ...r, _meta: { [RELATED_TASK]: { taskId } } } as unknown as Json;
+    }
+    case "tasks/list": {
+      const cursor = params["cursor"];
+      let from = 0;
+      if (cursor !== undefined) {
+        const m = typeof cursor === "string" ? /^t([0-9]{1,4})$/.exec(cursor) : null;
+        if (!m)
+          throw new RpcError(
+            -32602,
+            "Invalid cursor: pass nextCursor of the previous tasks/list answer exactly as given.",
+          );
+        from = Number(m[1]);
+      }
+      const all = tasksOf(ctx, key);
+      return {
+        tasks: all.slice(from, from + TASKS_PAGE),
+        ...(from + TASKS_PAGE < all.length ? { nextCursor: `t${from + TASKS_PAGE}` } : {}),
+      };
+    }
+    case "tasks/cancel": {
+      const taskId = taskIdOf(params);
+      const { task } = await taskOf(ctx, key, taskId);
+      throw new RpcError(
+        -32602,
+        task["status"] === "working"
+          ? `Task ${taskId} cannot be cancelled: a run of the gateway cannot be stopped once started. It ends on its own; nothing is charged for a run that fails.`
+          : `Task ${taskId} cannot be cancelled: it is already ${String(task["status"])}.`,
+      );
     }
     default:
       throw new RpcError(
         -32601,
-        `Method not found: ${method}. The mock serves initialize, ping, tools/list and tools/call.`,
+        `Method not found: ${method}. The mock serves initialize, ping, tools/list, tools/call and tasks/get, result, list and cancel.`,
       );
   }
+}
+
+/** The `_meta` key that ties a message to its task (MCP 2025-11-25). */
+const RELATED_TASK = "io.modelcontextprotocol/related-task";
+/** Tasks per page of `tasks/list`. */
+const TASKS_PAGE = 50;
+
+/** The `taskId` of tasks/get, result and cancel. */
+function taskIdOf(params: Json): string {
+  const id = params["taskId"];
+  if (typeof id !== "string") throw new RpcError(-32602, "taskId is required: the task's id (a results handle).");
+  return id;
+}
+
+function noSuchTask(taskId: string): never {
+  throw new RpcError(
+    -32602,
+    `Failed to retrieve task: no task ${taskId.slice(0, 140)} of this key. A task id is the handle of a run of one of the charging tools, readable by the key that started it for 24 hours.`,
+  );
+}
+
+/** `GET /v1/results/{handle}` of the mock, as the key (one poll of a running run). */
+function readResult(ctx: MockContext, key: string, handle: string): Promise<Reply> {
+  return route(ctx, key, "getResult", `/v1/results/${encodeURIComponent(handle)}?format=json`, { handle }, null, null);
+}
+
+/** The tool that made a handle of this key (a run, or an answer kept for `more`); null when none. */
+function madeBy(ctx: MockContext & { mcpKept: McpKept }, key: string, handle: string): McpToolDefinition | null {
+  const kept = ctx.mcpKept.get(handle);
+  if (kept) return kept.key === key ? (BY_NAME.get(kept.tool) ?? null) : null;
+  const run = ctx.store.runMap.get(handle);
+  if (!run || run.key !== key) return null;
+  const name = BY_OPERATION.get(run.operationId);
+  return name ? (BY_NAME.get(name) ?? null) : null;
+}
+
+/**
+ * The task of a handle (D145): its status from a read of it (one poll of the mock's run), or from the call's own
+ * answer when given: 202 working, 200 completed, else failed.
+ */
+async function taskOf(
+  ctx: MockContext & { mcpKept: McpKept },
+  key: string,
+  taskId: string,
+  answered?: Reply,
+): Promise<{ tool: McpToolDefinition; task: Json }> {
+  const tool = madeBy(ctx, key, taskId);
+  if (!tool?.charging) noSuchTask(taskId);
+  const now = new Date(ctx.clock()).toISOString();
+  const kept = ctx.mcpKept.get(taskId);
+  // The call's own answer when it was just made (a read would be a poll, moving the run).
+  const r: Reply =
+    answered ?? (kept ? { status: 200, headers: {}, json: kept.answer } : await readResult(ctx, key, taskId));
+  if (r.status === 404 || r.status === 410) noSuchTask(taskId);
+  const status = r.status === 202 ? "working" : r.status === 200 ? "completed" : "failed";
+  const body = r.json as Json | undefined;
+  return {
+    tool,
+    task: {
+      taskId,
+      status,
+      ttl: DAY_MS,
+      createdAt: now,
+      lastUpdatedAt: now,
+      ...(status === "working" ? { pollInterval: Math.max(1, Number(body?.["retry_after_seconds"] ?? 1)) * 1000 } : {}),
+      ...(status === "failed"
+        ? { statusMessage: `${tool.name} failed: ${String(body?.["message"] ?? `HTTP ${r.status}`)}` }
+        : {}),
+    },
+  };
+}
+
+/** The key's tasks, newest first, their status as they stand (no run is read: listing moves nothing). */
+function tasksOf(ctx: MockContext & { mcpKept: McpKept }, key: string): Json[] {
+  const now = new Date(ctx.clock()).toISOString();
+  const out: Json[] = [];
+  for (const run of ctx.store.runMap.values()) {
+    const name = BY_OPERATION.get(run.operationId);
+    if (run.key !== key || !name || !BY_NAME.get(name)?.charging || run.status === "expired") continue;
+    const status = run.status === "running" ? "working" : run.status === "finished" ? "completed" : "failed";
+    out.push({
+      taskId: run.handle,
+      status,
+      ttl: DAY_MS,
+      createdAt: now,
+      lastUpdatedAt: run.endedAt !== undefined ? new Date(run.endedAt).toISOString() : now,
+      ...(status === "working" ? { pollInterval: ctx.retryAfter * 1000 } : {}),
+    });
+  }
+  for (const [handle, kept] of ctx.mcpKept)
+    if (kept.key === key)
+      out.push({ taskId: handle, status: "completed", ttl: DAY_MS, createdAt: now, lastUpdatedAt: now });
+  return out.reverse();
+}
+
+/** A task-augmented call of a charging tool (D145): a task whose id is the run's handle, or the refusal as is. */
+async function callAsTask(
+  ctx: MockContext & { mcpKept: McpKept },
+  key: string,
+  tool: McpToolDefinition,
+  args: Json,
+): Promise<Json> {
+  if (args["handle"] !== undefined) {
+    const m = typeof args["handle"] === "string" ? HANDLE_ARG.exec(args["handle"]) : null;
+    if (!m) return (await read(ctx, key, tool, args["handle"])) as unknown as Json;
+    return { task: (await taskOf(ctx, key, m[1]!)).task };
+  }
+  let answered: Reply | null = null;
+  const r = await call(ctx, key, tool, args, (reply) => (answered = reply));
+  const reply = answered as Reply | null;
+  const body = reply?.json as Json | undefined;
+  if (!reply || !body || (reply.status !== 200 && reply.status !== 202)) return r as unknown as Json;
+  let taskId = typeof body["handle"] === "string" ? body["handle"] : null;
+  if (!taskId && reply.status === 200) {
+    // An answer that finished at once is kept under a handle, which is its task's id.
+    taskId = newHandle();
+    ctx.mcpKept.set(taskId, { tool: tool.name, key, answer: body });
+  }
+  if (!taskId) return r as unknown as Json;
+  return { task: (await taskOf(ctx, key, taskId, reply)).task };
 }
 
 /** Calls a route of the mock in-process, as a client of its HTTP API would, with the key of the MCP request. */
@@ -229,6 +398,7 @@ async function call(
   key: string,
   tool: McpToolDefinition,
   args: Json,
+  onAnswer?: (reply: Reply) => void,
 ): Promise<ToolResult> {
   if (tool.charging && args["handle"] !== undefined) return read(ctx, key, tool, args["handle"]);
   const { handle: _h, idempotency_key: idem, ...body } = args;
@@ -264,6 +434,7 @@ async function call(
   const answered = r.json as Json | undefined;
   if (answered && file && r.status === 200 && answered["tool"] === "batch_stats")
     answered["applied_params"] = { ...(answered["applied_params"] as Json), format: file };
+  onAnswer?.(r);
   return result(ctx, key, tool, r, 0, typeof answered?.["handle"] === "string" ? (answered["handle"] as string) : null);
 }
 

@@ -11,7 +11,7 @@ import { setupServer } from "msw/node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { sdk } from "../../server/test/mcp/sdk-client.ts";
 import { createMock, scenario } from "../src/index.ts";
-import { BASE, KEY } from "./helpers.ts";
+import { BASE, KEY, NOSCOPE } from "./helpers.ts";
 
 const { Client, StreamableHTTPClientTransport } = sdk;
 type Json = Record<string, any>;
@@ -143,5 +143,94 @@ describe("MCP at the mock's /mcp", () => {
     });
     expect(body["error"]["message"]).toMatch(/^This key is not valid\./);
     await expect(connect("sdgw_wrong")).rejects.toThrow(/This key is not valid/);
+  });
+});
+
+/** One raw JSON-RPC request to the mock's /mcp as `key`; the answer message. */
+async function rpc(method: string, params: Json = {}, key = KEY): Promise<Json> {
+  const res = await fetch(`${BASE}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "x-api-key": key },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as Json;
+}
+
+/** Structured content without what differs between two calls: ids, times. */
+function withoutIds(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutIds);
+  if (!v || typeof v !== "object") return v;
+  const out: Json = {};
+  for (const [k, x] of Object.entries(v as Json))
+    if (k !== "request_id" && k !== "handle" && k !== "billing" && !/_at$/.test(k)) out[k] = withoutIds(x);
+  return out;
+}
+
+describe("MCP tasks at the mock's /mcp (D145)", () => {
+  it("advertises tasks and taskSupport; a free tool refuses a task with -32601", async () => {
+    const init = await rpc("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "1" },
+    });
+    expect(init["result"]["capabilities"]["tasks"]).toEqual({ list: {}, requests: { tools: { call: {} } } });
+    const tools = (await rpc("tools/list"))["result"]["tools"] as Json[];
+    expect(tools.find((t) => t["name"] === "search")!["execution"]).toEqual({ taskSupport: "optional" });
+    expect(tools.find((t) => t["name"] === "find")!["execution"]).toBeUndefined();
+    expect((await rpc("tools/call", { name: "account", arguments: {}, task: {} }))["error"]["code"]).toBe(-32601);
+  });
+
+  it("a slow call as a task: working, then completed; its result is the handle read's; reads are free", async () => {
+    const args = { platform: "x", query: "slow coffee" };
+    const created = (await rpc("tools/call", { name: "search", arguments: args, task: {} }))["result"] as Json;
+    const taskId = created["task"]["taskId"] as string;
+    expect(taskId).toMatch(/^h_/);
+    expect(created["task"]["status"]).toBe("working");
+    const got = (await rpc("tasks/get", { taskId }))["result"] as Json;
+    expect(got).toMatchObject({ taskId, status: "working" });
+    expect(got["pollInterval"]).toBeGreaterThan(0);
+    expect((await rpc("tasks/cancel", { taskId }))["error"]["code"]).toBe(-32602);
+
+    const final = (await rpc("tasks/result", { taskId }))["result"] as Json;
+    expect(final["_meta"]["io.modelcontextprotocol/related-task"]).toEqual({ taskId });
+    expect(final["structuredContent"]["status"]).toBe("ok");
+    expect(((await rpc("tasks/get", { taskId }))["result"] as Json)["status"]).toBe("completed");
+
+    const account = async () =>
+      withoutIds((await rpc("tools/call", { name: "account", arguments: {} }))["result"]["structuredContent"]);
+    const before = await account();
+    const { _meta, ...again } = (await rpc("tasks/result", { taskId }))["result"] as Json;
+    await rpc("tasks/get", { taskId });
+    const list = (await rpc("tasks/list"))["result"] as Json;
+    expect(list["tasks"].map((t: Json) => t["taskId"])).toContain(taskId);
+    expect(list["tasks"].find((t: Json) => t["taskId"] === taskId)["status"]).toBe("completed");
+    const byHandle = (await rpc("tools/call", { name: "search", arguments: { handle: taskId } }))["result"] as Json;
+    expect(again).toEqual(byHandle);
+    expect(await account()).toEqual(before);
+    // The same call without a task, read by its handle to its end: the same answer but for ids and times.
+    const started = (await rpc("tools/call", { name: "search", arguments: args }))["result"] as Json;
+    let sync = started;
+    for (let i = 0; i < 10 && sync["structuredContent"]["status"] === "running"; i++)
+      sync = (
+        await rpc("tools/call", { name: "search", arguments: { handle: started["structuredContent"]["handle"] } })
+      )["result"] as Json;
+    expect(withoutIds(again["structuredContent"])).toEqual(withoutIds(sync["structuredContent"]));
+    expect((await rpc("tasks/cancel", { taskId }))["error"]["code"]).toBe(-32602);
+    expect((await rpc("tasks/list", { cursor: "nope" }))["error"]["code"]).toBe(-32602);
+  });
+
+  it("an inline call as a task is completed at once; another key cannot read or list it", async () => {
+    const created = (
+      await rpc("tools/call", { name: "search", arguments: { platform: "x", query: "coffee" }, task: {} })
+    )["result"] as Json;
+    const taskId = created["task"]["taskId"] as string;
+    expect(created["task"]["status"]).toBe("completed");
+    const final = (await rpc("tasks/result", { taskId }))["result"] as Json;
+    expect(final["structuredContent"]["status"]).toBe("ok");
+    for (const method of ["tasks/get", "tasks/result", "tasks/cancel"])
+      expect((await rpc(method, { taskId }, NOSCOPE))["error"]["code"]).toBe(-32602);
+    const theirs = (await rpc("tasks/list", {}, NOSCOPE))["result"]["tasks"] as Json[];
+    expect(theirs.map((t) => t["taskId"])).not.toContain(taskId);
   });
 });

@@ -5,10 +5,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
-import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { CallToolResult, StandardSchemaV1 } from "@modelcontextprotocol/server";
 import { errorAnswer, requestValidators, toCsv, toNdjson } from "@sdgw/validators";
 import type { FastifyInstance } from "fastify";
 import type { GatewayPorts as Gateway } from "../systems/ports.ts";
+import type { ConsoleResult } from "../systems/runs.ts";
 import { newHandle, newRequestId } from "../ids.ts";
 import { fitAnswer, MCP_ANSWER_BYTES, MCP_TOOL_DEFINITIONS, type McpToolDefinition, rowCount } from "@sdgw/engine/mcp";
 import { selectTools, type McpToolFilter } from "./toolsets.ts";
@@ -76,6 +77,53 @@ export const MCP_INSTRUCTIONS = [
 ].join("\n");
 
 const HANDLE_ARG = /^([A-Za-z0-9_-]{1,128})(?:\.([0-9]{1,9}))?$/;
+/** A results handle, as a task id (D145). */
+const HANDLE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** The `_meta` key that ties a message to its task (MCP 2025-11-25). */
+const RELATED_TASK = "io.modelcontextprotocol/related-task";
+/** Tasks per page of `tasks/list`. */
+const TASKS_PAGE = 50;
+
+/** A Standard Schema of request params (the SDK's form for methods it does not route, `tasks/*`). */
+function paramsSchema<T>(check: (v: Record<string, unknown>) => T | string): StandardSchemaV1<unknown, T> {
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "sdgw",
+      validate: (v) => {
+        const out = check(v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+        return typeof out === "string" ? { issues: [{ message: out }] } : { value: out };
+      },
+    },
+  };
+}
+/** The params of `tasks/get`, `tasks/result` and `tasks/cancel`. */
+const TASK_ID_PARAMS = {
+  params: paramsSchema((v) =>
+    typeof v["taskId"] === "string" ? { taskId: v["taskId"] } : "taskId is required: the task's id (a results handle).",
+  ),
+};
+/** The params of `tasks/list`. */
+const CURSOR_PARAMS = { params: paramsSchema((v) => ({ cursor: v["cursor"] })) };
+
+/**
+ * The SDK's Server, taking a task-augmented `tools/call` (D145): the SDK 2.4.0 checks every `tools/call` result
+ * against CallToolResult, so the CreateTaskResult such a call answers skips that check (its request is still
+ * checked against the protocol's schema).
+ */
+class TaskServer extends Server {
+  protected override _wrapHandler(
+    method: string,
+    handler: Parameters<Server["_wrapHandler"]>[1],
+  ): ReturnType<Server["_wrapHandler"]> {
+    const wrapped = super._wrapHandler(method, handler);
+    if (method !== "tools/call") return wrapped;
+    return (request, ctx) =>
+      (request.params as { task?: unknown } | undefined)?.task !== undefined
+        ? handler(request, ctx)
+        : wrapped(request, ctx);
+  }
+}
 
 /** The file formats `batch_stats` takes besides json (D24). */
 type FileFormat = "csv" | "ndjson";
@@ -168,6 +216,11 @@ const bytesOf = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
  *   the gateway, and a handle refused as above, are a tool result with `isError: true` and the error structure as
  *   `structuredContent` (`invalid_params` naming the parameter for bad arguments, D66).
  * - With `keySource: "env"` (stdio), an `unauthorized` answer's fix says to set SDGW_API_KEY (D65).
+ * - Tasks (MCP 2025-11-25, D145), with `gateway` only: `capabilities.tasks` (list, tools/call), the charging tools
+ *   declare `execution.taskSupport: "optional"`; a `tools/call` with `task` answers a task whose `taskId` is the
+ *   run's handle; `tasks/get` gives its status (working, completed, failed), `tasks/result` the tool's final result
+ *   once the run ended, `tasks/list` the key's tasks (cursor paging), and `tasks/cancel` answers -32602 (a run
+ *   cannot be stopped). Reading a task is free; another key's task is not found (-32602).
  *
  * @throws `McpToolsetError` when `toolsets` names a toolset that is not one.
  */
@@ -177,9 +230,18 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   const keySource = options.keySource ?? "headers";
   const maxWaitMs = Math.max(0, options.maxWaitMs ?? MCP_MAX_WAIT_MS);
   const tools = selectTools(options);
-  const server = new Server(
+  const server = new TaskServer(
     { name: "sdgw", version: "1.0.0" },
-    { capabilities: { tools: {}, resources: {} }, instructions: MCP_INSTRUCTIONS },
+    {
+      capabilities: {
+        tools: {},
+        resources: {},
+        // Tasks (D145) follow the gateway's runs: offered only with the gateway at hand. No `cancel`: a run cannot
+        // be stopped once started (the seed gives no way to), so `tasks/cancel` answers that it cannot.
+        ...(gateway ? { tasks: { list: {}, requests: { tools: { call: {} } } } } : {}),
+      },
+      instructions: MCP_INSTRUCTIONS,
+    },
   );
   const byName = new Map(tools.map((t) => [t.name, t]));
   const isTool = (name: string) => byName.get(name)?.charging === true;
@@ -199,6 +261,8 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       inputSchema: t.inputSchema,
       outputSchema: t.outputSchema,
       annotations: t.annotations,
+      // The charging tools can run long (a 202 and a handle): with the gateway at hand they run as tasks (D145).
+      ...(gateway && t.charging ? { execution: { taskSupport: "optional" } } : {}),
     }));
     return { tools: listed } as never;
   });
@@ -532,13 +596,186 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     return running(tool, last, Date.now() - started);
   }
 
+  /** A task not found for this key (D145): MCP's -32602, as for any unknown task id. */
+  function noSuchTask(taskId: string): never {
+    return invalidParams(
+      `Failed to retrieve task: no task ${taskId.slice(0, 140)} of this key. A task id is the handle of a run of one of the charging tools, readable by the key that started it for 24 hours.`,
+    );
+  }
+
+  /** The key's runs of the offered charging tools that have a handle, newest first (at most 200, D145). */
+  async function taskRows(): Promise<ConsoleResult[]> {
+    const key = await callerKey();
+    if (!key) return [];
+    const rows = await gateway!.runs.consoleResults(key.account_id, key.name);
+    const mine: ConsoleResult[] = [];
+    for (const row of rows) {
+      if (!row.handle || !row.operation || !isTool(row.operation)) continue;
+      // Another key of the same name (a rotated one) is another caller: its runs are not listed.
+      if ((await gateway!.runs.operationOf(row.handle, key.id)) !== row.operation) continue;
+      mine.push(row);
+    }
+    return mine;
+  }
+
+  /** A run's row as an MCP task (tasks/list), its status from the run's state. */
+  function taskOfRow(row: ConsoleResult): Json {
+    const status = row.state === "running" ? "working" : row.state === "finished" ? "completed" : "failed";
+    return {
+      taskId: row.handle,
+      status,
+      ttl: gateway!.config.retentionMs,
+      createdAt: row.started_at,
+      lastUpdatedAt: row.ended_at ?? row.started_at,
+      ...(status === "working" ? { pollInterval: gateway!.config.pollAfterSeconds * 1000 } : {}),
+    };
+  }
+
+  /**
+   * The task of a handle (tasks/get, D145): its status from what a read of the handle answers (free): 202 working
+   * (pollInterval from its Retry-After), 200 completed, an error of the run failed; a handle that is not this key's,
+   * not of an offered charging tool, or expired is no task (-32602).
+   */
+  async function taskOf(taskId: string): Promise<{ tool: string; task: Json }> {
+    if (!HANDLE_ID.test(taskId)) noSuchTask(taskId);
+    const tool = await madeBy(taskId);
+    if (tool === null || !isTool(tool)) noSuchTask(taskId);
+    const r = await forward("GET", `/v1/results/${encodeURIComponent(taskId)}?format=json`, null, null);
+    if (r.status === 404 || r.status === 410) noSuchTask(taskId);
+    const status = r.status === 202 ? "working" : r.status === 200 ? "completed" : "failed";
+    // Its times: its row among the key's calls (the handle was checked to be this key's above).
+    const key = await callerKey();
+    const row = key
+      ? (await gateway!.runs.consoleResults(key.account_id, key.name)).find((t) => t.handle === taskId)
+      : undefined;
+    const now = new Date(gateway!.now()).toISOString();
+    const waves = r.json?.["waves"] as { planned?: number; done?: number } | undefined;
+    const statusMessage =
+      status === "working"
+        ? `${tool} is running${waves ? `: ${waves.done ?? 0} of ${waves.planned ?? "?"} waves done` : ""}.`
+        : status === "failed"
+          ? `${tool} failed: ${String(r.json?.["message"] ?? `HTTP ${r.status}`)}`
+          : undefined;
+    return {
+      tool,
+      task: {
+        taskId,
+        status,
+        ttl: gateway!.config.retentionMs,
+        createdAt: row?.started_at ?? now,
+        lastUpdatedAt: row?.ended_at ?? row?.started_at ?? now,
+        ...(status === "working"
+          ? { pollInterval: Math.max(1, Number(r.json?.["retry_after_seconds"] ?? 1)) * 1000 }
+          : {}),
+        ...(statusMessage ? { statusMessage } : {}),
+      },
+    };
+  }
+
+  /**
+   * Resolves once the run under `handle` has ended (a read then answers its end) or `signal` aborts: a run of this
+   * process is followed as it moves (`runs.watch`), another is read every `pollIntervalMs` (else its Retry-After).
+   */
+  async function untilEnded(handle: string, signal: AbortSignal): Promise<void> {
+    const followed = await new Promise<boolean>((resolve, reject) => {
+      let over = false;
+      let stop: (() => void) | null = null;
+      const onAbort = () => end(true);
+      const end = (ended: boolean) => {
+        if (over) return;
+        over = true;
+        stop?.();
+        signal.removeEventListener("abort", onAbort);
+        resolve(ended);
+      };
+      Promise.resolve(
+        gateway!.runs.watch(handle, (p) => {
+          if (p.ended) end(true);
+        }),
+      ).then((unwatch) => {
+        if (unwatch === null) return end(false); // not a run of this process, or ended: read it
+        if (over) return unwatch();
+        stop = unwatch;
+        signal.addEventListener("abort", onAbort, { once: true });
+        if (signal.aborted) onAbort();
+      }, reject);
+    });
+    if (followed) return;
+    for (;;) {
+      if (signal.aborted) return;
+      const r = await forward("GET", `/v1/results/${encodeURIComponent(handle)}?format=json`, null, null);
+      if (r.status !== 202) return;
+      const interval = options.pollIntervalMs ?? Math.max(1, Number(r.json?.["retry_after_seconds"] ?? 1)) * 1000;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, interval);
+        signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
+  }
+
+  /** The CreateTaskResult of a call that made `handle` (D145). */
+  async function created(handle: string): Promise<CallToolResult> {
+    return { task: (await taskOf(handle)).task } as never;
+  }
+
+  if (gateway) {
+    server.setRequestHandler(
+      "tasks/get",
+      TASK_ID_PARAMS,
+      async (params) => (await taskOf(params.taskId)).task as never,
+    );
+    server.setRequestHandler("tasks/result", TASK_ID_PARAMS, async (params, ctx) => {
+      const taskId = params.taskId;
+      const { tool } = await taskOf(taskId);
+      await untilEnded(taskId, ctx.mcpReq.signal);
+      const r = await read(tool, taskId);
+      return { ...r, _meta: { ...r._meta, [RELATED_TASK]: { taskId } } } as never;
+    });
+    server.setRequestHandler("tasks/list", CURSOR_PARAMS, async (params) => {
+      const cursor = params.cursor;
+      let from = 0;
+      if (cursor !== undefined) {
+        const m = typeof cursor === "string" ? /^t([0-9]{1,4})$/.exec(cursor) : null;
+        if (!m) invalidParams("Invalid cursor: pass nextCursor of the previous tasks/list answer exactly as given.");
+        from = Number(m[1]);
+      }
+      const rows = await taskRows();
+      const page = rows.slice(from, from + TASKS_PAGE);
+      return {
+        tasks: page.map(taskOfRow),
+        ...(from + TASKS_PAGE < rows.length ? { nextCursor: `t${from + TASKS_PAGE}` } : {}),
+      } as never;
+    });
+    server.setRequestHandler("tasks/cancel", TASK_ID_PARAMS, async (params) => {
+      const { task } = await taskOf(params.taskId);
+      return invalidParams(
+        task["status"] === "working"
+          ? `Task ${params.taskId} cannot be cancelled: a run of the gateway cannot be stopped once started. It ends on its own; nothing is charged for a run that fails.`
+          : `Task ${params.taskId} cannot be cancelled: it is already ${String(task["status"])}.`,
+      );
+    });
+  }
+
   server.setRequestHandler("tools/call", async (request, ctx) => {
     const { name } = request.params;
     const spec = byName.get(name);
     if (!spec) invalidParams(`Unknown tool ${name}. Tools: ${tools.map((t) => t.name).join(", ")}.`);
     const args = (request.params.arguments ?? {}) as Json;
 
-    if (spec.charging && args["handle"] !== undefined) return read(name, args["handle"]);
+    const asTask = (request.params as { task?: unknown }).task !== undefined;
+    if (asTask && !(gateway && spec.charging))
+      throw new ProtocolError(
+        ProtocolErrorCode.MethodNotFound,
+        `${name} does not run as a task (its execution.taskSupport is forbidden): call it without task.`,
+      );
+
+    if (spec.charging && args["handle"] !== undefined) {
+      if (!asTask) return read(name, args["handle"]);
+      // The task of an existing handle: the handle is the task (D145).
+      const m = typeof args["handle"] === "string" ? HANDLE_ARG.exec(args["handle"]) : null;
+      if (!m) return read(name, args["handle"]);
+      return created(m[1]!);
+    }
 
     const { handle: _h, idempotency_key: idem, ...body } = args;
     if (idem !== undefined && (typeof idem !== "string" || !/^[!-~]{1,255}$/.test(idem))) {
@@ -601,6 +838,11 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       if (stored) return read(name, stored);
     }
     const handle = answer.json && typeof answer.json["handle"] === "string" ? answer.json["handle"] : null;
+    if (asTask && answer.json && (answer.status === 200 || answer.status === 202)) {
+      // A task (D145): its id is the run's handle; an answer that finished inline is kept under one first.
+      const taskId = handle ?? (answer.status === 200 ? await keep(name, answer.json, newHandle()) : null);
+      if (taskId) return created(taskId);
+    }
     const token =
       (request.params as { _meta?: { progressToken?: string | number } })._meta?.progressToken ??
       ctx.mcpReq._meta?.progressToken;

@@ -1,0 +1,340 @@
+/**
+ * MCP tasks (issue 34, D145), raw JSON-RPC over Streamable HTTP on a listening server, on the embedded store and on
+ * PostgreSQL: a task-augmented `tools/call` answers a task whose id is the run's handle, `tasks/get` follows it from
+ * working to completed, `tasks/result` answers exactly the tool's final result (what a `handle` read answers, and
+ * the same call's synchronous result but for ids and times), `tasks/list` lists the key's tasks, `tasks/cancel`
+ * answers -32602 (a run cannot be stopped), reading a task charges nothing, and another key cannot read it. The
+ * platforms are gated (as in progress.test.ts): the run moves only when the test lets it, so no test sleeps. Last,
+ * the same over an in-process transport, the path of stdio (no /mcp layer).
+ */
+import { Simulator, type PlatformProvider } from "@sdgw/engine";
+import type { Platform } from "@sdgw/types";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMcpServer, mcpRoutes } from "../../src/mcp/index.ts";
+import { sdk } from "./sdk-client.ts";
+import { createPgServer, type PgServer } from "../../src/pg/server.ts";
+import { createServer, type SdgwServer } from "../../src/server.ts";
+import { pgUrl, testDatabase, type TestDatabase } from "../pg-helpers.ts";
+
+const { InMemoryTransport } = sdk;
+type Json = Record<string, any>;
+const GENEROUS = {
+  keyQps: 100_000,
+  workspaceConcurrency: 100_000,
+  addressPerMinute: 100_000,
+  failureThreshold: 100_000,
+};
+const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+const SEARCH = { platforms: ["weibo", "x", "reddit"], query: "camping", count: 5 };
+
+/** A counting gate: `wait` resolves when a permit is given (now, or when `open` gives one). */
+class Gate {
+  private permits = 0;
+  private readonly waiting: Array<() => void> = [];
+  wait(): Promise<void> {
+    if (this.permits > 0) {
+      this.permits--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  open(n = 1): void {
+    for (let i = 0; i < n; i++) {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.permits++;
+    }
+  }
+}
+
+/** The simulator's providers, each call waiting at `gate` first. */
+function gated(gate: Gate): Record<Platform, PlatformProvider> {
+  const sim = new Simulator({ knobs: { "*": { latencyMs: 0 } } });
+  return Object.fromEntries(
+    Object.entries(sim.providers).map(([platform, provider]) => [
+      platform,
+      new Proxy(provider, {
+        get(target, prop) {
+          if (prop === "call")
+            return async (request: Parameters<PlatformProvider["call"]>[0]) => {
+              await gate.wait();
+              return target.call(request);
+            };
+          const value = Reflect.get(target, prop, target) as unknown;
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      }),
+    ]),
+  ) as Record<Platform, PlatformProvider>;
+}
+
+/** One JSON-RPC request to `url` as `key`; the answer message (from a JSON body or an event stream). */
+async function rpc(url: string, key: string, method: string, params: Json = {}): Promise<Json> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { ...MCP_HEADERS, "x-api-key": key, "mcp-protocol-version": "2025-11-25" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  if (!String(res.headers.get("content-type")).startsWith("text/event-stream")) return JSON.parse(text) as Json;
+  const messages = text
+    .split("\n")
+    .filter((l) => l.startsWith("data: "))
+    .map((l) => JSON.parse(l.slice(6)) as Json);
+  return messages.find((m) => m["id"] === 1)!;
+}
+
+/** A result's structured content without what differs between two calls: ids, times, the account's balance. */
+function normalized(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(normalized);
+  if (!v || typeof v !== "object") return v;
+  const out: Json = {};
+  for (const [k, x] of Object.entries(v as Json)) {
+    if (k === "request_id" || k === "handle" || k === "billing" || /_at$/.test(k)) continue;
+    out[k] = normalized(x);
+  }
+  return out;
+}
+
+interface Subject {
+  url: string;
+  key: string;
+  otherKey: string;
+  gate: Gate;
+}
+
+function tasksSuite(label: string, start: () => Promise<Subject & { close(): Promise<void> }>) {
+  describe(`MCP tasks, ${label}`, () => {
+    let s: Subject & { close(): Promise<void> };
+    beforeAll(async () => {
+      s = await start();
+    }, 60_000);
+    afterAll(async () => {
+      s?.gate.open(1000);
+      await s?.close();
+    });
+
+    it("advertises tasks (list and tools/call, no cancel) and taskSupport on the tools that can run long", async () => {
+      const init = await rpc(s.url, s.key, "initialize", {
+        protocolVersion: "2025-11-25",
+        capabilities: { tasks: {} },
+        clientInfo: { name: "raw", version: "1" },
+      });
+      expect(init["result"]["capabilities"]["tasks"]).toEqual({ list: {}, requests: { tools: { call: {} } } });
+      const tools = (await rpc(s.url, s.key, "tools/list"))["result"]["tools"] as Json[];
+      const byName = new Map(tools.map((t) => [t["name"], t]));
+      expect(byName.get("search")!["execution"]).toEqual({ taskSupport: "optional" });
+      expect(byName.get("brand_buzz")!["execution"]).toEqual({ taskSupport: "optional" });
+      expect(byName.get("find")!["execution"]).toBeUndefined();
+      const free = await rpc(s.url, s.key, "tools/call", { name: "account", arguments: {}, task: {} });
+      expect(free["error"]["code"]).toBe(-32601);
+    });
+
+    it("a task goes working then completed; its result is the tool's final answer; reading it is free", async () => {
+      const created = await rpc(s.url, s.key, "tools/call", {
+        name: "search",
+        arguments: SEARCH,
+        task: { ttl: 60_000 },
+      });
+      const task = created["result"]["task"] as Json;
+      expect(task["taskId"]).toMatch(/^h_/);
+      expect(task["status"]).toBe("working");
+      const taskId = task["taskId"] as string;
+
+      const working = (await rpc(s.url, s.key, "tasks/get", { taskId }))["result"] as Json;
+      expect(working).toMatchObject({ taskId, status: "working" });
+      expect(working["pollInterval"]).toBeGreaterThan(0);
+      expect(typeof working["createdAt"]).toBe("string");
+
+      // A running task cannot be cancelled: the seed offers no way to stop a run.
+      const cancelRunning = await rpc(s.url, s.key, "tasks/cancel", { taskId });
+      expect(cancelRunning["error"]["code"]).toBe(-32602);
+      expect(cancelRunning["error"]["message"]).toMatch(/cannot be cancelled/);
+
+      // tasks/result blocks until the run ends; the gate lets its three cells run.
+      const pending = rpc(s.url, s.key, "tasks/result", { taskId });
+      s.gate.open(3);
+      const final = (await pending)["result"] as Json;
+      expect(final["_meta"]["io.modelcontextprotocol/related-task"]).toEqual({ taskId });
+      expect(final["structuredContent"]["status"]).toBe("ok");
+
+      const done = (await rpc(s.url, s.key, "tasks/get", { taskId }))["result"] as Json;
+      expect(done).toMatchObject({ taskId, status: "completed" });
+      expect(done["pollInterval"]).toBeUndefined();
+
+      // Reading the task charges nothing: the account answers the same before and after reads.
+      const account = async () =>
+        normalized(
+          (await rpc(s.url, s.key, "tools/call", { name: "account", arguments: {} }))["result"]["structuredContent"],
+        );
+      const before = await account();
+      const again = (await rpc(s.url, s.key, "tasks/result", { taskId }))["result"] as Json;
+      await rpc(s.url, s.key, "tasks/get", { taskId });
+      await rpc(s.url, s.key, "tasks/list");
+      const { _meta, ...answer } = again;
+      // Exactly what a `handle` read of the same run answers.
+      const byHandle = (await rpc(s.url, s.key, "tools/call", { name: "search", arguments: { handle: taskId } }))[
+        "result"
+      ] as Json;
+      expect(answer).toEqual(byHandle);
+      expect(await account()).toEqual(before);
+
+      // The same call made synchronously (waited for with a progressToken): the same answer but for ids and times.
+      s.gate.open(3);
+      const sync = (
+        await rpc(s.url, s.key, "tools/call", { name: "search", arguments: SEARCH, _meta: { progressToken: "p" } })
+      )["result"] as Json;
+      expect(sync["structuredContent"]["status"]).toBe("ok");
+      expect(normalized(answer["structuredContent"])).toEqual(normalized(sync["structuredContent"]));
+
+      // A finished task cannot be cancelled either.
+      expect((await rpc(s.url, s.key, "tasks/cancel", { taskId }))["error"]["code"]).toBe(-32602);
+    }, 120_000);
+
+    it("tasks/list lists the key's tasks, pages with a cursor, and refuses a cursor not its own", async () => {
+      s.gate.open(1000);
+      const created = await rpc(s.url, s.key, "tools/call", { name: "search", arguments: SEARCH, task: {} });
+      const taskId = created["result"]["task"]["taskId"] as string;
+      const list = (await rpc(s.url, s.key, "tasks/list"))["result"] as Json;
+      const ids = (list["tasks"] as Json[]).map((t) => t["taskId"]);
+      expect(ids).toContain(taskId);
+      for (const t of list["tasks"] as Json[]) expect(["working", "completed", "failed"]).toContain(t["status"]);
+      expect(list["nextCursor"]).toBeUndefined();
+      expect((await rpc(s.url, s.key, "tasks/list", { cursor: "t0" }))["result"]["tasks"]).toEqual(list["tasks"]);
+      expect((await rpc(s.url, s.key, "tasks/list", { cursor: "bogus" }))["error"]["code"]).toBe(-32602);
+    }, 120_000);
+
+    it("another key cannot read, list or cancel a task, nor read its handle", async () => {
+      s.gate.open(1000);
+      const created = await rpc(s.url, s.key, "tools/call", { name: "search", arguments: SEARCH, task: {} });
+      const taskId = created["result"]["task"]["taskId"] as string;
+      for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
+        const r = await rpc(s.url, s.otherKey, method, { taskId });
+        expect(r["error"]["code"]).toBe(-32602);
+        expect(r["error"]["message"]).toMatch(/no task/);
+      }
+      const theirs = (await rpc(s.url, s.otherKey, "tasks/list"))["result"]["tasks"] as Json[];
+      expect(theirs.map((t) => t["taskId"])).not.toContain(taskId);
+      const read = (await rpc(s.url, s.otherKey, "tools/call", { name: "search", arguments: { handle: taskId } }))[
+        "result"
+      ] as Json;
+      expect(read["isError"]).toBe(true);
+      expect((await rpc(s.url, s.key, "tasks/get", { taskId: "h_unknown" }))["error"]["code"]).toBe(-32602);
+    }, 120_000);
+  });
+}
+
+async function register(app: FastifyInstance, gateway: SdgwServer["gateway"] | PgServer["gateway"]) {
+  await app.register(mcpRoutes, {
+    prefix: "/tasks",
+    target: app,
+    gateway,
+    maxWaitMs: 600_000,
+    pollIntervalMs: 600_000,
+  });
+}
+
+tasksSuite("on the embedded server", async () => {
+  const gate = new Gate();
+  const server = createServer({
+    dbPath: ":memory:",
+    waitMs: 1,
+    log: () => undefined,
+    limits: GENEROUS,
+    providers: gated(gate),
+  });
+  const gw = server.gateway;
+  const a = gw.accounts.createAccount({ name: "tasks", plan: "paid" }).account;
+  gw.accounts.grant(a.id, 100_000);
+  const b = gw.accounts.createAccount({ name: "tasks other", plan: "paid" }).account;
+  gw.accounts.grant(b.id, 100_000);
+  const key = gw.accounts.createKey({ accountId: a.id, name: "mcp" }).secret;
+  const otherKey = gw.accounts.createKey({ accountId: b.id, name: "mcp" }).secret;
+  await register(server.app, gw);
+  const url = `${await server.listen({ host: "127.0.0.1", port: 0 })}/tasks/mcp`;
+  return { url, key, otherKey, gate, close: () => server.close({ drainMs: 2000 }) };
+});
+
+tasksSuite("on PostgreSQL", async () => {
+  const gate = new Gate();
+  let t: TestDatabase | undefined = await testDatabase("mcp_tasks", 1);
+  const server = await createPgServer({
+    databaseUrl: pgUrl(t.name),
+    waitMs: 1,
+    log: () => undefined,
+    limits: GENEROUS,
+    scheduleTickMs: 0,
+    runLeaseMs: 600_000,
+    providers: gated(gate),
+  });
+  const gw = server.gateway;
+  const a = (await gw.accounts.createAccount({ name: "pg tasks", plan: "paid" })).account;
+  await gw.accounts.grant(a.id, 100_000);
+  const b = (await gw.accounts.createAccount({ name: "pg tasks other", plan: "paid" })).account;
+  await gw.accounts.grant(b.id, 100_000);
+  const key = (await gw.accounts.createKey({ accountId: a.id, name: "mcp" })).secret;
+  const otherKey = (await gw.accounts.createKey({ accountId: b.id, name: "mcp" })).secret;
+  await register(server.app, gw);
+  const url = `${await server.listen({ host: "127.0.0.1", port: 0 })}/tasks/mcp`;
+  return {
+    url,
+    key,
+    otherKey,
+    gate,
+    close: async () => {
+      await server.close({ drainMs: 2000 });
+      await t?.drop();
+      t = undefined;
+    },
+  };
+});
+
+describe("MCP tasks over an in-process transport (the stdio path: no /mcp layer)", () => {
+  it("a task-augmented call answers a task; tasks/get and tasks/result follow it", async () => {
+    const gate = new Gate();
+    gate.open(1000);
+    const server = createServer({
+      dbPath: ":memory:",
+      waitMs: 1,
+      log: () => undefined,
+      limits: GENEROUS,
+      providers: gated(gate),
+    });
+    try {
+      const gw = server.gateway;
+      const a = gw.accounts.createAccount({ name: "tasks stdio", plan: "paid" }).account;
+      gw.accounts.grant(a.id, 100_000);
+      const key = gw.accounts.createKey({ accountId: a.id, name: "mcp" }).secret;
+      const [c, s] = InMemoryTransport.createLinkedPair();
+      await createMcpServer({ app: server.app, apiKey: key, gateway: gw, keySource: "env" }).connect(s);
+      const waiting = new Map<number, (m: Json) => void>();
+      c.onmessage = (m) => waiting.get((m as Json)["id"])?.(m as Json);
+      await c.start();
+      let id = 0;
+      const send = (method: string, params: Json = {}) =>
+        new Promise<Json>((resolve) => {
+          waiting.set(++id, resolve);
+          void c.send({ jsonrpc: "2.0", id, method, params } as never);
+        });
+      const init = await send("initialize", {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "1" },
+      });
+      expect(init["result"]["capabilities"]["tasks"]).toEqual({ list: {}, requests: { tools: { call: {} } } });
+      await c.send({ jsonrpc: "2.0", method: "notifications/initialized" } as never);
+      const created = await send("tools/call", { name: "search", arguments: SEARCH, task: {} });
+      const taskId = created["result"]["task"]["taskId"] as string;
+      expect(taskId).toMatch(/^h_/);
+      const final = (await send("tasks/result", { taskId }))["result"] as Json;
+      expect(final["structuredContent"]["status"]).toBe("ok");
+      expect((await send("tasks/get", { taskId }))["result"]["status"]).toBe("completed");
+      expect((await send("tasks/cancel", { taskId }))["error"]["code"]).toBe(-32602);
+      await c.close();
+    } finally {
+      await server.close({ drainMs: 2000 });
+    }
+  }, 60_000);
+});
