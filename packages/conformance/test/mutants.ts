@@ -302,13 +302,18 @@ export const MUTANTS: readonly Mutant[] = [
   },
 ];
 
+/** A decision's number as the README links it (docs/readme-links.test.ts: every Dn is a link to its entry). */
+const linked = (text: string) =>
+  text.replace(/\bD(\d+)\b/g, "[D$1](https://github.com/sdgw/toolkit/blob/main/spec/DECISIONS.md#d$1)");
+
 /** The table as the README shows it, built from mutants.ts. */
 export function mutantTable(): string {
   return [
     "| Mutant | What it breaks | Caught by |",
     "| --- | --- | --- |",
     ...MUTANTS.map(
-      (m) => `| \`${m.name}\` | ${m.breaks.replace(/\|/g, "\\|")} | ${m.caughtBy.map((c) => `\`${c}\``).join(", ")} |`,
+      (m) =>
+        `| \`${m.name}\` | ${linked(m.breaks.replace(/\|/g, "\\|"))} | ${m.caughtBy.map((c) => `\`${c}\``).join(", ")} |`,
     ),
   ].join("\n");
 }
