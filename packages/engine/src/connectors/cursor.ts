@@ -7,6 +7,8 @@
 import { base64url, fromBase64url } from "../encoding.ts";
 import { hash32 } from "../providers/simulator/gen.ts";
 import { seedText } from "../canonical.ts";
+import type { ProviderOutcome } from "../providers/port.ts";
+import { invalidTarget } from "./errors.ts";
 
 /** The version written into every cursor; a cursor of another version is refused. */
 export const CURSOR_VERSION = 1;
@@ -73,4 +75,24 @@ export function decodeCursor(binding: CursorBinding, cursor: string): CursorStat
   if (typeof s !== "object" || s === null || Array.isArray(s)) return null;
   for (const value of Object.values(s)) if (typeof value !== "string" && typeof value !== "number") return null;
   return s as CursorState;
+}
+
+/**
+ * Where a call goes on from: the state of its `cursor` (none: the first page), or the refusal of a cursor not
+ * written for this binding (`invalid_params` naming `cursor`), before anything is asked of the upstream.
+ */
+export function resumeState(
+  binding: CursorBinding,
+  cursor: unknown,
+): { state: CursorState } | { outcome: ProviderOutcome } {
+  if (typeof cursor !== "string") return { state: {} };
+  const decoded = decodeCursor(binding, cursor);
+  return decoded
+    ? { state: decoded }
+    : {
+        outcome: invalidTarget(
+          "cursor",
+          `\`cursor\` is not a cursor of this ${binding.platform} call; restart without \`cursor\`.`,
+        ),
+      };
 }

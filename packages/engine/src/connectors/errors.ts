@@ -113,3 +113,41 @@ export function faultOutcome(
     }
   }
 }
+
+/** How a connector reads the target of a link: an account's link or a post's, and what to say of one it cannot read. */
+export interface TargetLinks {
+  /** The account a link names, or undefined. */
+  user(url: string): string | null | undefined;
+  /** The post a link names, or undefined. */
+  post(url: string): string | null | undefined;
+  /** Why a link names no account (the forms that do). */
+  noUser: string;
+  /** Why a link names no post (the forms that do). */
+  noPost: string;
+}
+
+/**
+ * The target of an operation that reads one (detail, comments: a post; user_profile, user_posts: an account), from
+ * its `url` (read by `links`, then dropped from `params`) or its `id`: the raw id and whether it names an account,
+ * or the refusal of a link that names none or of a call that gives neither (`invalid_target`). Null for an
+ * operation that reads no single target.
+ */
+export function targetOf(
+  op: string,
+  params: Readonly<Record<string, unknown>>,
+  out: Record<string, unknown>,
+  links: TargetLinks,
+): { id: string; users: boolean } | { outcome: ProviderOutcome } | null {
+  if (op !== "detail" && op !== "comments" && op !== "user_profile" && op !== "user_posts") return null;
+  const users = op === "user_profile" || op === "user_posts";
+  const url = typeof params["url"] === "string" ? params["url"] : undefined;
+  let id = typeof params["id"] === "string" ? params["id"] : undefined;
+  delete out["url"];
+  if (url !== undefined) {
+    const found = users ? links.user(url) : links.post(url);
+    if (!found) return { outcome: invalidTarget("url", users ? links.noUser : links.noPost) };
+    id = found;
+  }
+  if (id === undefined) return { outcome: invalidTarget("id", "No id or link was given.") };
+  return { id, users };
+}

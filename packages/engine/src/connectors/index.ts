@@ -29,7 +29,7 @@ export type {
   UpstreamBudget,
   UpstreamCache,
 } from "./context.ts";
-export { CURSOR_VERSION, MAX_CURSOR_LENGTH, decodeCursor, encodeCursor, paramsHash } from "./cursor.ts";
+export { CURSOR_VERSION, MAX_CURSOR_LENGTH, decodeCursor, encodeCursor, paramsHash, resumeState } from "./cursor.ts";
 export type { CursorBinding, CursorState } from "./cursor.ts";
 export { ConnectorConfigError, SettingsReader, isConnectorConfigError, switchedOn } from "./define.ts";
 export type { ConnectorDefinition, ConnectorSetting, RawSettings } from "./define.ts";
@@ -40,9 +40,11 @@ export {
   notFound,
   rateLimitedUntil,
   secondsUntil,
+  targetOf,
   timedOut,
   upstreamError,
 } from "./errors.ts";
+export type { TargetLinks } from "./errors.ts";
 export { exchangeMatches, exchangeOf, exchangesOf, keptQuery, requestLine } from "./exchanges.ts";
 export type { RequestFile, UpstreamExchange } from "./exchanges.ts";
 export { decodeEntities } from "./html.ts";

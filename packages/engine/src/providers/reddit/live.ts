@@ -11,7 +11,7 @@ import type { ContentItem, Item, LeaderboardItem, Media, ProfileCard } from "@sd
 import { Batcher } from "../../connectors/batch.ts";
 import { throughCache } from "../../connectors/cache.ts";
 import type { BudgetBucket, BudgetCharge, ConnectorContext } from "../../connectors/context.ts";
-import { decodeCursor, encodeCursor, type CursorState } from "../../connectors/cursor.ts";
+import { decodeCursor, encodeCursor, resumeState, type CursorState } from "../../connectors/cursor.ts";
 import { SettingsReader, type ConnectorDefinition } from "../../connectors/define.ts";
 import {
   credentialsRefused,
@@ -19,8 +19,10 @@ import {
   invalidTarget,
   notFound,
   rateLimitedUntil,
+  targetOf,
   timedOut,
   upstreamError,
+  type TargetLinks,
 } from "../../connectors/errors.ts";
 import {
   UpstreamReplayMiss,
@@ -747,25 +749,10 @@ class RedditLive {
       out["subreddit"] = sub.toLowerCase();
       return { params: out };
     }
-    if (op !== "detail" && op !== "comments" && op !== "user_profile" && op !== "user_posts") return { params: out };
-    const users = op === "user_profile" || op === "user_posts";
-    const url = typeof params["url"] === "string" ? params["url"] : undefined;
-    let id = typeof params["id"] === "string" ? params["id"] : undefined;
-    delete out["url"];
-    if (url !== undefined) {
-      const found = users ? userFromLink(url) : postFromLink(url);
-      if (!found)
-        return {
-          outcome: invalidTarget(
-            "url",
-            users
-              ? "This link names no reddit account (reddit.com/user/name or reddit.com/u/name links do)."
-              : "This link names no reddit post (reddit.com/r/…/comments/…, reddit.com/comments/… and redd.it/… links do).",
-          ),
-        };
-      id = found;
-    }
-    if (id === undefined) return { outcome: invalidTarget("id", "No id or link was given.") };
+    const target = targetOf(op, params, out, REDDIT_LINKS);
+    if (target === null) return { params: out };
+    if ("outcome" in target) return target;
+    const { id, users } = target;
     if (users) {
       const name = id.replace(/^\/?u(?:ser)?\//, "");
       if (!USER_NAME.test(name))
@@ -789,14 +776,9 @@ class RedditLive {
     if (!(op in REDDIT_CACHE_TTL_MS)) return { status: "not_supported", message: `reddit does not offer ${op}.` };
     const norm = this.normalise(op, req.params);
     if ("outcome" in norm) return norm.outcome;
-    let state: CursorState = {};
-    const cursor = req.params["cursor"];
-    if (typeof cursor === "string") {
-      const decoded = decodeCursor({ platform: "reddit", operation: op, params: norm.params }, cursor);
-      if (!decoded)
-        return invalidTarget("cursor", "`cursor` is not a cursor of this reddit call; restart without `cursor`.");
-      state = decoded;
-    }
+    const resumed = resumeState({ platform: "reddit", operation: op, params: norm.params }, req.params["cursor"]);
+    if ("outcome" in resumed) return resumed.outcome;
+    const { state } = resumed;
     const spend: Spend = { units: 0, requests: 0 };
     return throughCache(
       this.ctx,
@@ -1006,6 +988,14 @@ class RedditLive {
     };
   }
 }
+
+/** How reddit's links name their targets (D153). */
+const REDDIT_LINKS: TargetLinks = {
+  user: userFromLink,
+  post: postFromLink,
+  noUser: "This link names no reddit account (reddit.com/user/name or reddit.com/u/name links do).",
+  noPost: "This link names no reddit post (reddit.com/r/…/comments/…, reddit.com/comments/… and redd.it/… links do).",
+};
 
 /** The post id a Reddit link names (`abc123`), or null. */
 export function postFromLink(link: string): string | null {

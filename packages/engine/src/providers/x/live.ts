@@ -10,7 +10,7 @@ import type { Item } from "@sdgw/types";
 import { Batcher } from "../../connectors/batch.ts";
 import { throughCache } from "../../connectors/cache.ts";
 import type { BudgetBucket, ConnectorContext } from "../../connectors/context.ts";
-import { decodeCursor, encodeCursor, type CursorState } from "../../connectors/cursor.ts";
+import { decodeCursor, encodeCursor, resumeState, type CursorState } from "../../connectors/cursor.ts";
 import { SettingsReader, type ConnectorDefinition } from "../../connectors/define.ts";
 import {
   credentialsRefused,
@@ -18,7 +18,9 @@ import {
   invalidTarget,
   notFound,
   rateLimitedUntil,
+  targetOf,
   upstreamError,
+  type TargetLinks,
 } from "../../connectors/errors.ts";
 import { upstreamGet, type RateLimitInfo, type UpstreamFault } from "../../connectors/http.ts";
 import { isoSeconds } from "../../time.ts";
@@ -39,6 +41,14 @@ import {
 } from "./v2.ts";
 
 export { xPost, xPostFromLink, xTime, xUser, xUserFromLink } from "./v2.ts";
+
+/** How x's links name their targets. */
+const X_LINKS: TargetLinks = {
+  user: xUserFromLink,
+  post: xPostFromLink,
+  noUser: "This link names no x account (x.com/name or twitter.com/name links do).",
+  noPost: "This link names no x post (x.com/name/status/…, twitter.com/…/status/… and x.com/i/web/status/… links do).",
+};
 export type { XApiMedia, XApiTweet, XApiUser, XIncludes } from "./v2.ts";
 
 /** The checked settings of the X connector. */
@@ -351,25 +361,10 @@ class XLive {
     params: Readonly<Record<string, unknown>>,
   ): { params: Record<string, unknown>; target?: Target } | { outcome: ProviderOutcome } {
     const out: Record<string, unknown> = { ...params };
-    if (op !== "detail" && op !== "comments" && op !== "user_profile" && op !== "user_posts") return { params: out };
-    const users = op === "user_profile" || op === "user_posts";
-    const url = typeof params["url"] === "string" ? params["url"] : undefined;
-    let id = typeof params["id"] === "string" ? params["id"] : undefined;
-    delete out["url"];
-    if (url !== undefined) {
-      const found = users ? xUserFromLink(url) : xPostFromLink(url);
-      if (!found)
-        return {
-          outcome: invalidTarget(
-            "url",
-            users
-              ? "This link names no x account (x.com/name or twitter.com/name links do)."
-              : "This link names no x post (x.com/name/status/…, twitter.com/…/status/… and x.com/i/web/status/… links do).",
-          ),
-        };
-      id = found;
-    }
-    if (id === undefined) return { outcome: invalidTarget("id", "No id or link was given.") };
+    const target = targetOf(op, params, out, X_LINKS);
+    if (target === null) return { params: out };
+    if ("outcome" in target) return target;
+    const { id, users } = target;
     if (users) {
       const name = id.replace(/^@/, "");
       if (/^\d{1,19}$/.test(name)) {
@@ -399,14 +394,9 @@ class XLive {
     if (!(op in X_CACHE_TTL_MS)) return { status: "not_supported", message: `x does not offer ${op}.` };
     const norm = this.normalise(op, req.params);
     if ("outcome" in norm) return norm.outcome;
-    let state: CursorState = {};
-    const cursor = req.params["cursor"];
-    if (typeof cursor === "string") {
-      const decoded = decodeCursor({ platform: "x", operation: op, params: norm.params }, cursor);
-      if (!decoded)
-        return invalidTarget("cursor", "`cursor` is not a cursor of this x call; restart without `cursor`.");
-      state = decoded;
-    }
+    const resumed = resumeState({ platform: "x", operation: op, params: norm.params }, req.params["cursor"]);
+    if ("outcome" in resumed) return resumed.outcome;
+    const { state } = resumed;
     const spend: Spend = { units: 0, requests: 0 };
     return throughCache(
       this.ctx,

@@ -10,7 +10,7 @@ import type { Item } from "@sdgw/types";
 import { Batcher } from "../../connectors/batch.ts";
 import { throughCache } from "../../connectors/cache.ts";
 import type { BudgetBucket, BudgetCharge, ConnectorContext } from "../../connectors/context.ts";
-import { decodeCursor, encodeCursor, type CursorState } from "../../connectors/cursor.ts";
+import { decodeCursor, encodeCursor, resumeState, type CursorState } from "../../connectors/cursor.ts";
 import { SettingsReader, type ConnectorDefinition } from "../../connectors/define.ts";
 import {
   credentialsRefused,
@@ -448,14 +448,9 @@ class YouTubeLive {
     if (!(op in YOUTUBE_CACHE_TTL_MS)) return { status: "not_supported", message: `youtube does not offer ${op}.` };
     const norm = this.normalise(op, req.params);
     if ("outcome" in norm) return norm.outcome;
-    let state: CursorState = {};
-    const cursor = req.params["cursor"];
-    if (typeof cursor === "string") {
-      const decoded = decodeCursor({ platform: "youtube", operation: op, params: norm.params }, cursor);
-      if (!decoded)
-        return invalidTarget("cursor", "`cursor` is not a cursor of this youtube call; restart without `cursor`.");
-      state = decoded;
-    }
+    const resumed = resumeState({ platform: "youtube", operation: op, params: norm.params }, req.params["cursor"]);
+    if ("outcome" in resumed) return resumed.outcome;
+    const { state } = resumed;
     const spend: Spend = { units: 0, requests: 0 };
     const outcome = await throughCache(
       this.ctx,
