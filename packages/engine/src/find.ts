@@ -5,6 +5,7 @@
  */
 import type { Platform } from "@sdgw/types";
 import type { Catalog } from "./catalog.ts";
+import type { ProviderSource } from "./providers/port.ts";
 
 const ZH_PLATFORM: Record<Platform, string> = {
   xiaohongshu: "小红书 红书",
@@ -60,6 +61,7 @@ export function words(text: string): string[] {
 interface Doc {
   op: string;
   platform: Platform | null;
+  source: ProviderSource | null;
   name: string;
   description: string;
   example_call: { method: "GET" | "POST"; path: string };
@@ -72,6 +74,8 @@ interface Doc {
 export interface FindMatch {
   op: string;
   platform: Platform | null;
+  /** Where an operation's data comes from (live, simulated or plugged, as the catalog's platforms say); null for a tool. */
+  source: ProviderSource | null;
   name: string;
   description: string;
   score: number;
@@ -83,10 +87,12 @@ export class Finder {
   private readonly docs: Doc[];
 
   constructor(catalog: Catalog) {
+    const sourceOf = new Map(catalog.platforms.map((p) => [p.platform, p.source] as const));
     this.docs = [
       ...catalog.operations.map((o) => ({
         op: o.op,
         platform: o.platform,
+        source: sourceOf.get(o.platform) ?? "simulated",
         name: o.name,
         description: o.description,
         example_call:
@@ -100,6 +106,7 @@ export class Finder {
       ...catalog.tools.map((t) => ({
         op: t.tool,
         platform: null,
+        source: null,
         name: t.tool,
         description: t.description,
         example_call: { method: "POST" as const, path: `/v1/tools/${t.tool}` },
@@ -128,6 +135,7 @@ export class Finder {
         scored.push({
           op: d.op,
           platform: d.platform,
+          source: d.source,
           name: d.name,
           description: d.description,
           score: Math.min(1, score),

@@ -153,6 +153,20 @@ describe("pnpm start with SDGW_YOUTUBE_API_KEY and SDGW_YOUTUBE_BASE_URL", () =>
       platforms: { platform: string; source: string }[];
     };
     expect(caps.platforms.filter((p) => p.source === "live")).toEqual([{ platform: "youtube", source: "live" }]);
+    // POST /v1/find says the same per match (issue 33: capabilities tell the truth on both keyless routes).
+    const found = (await (
+      await fetch(`${url}/v1/find`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: "comments" }),
+      })
+    ).json()) as { matches: { op: string; source: string | null }[] };
+    const sourceOf = (op: string) => found.matches.find((m) => m.op === op)?.source;
+    expect([sourceOf("youtube.comments"), sourceOf("weibo.comments"), sourceOf("comment_insights")]).toEqual([
+      "live",
+      "simulated",
+      null,
+    ]);
     const res = await fetch(`${url}/v1/detail`, {
       method: "POST",
       headers: { "X-API-Key": key, "content-type": "application/json" },

@@ -1675,6 +1675,11 @@ export type components = {
                 op: string;
                 /** @description The platform, or null for a tool. */
                 platform: components["schemas"]["Platform"] | null;
+                /**
+                 * @description Where an operation's data comes from, as `GET /v1/capabilities` says it per platform (D114):
+                 *     `live`, `simulated` or `plugged`; null for a tool, which reads the platforms it is given.
+                 */
+                source: ("live" | "simulated" | "plugged") | null;
                 name: components["schemas"]["NonEmptyString"];
                 description: components["schemas"]["NonEmptyString"];
                 score: number;
@@ -2904,6 +2909,7 @@ export interface operations {
                      *         {
                      *           "op": "bilibili.video_danmaku",
                      *           "platform": "bilibili",
+                     *           "source": "simulated",
                      *           "name": "video_danmaku",
                      *           "description": "Danmaku (bullet comments) of a bilibili video · 视频弹幕",
                      *           "score": 0.92,
