@@ -75,7 +75,7 @@ const link = (v: unknown): string | undefined => {
     return undefined;
   }
 };
-const userUrl = (username: string) => `https://x.com/${username}`;
+const userUrl = (username: string) => `https://x.com/${encodeURIComponent(username)}`;
 export const isTweet = (t: unknown): t is XApiTweet =>
   typeof t === "object" && t !== null && typeof (t as XApiTweet).id === "string" && TWEET_ID.test((t as XApiTweet).id);
 export const isUser = (u: unknown): u is XApiUser =>
@@ -127,7 +127,10 @@ export function xPost(t: XApiTweet, includes: XIncludes = {}): ContentItem {
   return {
     kind: "item",
     id: t.id,
-    url: username ? `https://x.com/${username}/status/${t.id}` : `https://x.com/i/web/status/${t.id}`,
+    // An id or name a caller chose (the simulator echoes any text) is percent-encoded: the link stays a URI.
+    url: username
+      ? `https://x.com/${encodeURIComponent(username)}/status/${encodeURIComponent(t.id)}`
+      : `https://x.com/i/web/status/${encodeURIComponent(t.id)}`,
     ...(text ? { text } : {}),
     ...(username
       ? {
