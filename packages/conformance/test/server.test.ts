@@ -40,3 +40,35 @@ describe("a server that holds a key back after 5 failed calls (D45)", () => {
     }
   }, 120_000);
 });
+
+describe("MCP flow right after a burst on the same key", () => {
+  it("calls the tool again after its retry_after instead of failing on rate_limited", async () => {
+    const own = await startReferenceServer();
+    let burst = 0;
+    try {
+      // Before the suite's first MCP tools/call, spend the key's per-second rate, as an earlier check's burst would.
+      const fetchAfterBurst: typeof fetch = async (input, init) => {
+        const request = new Request(input, init);
+        if (burst === 0 && new URL(request.url).pathname === "/mcp") {
+          const text = await request.clone().text();
+          if (text.includes('"tools/call"')) {
+            burst = 1;
+            const answers = await Promise.all(
+              Array.from({ length: 15 }, () =>
+                fetch(`${own.baseUrl}/v1/account`, { headers: { "X-API-Key": own.keys.key } }),
+              ),
+            );
+            burst = answers.filter((a) => a.status === 429).length;
+          }
+        }
+        return fetch(request);
+      };
+      const report = await runConformance({ baseUrl: own.baseUrl, ...own.keys, fetch: fetchAfterBurst });
+      expect(burst).toBeGreaterThan(0);
+      const flow = report.results.find((r) => r.id === "mcp.flow");
+      expect(flow?.outcome, flow?.message).toBe("passed");
+    } finally {
+      await own.close();
+    }
+  }, 120_000);
+});

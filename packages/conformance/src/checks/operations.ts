@@ -415,6 +415,20 @@ async function rpc(
   return { status: res.status, text: ctx.http.redact(text.slice(0, 200)), ...(message ? { message } : {}) };
 }
 
+function searchArguments(ctx: CheckContext): Record<string, unknown> {
+  return { name: "search", arguments: { platform: ctx.options.platform, query: "conformance mcp", count: 2 } };
+}
+
+/** The seconds to wait when a tool result is an error `rate_limited` (its retry_after, at least 1); 0 otherwise. */
+function rateLimitedTool(call: { message?: Record<string, unknown> }): number {
+  const r = isObject(call.message?.["result"]) ? call.message["result"] : undefined;
+  if (r?.["isError"] !== true) return 0;
+  const structured = isObject(r["structuredContent"]) ? r["structuredContent"] : undefined;
+  const text = JSON.stringify(r["content"] ?? "");
+  if (structured?.["code"] !== "rate_limited" && !/\brate_limited\b/.test(text)) return 0;
+  return Math.max(1, Math.ceil(Number(structured?.["retry_after"]) || 1));
+}
+
 const mcpChecks: Check[] = [
   {
     id: "mcp.flow",
@@ -441,12 +455,13 @@ const mcpChecks: Check[] = [
       const names = Array.isArray(tools) ? tools.map((t) => (isObject(t) ? String(t["name"]) : "")) : [];
       if (list.status !== 200 || !names.includes("search"))
         return fail(`${where} tools/list → HTTP ${list.status} ${list.text}; expected a list of tools with \`search\``);
-      const call = await rpc(
-        ctx,
-        "tools/call",
-        { name: "search", arguments: { platform: ctx.options.platform, query: "conformance mcp", count: 2 } },
-        3,
-      );
+      // A tool refused as `rate_limited` (an earlier check's burst) is called again after its wait, as the HTTP
+      // checks resend a 429 rate_limited: the rate is not what this check is about.
+      let call = await rpc(ctx, "tools/call", searchArguments(ctx), 3);
+      for (let retry = 0; retry < ctx.options.rateLimitRetries && rateLimitedTool(call); retry++) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5, rateLimitedTool(call)) * 1000));
+        call = await rpc(ctx, "tools/call", searchArguments(ctx), 3);
+      }
       let r = isObject(call.message?.["result"]) ? call.message["result"] : undefined;
       let structured = r && isObject(r["structuredContent"]) ? r["structuredContent"] : undefined;
       // A call that goes on answers status running with its handle: the tool called with only { handle } reads on.
