@@ -74,6 +74,7 @@ export async function admitCall(
   const caller = await callerOf(deps, admitted.headers, requestId, {
     needsReadData: true,
     presentedHash: admitted.keyHash,
+    deferrable: true,
   });
   return { ...admitted, plan: planned.plan, caller };
 }
@@ -86,6 +87,11 @@ export interface CallerCheck {
   needsReadData: boolean;
   presentedHash?: string | null;
   stateChanging?: boolean;
+  /**
+   * D186: a key this process read before and found able to call (and to read data) is taken as read then, without
+   * a read now; the caller's `recheck` reads it again. Only for a data call, whose admitting statement checks the key.
+   */
+  deferrable?: boolean;
 }
 
 /** Authenticates; refuses what the key's state or permission does not allow. */
@@ -109,7 +115,19 @@ export async function callerOf(
       body: JSON.stringify(a.body),
     });
   }
-  const a = bySession ?? (await authenticate(gw, headers, requestId, presentedHash));
+  // D186: the key as last read, for a data call; its admission checks it again, and `recheck` is callerOf read now.
+  const known =
+    check.deferrable && presentedHash
+      ? (found: Pick<Caller, "key" | "account">): Caller | null =>
+          needsReadData && !canReadData(found.key)
+            ? null
+            : {
+                ...found,
+                keyHash: presentedHash,
+                recheck: () => callerOf(deps, headers, requestId, { ...check, deferrable: false }),
+              }
+      : undefined;
+  const a = bySession ?? (await authenticate(gw, headers, requestId, presentedHash, known));
   if (!a.ok) {
     const hash = presentedHash === undefined ? presentedKeyHash(headers) : presentedHash;
     if (hash) gw.limits.recordFailure(hash);

@@ -7,6 +7,8 @@ import { newRunId } from "../ids.ts";
 import type { HttpAnswer, RunContext } from "../systems/runs.ts";
 import type { OperationId } from "./admission.ts";
 import type { Caller } from "./auth.ts";
+import { KeyChanged } from "../systems/key-changed.ts";
+import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import type { RouteDeps } from "./routes/deps.ts";
 
 /** What a call costs: its quote and calls (held, then captured by the run), or `free` (a tool quote: nothing runs). */
@@ -30,20 +32,57 @@ export interface ChargeOptions {
  */
 export async function charging(deps: RouteDeps, o: ChargeOptions): Promise<HttpAnswer> {
   const { gw, errors } = deps;
-  const { caller, requestId, idempotencyKey } = o;
+  const { requestId, idempotencyKey } = o;
+  let { caller } = o;
+  const { operationId, params, price } = o;
+  // D186: a key taken as last read is checked by the statement that admits the call; a call that will not reach
+  // that statement (over its max_cost_credits: the engine takes the steps) reads it now, as authentication did.
+  if (caller.recheck && price !== "free" && typeof price.maxCost === "number" && price.credits > price.maxCost)
+    caller = await caller.recheck();
   const ctx: RunContext = {
     requestId,
     key: caller.key,
     account: caller.account,
     keyHash: caller.keyHash,
     ...(idempotencyKey !== undefined ? { idemKey: idempotencyKey } : {}),
+    ...(caller.recheck ? { keyUnchecked: true } : {}),
   };
   const runId = newRunId(gw.now());
-  const { operationId, params, price } = o;
   const call = { caller: ctx, keyId: caller.key.id, runId, operationId, params, idempotencyKey, price };
-  const out = await chargeCall(gw.calls, { ...call, start: () => o.start(runId, ctx) });
+  let out;
+  try {
+    out = await chargeCall(rechecking(gw.calls, caller), { ...call, start: () => o.start(runId, ctx) });
+  } catch (e) {
+    // The key's row refused the call in its admission (nothing claimed or held): read the key as authentication
+    // does, whose refusal this throws; if it lets the key call after all (changed back meanwhile), admit it so.
+    if (!(e instanceof KeyChanged) || !caller.recheck) throw e;
+    return charging(deps, { ...o, caller: await caller.recheck() });
+  }
   if (out.kind === "refused") return errors.charge(out.refusal, requestId, caller.keyHash);
   return out.answer;
+}
+
+/**
+ * D186: the limits of a caller taken as last read, each refusal preceded by a read of the key (the answer of a key
+ * that may no longer call is authentication's, which comes first); the ports as they are for a caller read now.
+ */
+function rechecking(ports: Gateway["calls"], caller: Caller): Gateway["calls"] {
+  const { recheck } = caller;
+  if (!recheck) return ports;
+  const { limits } = ports;
+  const checked = async <T>(refusal: T | null): Promise<T | null> => {
+    if (refusal !== null) await recheck();
+    return refusal;
+  };
+  return {
+    store: ports.store,
+    limits: {
+      failureBlock: async (c) => checked(await limits.failureBlock(c)),
+      keyCall: async (c) => checked(await limits.keyCall(c)),
+      startRun: async (c) => checked(await limits.startRun(c)),
+      endRun: (c) => limits.endRun(c),
+    },
+  };
 }
 
 /** A data call admitted and planned: its quote charged through `charging`, its calls run. */

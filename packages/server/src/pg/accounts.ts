@@ -4,7 +4,9 @@
  * text, credits and counts as numbers).
  *
  * - **No caches.** Several instances write the same rows, so every read goes to the database, one indexed query
- *   (a key by hash, by id or prefix; an account by id; a key with its account in one join).
+ *   (a key by hash, by id or prefix; an account by id; a key with its account in one join). The one exception is
+ *   `knownKeyAndAccount` (D186): what authentication last found, which only a data call uses, and only because the
+ *   statement that admits it checks the key's row again.
  * - **One statement or one locked transaction per write.** A setter is one conditional `UPDATE` (revoking twice, on
  *   two instances, revokes once); a key is made by one `INSERT … SELECT` from its account's default workspace; a
  *   secret made twice is refused by the unique index on its hash, never by a read first. Setting a key's daily limit
@@ -120,9 +122,14 @@ function picked<T>(row: Record<string, unknown>, prefix: string, columns: readon
 
 const KEY_AND_ACCOUNT = `SELECT ${KEY_COLUMNS.map((c) => `k.${c} AS k_${c}`).join(", ")}, ${ACCOUNT_COLUMNS.map((c) => `a.${c} AS a_${c}`).join(", ")} FROM keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`;
 
-/** Accounts, workspaces, keys and grants on PostgreSQL: `Accounts`' methods, each a Promise, with no caches. */
+/** How many keys `knownKeyAndAccount` remembers before it starts over (D101's bound). */
+const KNOWN_KEYS = 4096;
+
+/** Accounts, workspaces, keys and grants on PostgreSQL: `Accounts`' methods, each a Promise, with no caches (but D186's). */
 export class PgAccounts {
   private readonly deps: PgAccountsDeps;
+  /** What `keyAndAccount` last found, by hash (D186); at most `KNOWN_KEYS`, then it starts over (as D101's hashes). */
+  private readonly known = new Map<string, { key: KeyRecord; account: AccountRecord }>();
 
   /** Accounts on the database of `deps.db` (migrated), dated by `deps.now`. */
   constructor(deps: PgAccountsDeps) {
@@ -252,14 +259,32 @@ export class PgAccounts {
     return row && keyOf(row);
   }
 
-  /** The key of a hash and its account (authentication), both as committed now, in one query. */
+  /**
+   * The key of a hash and its account (authentication), both as committed now, in one query. What it found is
+   * remembered for `knownKeyAndAccount` (D186).
+   */
   async keyAndAccount(hash: string): Promise<{ key: KeyRecord; account: AccountRecord } | undefined> {
     const row = await this.deps.db.one(KEY_AND_ACCOUNT, [hash]);
-    if (!row) return undefined;
-    return {
+    if (!row) {
+      this.known.delete(hash);
+      return undefined;
+    }
+    const found = {
       key: keyOf(picked<KeyRow>(row, "k_", KEY_COLUMNS)),
       account: accountOf(picked<AccountRow>(row, "a_", ACCOUNT_COLUMNS)),
     };
+    if (this.known.size >= KNOWN_KEYS && !this.known.has(hash)) this.known.clear();
+    this.known.set(hash, found);
+    return found;
+  }
+
+  /**
+   * D186: the key of a hash and its account as `keyAndAccount` last found them in this process, without a read
+   * (undefined when it did not find them or never read them). Another instance may have changed them since: a data
+   * call starts on this only because the statement that admits it checks the key's row again (`PgCalls.admit`).
+   */
+  knownKeyAndAccount(hash: string): { key: KeyRecord; account: AccountRecord } | undefined {
+    return this.known.get(hash);
   }
 
   /** The key of an id as stored now (hash and prefix, never the secret), or `undefined`. */

@@ -19,6 +19,7 @@ import { fingerprint } from "../systems/idempotency.ts";
 import type { HttpAnswer, RunContext } from "../systems/runs.ts";
 import type { Postgres, Sql } from "./database.ts";
 import { InFlight } from "./in-flight.ts";
+import { KeyChanged } from "../systems/key-changed.ts";
 
 /** Options of {@link PgCalls}. */
 export interface PgCallsOptions {
@@ -167,6 +168,9 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
    * as the steps do (`claim`, the full `hold` transaction), and a hold refused gives the claim back.
    */
   async admit(r: AdmitRequest<RunContext>): Promise<Admitted<HttpAnswer>> {
+    // D186: a key taken as last read is checked by the admitting statement below; a free quote has none, so the
+    // key is read first (by the HTTP layer, on this error).
+    if (!r.hold && r.caller.keyUnchecked) throw new KeyChanged(r.caller.key.id);
     if (!r.hold) {
       // A free quote: its claim only (it holds nothing, and a pause does not apply to it).
       if (!r.slot) return { kind: "admitted" };
@@ -210,18 +214,32 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
     ];
     const print = slot ? fingerprint(call.operationId, call.params) : null;
     if (slot) params.push(slot.idemKey, print);
-    const row = await this.o.db.one<{ paused: string | null; claimed: boolean; held: boolean }>(
+    // D186: a key taken as last read is checked here, in the snapshot that claims and holds: the key active, not
+    // exposed nor expired, allowed `read_data`, its account active (authentication's checks); else nothing is written.
+    const checked = ctx.keyUnchecked === true;
+    if (checked) params.push(at);
+    const go = checked ? `NOT EXISTS (SELECT 1 FROM p) AND EXISTS (SELECT 1 FROM v)` : `NOT EXISTS (SELECT 1 FROM p)`;
+    const row = await this.o.db.one<{ paused: string | null; claimed: boolean; held: boolean; key_ok: boolean }>(
       `WITH p AS (SELECT value FROM meta WHERE name = 'paused'),
+       ${
+         checked
+           ? `v AS (
+         SELECT 1 FROM keys k JOIN accounts o ON o.id = k.account_id
+           WHERE k.id = $2 AND k.status = 'active' AND k.exposed_at IS NULL
+             AND (k.expires_at IS NULL OR k.expires_at > $${params.length}::timestamptz)
+             AND k.permissions::jsonb ? 'read_data' AND o.status = 'active'),`
+           : ""
+       }
        ${
          slot
            ? `c AS (
          INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, owner, created_at)
-           SELECT $2, $9, $10, 'running', $4, $8, $7 WHERE NOT EXISTS (SELECT 1 FROM p)
+           SELECT $2, $9, $10, 'running', $4, $8, $7 WHERE ${go}
            ON CONFLICT DO NOTHING RETURNING 1),`
            : ""
        }
        a AS (
-         UPDATE accounts SET held = held + $3 WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM p)
+         UPDATE accounts SET held = held + $3 WHERE id = $1 AND ${go}
            ${slot ? "AND EXISTS (SELECT 1 FROM c)" : ""} AND status = 'active' AND plan = 'paid' AND call_cap IS NULL
            AND daily_limit IS NULL AND balance - held >= $3
            AND EXISTS (SELECT 1 FROM keys WHERE id = $2 AND daily_limit IS NULL) RETURNING id),
@@ -230,9 +248,11 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
            SELECT $4, a.id, $2, $3, $5, false, $6, 'held', $8, $7
            FROM a RETURNING 1)
        SELECT (SELECT value FROM p) AS paused, ${slot ? "EXISTS (SELECT 1 FROM c)" : "true"} AS claimed,
-         EXISTS (SELECT 1 FROM h) AS held`,
+         EXISTS (SELECT 1 FROM h) AS held, ${checked ? "EXISTS (SELECT 1 FROM v)" : "true"} AS key_ok`,
       params,
     );
+    // Authentication's refusals come before the pause's (D50): the HTTP layer reads the key and answers them.
+    if (row && !row.key_ok) throw new KeyChanged(ctx.key.id);
     if (row?.paused) return { kind: "paused", message: (JSON.parse(row.paused) as { message: string }).message };
     if (row?.held) return { kind: "admitted" };
     // The statement tried the usual hold if it claimed the key (or none was sent): then only the full one is left.
@@ -262,6 +282,7 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
    * account's `held` (and its calls started today, under a cap) in the same transaction.
    */
   async hold(ctx: RunContext, run: { runId: string; credits: number; calls: number }): Promise<HoldRefusal | null> {
+    if (ctx.keyUnchecked) throw new KeyChanged(ctx.key.id); // D186: only `admit` checks a key taken as last read
     this.o.inFlight.admit(run.runId);
     let refusal: HoldRefusal | null;
     try {

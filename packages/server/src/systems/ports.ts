@@ -10,7 +10,7 @@ import type { ServerConfig } from "../config.ts";
 import type { HealthCheck } from "../ops/health.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { Upstream } from "../connectors.ts";
-import type { Accounts } from "./accounts.ts";
+import type { AccountRecord, Accounts, KeyRecord } from "./accounts.ts";
 import type { Ledger } from "./ledger.ts";
 import type { Limits } from "./limits.ts";
 import type { HttpAnswer, RunContext, Runs } from "./runs.ts";
@@ -48,7 +48,14 @@ export type AccountsPort = Port<
   | "setAccountDailyLimit"
   | "setAccountCallCap"
   | "markExposed"
->;
+> & {
+  /**
+   * D186 (PostgreSQL only): the key of a hash and its account as this process last read them by `keyAndAccount`,
+   * without a read; undefined when not read yet. A data call may start on it only because the statement that admits
+   * the call checks the key's row again; nothing else may trust it.
+   */
+  knownKeyAndAccount?(hash: string): { key: KeyRecord; account: AccountRecord } | undefined;
+};
 
 /** What answers show of the ledger: the credits of a billing block, a free account's calls left, charges per day. */
 export type LedgerPort = Port<Ledger, "view" | "freeCallsLeft" | "dailyCharges">;

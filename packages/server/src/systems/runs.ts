@@ -55,6 +55,11 @@ export interface RunContext {
   /** SHA-256 of the key as sent (counts failures for the free-failure limit). */
   keyHash: string;
   idemKey?: string;
+  /**
+   * D186: `key` and `account` are what this process read before, not read for this call: the store must check the
+   * key's row where it admits the call, and throw `KeyChanged` when the row no longer lets the key call.
+   */
+  keyUnchecked?: boolean;
 }
 
 /** What every run in flight here has, whatever its kind. */
