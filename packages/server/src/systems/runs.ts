@@ -283,9 +283,9 @@ export class Runs {
 
   /**
    * Runs a tool: holds were taken by `begin`. A quote of mode `inline` answers the finished tool answer when the
-   * run ends within `waitMs` (else 202, as a data call); a quote of mode `background` (or `background: true`)
-   * (or `ctx.respondNow`, D174) answers 202 with a handle at once, and the 202 shows the steps as the waves end. At the end the run captures
-   * `creditsFor(calls_charged)` (never more than the quote) exactly once, or releases the hold.
+   * run ends within `waitMs` (else 202, as a data call); a quote of mode `background` (or `background: true`, or
+   * `ctx.respondNow`, D174) answers 202 with a handle at once, and the 202 shows the steps as the waves end. At the
+   * end the run captures `creditsFor(calls_charged)` (never more than the quote) exactly once, or releases the hold.
    */
   async executeTool(runId: string, ctx: RunContext, request: ToolRunRequest): Promise<HttpAnswer> {
     const { plan } = request;
