@@ -19,6 +19,7 @@ import { sdk } from "./sdk-client.ts";
 import type { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { createPgServer, type PgServer } from "../../src/pg/server.ts";
 import { createServer, type SdgwServer } from "../../src/server.ts";
+import { RESPOND_NOW_HEADER, respondNowHeader } from "../../src/http/respond-now.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "../pg-helpers.ts";
 
 const { InMemoryTransport } = sdk;
@@ -459,6 +460,50 @@ describe("MCP tasks over an in-process transport (the stdio path: no /mcp layer)
       await c.close();
     } finally {
       gate.open(1000);
+      await server.close({ drainMs: 2000 });
+    }
+  }, 60_000);
+});
+
+describe("the in-process 'answer now' header (D174) is the MCP layer's alone", () => {
+  it("a request from outside carrying it is answered as always; the MCP layer's own gets 202 at once", async () => {
+    const gate = new Gate();
+    gate.open(1000); // the platforms answer at once: a call ends well within the gateway's wait
+    const server = createServer({
+      dbPath: ":memory:",
+      waitMs: GATEWAY_WAIT_MS,
+      log: () => undefined,
+      limits: GENEROUS,
+      providers: gated(gate),
+    });
+    try {
+      const gw = server.gateway;
+      const a = gw.accounts.createAccount({ name: "respond now", plan: "paid" }).account;
+      gw.accounts.grant(a.id, 100_000);
+      const key = gw.accounts.createKey({ accountId: a.id, name: "http" }).secret;
+      const base = await server.listen({ host: "127.0.0.1", port: 0 });
+      const post = (headers: Record<string, string>) =>
+        fetch(`${base}/v1/search`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": key, ...headers },
+          body: JSON.stringify(SEARCH),
+        });
+      // Over the socket, any value of the header (a guess, or "1") changes nothing: the call ends inline, 200.
+      for (const value of ["1", "true", "respond-async"]) {
+        const res = await post({ [RESPOND_NOW_HEADER]: value });
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as Json)["status"]).toBe("ok");
+      }
+      // With this process's token (as the MCP layer forwards a task-augmented call), the same call answers 202.
+      const inside = await server.app.inject({
+        method: "POST",
+        url: "/v1/search",
+        headers: { "content-type": "application/json", "x-api-key": key, ...respondNowHeader() },
+        payload: JSON.stringify(SEARCH),
+      });
+      expect(inside.statusCode).toBe(202);
+      expect((inside.json() as Json)["handle"]).toMatch(/^h_/);
+    } finally {
       await server.close({ drainMs: 2000 });
     }
   }, 60_000);
