@@ -640,11 +640,12 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
    * (pollInterval from its Retry-After), 200 completed, an error of the run failed; a handle that is not this key's,
    * not of an offered charging tool, or expired is no task (-32602).
    */
-  async function taskOf(taskId: string): Promise<{ tool: string; task: Json }> {
+  async function taskOf(taskId: string, answered?: Forwarded): Promise<{ tool: string; task: Json }> {
     if (!HANDLE_ID.test(taskId)) noSuchTask(taskId);
     const tool = await madeBy(taskId);
     if (tool === null || !isTool(tool)) noSuchTask(taskId);
-    const r = await forward("GET", `/v1/results/${encodeURIComponent(taskId)}?format=json`, null, null);
+    // The call's own 202 when it was just made (D174): the task is created working, even if the run ended since.
+    const r = answered ?? (await forward("GET", `/v1/results/${encodeURIComponent(taskId)}?format=json`, null, null));
     if (r.status === 404 || r.status === 410) noSuchTask(taskId);
     const status = r.status === 202 ? "working" : r.status === 200 ? "completed" : "failed";
     // Its times: its row among the key's calls (the handle was checked to be this key's above).
@@ -717,9 +718,9 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     }
   }
 
-  /** The CreateTaskResult of a call that made `handle` (D145). */
-  async function created(handle: string): Promise<CallToolResult> {
-    return { task: (await taskOf(handle)).task } as never;
+  /** The CreateTaskResult of a call that made `handle` (D145), its status from `answered` when given (D174). */
+  async function created(handle: string, answered?: Forwarded): Promise<CallToolResult> {
+    return { task: (await taskOf(handle, answered)).task } as never;
   }
 
   if (gateway) {
@@ -848,7 +849,7 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     if (asTask && answer.json && (answer.status === 200 || answer.status === 202)) {
       // A task (D145): its id is the run's handle; an answer that finished inline is kept under one first.
       const taskId = handle ?? (answer.status === 200 ? await keep(name, answer.json, newHandle()) : null);
-      if (taskId) return created(taskId);
+      if (taskId) return created(taskId, answer.status === 202 && handle ? answer : undefined);
     }
     const token =
       (request.params as { _meta?: { progressToken?: string | number } })._meta?.progressToken ??
