@@ -10,6 +10,8 @@ import addFormats from "ajv-formats";
 import { setupServer } from "msw/node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { sdk } from "../../server/test/mcp/sdk-client.ts";
+import { BODIES } from "../../server/test/tool-bodies.ts";
+import { toCsv } from "@sdgw/validators";
 import { createMock, scenario } from "../src/index.ts";
 import { BASE, KEY, NOSCOPE } from "./helpers.ts";
 
@@ -256,5 +258,20 @@ describe("MCP tasks at the mock's /mcp (D145)", () => {
       expect((await rpc(method, { taskId }, NOSCOPE))["error"]["code"]).toBe(-32602);
     const theirs = (await rpc("tasks/list", {}, NOSCOPE))["result"]["tasks"] as Json[];
     expect(theirs.map((t) => t["taskId"])).not.toContain(taskId);
+  });
+  it("batch_stats asked as csv as a task: working at once, its result carries the csv rows (D174, D55)", async () => {
+    const created = (
+      await rpc("tools/call", {
+        name: "batch_stats",
+        arguments: { ...BODIES.batch_stats.inline, format: "csv" },
+        task: {},
+      })
+    )["result"] as Json;
+    expect(created["task"]["status"]).toBe("working");
+    const final = (await rpc("tasks/result", { taskId: created["task"]["taskId"] }))["result"] as Json;
+    const answer = final["structuredContent"] as Json;
+    expect(answer["tool"]).toBe("batch_stats");
+    expect(answer["applied_params"]["format"]).toBe("csv");
+    expect(final["content"][0]).toEqual({ type: "text", text: toCsv(answer as never) });
   });
 });

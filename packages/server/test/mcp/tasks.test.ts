@@ -20,6 +20,8 @@ import type { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.
 import { createPgServer, type PgServer } from "../../src/pg/server.ts";
 import { createServer, type SdgwServer } from "../../src/server.ts";
 import { RESPOND_NOW_HEADER, respondNowHeader } from "../../src/http/respond-now.ts";
+import { toCsv } from "@sdgw/validators";
+import { BODIES } from "../tool-bodies.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "../pg-helpers.ts";
 
 const { InMemoryTransport } = sdk;
@@ -308,6 +310,31 @@ function tasksSuite(label: string, start: () => Promise<Subject & { close(): Pro
         await client.close();
         s.gate.drain();
       }
+    }, 120_000);
+
+    it("batch_stats asked as csv runs as a task at once, and its result still carries the csv rows", async () => {
+      s.gate.drain();
+      const { value, heldThrough } = await whileHeld(
+        s.gate,
+        rpc(s.url, s.key, "tools/call", {
+          name: "batch_stats",
+          arguments: { ...BODIES.batch_stats.inline, format: "csv" },
+          task: {},
+        }),
+      );
+      expect(heldThrough).toBe(true);
+      const task = value["result"]["task"] as Json;
+      expect(task["status"]).toBe("working");
+      const pending = rpc(s.url, s.key, "tasks/result", { taskId: task["taskId"] });
+      s.gate.open(1000);
+      const final = (await pending)["result"] as Json;
+      const answer = final["structuredContent"] as Json;
+      expect(answer["tool"]).toBe("batch_stats");
+      expect(answer["applied_params"]["format"]).toBe("csv");
+      expect((answer["items"] as Json[]).length).toBeGreaterThan(0);
+      // The rows as the file asked, first; then the JSON answer (D55).
+      expect(final["content"][0]).toEqual({ type: "text", text: toCsv(answer as never) });
+      s.gate.drain();
     }, 120_000);
 
     it("tasks/list lists the key's tasks, pages with a cursor, and refuses a cursor not its own", async () => {
