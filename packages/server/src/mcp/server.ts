@@ -220,7 +220,7 @@ const bytesOf = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
  * - Tasks (MCP 2025-11-25, D145), with `gateway` only: `capabilities.tasks` (list, tools/call), the charging tools
  *   declare `execution.taskSupport: "optional"`; a `tools/call` with `task` answers at once, as soon as its run
  *   started (D174: the run answers 202 without the gateway's inline wait), a task whose `taskId` is the run's handle,
- *   `working` until the run ends; `tasks/get` gives its status (working, completed, failed), `tasks/result` the tool's final result
+ *   `working`; `tasks/get` gives its status (working, completed, failed), `tasks/result` the tool's final result
  *   once the run ended, `tasks/list` the key's tasks (cursor paging), and `tasks/cancel` answers -32602 (a run
  *   cannot be stopped). Reading a task is free; another key's task is not found (-32602).
  *

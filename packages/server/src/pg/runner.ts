@@ -101,7 +101,10 @@ export class PgRunner {
     return this.progress.watch(handle, listener);
   }
 
-  /** Runs a data plan whose quote is held; answers when it ended or when `waitMs` passed (202), at once when `ctx.respondNow` (D174). */
+  /**
+   * Runs a data plan whose quote is held; answers when it ended or when `waitMs` passed (202), or 202 at once when
+   * `ctx.respondNow` (D174).
+   */
   execute(runId: string, ctx: RunContext, plan: CallPlan, quote: number): Promise<HttpAnswer> {
     const { providers, config } = this.deps;
     const ended: Array<EndedCall | undefined> = new Array(plan.calls.length);
