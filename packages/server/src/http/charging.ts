@@ -21,6 +21,8 @@ export interface ChargeOptions {
   params: unknown;
   idempotencyKey: string | undefined;
   price: Price;
+  /** Answer 202 as soon as the run started (D174: the MCP layer's task-augmented call), not after `waitMs`. */
+  respondNow?: boolean;
   start: (runId: string, ctx: RunContext) => Awaitable<HttpAnswer>;
 }
 
@@ -37,6 +39,7 @@ export async function charging(deps: RouteDeps, o: ChargeOptions): Promise<HttpA
     account: caller.account,
     keyHash: caller.keyHash,
     ...(idempotencyKey !== undefined ? { idemKey: idempotencyKey } : {}),
+    ...(o.respondNow ? { respondNow: true } : {}),
   };
   const runId = newRunId(gw.now());
   const { operationId, params, price } = o;
@@ -55,6 +58,8 @@ export interface CallOptions {
   idempotencyKey: string | undefined;
   plan: CallPlan;
   maxCost: unknown;
+  /** Answer 202 as soon as the run started (D174). */
+  respondNow?: boolean;
 }
 
 export function runCall(deps: RouteDeps, o: CallOptions): Promise<HttpAnswer> {
@@ -68,6 +73,7 @@ export function runCall(deps: RouteDeps, o: CallOptions): Promise<HttpAnswer> {
     params,
     idempotencyKey,
     price,
+    ...(o.respondNow ? { respondNow: true } : {}),
     start: (runId, ctx) => deps.gw.runs.execute(runId, ctx, o.plan, quote.credits),
   });
 }
