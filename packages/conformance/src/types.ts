@@ -99,7 +99,7 @@ export const KEY_FIELDS = ["key", "secondKey", "noscopeKey", "insufficientBalanc
  * see the README); the tool fallback of the 202 run adds its quote (11 by default) on a server that answers the slow
  * search within the request.
  */
-export const RUN_CREDITS = 60;
+export const RUN_CREDITS = 65;
 
 /** A tool call that runs in the background: `POST /v1/tools/{tool}` with `body` (without `confirm`). */
 export interface SlowTool {
