@@ -278,19 +278,17 @@ async function recordingServer(
     requests++;
     onRequest();
     req.resume();
-    res
-      .writeHead(401, { "content-type": "application/json" })
-      .end(
-        JSON.stringify({
-          request_id: "req_rec",
-          schema_version: "v1",
-          code: "unauthorized",
-          reason: "invalid",
-          message: "no",
-          retryable: false,
-          fix: { note: "no" },
-        }),
-      );
+    res.writeHead(401, { "content-type": "application/json" }).end(
+      JSON.stringify({
+        request_id: "req_rec",
+        schema_version: "v1",
+        code: "unauthorized",
+        reason: "invalid",
+        message: "no",
+        retryable: false,
+        fix: { note: "no" },
+      }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
