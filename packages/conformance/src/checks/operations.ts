@@ -623,7 +623,9 @@ const mcpChecks: Check[] = [
       const args = { platforms, query: "conformance more", count: 20 };
       const first = await callTool(ctx, "search", args, 2);
       if (first.result?.["isError"] === true && /free_failure_limit/.test(first.call.text))
-        return na(`${where}: the server held the key back with 429 free_failure_limit (D45)`);
+        return na(
+          `${where}: the server held the key back with 429 free_failure_limit until ${String(first.structured?.["retry_at"] ?? "its retry_at")} after the suite's deliberate refusals (D45)`,
+        );
       if (first.call.status !== 200 || !first.structured || first.result?.["isError"] === true)
         return fail(
           `${where} ${JSON.stringify(args)} → HTTP ${first.call.status} ${first.call.text}; expected a result with structuredContent, not isError`,
