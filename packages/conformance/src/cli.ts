@@ -20,6 +20,7 @@ import { formatResult, formatSummaryLine, parseConformanceKeys, runConformance }
 import type { ConformanceKeys, ConformanceOptions } from "./types.ts";
 
 const USAGE = `usage: sdgw-conformance --base-url URL --key KEY [options]
+       sdgw-conformance --base-url URL --keys-command CMD [options]
 
 Runs the Social Data Gateway conformance suite against a server.
 
@@ -55,7 +56,7 @@ Runs the Social Data Gateway conformance suite against a server.
   --junit FILE                     also write the report as JUnit XML to FILE
   -h, --help                       this help
 
-The run spends about 60 credits of the key's account, and its deliberate refusals can make a server hold
+The run spends about 65 credits of the key's account, and its deliberate refusals can make a server hold
 --second-key (else --key) back for 5 minutes (free_failure_limit): it says so on standard error before
 its first request. --keys-command spares your own keys.
 
@@ -237,10 +238,11 @@ function keysFrom(command: string): Promise<ConformanceKeys> {
       let json: unknown;
       try {
         json = JSON.parse(stdout);
-      } catch (e) {
+      } catch {
+        // Not the parser's message: it quotes the output, which may hold keys.
         reject(
           new TypeError(
-            `--keys-command printed no JSON (${(e as Error).message}); it must print {"key":…,"secondKey":…,…} on standard output`,
+            `--keys-command printed no JSON (${stdout.length} characters on standard output, not shown: they may hold keys); it must print {"key":…,"secondKey":…,…}`,
           ),
         );
         return;

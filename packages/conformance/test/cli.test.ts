@@ -344,7 +344,10 @@ describe("sdgw-conformance: what it does to your keys (D178–D180)", () => {
           /^sdgw-conformance: --keys-command: unknown field "daily_limit_key"; the fields are key, secondKey/,
         ],
         [printing(["sdgw_k"]), /^sdgw-conformance: --keys-command must give a JSON object .*not an array/],
-        [`${node} -e "process.stdout.write('key=sdgw_k')"`, /^sdgw-conformance: --keys-command printed no JSON/],
+        [
+          `${node} -e "process.stdout.write('key=sdgw_k')"`,
+          /^sdgw-conformance: --keys-command printed no JSON \(10 characters on standard output, not shown/,
+        ],
         [
           `${node} -e "process.stderr.write('no database'); process.exit(3)"`,
           /^sdgw-conformance: --keys-command exited with status 3: no database/,
@@ -354,6 +357,7 @@ describe("sdgw-conformance: what it does to your keys (D178–D180)", () => {
         expect(r.code, command).toBe(2);
         expect(r.stderr, command).toMatch(error);
         expect(r.stdout, command).toBe("");
+        expect(r.stderr, command).not.toMatch(/sdgw_k/); // what the command printed may be keys: never shown
       }
       const mixed = await cli([
         "--base-url",
