@@ -44,6 +44,10 @@ export default defineConfig({
     // Many tests start processes and databases: on a busy 2-core machine vitest's 5 s default fails them for being
     // slow, not wrong. A test that hangs still fails, after 60 s.
     testTimeout: 60_000,
+    // Two test files at a time, even on 2 cores (vitest's default there is one: the cores less one). Most files
+    // wait on processes, sockets, databases and Retry-After more than they compute; their databases, Redis prefixes
+    // and ports are their own, so files never share state.
+    maxWorkers: 2,
     hookTimeout: 60_000,
     typecheck: {
       enabled: true,

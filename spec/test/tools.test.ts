@@ -77,7 +77,7 @@ describe("the contract in the tools people use", () => {
       "oas3-unused-component components.schemas.ErrorStructure",
       "oas3-unused-component components.schemas.More",
     ]);
-  });
+  }, 240_000); // as long as its CLI may take (a busy machine)
 
   it("hey-api (@hey-api/openapi-ts) generates a client without an error, and it compiles", async () => {
     const dir = join(OUT, "hey-api");
@@ -87,7 +87,7 @@ describe("the contract in the tools people use", () => {
     expect(out).not.toMatch(/error|failed|❌/i);
     expect(readdirSync(dir)).toEqual(expect.arrayContaining(["sdk.gen.ts", "types.gen.ts"]));
     expect(await compile(dir)).toBe("");
-  });
+  }, 240_000);
 
   it("orval generates a client (fetch) without an error, and it compiles", async () => {
     const dir = join(OUT, "orval");
@@ -103,5 +103,5 @@ describe("the contract in the tools people use", () => {
     expect(out).not.toMatch(/error|warn|failed/i);
     expect(out).toMatch(/converted into ready to use orval/);
     expect(await compile(dir)).toBe("");
-  });
+  }, 240_000);
 });

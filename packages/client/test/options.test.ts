@@ -108,7 +108,8 @@ describe("timeout", () => {
   });
 
   it("does not send a DELETE again after it timed out (it may have run), but retries a free read", async () => {
-    const sdgw = await serve(never, { timeout: 100, maxRetries: 2 });
+    // 1 s: long enough for each attempt to reach the server on a busy machine (the server never answers).
+    const sdgw = await serve(never, { timeout: 1000, maxRetries: 2 });
     const error = await sdgw.schedules.delete("sch_1").catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "SdgwTimeoutError", attempts: 1, requestId: undefined });
     expect(server!.seen).toHaveLength(1);

@@ -4,17 +4,23 @@
  * check fails, 2 when the options are wrong.
  *
  *   sdgw-conformance --base-url URL --key KEY [--second-key K] [--noscope-key K] [--json] [--junit FILE] [--json-report FILE] …
+ *   sdgw-conformance --base-url URL --keys-command "sdgw-admin conformance-keys --db data/sdgw.sqlite" …
+ *
+ * Before the first request it prints a warning on standard error: the credits the run spends and the key its
+ * deliberate refusals may hold back (D180).
  */
+import { exec } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CHECKS } from "./checks/index.ts";
 import { formatCoverage } from "./coverage.ts";
 import { toJUnit } from "./junit.ts";
-import { formatResult, formatSummaryLine, runConformance } from "./run.ts";
-import type { ConformanceOptions } from "./types.ts";
+import { formatResult, formatSummaryLine, parseConformanceKeys, runConformance } from "./run.ts";
+import type { ConformanceKeys, ConformanceOptions } from "./types.ts";
 
 const USAGE = `usage: sdgw-conformance --base-url URL --key KEY [options]
+       sdgw-conformance --base-url URL --keys-command CMD [options]
 
 Runs the Social Data Gateway conformance suite against a server.
 
@@ -24,6 +30,11 @@ Runs the Social Data Gateway conformance suite against a server.
   --noscope-key KEY                a key without read_data: 403 key_scope_denied
   --insufficient-balance-key KEY   a key of an account with fewer credits than one call: 402 insufficient_balance
   --daily-limit-key KEY            a key whose daily limit leaves less than one call: 429 daily_limit_reached
+  --keys-command CMD               keys of the suite's own instead of the key options: a shell command run
+                                   before anything is sent, printing {"key":…,"secondKey":…,"noscopeKey":…,
+                                   "insufficientBalanceKey":…,"dailyLimitKey":…} (key required), e.g.
+                                   "sdgw-admin conformance-keys --db data/sdgw.sqlite" on the reference server;
+                                   not with --key or the other key options
   --rate-limit-burst N             send N calls at once to provoke 429 rate_limited
   --platform P                     platform of single-platform calls (default x)
   --fanout A,B                     two platforms for the fanout check (default x,reddit)
@@ -45,6 +56,10 @@ Runs the Social Data Gateway conformance suite against a server.
   --junit FILE                     also write the report as JUnit XML to FILE
   -h, --help                       this help
 
+The run spends about 65 credits of the key's account, and its deliberate refusals can make a server hold
+--second-key (else --key) back for 5 minutes (free_failure_limit): it says so on standard error before
+its first request. --keys-command spares your own keys.
+
 Every background run the suite starts is followed to its end before a balance is compared. The run ends
 with a coverage summary: operations exercised, statuses and error codes per operation, error codes reached,
 and the checks that could not run and why (all of it in --json-report too).
@@ -63,6 +78,7 @@ function main(argv: string[]): Promise<number> | number {
         "noscope-key": { type: "string" },
         "insufficient-balance-key": { type: "string" },
         "daily-limit-key": { type: "string" },
+        "keys-command": { type: "string" },
         "rate-limit-burst": { type: "string" },
         platform: { type: "string" },
         fanout: { type: "string" },
@@ -95,9 +111,26 @@ function main(argv: string[]): Promise<number> | number {
     return 0;
   }
   const baseUrl = values["base-url"] ?? process.env["SDGW_BASE_URL"];
-  const key = values.key ?? process.env["SDGW_KEY"];
+  const keysCommand = values["keys-command"];
+  if (keysCommand !== undefined) {
+    // D179: the hook gives every key; a key option beside it is refused (SDGW_KEY in the environment is ignored).
+    const mixed = ["key", "second-key", "noscope-key", "insufficient-balance-key", "daily-limit-key"].filter(
+      (o) => values[o as "key"] !== undefined,
+    );
+    if (mixed.length) {
+      console.error(
+        `sdgw-conformance: --keys-command gives every key of the run: leave out ${mixed.map((o) => `--${o}`).join(", ")}, or leave out --keys-command`,
+      );
+      return 2;
+    }
+    if (!keysCommand.trim()) {
+      console.error("sdgw-conformance: --keys-command needs a command");
+      return 2;
+    }
+  }
+  const key = keysCommand !== undefined ? "(from --keys-command)" : (values.key ?? process.env["SDGW_KEY"]);
   if (!baseUrl || !key) {
-    console.error(`sdgw-conformance: --base-url and --key are required\n\n${USAGE}`);
+    console.error(`sdgw-conformance: --base-url and --key (or --keys-command) are required\n\n${USAGE}`);
     return 2;
   }
   const number = (name: string, v: string | undefined): number | undefined => {
@@ -162,8 +195,13 @@ function main(argv: string[]): Promise<number> | number {
       console.error(`sdgw-conformance: --${name === "jsonReport" ? "json-report" : "junit"} needs a file name`);
       return 2;
     }
+  if (keysCommand !== undefined) {
+    delete options.key;
+    options.keys = () => keysFrom(keysCommand);
+  }
   return runConformance(options, {
     ...(only ? { only } : {}),
+    onStart: (warning) => console.error(`sdgw-conformance: ${warning}`),
     ...(json ? {} : { onResult: (r) => console.log(formatResult(r)) }),
   }).then(
     (report) => {
@@ -183,6 +221,39 @@ function main(argv: string[]): Promise<number> | number {
       return 2;
     },
   );
+}
+
+/**
+ * Runs the `--keys-command` in a shell and reads the keys it prints as JSON (D178): a command that fails, prints
+ * no JSON or a field that is wrong gives an error naming it, and nothing is run.
+ */
+function keysFrom(command: string): Promise<ConformanceKeys> {
+  return new Promise((resolve, reject) => {
+    exec(command, { timeout: 120_000, maxBuffer: 1 << 20, windowsHide: true }, (error, stdout, stderr) => {
+      if (error) {
+        const why = error.killed ? "took more than 120 s" : `exited with status ${String(error.code ?? "?")}`;
+        reject(new TypeError(`--keys-command ${why}: ${(stderr || error.message).trim().slice(0, 500)}`));
+        return;
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        // Not the parser's message: it quotes the output, which may hold keys.
+        reject(
+          new TypeError(
+            `--keys-command printed no JSON (${stdout.length} characters on standard output, not shown: they may hold keys); it must print {"key":…,"secondKey":…,…}`,
+          ),
+        );
+        return;
+      }
+      try {
+        resolve(parseConformanceKeys(json, "--keys-command"));
+      } catch (e) {
+        reject(e as Error);
+      }
+    });
+  });
 }
 
 /** Writes a report file, making its folder if needed. */

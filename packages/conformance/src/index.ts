@@ -10,7 +10,9 @@ export {
   formatResult,
   formatSummary,
   formatSummaryLine,
+  parseConformanceKeys,
   resolveOptions,
+  runWarning,
   runConformance,
   selectChecks,
 } from "./run.ts";
@@ -21,11 +23,12 @@ export type { Coverage } from "./coverage.ts";
 export { toJUnit } from "./junit.ts";
 export { Http, operationOf, retryAfterMs } from "./http.ts";
 export type { Auth, Exchange, OperationKey, RequestSpec, Settled, TrackedRun } from "./http.ts";
-export { DEFAULT_SLOW_TOOL } from "./types.ts";
+export { DEFAULT_SLOW_TOOL, KEY_FIELDS, RUN_CREDITS } from "./types.ts";
 export type {
   Check,
   CheckContext,
   CheckResult,
+  ConformanceKeys,
   ConformanceOptions,
   ConformanceReport,
   Outcome,

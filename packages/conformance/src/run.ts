@@ -6,6 +6,9 @@ import { coverageOf, formatCoverage } from "./coverage.ts";
 import { heldBack, Http, sent } from "./http.ts";
 import {
   DEFAULT_SLOW_TOOL,
+  KEY_FIELDS,
+  RUN_CREDITS,
+  type ConformanceKeys,
   type Check,
   type CheckContext,
   type CheckResult,
@@ -22,7 +25,14 @@ export function resolveOptions(options: ConformanceOptions): ResolvedOptions {
   const base = new URL(options.baseUrl);
   if (base.searchParams.has("key"))
     throw new TypeError("refusing a key in the base URL: pass it as key (it is sent in a header)");
-  if (!options.key) throw new TypeError("key is required (a key with read_data, of an account with credits)");
+  if (options.keys !== undefined)
+    throw new TypeError(
+      "keys is called by runConformance (or the CLI's --keys-command) before the run: await it and pass the keys it gives as key, secondKey, …",
+    );
+  if (!options.key)
+    throw new TypeError(
+      "key is required (a key with read_data, of an account with credits), or keys (keys of the suite's own, D178)",
+    );
   const slowTool: SlowTool | false = options.slowTool === undefined ? DEFAULT_SLOW_TOOL : options.slowTool;
   if (
     slowTool !== false &&
@@ -59,9 +69,60 @@ export function resolveOptions(options: ConformanceOptions): ResolvedOptions {
   };
 }
 
+/**
+ * Checks what a keys hook (`keys` option, `--keys-command`) gave: an object with `key` (a non-empty string without
+ * spaces) and optionally `secondKey`, `noscopeKey`, `insufficientBalanceKey`, `dailyLimitKey` (the same, or null /
+ * absent); throws a TypeError naming the field that is wrong, missing or unknown, with `source` in front.
+ */
+export function parseConformanceKeys(value: unknown, source = "keys"): ConformanceKeys {
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new TypeError(
+      `${source} must give a JSON object { "key": "…", "secondKey": "…", "noscopeKey": "…", "insufficientBalanceKey": "…", "dailyLimitKey": "…" } (key required), not ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}`,
+    );
+  const record = value as Record<string, unknown>;
+  const unknown = Object.keys(record).filter((k) => !(KEY_FIELDS as readonly string[]).includes(k));
+  if (unknown.length)
+    throw new TypeError(
+      `${source}: unknown field ${unknown.map((k) => JSON.stringify(k)).join(", ")}; the fields are ${KEY_FIELDS.join(", ")}`,
+    );
+  const out: ConformanceKeys = { key: "" };
+  for (const field of KEY_FIELDS) {
+    const v = record[field];
+    if (v === undefined || v === null) {
+      if (field === "key")
+        throw new TypeError(`${source}: field "key" is missing (a key with read_data, of an account with credits)`);
+      continue;
+    }
+    if (typeof v !== "string" || !/^[\x21-\x7e]{1,512}$/.test(v))
+      throw new TypeError(
+        `${source}: field "${field}" must be a key, a non-empty string of printable characters without spaces (got ${typeof v === "string" ? `a string of ${v.length} characters` : typeof v})`,
+      );
+    out[field] = v;
+  }
+  return out;
+}
+
+/**
+ * The warning said before a run's first request (D180): the credits it spends of the main key's account, the
+ * deliberate refusals that can hold a key back for 5 minutes (`free_failure_limit`, D45) — `secondKey` when given,
+ * else the main key — and how to spare one's own keys (keys of the suite's own: `keys`, `--keys-command`).
+ * `ownKeys`: the keys came from such a hook (the text then says so).
+ */
+export function runWarning(options: Pick<ResolvedOptions, "secondKey" | "slowTool">, ownKeys = false): string {
+  const credits = RUN_CREDITS + (options.slowTool ? 11 : 0);
+  const held = options.secondKey ? "<second-key>" : "<key>";
+  const spend = `this run spends about ${RUN_CREDITS} credits of the account of <key> (up to ${credits} when the server answers the slow search within the request and the tool fallback runs)`;
+  const lock = `sends about 35 deliberate refusals, which can make a server hold ${held} back for 5 minutes (429 free_failure_limit, D45)${options.secondKey ? "" : " — with --second-key they go to that key instead"}`;
+  if (ownKeys)
+    return `warning: ${spend}, and ${lock}; these keys came from the keys hook (--keys-command, D178): keys of the suite's own, none of yours is spent or locked.`;
+  return `warning: ${spend}, and ${lock}. To keep your own keys untouched, give the suite keys of its own: --keys-command "sdgw-admin conformance-keys" (a new funded account and every key, D178; option keys in code).`;
+}
+
 /** One run of the suite against one server: a context shared by the checks, and a runner of one check. */
 export interface Session {
   readonly options: ResolvedOptions;
+  /** The warning of {@link runWarning} for these options: what the run does to the keys. */
+  readonly warning: string;
   /** Runs one check: its verdict, turned into a failure when any answer it got breaks the contract. */
   run(check: Check): Promise<CheckResult>;
   /** The report of the results so far. */
@@ -69,8 +130,9 @@ export interface Session {
 }
 
 /** Starts a run: the recording wire, the SDK over it, the shared scenarios. */
-export function createSession(input: ConformanceOptions): Session {
+export function createSession(input: ConformanceOptions, ownKeys = false): Session {
   const options = resolveOptions(input);
+  const warning = runWarning(options, ownKeys);
   const http = new Http({
     baseUrl: options.baseUrl,
     key: options.key,
@@ -110,6 +172,7 @@ export function createSession(input: ConformanceOptions): Session {
 
   return {
     options,
+    warning,
     async run(check) {
       const start = Date.now();
       const from = http.exchanges.length;
@@ -156,6 +219,7 @@ export function createSession(input: ConformanceOptions): Session {
         ms,
         seed: options.seed,
         coverage: coverageOf(http.exchanges, http.runs, results),
+        warning,
       };
     },
   };
@@ -169,6 +233,12 @@ export interface RunOptions {
   only?: readonly string[];
   /** Called after each check, e.g. to print progress. */
   onResult?: (result: CheckResult) => void;
+  /**
+   * Called once before the first request with the run's warning ({@link runWarning}, D180: the credits it spends
+   * and the key its deliberate refusals may hold back for 5 minutes); the report keeps it as `warning`. The CLI
+   * prints it on standard error.
+   */
+  onStart?: (warning: string) => void;
 }
 
 /** Selects checks by id or by `area.` prefix. */
@@ -191,8 +261,20 @@ export function selectChecks(checks: readonly Check[], only?: readonly string[])
  * ```
  */
 export async function runConformance(options: ConformanceOptions, run: RunOptions = {}): Promise<ConformanceReport> {
-  const session = createSession(options);
   const checks = selectChecks(run.checks ?? CHECKS, run.only);
+  let input = options;
+  if (options.keys !== undefined) {
+    if (typeof options.keys !== "function") throw new TypeError("keys must be a function answering the keys (D178)");
+    const given = KEY_FIELDS.filter((f) => options[f] !== undefined);
+    if (given.length)
+      throw new TypeError(
+        `keys gives every key of the run: leave out ${given.join(", ")}, or leave out keys (D179: the two are not mixed)`,
+      );
+    const { keys, ...rest } = options;
+    input = { ...rest, ...parseConformanceKeys(await keys(), "keys()") };
+  }
+  const session = createSession(input, options.keys !== undefined);
+  run.onStart?.(session.warning);
   const start = Date.now();
   const results: CheckResult[] = [];
   for (const check of checks) {

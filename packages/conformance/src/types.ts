@@ -7,8 +7,19 @@ import type { Client } from "@sdgw/client";
 export interface ConformanceOptions {
   /** The server's base address, e.g. `http://127.0.0.1:8787` (no key in it). */
   baseUrl: string;
-  /** A key with `read_data`, of an account with credits. Sent in headers only, never in a URL. */
-  key: string;
+  /**
+   * A key with `read_data`, of an account with credits. Sent in headers only, never in a URL. Required unless
+   * {@link ConformanceOptions.keys} gives it.
+   */
+  key?: string;
+  /**
+   * Keys of the suite's own, from the operator's tooling (D178): called once by `runConformance` before anything is
+   * sent, it answers every key the suite can use ({@link ConformanceKeys}; `key` required), e.g. made by the
+   * reference server's `sdgw-admin conformance-keys` on a new account, so that the run spends and locks none of
+   * the caller's own keys. Not with `key` or any other key option (D179: refused, naming them). `defineConformanceSuite`
+   * takes keys only: await the function at the top of the test file and pass its keys.
+   */
+  keys?: () => Promise<ConformanceKeys> | ConformanceKeys;
   /**
    * A second key of the same account (with `read_data`). Enables the checks that a result handle is read only by
    * the key that started the call, and that two different valid keys in `X-API-Key` and `Bearer` are refused (D25).
@@ -61,6 +72,34 @@ export interface ConformanceOptions {
   /** The path of the server's MCP endpoint (JSON-RPC over POST), checked by `mcp.flow`. Default `/mcp`; `false`: not checked. */
   mcpPath?: string | false;
 }
+
+/**
+ * Every key the suite can use, as {@link ConformanceOptions.keys} answers it and as `sdgw-conformance
+ * --keys-command` reads it (the command prints this object as JSON: `key` required, the others optional strings;
+ * any other field is refused, naming it). `sdgw-admin conformance-keys` of @sdgw/server prints all five.
+ */
+export interface ConformanceKeys {
+  /** A key with `read_data` of an account with credits (the suite spends about {@link RUN_CREDITS} of them). */
+  key: string;
+  /** Another key of the same account: handle isolation, two keys in two carriers, and the deliberate refusals. */
+  secondKey?: string | undefined;
+  /** A key without `read_data`. */
+  noscopeKey?: string | undefined;
+  /** A key of an account with fewer credits than one call (e.g. 0). */
+  insufficientBalanceKey?: string | undefined;
+  /** A key whose daily limit leaves less than one call (e.g. a limit of 0). */
+  dailyLimitKey?: string | undefined;
+}
+
+/** The names of {@link ConformanceKeys}' fields, in order. */
+export const KEY_FIELDS = ["key", "secondKey", "noscopeKey", "insufficientBalanceKey", "dailyLimitKey"] as const;
+
+/**
+ * About how many credits a run spends of the main key's account (measured on the reference server with every key:
+ * see the README); the tool fallback of the 202 run adds its quote (11 by default) on a server that answers the slow
+ * search within the request.
+ */
+export const RUN_CREDITS = 65;
 
 /** A tool call that runs in the background: `POST /v1/tools/{tool}` with `body` (without `confirm`). */
 export interface SlowTool {
@@ -131,8 +170,10 @@ export type ResolvedOptions = Required<
     | "fetch"
     | "slowTool"
     | "mcpPath"
+    | "key"
+    | "keys"
   >
-> & { slowTool: SlowTool | false; mcpPath: string | false } & Pick<
+> & { key: string; slowTool: SlowTool | false; mcpPath: string | false } & Pick<
     ConformanceOptions,
     "secondKey" | "noscopeKey" | "insufficientBalanceKey" | "dailyLimitKey" | "rateLimitBurst"
   > & { fetch: typeof fetch };
@@ -160,4 +201,10 @@ export interface ConformanceReport {
   seed: number;
   /** What of the contract the run reached: operations and their statuses, error codes, background runs. */
   coverage: Coverage;
+  /**
+   * What the run did to the keys it was given, as said before its first request (D180; `RunOptions.onStart`
+   * got the same text): the credits it spends of the main key's account, and the key its deliberate refusals may
+   * have held back for 5 minutes (`free_failure_limit`, D45).
+   */
+  warning: string;
 }

@@ -1,6 +1,11 @@
-/** The built command `sdgw-conformance` (dist/cli.js, as installed) against the mock and the broken server. */
-import { execFile } from "node:child_process";
+/**
+ * The built command `sdgw-conformance` (dist/cli.js, as installed) against the mock, the broken server, a server
+ * that records when the first request came, and the reference server with keys from `sdgw-admin conformance-keys`.
+ */
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt } from "../../../generators/src/testing/dist.ts";
 import { startBrokenServer, type BrokenServer } from "./broken-server.ts";
 import { startMockHttp, type MockHttp } from "./mock-http.ts";
+import { startReferenceServer } from "./reference-server.ts";
 
 const PKG = fileURLToPath(new URL("..", import.meta.url));
 const CLI = join(PKG, "dist", "cli.js");
@@ -56,17 +62,23 @@ describe("sdgw-conformance", () => {
       "--seed",
       "35",
     ]);
-    expect(r.stderr).toBe("");
+    // Standard error holds only the warning (D180), one line.
+    expect(r.stderr).toMatch(
+      /^sdgw-conformance: warning: this run spends about \d+ credits of the account of <key> [^\n]*\n$/,
+    );
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split("\n");
-    expect(lines.filter((l) => /^(PASS|FAIL|N\/A ) {2}\S+ {2}/.test(l))).toHaveLength(97);
+    expect(lines.filter((l) => /^(PASS|FAIL|N\/A ) {2}\S+ {2}/.test(l))).toHaveLength(99);
     expect(r.stdout).toMatch(/^N\/A {3}results\.other-key {2}.* — no second key given \(--second-key\)$/m);
     expect(r.stdout).toMatch(
-      /^92 passed, 0 failed, 5 not applicable \(http:\/\/127\.0\.0\.1:\d+, [\d.]+ s, seed 35\)$/m,
+      /^93 passed, 0 failed, 6 not applicable \(http:\/\/127\.0\.0\.1:\d+, [\d.]+ s, seed 35\)$/m,
+    );
+    expect(r.stdout).toMatch(
+      /^PASS {2}flows\.quote-run {2}.* — batch_stats of \d post\(s\): quoted (\d+) \(free\), run and charged \1 /m,
     );
     // The run ends with the coverage: a headline, one line per operation with its statuses, what was not reached.
     const from = lines.findIndex((l) => l.startsWith("Coverage: "));
-    expect(from).toBeGreaterThan(lines.findIndex((l) => /^92 passed/.test(l)));
+    expect(from).toBeGreaterThan(lines.findIndex((l) => /^93 passed/.test(l)));
     expect(lines[from]).toMatch(
       /^Coverage: (\d+) of 22 operations exercised, (\d+) of 19 error codes reached, \d+ background runs? started \(\d+ ended\), \d+ requests$/,
     );
@@ -204,7 +216,7 @@ describe("sdgw-conformance", () => {
         dir,
       ]); // a folder, not a file
       expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(/^sdgw-conformance: could not write the report: /);
+      expect(r.stderr).toMatch(/^sdgw-conformance: could not write the report: /m);
       for (const body of ["[1]", "{nope"]) {
         const bad = await cli(["--base-url", mock.baseUrl, "--key", "sdgw_test_key", "--slow-tool-body", body]);
         expect(bad.code, body).toBe(2);
@@ -231,6 +243,175 @@ describe("sdgw-conformance", () => {
   it("lists the checks with --list", async () => {
     const r = await cli(["--list"]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split("\n")).toHaveLength(97);
+    expect(r.stdout.trim().split("\n")).toHaveLength(99);
   });
+});
+
+/** Runs the command, its output read as it comes (the test looks at what it had said when a request came). */
+function spawnCli(args: string[]): {
+  stderr: () => string;
+  done: Promise<{ code: number; stdout: string; stderr: string }>;
+} {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, SDGW_KEY: "", SDGW_BASE_URL: "" } });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill(), 120_000);
+  return {
+    stderr: () => stderr,
+    done: new Promise((resolve) =>
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        resolve({ code: code ?? 1, stdout, stderr });
+      }),
+    ),
+  };
+}
+
+/** A server on 127.0.0.1 that answers every request 401 and calls `onRequest` as each one comes. */
+async function recordingServer(
+  onRequest: () => void,
+): Promise<{ baseUrl: string; requests: () => number; close(): Promise<void> }> {
+  let requests = 0;
+  const server: Server = createServer((req, res) => {
+    requests++;
+    onRequest();
+    req.resume();
+    res.writeHead(401, { "content-type": "application/json" }).end(
+      JSON.stringify({
+        request_id: "req_rec",
+        schema_version: "v1",
+        code: "unauthorized",
+        reason: "invalid",
+        message: "no",
+        retryable: false,
+        fix: { note: "no" },
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests: () => requests,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+describe("sdgw-conformance: what it does to your keys (D178–D180)", () => {
+  it("says before the first request what the run spends and which key its refusals may hold back", async () => {
+    let atFirst: string | undefined;
+    let run: ReturnType<typeof spawnCli> | undefined;
+    const rec = await recordingServer(() => (atFirst ??= run?.stderr() ?? ""));
+    try {
+      run = spawnCli([
+        "--base-url",
+        rec.baseUrl,
+        "--key",
+        "sdgw_mine",
+        "--second-key",
+        "sdgw_mine_2",
+        "--only",
+        "auth.x-api-key",
+      ]);
+      const r = await run.done;
+      expect(rec.requests()).toBeGreaterThan(0);
+      // What standard error held when the server got the first request: the whole warning.
+      expect(atFirst).toMatch(
+        /^sdgw-conformance: warning: this run spends about \d+ credits of the account of <key> .*, and sends about 35 deliberate refusals, which can make a server hold <second-key> back for 5 minutes \(429 free_failure_limit, D45\)\. To keep your own keys untouched, give the suite keys of its own: --keys-command "sdgw-admin conformance-keys"/,
+      );
+      expect(r.stderr).toBe(atFirst);
+      expect(r.stderr).not.toMatch(/sdgw_mine/); // the keys are named, never printed
+    } finally {
+      await rec.close();
+    }
+  });
+
+  it("a --keys-command whose output is wrong names the field (or says what is wrong) and sends nothing; a key option beside it is refused", async () => {
+    const rec = await recordingServer(() => undefined);
+    const node = JSON.stringify(process.execPath);
+    const printing = (value: unknown) =>
+      `${node} -e ${JSON.stringify(`process.stdout.write(${JSON.stringify(JSON.stringify(value))})`)}`;
+    try {
+      for (const [command, error] of [
+        [
+          printing({ key: "sdgw_k", secondKey: 5 }),
+          /^sdgw-conformance: --keys-command: field "secondKey" must be a key/,
+        ],
+        [printing({ secondKey: "sdgw_k" }), /^sdgw-conformance: --keys-command: field "key" is missing/],
+        [
+          printing({ key: "sdgw_k", daily_limit_key: "sdgw_d" }),
+          /^sdgw-conformance: --keys-command: unknown field "daily_limit_key"; the fields are key, secondKey/,
+        ],
+        [printing(["sdgw_k"]), /^sdgw-conformance: --keys-command must give a JSON object .*not an array/],
+        [
+          `${node} -e "process.stdout.write('key=sdgw_k')"`,
+          /^sdgw-conformance: --keys-command printed no JSON \(10 characters on standard output, not shown/,
+        ],
+        [
+          `${node} -e "process.stderr.write('no database'); process.exit(3)"`,
+          /^sdgw-conformance: --keys-command exited with status 3: no database/,
+        ],
+      ] as const) {
+        const r = await cli(["--base-url", rec.baseUrl, "--keys-command", command]);
+        expect(r.code, command).toBe(2);
+        expect(r.stderr, command).toMatch(error);
+        expect(r.stdout, command).toBe("");
+        expect(r.stderr, command).not.toMatch(/sdgw_k/); // what the command printed may be keys: never shown
+      }
+      const mixed = await cli([
+        "--base-url",
+        rec.baseUrl,
+        "--key",
+        "sdgw_k",
+        "--keys-command",
+        printing({ key: "sdgw_k" }),
+      ]);
+      expect(mixed.code).toBe(2);
+      expect(mixed.stderr).toMatch(
+        /^sdgw-conformance: --keys-command gives every key of the run: leave out --key, or leave out --keys-command/,
+      );
+      expect(rec.requests()).toBe(0);
+    } finally {
+      await rec.close();
+    }
+  });
+
+  it("--keys-command with sdgw-admin conformance-keys on the reference server's database: no failure, your own key untouched", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sdgw-conformance-keys-"));
+    const db = join(dir, "sdgw.sqlite");
+    const server = await startReferenceServer({ dbPath: db });
+    try {
+      // The user's own key (of the server's first account): its balance and standing are read before and after.
+      const own = server.keys.key;
+      const account = async () =>
+        (await (await fetch(`${server.baseUrl}/v1/account`, { headers: { "X-API-Key": own } })).json()) as {
+          billing: { balance_credits: number };
+        };
+      const before = (await account()).billing.balance_credits;
+      const admin = join(PKG, "..", "server", "src", "bin", "sdgw-admin.ts");
+      const command = [process.execPath, "--conditions=source", "--no-warnings", admin, "conformance-keys", "--db", db]
+        .map((a) => JSON.stringify(a))
+        .join(" ");
+      const r = await cli(["--base-url", server.baseUrl, "--keys-command", command, "--seed", "35"]);
+      expect(r.stdout).toMatch(/^\d+ passed, 0 failed, 1 not applicable \(/m); // errors.rate-limited: no burst given
+      expect(r.stdout).toMatch(/^N\/A {3}errors\.rate-limited /m);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(
+        /^sdgw-conformance: warning: .*these keys came from the keys hook \(--keys-command, D178\)/,
+      );
+      // Every check that needs an optional key ran: the command gave them all.
+      for (const id of ["results.other-key", "auth.scope-denied", "errors.insufficient-balance", "errors.daily-limit"])
+        expect(r.stdout).toMatch(new RegExp(`^PASS {2}${id.replace(".", "\\.")} `, "m"));
+      // The user's own key: not spent, not held back.
+      expect((await account()).billing.balance_credits).toBe(before);
+      const call = await fetch(`${server.baseUrl}/v1/search?platform=x&query=after`, {
+        headers: { "X-API-Key": own, "Idempotency-Key": crypto.randomUUID() },
+      });
+      expect(call.status).toBe(200);
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

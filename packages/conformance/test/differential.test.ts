@@ -381,6 +381,14 @@ describe("@sdgw/mock and @sdgw/server answer alike over MCP (differential)", () 
     expect(t.differences, t.differences.slice(0, 30).join("\n")).toEqual([]);
   });
 
+  it("gives the same tasks to calls that would end inline: working at once on both, then the same ends (D174)", {
+    timeout: 240_000,
+  }, async () => {
+    const t = await callBoth(inline, true);
+    expect(t.readToEnd).toBeGreaterThan(5);
+    expect(t.differences, t.differences.slice(0, 30).join("\n")).toEqual([]);
+  });
+
   it("gives the same running answers, tasks and ends to tool calls that go on past their answer", {
     timeout: 240_000,
   }, async () => {

@@ -21,6 +21,7 @@ defineConformanceSuite({
     expect(report.failed).toBe(0);
     expect(report.results.filter((r) => r.outcome === "not_applicable").map((r) => r.id)).toEqual([
       "mcp.flow",
+      "mcp.more",
       "errors.insufficient-balance",
       "errors.daily-limit",
       "errors.rate-limited",
@@ -139,5 +140,71 @@ describe("a fallback tool quoted background but answered 200 (D51)", () => {
     expect(report.results[1]!.message).toMatch(
       /the fallback batch_stats \(quoted background, 11 calls\) answered HTTP 200 too, not 202 \(D51\): no run to follow/,
     );
+  });
+});
+
+describe("keys of the suite's own, and the warning before the first request (D178–D180)", () => {
+  it("calls keys before anything is sent, says the warning before the first request, and runs with those keys", async () => {
+    const events: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      const request = new Request(input, init);
+      events.push(`request ${request.headers.get("x-api-key") ?? ""} ${request.headers.get("authorization") ?? ""}`);
+      return fetch(request);
+    };
+    const report = await runConformance(
+      {
+        baseUrl: mock.baseUrl,
+        keys: async () => (events.push("keys"), { key: "sdgw_test_key", secondKey: "sdgw_second_key" }),
+        fetch: recording,
+      },
+      { only: ["auth.x-api-key", "auth.both-differ"], onStart: (w) => events.push(`warning ${w}`) },
+    );
+    expect(report.failed).toBe(0);
+    expect(events[0]).toBe("keys");
+    expect(events[1]).toMatch(
+      /^warning warning: this run spends about \d+ credits of the account of <key> .*<second-key>.*free_failure_limit, D45\).*keys came from the keys hook/,
+    );
+    expect(events.slice(2).length).toBeGreaterThan(0);
+    expect(events.slice(2).every((e) => e.startsWith("request "))).toBe(true);
+    expect(events.some((e) => e.includes("sdgw_second_key"))).toBe(true); // auth.both-differ sent the hook's second key
+    expect(report.warning).toBe(events[1]!.slice("warning ".length));
+  });
+
+  it("without a second key, the warning says the main key takes the refusals; with one, that key", async () => {
+    const one = await runConformance({ baseUrl: mock.baseUrl, key: "sdgw_test_key" }, { only: ["routes.unknown"] });
+    expect(one.warning).toMatch(
+      /can make a server hold <key> back for 5 minutes .* with --second-key they go to that key instead.*--keys-command "sdgw-admin conformance-keys"/,
+    );
+    const two = await runConformance(
+      { baseUrl: mock.baseUrl, key: "sdgw_test_key", secondKey: "sdgw_second_key" },
+      { only: ["routes.unknown"] },
+    );
+    expect(two.warning).toMatch(/hold <second-key> back for 5 minutes/);
+  });
+
+  it("refuses keys beside a key option (D179), and keys that give a bad field, naming it; nothing is sent", async () => {
+    let sent = 0;
+    const counting: typeof fetch = (input, init) => (sent++, fetch(input, init));
+    await expect(
+      runConformance({ baseUrl: mock.baseUrl, key: "sdgw_test_key", keys: () => ({ key: "k" }), fetch: counting }),
+    ).rejects.toThrow(/keys gives every key of the run: leave out key, or leave out keys \(D179/);
+    await expect(
+      runConformance({
+        baseUrl: mock.baseUrl,
+        keys: async () => ({ key: "k", noscopeKey: 3 }) as never,
+        fetch: counting,
+      }),
+    ).rejects.toThrow(/^keys\(\): field "noscopeKey" must be a key/);
+    await expect(
+      runConformance({ baseUrl: mock.baseUrl, keys: async () => ({ secondKey: "k" }) as never, fetch: counting }),
+    ).rejects.toThrow(/^keys\(\): field "key" is missing/);
+    await expect(
+      runConformance({
+        baseUrl: mock.baseUrl,
+        keys: async () => ({ key: "k", second_key: "k" }) as never,
+        fetch: counting,
+      }),
+    ).rejects.toThrow(/^keys\(\): unknown field "second_key"/);
+    expect(sent).toBe(0);
   });
 });

@@ -118,6 +118,37 @@ export const MUTANTS: readonly Mutant[] = [
     request: (r) => (r.url.pathname === "/mcp" ? internalError() : r),
   },
   {
+    name: "mcp-more-skips-rows",
+    breaks:
+      "an MCP tool called with { handle: more.handle } reads on one row after the position it names: a row of every later page is lost (seed: MCP large-answer object more; D30)",
+    caughtBy: ["mcp.more"],
+    request(r) {
+      if (r.url.pathname !== "/mcp" || !r.body) return r;
+      const message = JSON.parse(r.body) as { method?: string; params?: { arguments?: Record<string, unknown> } };
+      const handle = message.params?.arguments?.["handle"];
+      const at = typeof handle === "string" ? /^(.+)\.(\d+)$/.exec(handle) : null;
+      if (message.method !== "tools/call" || !at) return r;
+      message.params!.arguments!["handle"] = `${at[1]}.${Number(at[2]) + 1}`;
+      return { ...r, body: JSON.stringify(message) };
+    },
+  },
+  {
+    name: "tool-run-charged-over-quote",
+    breaks:
+      "a tool run sent with max_cost_credits at its quote is charged again behind its answer: the balance moves by twice the quote (D51: a run is charged at most its quote, once)",
+    caughtBy: ["flows.quote-run"],
+    async response(r, a, ctx) {
+      if (
+        is(r, "POST", "/v1/tools/batch_stats") &&
+        a.status === 200 &&
+        /"max_cost_credits":\s*\d/.test(r.body ?? "") &&
+        !/"confirm":\s*false/.test(r.body ?? "")
+      )
+        await chargeAgain(r, ctx.forward);
+      return a;
+    },
+  },
+  {
     name: "schedule-not-deleted",
     breaks: "DELETE /v1/schedules/{id} answers deleted: true but removes nothing",
     caughtBy: ["flows.schedule"],

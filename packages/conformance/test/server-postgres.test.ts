@@ -1,5 +1,5 @@
 /**
- * The suite against the reference server on PostgreSQL (D108): the same 97 checks, the same accounts and keys, as
+ * The suite against the reference server on PostgreSQL (D108): the same 99 checks, the same accounts and keys, as
  * `server.test.ts` runs on the embedded store: every answer of the shared mode meets the contract alike. Needs
  * PostgreSQL on 127.0.0.1:5432 (CI's `.ci/run` starts it): without it this file fails, it does not skip.
  */

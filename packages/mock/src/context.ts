@@ -24,6 +24,11 @@ export interface Req {
   forced: Forced | undefined;
   /** Why a forced scenario was not applied (the `x-sdgw-scenario-skipped` header). */
   skipped: string[];
+  /**
+   * A charging call runs in the background (202 with a handle), as a `slow` one does: set by the mock's `/mcp` for a
+   * task-augmented `tools/call` (D174), never by an HTTP request.
+   */
+  respondNow?: boolean;
 }
 
 /** A refusal thrown on the way: its answer. */

@@ -331,7 +331,8 @@ async function callAsTask(
     return { task: (await taskOf(ctx, key, m[1]!)).task };
   }
   let answered: Reply | null = null;
-  const r = await call(ctx, key, tool, args, (reply) => (answered = reply));
+  // The run starts and the task answers at once (D174): working until reads of it move the run to its end.
+  const r = await call(ctx, key, tool, args, (reply) => (answered = reply), true);
   const reply = answered as Reply | null;
   const body = reply?.json as Json | undefined;
   if (!reply || !body || (reply.status !== 200 && reply.status !== 202)) return r as unknown as Json;
@@ -354,6 +355,7 @@ function route(
   pathParams: Record<string, string>,
   body: Json | null,
   idempotencyKey: string | null,
+  respondNow = false,
 ): Promise<Reply> {
   const r = ROUTES[operationId as OperationId];
   const headers: Record<string, string> = { "x-api-key": key };
@@ -364,7 +366,7 @@ function route(
     headers,
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
-  return answer(ctx, r, request, pathParams);
+  return answer(ctx, r, request, pathParams, respondNow ? { respondNow } : {});
 }
 
 /** An error structure as an `isError` tool result. */
@@ -392,13 +394,17 @@ function refused(ctx: MockContext, tool: string, message: string, param: string,
   return errorResult(tool, a.status, a.body as unknown as Json);
 }
 
-/** One tool call: a read of `handle`, or the tool's route. */
+/**
+ * One tool call: a read of `handle`, or the tool's route; with `asTask` (D174) the route runs it in the background
+ * (202 with a handle at once), as the server's run answers a task-augmented call.
+ */
 async function call(
   ctx: MockContext & { mcpKept: McpKept },
   key: string,
   tool: McpToolDefinition,
   args: Json,
   onAnswer?: (reply: Reply) => void,
+  asTask = false,
 ): Promise<ToolResult> {
   if (tool.charging && args["handle"] !== undefined) return read(ctx, key, tool, args["handle"]);
   const { handle: _h, idempotency_key: idem, ...body } = args;
@@ -418,9 +424,12 @@ async function call(
       Object.keys(body)[0]!,
       `Call ${tool.name} with no arguments.`,
     );
-  // batch_stats as csv or ndjson: asked as json, its rows written as the file asked (as the server does, D55).
+  // batch_stats as csv or ndjson: asked as json, its rows written as the file asked (as the server does, D55). A
+  // task's run answers 202, so it keeps the format asked; its handle is read as json and written the same way.
   const file =
-    tool.name === "batch_stats" && (body["format"] === "csv" || body["format"] === "ndjson") ? body["format"] : null;
+    !asTask && tool.name === "batch_stats" && (body["format"] === "csv" || body["format"] === "ndjson")
+      ? body["format"]
+      : null;
   const sent = file ? { ...body, format: "json" } : body;
   const r = await route(
     ctx,
@@ -430,6 +439,7 @@ async function call(
     {},
     tool.method === "POST" ? sent : null,
     typeof idem === "string" ? idem : null,
+    asTask,
   );
   const answered = r.json as Json | undefined;
   if (answered && file && r.status === 200 && answered["tool"] === "batch_stats")

@@ -31,7 +31,13 @@ const decodePart = (v: string) => {
 };
 
 /** The answer to a request of a route: D25's key check, a forced refusal, D50's checks, then the operation. */
-export async function answer(ctx: MockContext, route: MockRoute, request: Request, matched: Params): Promise<Reply> {
+export async function answer(
+  ctx: MockContext,
+  route: MockRoute,
+  request: Request,
+  matched: Params,
+  options: { respondNow?: boolean } = {},
+): Promise<Reply> {
   const op = route.operationId;
   const requestId = newRequestId();
   const url = new URL(request.url);
@@ -65,6 +71,7 @@ export async function answer(ctx: MockContext, route: MockRoute, request: Reques
     const apiKey = route.keyless ? "" : authenticate(ctx, route, headers, requestId);
     if (planned instanceof Refusal) throw planned;
     const req: Req = { route, requestId, params, headers, pathParams, apiKey, forced, skipped };
+    if (options.respondNow) req.respondNow = true;
     const v1 = { request_id: requestId, schema_version: "v1" };
 
     switch (op) {

@@ -103,8 +103,10 @@ async function run(ctx: MockContext, req: Req, c: Charged, o: { runId: string; s
     if (o.schedule && c.kind === "tool") c.warnings.unshift(MESSAGES.scheduleCreated(addSchedule(ctx, c.plan)));
     // A call none of whose calls can run (D41) has nothing to wait for: it answers at once.
     // A tool quoted `background` (over 10 calls, D51) answers 202 at once; any call may pass the wait (`slow`).
+    // A task-augmented MCP call always does (D174), as the server's run answers 202 as soon as it started.
     const runs = c.kind === "tool" || c.plan.calls.some((x) => !x.unsupported);
     const background =
+      req.respondNow === true ||
       forced?.kind === "running" ||
       (c.kind === "tool" && c.plan.quote.mode === "background") ||
       (runs && ctx.isSlow({ operationId: op, params, headers }));

@@ -10,6 +10,8 @@ import addFormats from "ajv-formats";
 import { setupServer } from "msw/node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { sdk } from "../../server/test/mcp/sdk-client.ts";
+import { BODIES } from "../../server/test/tool-bodies.ts";
+import { toCsv } from "@sdgw/validators";
 import { createMock, scenario } from "../src/index.ts";
 import { BASE, KEY, NOSCOPE } from "./helpers.ts";
 
@@ -220,17 +222,56 @@ describe("MCP tasks at the mock's /mcp (D145)", () => {
     expect((await rpc("tasks/list", { cursor: "nope" }))["error"]["code"]).toBe(-32602);
   });
 
-  it("an inline call as a task is completed at once; another key cannot read or list it", async () => {
-    const created = (
-      await rpc("tools/call", { name: "search", arguments: { platform: "x", query: "coffee" }, task: {} })
-    )["result"] as Json;
+  it("a call that would answer inline answers its task at once, working (D174); another key cannot read or list it", async () => {
+    const args = { platform: "x", query: "coffee" };
+    const created = (await rpc("tools/call", { name: "search", arguments: args, task: {} }))["result"] as Json;
     const taskId = created["task"]["taskId"] as string;
-    expect(created["task"]["status"]).toBe("completed");
+    expect(taskId).toMatch(/^h_/);
+    // The task arrives before its run ended: it reads working (one poll of the mock's run) before completed.
+    expect(created["task"]["status"]).toBe("working");
+    expect((await rpc("tasks/get", { taskId }))["result"]["status"]).toBe("working");
     const final = (await rpc("tasks/result", { taskId }))["result"] as Json;
     expect(final["structuredContent"]["status"]).toBe("ok");
+    expect((await rpc("tasks/get", { taskId }))["result"]["status"]).toBe("completed");
+    // The same call without a task answers inline; its answer is the task's result but for ids and times.
+    const inline = (await rpc("tools/call", { name: "search", arguments: args }))["result"] as Json;
+    expect(inline["structuredContent"]["status"]).toBe("ok");
+    expect(withoutIds(final["structuredContent"])).toEqual(withoutIds(inline["structuredContent"]));
+    // A tool quoted inline (brand_buzz) too, charged once when its run ends.
+    const before = mock.state.balance;
+    const tool = (
+      await rpc("tools/call", {
+        name: "brand_buzz",
+        arguments: { query: "coffee", platforms: ["x", "weibo", "reddit"] },
+        task: {},
+      })
+    )["result"] as Json;
+    expect(tool["task"]["status"]).toBe("working");
+    const toolId = tool["task"]["taskId"] as string;
+    const toolFinal = (await rpc("tasks/result", { taskId: toolId }))["result"] as Json;
+    expect(toolFinal["structuredContent"]["tool"]).toBe("brand_buzz");
+    const cost = Number(toolFinal["structuredContent"]["billing"]["cost_credits"]);
+    expect(cost).toBeGreaterThan(0);
+    await rpc("tasks/result", { taskId: toolId }); // reading it again is free
+    expect(mock.state.balance).toBe(before - cost);
     for (const method of ["tasks/get", "tasks/result", "tasks/cancel"])
       expect((await rpc(method, { taskId }, NOSCOPE))["error"]["code"]).toBe(-32602);
     const theirs = (await rpc("tasks/list", {}, NOSCOPE))["result"]["tasks"] as Json[];
     expect(theirs.map((t) => t["taskId"])).not.toContain(taskId);
+  });
+  it("batch_stats asked as csv as a task: working at once, its result carries the csv rows (D174, D55)", async () => {
+    const created = (
+      await rpc("tools/call", {
+        name: "batch_stats",
+        arguments: { ...BODIES.batch_stats.inline, format: "csv" },
+        task: {},
+      })
+    )["result"] as Json;
+    expect(created["task"]["status"]).toBe("working");
+    const final = (await rpc("tasks/result", { taskId: created["task"]["taskId"] }))["result"] as Json;
+    const answer = final["structuredContent"] as Json;
+    expect(answer["tool"]).toBe("batch_stats");
+    expect(answer["applied_params"]["format"]).toBe("csv");
+    expect(final["content"][0]).toEqual({ type: "text", text: toCsv(answer as never) });
   });
 });

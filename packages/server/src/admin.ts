@@ -11,6 +11,7 @@
  *   sdgw-admin call-cap --account acc_… --calls N|off
  *   sdgw-admin create-user --account acc_… --email a@b.c [--password-stdin]
  *   sdgw-admin disable-user --email a@b.c
+ *   sdgw-admin conformance-keys [--credits N] [--name NAME]
  *
  * Options: --db PATH (default $SDGW_DB or ./data/sdgw.sqlite). Prints JSON.
  *
@@ -41,6 +42,10 @@ export const ADMIN_USAGE = `Usage: sdgw-admin <command> [options]   (prints JSON
   create-user --account acc_… --email a@b.c [--password-stdin]
                                             (a console user; without --password-stdin a password is made and printed once)
   disable-user --email a@b.c                (it cannot sign in; its sessions end)
+  conformance-keys [--credits N] [--name NAME]
+                                            (keys of their own for sdgw-conformance --keys-command: a new account with
+                                            N credits (default 500), its key, a second key, a key without read_data, a
+                                            key with daily limit 0, and a key of a second account with 0 credits)
 
 Options: --db PATH   the server's database (default $SDGW_DB, else ./data/sdgw.sqlite)
          --database-url postgres://…   the shared PostgreSQL database instead (default $SDGW_DATABASE_URL, D108)
@@ -59,7 +64,28 @@ const COMMANDS = [
   "call-cap",
   "create-user",
   "disable-user",
+  "conformance-keys",
 ] as const;
+
+/** The default credits of `conformance-keys`: a run of the suite spends about 60 to 100 (its README). */
+export const CONFORMANCE_CREDITS = 500;
+
+/**
+ * What `sdgw-admin conformance-keys` prints: the keys of `sdgw-conformance --keys-command` (the shape of
+ * `ConformanceKeys` of @sdgw/conformance), every one of accounts made for the run, none of anyone else's.
+ */
+export interface ConformanceKeysOutput {
+  /** A key with read_data of a new paid account holding the credits. */
+  key: string;
+  /** Another key of that account. */
+  secondKey: string;
+  /** A key of that account without read_data. */
+  noscopeKey: string;
+  /** A key of a second new account with 0 credits. */
+  insufficientBalanceKey: string;
+  /** A key of the first account with a daily limit of 0. */
+  dailyLimitKey: string;
+}
 
 /** Whether these arguments ask for the usage text (`--help`, `-h`, `help`). */
 export function wantsAdminHelp(argv: readonly string[]): boolean {
@@ -217,6 +243,38 @@ export async function runAdmin(
         const done = await gw.sessions.disableUser(email);
         if (!done) throw new Error(`no user ${email}`);
         return { user: done.user.id, email: done.user.email, disabled: true, sessions_ended: done.sessionsEnded };
+      }
+      case "conformance-keys": {
+        const credits = whole(values.credits, "--credits") ?? CONFORMANCE_CREDITS;
+        if (credits < 1)
+          throw new Error("--credits must be at least 1: the suite's calls that return data are charged");
+        const name = values.name ?? `conformance ${new Date().toISOString()}`;
+        const paid = (await gw.accounts.createAccount({ name, plan: "paid", dailyLimit: null })).account;
+        await gw.accounts.grant(paid.id, credits, "conformance-keys");
+        const make = async (
+          accountId: string,
+          keyName: string,
+          extra: { permissions?: string[]; dailyLimit?: number } = {},
+        ) =>
+          (
+            await gw.accounts.createKey({
+              accountId,
+              name: keyName,
+              permissions: extra.permissions ?? ["read_data"],
+              dailyLimit: extra.dailyLimit ?? null,
+              expiresAt: null,
+            })
+          ).secret;
+        const key = await make(paid.id, "conformance main");
+        const secondKey = await make(paid.id, "conformance second");
+        const noscopeKey = await make(paid.id, "conformance without read_data", { permissions: [] });
+        const dailyLimitKey = await make(paid.id, "conformance daily limit 0", { dailyLimit: 0 });
+        const broke = (
+          await gw.accounts.createAccount({ name: `${name} (no credits)`, plan: "paid", dailyLimit: null })
+        ).account;
+        const insufficientBalanceKey = await make(broke.id, "conformance no credits");
+        const out: ConformanceKeysOutput = { key, secondKey, noscopeKey, insufficientBalanceKey, dailyLimitKey };
+        return out;
       }
       case "list-keys":
         return (await gw.accounts.keys(values.account)).map((k) => ({

@@ -48,13 +48,14 @@ describe("sdgw-admin", () => {
       "resume",
       "pause",
       "unpause",
+      "conformance-keys",
     ])
       expect(ADMIN_USAGE).toContain(command);
     const db = join(dir, "never-made.sqlite");
     const typo = admin(["creat-account", "--db", db]);
     expect(typo.code).toBe(1);
     expect(typo.stderr).toMatch(
-      /unknown command creat-account; commands: create-account, grant, create-key, revoke-key, list-keys, suspend, resume, pause, unpause, call-cap, create-user, disable-user \(sdgw-admin --help\)/,
+      /unknown command creat-account; commands: create-account, grant, create-key, revoke-key, list-keys, suspend, resume, pause, unpause, call-cap, create-user, disable-user, conformance-keys \(sdgw-admin --help\)/,
     );
     expect(existsSync(db)).toBe(false);
   });
@@ -351,6 +352,57 @@ describe("sdgw-admin", () => {
     await nextTurn();
     expect((await get("/v1/search?platform=x&query=a")).reason).toBe("revoked");
     await server.close();
+  });
+
+  it("conformance-keys: a new funded account and every key sdgw-conformance can use, as the JSON --keys-command reads", async () => {
+    const db = join(dir, "conformance.sqlite");
+    const keys = (await runAdmin(["conformance-keys", "--db", db, "--credits", "40"])) as Record<string, string>;
+    expect(Object.keys(keys).sort()).toEqual(
+      ["dailyLimitKey", "insufficientBalanceKey", "key", "noscopeKey", "secondKey"].sort(),
+    );
+    expect(new Set(Object.values(keys)).size).toBe(5);
+    // Each key does what its option in @sdgw/conformance needs, on a server open on the same file.
+    const server = createServer({ dbPath: db, log: () => undefined });
+    const call = async (key: string, url: string) => {
+      const res = await server.app.inject({
+        method: "GET",
+        url,
+        headers: { "x-api-key": key, "idempotency-key": `ck-${Math.random()}` },
+      });
+      return { status: res.statusCode, body: JSON.parse(res.body) as Record<string, any> };
+    };
+    try {
+      const main = await call(keys["key"]!, "/v1/account");
+      expect(main.body["billing"]).toMatchObject({ balance_credits: 40 });
+      expect((await call(keys["secondKey"]!, "/v1/account")).body["account"]["id"]).toBe(main.body["account"]["id"]);
+      expect((await call(keys["key"]!, "/v1/search?platform=x&query=a")).status).toBe(200);
+      const noscope = await call(keys["noscopeKey"]!, "/v1/search?platform=x&query=a");
+      expect([noscope.status, noscope.body["code"]]).toEqual([403, "key_scope_denied"]);
+      const broke = await call(keys["insufficientBalanceKey"]!, "/v1/search?platform=x&query=a");
+      expect([broke.status, broke.body["code"]]).toEqual([402, "insufficient_balance"]);
+      expect((await call(keys["insufficientBalanceKey"]!, "/v1/account")).body["account"]["id"]).not.toBe(
+        main.body["account"]["id"],
+      );
+      const limited = await call(keys["dailyLimitKey"]!, "/v1/search?platform=x&query=a");
+      expect([limited.status, limited.body["code"]]).toEqual([429, "daily_limit_reached"]);
+    } finally {
+      await server.close();
+    }
+    // The default is 500 credits; a count that is not a whole number, or 0, is refused naming --credits.
+    const dflt = (await runAdmin(["conformance-keys", "--db", db])) as Record<string, string>;
+    const again = createServer({ dbPath: db, log: () => undefined });
+    try {
+      const res = await again.app.inject({ method: "GET", url: "/v1/account", headers: { "x-api-key": dflt["key"]! } });
+      expect(JSON.parse(res.body).billing).toMatchObject({ balance_credits: 500 });
+    } finally {
+      await again.close();
+    }
+    await expect(runAdmin(["conformance-keys", "--db", db, "--credits", "many"])).rejects.toThrow(
+      /--credits must be a whole number/,
+    );
+    await expect(runAdmin(["conformance-keys", "--db", db, "--credits", "0"])).rejects.toThrow(
+      /--credits must be at least 1/,
+    );
   });
 
   it("runs as a command", () => {

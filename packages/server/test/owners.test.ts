@@ -141,9 +141,8 @@ describe("two gateways on one file", () => {
     expect((await read(b, key, handle)).status).toBe(200);
     expect(b.gateway.runs.recover()).toEqual([]);
     expect(audit(b, accountId)).toMatchObject({ balance: 99, charges: 1, held: 0 });
-    await a.close();
     await b.close();
-  });
+  }, 60_000);
 
   it("an Idempotency-Key whose call answered 202 in one is taken in the other: 409 while it runs, 422 with other parameters, then the replay", async () => {
     const { db, accountId, key } = await funded("claims.sqlite");
@@ -233,16 +232,22 @@ describe("two gateways on one file", () => {
 
   it("a gateway that does not recover (recover: false) still renews the lease of a 202 run it runs", async () => {
     const { db, accountId, key } = await funded("norecover.sqlite");
-    const a = open(db, { recover: false, runLeaseMs: 1000, simulator: { knobs: { weibo: { latencyMs: 3500 } } } });
+    // Leases of 2 s renewed by heartbeats, a run of 9 s: a busy machine may delay a heartbeat, not by a lease.
+    const a = open(db, { recover: false, runLeaseMs: 2000, simulator: { knobs: { weibo: { latencyMs: 9000 } } } });
     expect(a.gateway.store.get("SELECT COUNT(*) AS n FROM owners WHERE id = ?", a.gateway.owners.id)).toEqual({ n: 0 }); // nothing written until it runs
     const started = await search(a, key, newIdem());
     expect(started.status).toBe(202);
-    await new Promise((r) => setTimeout(r, 2200)); // past two leases: only heartbeats keep the run its own
-    const b = open(db, { runLeaseMs: 1000 });
+    const handle = started.json.handle as string;
+    await new Promise((r) => setTimeout(r, 4500)); // past two leases: only heartbeats keep the run its own
+    const b = open(db, { runLeaseMs: 2000 });
     expect(b.gateway.recovered).toBe(0);
+    // Still in flight when b opened (else b had nothing to leave alone).
+    expect(b.gateway.store.get("SELECT state FROM runs WHERE handle = ?", handle)).toEqual({ state: "running" });
     await a.gateway.runs.drain();
-    await a.gateway.store.durable();
-    expect((await read(b, key, started.json.handle as string)).status).toBe(200);
+    // Closed before b reads: two gateways of one process share its one thread, and a write b makes could wait
+    // out its busy_timeout on a batch a has not committed yet.
+    await a.close();
+    expect((await read(b, key, handle)).status).toBe(200);
     expect(audit(b, accountId)).toMatchObject({ balance: 99, charges: 1, held: 0 });
     await a.close();
     await b.close();
@@ -250,7 +255,8 @@ describe("two gateways on one file", () => {
 
   it("a gateway that closes with a run in flight ends its lease: the next one recovers the run at once", async () => {
     const { db, accountId, key } = await funded("closed.sqlite");
-    const a = open(db, { simulator: { knobs: { weibo: { latencyMs: 2000 } } } });
+    // A run of 60 s (never waited for: close abandons it) is surely in flight when the gateway closes.
+    const a = open(db, { simulator: { knobs: { weibo: { latencyMs: 60_000 } } } });
     expect((await search(a, key, newIdem())).status).toBe(202);
     await a.close({ drainMs: 0 });
     const b = open(db);

@@ -109,8 +109,9 @@ function inspect(db: string, accountId: string, handle: string) {
 describe("one database shared by the HTTP server, sdgw-mcp and the admin CLI", () => {
   it("sdgw-mcp and sdgw-admin started on the server's database leave its 202 run alone: it finishes ok, charged exactly once", async () => {
     const db = join(dir, "live.sqlite");
-    // Short leases (heartbeats every 500 ms): sdgw-mcp sweeps many times while the run is in flight.
-    const server = await startServer(db, { SDGW_LATENCY_MS: "8000", SDGW_RUN_LEASE_MS: "3000" });
+    // Short leases (heartbeats every 500 ms): sdgw-mcp sweeps many times while the run is in flight. A run of
+    // 8 to 24 s, so that it is still in flight after sdgw-mcp and the admin CLI started on a busy machine.
+    const server = await startServer(db, { SDGW_LATENCY_MS: "16000", SDGW_RUN_LEASE_MS: "3000" });
     const key = server.key!;
     const before = await balanceOf(server, key);
     const idem = `shared-${Date.now()}`;
@@ -149,7 +150,7 @@ describe("one database shared by the HTTP server, sdgw-mcp and the admin CLI", (
     });
     expect(postTwice.status).toBe(422);
 
-    const done = await settle(server.url, handle, key);
+    const done = await settle(server.url, handle, key, 60_000);
     expect(done.status, JSON.stringify(done.json)).toBe(200);
     const cost = done.json.billing.cost as number;
     expect(cost).toBeGreaterThan(0);
@@ -170,7 +171,7 @@ describe("one database shared by the HTTP server, sdgw-mcp and the admin CLI", (
     // sdgw-mcp sees the same account.
     const account = await mcp.callTool({ name: "account", arguments: {} });
     expect((account.structuredContent as { billing: { balance_credits: number } }).billing.balance_credits).toBe(after);
-  }, 30_000);
+  }, 120_000);
 });
 
 /** Polls `check` every 50 ms until it holds (at most `ms`); answers whether it did. */

@@ -9,7 +9,7 @@ import { OPERATIONS } from "@sdgw/validators";
 import { exchangeLine, heldBack, type Exchange, type OperationKey, type RequestSpec } from "../http.ts";
 import type { Check, CheckContext, Verdict } from "../types.ts";
 import { slowRun } from "./runs.ts";
-import { bodyOf, fail, isObject, na, pass, refusal, refusalKey } from "./util.ts";
+import { balanceOf, bodyOf, fail, firstDifference, isObject, na, pass, refusal, refusalKey, sameJson } from "./util.ts";
 
 /** A small seeded generator (mulberry32): the same seed draws the same requests. */
 export function seededRandom(seed: number): () => number {
@@ -37,6 +37,8 @@ const WORDS = ["conformance", "coffee", "travel", "music", "startup", "football"
 interface RealIds {
   search: Exchange;
   postId?: string;
+  /** Up to three posts of the search (the first is `postId`). */
+  postIds: string[];
   authorId?: string;
   authorUrl?: string;
 }
@@ -49,9 +51,13 @@ function realIds(ctx: CheckContext): Promise<RealIds> {
       await ctx.http.send({ path: "/v1/search", query: { platform: ctx.options.platform, query: "conformance ids" } }),
     );
     const items = Array.isArray(bodyOf(search)["items"]) ? (bodyOf(search)["items"] as unknown[]) : [];
-    const post = items.find((i) => isObject(i) && i["kind"] === "item" && typeof i["id"] === "string");
+    const posts = items.filter((i) => isObject(i) && i["kind"] === "item" && typeof i["id"] === "string");
+    const post = posts[0];
     const author = isObject(post) && isObject(post["author"]) ? post["author"] : {};
-    const ids: RealIds = { search };
+    const ids: RealIds = {
+      search,
+      postIds: [...new Set(posts.map((p) => String((p as Record<string, unknown>)["id"])))].slice(0, 3),
+    };
     if (isObject(post)) ids.postId = String(post["id"]);
     if (typeof author["id"] === "string") ids.authorId = author["id"];
     if (typeof author["url"] === "string") ids.authorUrl = author["url"];
@@ -324,6 +330,59 @@ const flowChecks: Check[] = [
     },
   },
   {
+    id: "flows.quote-run",
+    title:
+      "a tool quoted with confirm: false (free), then run with max_cost_credits at its quote, is charged exactly the quoted credits",
+    async run(ctx) {
+      const ids = await realIds(ctx);
+      if (!ids.postIds.length) return heldBack(ids.search) ? na(noIds(ids)) : fail(noIds(ids));
+      const body = { targets: ids.postIds.map((id) => `${ctx.options.platform}:${id}`) };
+      const rule =
+        "seed: max_cost_credits refuses a call whose quote is higher; D51: confirm: false answers the plan and price, free";
+      const b0 = await balanceOf(ctx);
+      if (!b0.ok) return b0.verdict;
+      const quote = await ctx.http.send(tool("batch_stats", { ...body, confirm: false }));
+      const q = bodyOf(quote)["quote"];
+      const credits = isObject(q) ? q["quote_credits"] : undefined;
+      if (quote.status !== 200 || typeof credits !== "number" || !Number.isInteger(credits) || credits < 0)
+        return (
+          (heldBack(quote) && na(heldBack(quote)!)) ||
+          fail(`${exchangeLine(quote, 200)}; expected HTTP 200 with quote.quote_credits, a whole number (${rule})`)
+        );
+      const b1 = await balanceOf(ctx);
+      if (!b1.ok) return b1.verdict;
+      if (b1.balance !== b0.balance)
+        return fail(
+          `the quote ${exchangeLine(quote, 120)} moved the balance ${b0.balance} → ${b1.balance} (seed: a tool quote with confirm: false is free)`,
+        );
+      const ran = await follow(ctx, await ctx.http.send(tool("batch_stats", { ...body, max_cost_credits: credits })));
+      const wrong = success(ran);
+      if (wrong)
+        return (heldBack(ran) && na(heldBack(ran)!)) || fail(`${wrong} (the run of a quote of ${credits}: ${rule})`);
+      const b2 = await balanceOf(ctx);
+      if (!b2.ok) return b2.verdict;
+      const answer = bodyOf(ran);
+      const billing = isObject(answer["billing"]) ? answer["billing"] : {};
+      const cost = billing["cost_credits"];
+      const moved = b1.balance - b2.balance;
+      if (moved !== cost)
+        return fail(
+          `the run ${exchangeLine(ran, 120)} says billing.cost_credits ${String(cost)} but the balance moved by ${moved} (${b1.balance} → ${b2.balance}) (seed Billing: the answer says what was charged)`,
+        );
+      if (moved > credits)
+        return fail(
+          `quoted ${credits} credits and run with max_cost_credits ${credits}, the call was charged ${moved} (${b1.balance} → ${b2.balance}): more than its quote (${rule}: a cost over max_cost_credits is refused 402 max_cost_exceeded, never charged)`,
+        );
+      if (moved < credits && answer["status"] === "ok")
+        return fail(
+          `quoted ${credits} credits, the run answered status ok and was charged ${moved} (${b1.balance} → ${b2.balance}): with every planned call answered, the charge is the quote (D51: 1 credit per planned call that answers)`,
+        );
+      return pass(
+        `batch_stats of ${body.targets.length} post(s): quoted ${credits} (free), run and charged ${moved} (${b1.balance} → ${b2.balance})${moved < credits ? `, status ${String(answer["status"])}: calls that did not answer are not charged` : ""}`,
+      );
+    },
+  },
+  {
     id: "params.cursor-long",
     title: "a made-up cursor of 200 characters → 400 invalid_params naming cursor (never a 500)",
     async run(ctx) {
@@ -429,6 +488,56 @@ function rateLimitedTool(call: { message?: Record<string, unknown> }): number {
   return Math.max(1, Math.ceil(Number(structured?.["retry_after"]) || 1));
 }
 
+/** The result of a tools/call: the exchange, the tool result and its structuredContent. */
+interface ToolCall {
+  call: Awaited<ReturnType<typeof rpc>>;
+  result?: Record<string, unknown>;
+  structured?: Record<string, unknown>;
+}
+
+/**
+ * Calls an MCP tool: again after a `rate_limited` result's wait (an earlier check's burst), and an answer with
+ * status running read on with `{ handle }` until it ends (within the poll budget).
+ */
+async function callTool(ctx: CheckContext, name: string, args: Record<string, unknown>, id: number): Promise<ToolCall> {
+  let call = await rpc(ctx, "tools/call", { name, arguments: args }, id);
+  for (let retry = 0; retry < ctx.options.rateLimitRetries && rateLimitedTool(call); retry++) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(5, rateLimitedTool(call)) * 1000));
+    call = await rpc(ctx, "tools/call", { name, arguments: args }, id);
+  }
+  let r = isObject(call.message?.["result"]) ? call.message["result"] : undefined;
+  let structured = r && isObject(r["structuredContent"]) ? r["structuredContent"] : undefined;
+  const until = Date.now() + ctx.options.pollBudgetMs;
+  let reads = 0;
+  while (structured?.["status"] === "running" && typeof structured["handle"] === "string" && Date.now() < until) {
+    const wait = Math.min(5, Math.max(1, Number(structured["retry_after_seconds"]) || 1));
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    call = await rpc(ctx, "tools/call", { name, arguments: { handle: structured["handle"] } }, id + 100 + reads++);
+    r = isObject(call.message?.["result"]) ? call.message["result"] : undefined;
+    structured = r && isObject(r["structuredContent"]) ? r["structuredContent"] : undefined;
+  }
+  return { call, ...(r ? { result: r } : {}), ...(structured ? { structured } : {}) };
+}
+
+/** The rows of an answer as D30 counts them: its `items`, its `targets`, or every fanout entry's `items` in entry order. */
+export function answerRows(answer: Record<string, unknown>): unknown[] | undefined {
+  if (Array.isArray(answer["items"])) return answer["items"];
+  if (Array.isArray(answer["targets"])) return answer["targets"];
+  if (isObject(answer["fanout"]))
+    return Object.values(answer["fanout"]).flatMap((e) => (isObject(e) && Array.isArray(e["items"]) ? e["items"] : []));
+  return undefined;
+}
+
+/** Three platforms for a fanout search of 20 rows each: the main one, the fanout's, then others of the seed. */
+function morePlatforms(ctx: CheckContext): string[] {
+  return [
+    ...new Set([ctx.options.platform, ...ctx.options.fanoutPlatforms, "x", "reddit", "youtube", "weibo", "bilibili"]),
+  ].slice(0, 3);
+}
+
+/** The most pages `mcp.more` reads on (a 60 KB page holds dozens of rows: 60 rows take 2). */
+const MAX_MORE_PAGES = 20;
+
 const mcpChecks: Check[] = [
   {
     id: "mcp.flow",
@@ -493,6 +602,96 @@ const mcpChecks: Check[] = [
           `${where} tools/call search answered status ${String(structured["status"])} with ${items} items; expected ok with rows`,
         );
       return pass(`${names.length} tools; search answered ${items} items`);
+    },
+  },
+  {
+    id: "mcp.more",
+    title:
+      "MCP: an answer too large for one message carries more; { handle: more.handle } reads on until no more, the rows are those of GET /v1/results of the handle",
+    notApplicable: (o) => (o.mcpPath === false ? "MCP is not checked (mcpPath: false)" : undefined),
+    async run(ctx): Promise<Verdict> {
+      const where = `POST ${ctx.options.mcpPath} tools/call search`;
+      const rule = "seed: MCP large-answer object more; D30";
+      await rpc(
+        ctx,
+        "initialize",
+        { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "sdgw-conformance", version: "1" } },
+        1,
+      );
+      await rpc(ctx, "notifications/initialized", {}, null);
+      const platforms = morePlatforms(ctx);
+      const args = { platforms, query: "conformance more", count: 20 };
+      const first = await callTool(ctx, "search", args, 2);
+      if (first.result?.["isError"] === true && /free_failure_limit/.test(first.call.text))
+        return na(
+          `${where}: the server held the key back with 429 free_failure_limit until ${String(first.structured?.["retry_at"] ?? "its retry_at")} after the suite's deliberate refusals (D45)`,
+        );
+      if (first.call.status !== 200 || !first.structured || first.result?.["isError"] === true)
+        return fail(
+          `${where} ${JSON.stringify(args)} → HTTP ${first.call.status} ${first.call.text}; expected a result with structuredContent, not isError`,
+        );
+      const rows = answerRows(first.structured);
+      if (!rows)
+        return fail(`${where} ${JSON.stringify(args)} answered no rows (status ${String(first.structured["status"])})`);
+      let more = first.structured["more"];
+      if (more === undefined) {
+        const bytes = first.call.text.length >= 200 ? "" : ` (${first.call.text.length} bytes)`;
+        return na(
+          `the fanout search of ${platforms.join(", ")} (count 20) answered ${rows.length} row(s) in one MCP message${bytes}, without more: nothing to read on; the seed bounds a message at about 60 KB (D78), and the suite cannot make a larger answer from outside`,
+        );
+      }
+      const collected = [...rows];
+      const seen = new Set<string>();
+      let pages = 1;
+      let base: string | undefined;
+      while (more !== undefined) {
+        if (
+          !isObject(more) ||
+          typeof more["handle"] !== "string" ||
+          !/^[A-Za-z0-9_-]{1,128}\.\d+$/.test(more["handle"])
+        )
+          return fail(
+            `page ${pages}: more is ${JSON.stringify(more).slice(0, 160)}; expected { handle: "handle.position", rows_left, note } (${rule})`,
+          );
+        const handle = more["handle"];
+        base ??= handle.slice(0, handle.lastIndexOf("."));
+        if (seen.has(handle))
+          return fail(`page ${pages} gave more.handle ${handle} again: reading on does not move (${rule})`);
+        seen.add(handle);
+        if (pages >= MAX_MORE_PAGES)
+          return fail(`still more after ${pages} pages (${collected.length} rows): reading on does not end (${rule})`);
+        const rowsLeft = more["rows_left"];
+        const page = await callTool(ctx, "search", { handle }, 10 + pages);
+        pages++;
+        if (page.call.status !== 200 || !page.structured || page.result?.["isError"] === true)
+          return fail(
+            `${where} { handle: ${JSON.stringify(handle)} } (page ${pages}) → HTTP ${page.call.status} ${page.call.text}; expected the next rows (${rule}: pass more.handle to the same tool for the next rows)`,
+          );
+        const next = answerRows(page.structured) ?? [];
+        if (!next.length) return fail(`page ${pages} ({ handle: ${JSON.stringify(handle)} }) has no rows (${rule})`);
+        const left = typeof rowsLeft === "number" ? rowsLeft - next.length : undefined;
+        const nextMore = page.structured["more"];
+        if (
+          left !== undefined &&
+          (nextMore === undefined ? left !== 0 : !isObject(nextMore) || nextMore["rows_left"] !== left)
+        )
+          return fail(
+            `page ${pages - 1} said rows_left ${String(rowsLeft)}, page ${pages} carries ${next.length} row(s) and ${nextMore === undefined ? "no more" : `rows_left ${String(isObject(nextMore) ? nextMore["rows_left"] : nextMore)}`} (${rule})`,
+          );
+        collected.push(...next);
+        more = nextMore;
+      }
+      const whole = await ctx.http.send({ path: `/v1/results/${encodeURIComponent(base!)}` });
+      if (whole.status !== 200)
+        return fail(
+          `${exchangeLine(whole, 160)}; expected HTTP 200 with the whole result (seed: over HTTP the same handle without the position returns the whole result at once)`,
+        );
+      const want = answerRows(bodyOf(whole)) ?? [];
+      if (!sameJson(collected, want))
+        return fail(
+          `the ${collected.length} rows read over MCP in ${pages} pages are not the ${want.length} rows of GET /v1/results/${base}: first difference at ${firstDifference(collected, want) ?? "(none)"} (${rule}: the pages are the result's rows in order, each once)`,
+        );
+      return pass(`${pages} pages, ${collected.length} rows, equal to GET /v1/results/${base}`);
     },
   },
 ];

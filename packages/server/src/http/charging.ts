@@ -23,6 +23,8 @@ export interface ChargeOptions {
   params: unknown;
   idempotencyKey: string | undefined;
   price: Price;
+  /** Answer 202 as soon as the run started (D174: the MCP layer's task-augmented call), not after `waitMs`. */
+  respondNow?: boolean;
   start: (runId: string, ctx: RunContext) => Awaitable<HttpAnswer>;
 }
 
@@ -46,6 +48,7 @@ export async function charging(deps: RouteDeps, o: ChargeOptions): Promise<HttpA
     keyHash: caller.keyHash,
     ...(idempotencyKey !== undefined ? { idemKey: idempotencyKey } : {}),
     ...(caller.recheck ? { keyUnchecked: true } : {}),
+    ...(o.respondNow ? { respondNow: true } : {}),
   };
   const runId = newRunId(gw.now());
   const call = { caller: ctx, keyId: caller.key.id, runId, operationId, params, idempotencyKey, price };
@@ -94,6 +97,8 @@ export interface CallOptions {
   idempotencyKey: string | undefined;
   plan: CallPlan;
   maxCost: unknown;
+  /** Answer 202 as soon as the run started (D174). */
+  respondNow?: boolean;
 }
 
 export function runCall(deps: RouteDeps, o: CallOptions): Promise<HttpAnswer> {
@@ -107,6 +112,7 @@ export function runCall(deps: RouteDeps, o: CallOptions): Promise<HttpAnswer> {
     params,
     idempotencyKey,
     price,
+    ...(o.respondNow ? { respondNow: true } : {}),
     start: (runId, ctx) => deps.gw.runs.execute(runId, ctx, o.plan, quote.credits),
   });
 }

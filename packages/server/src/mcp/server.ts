@@ -11,6 +11,7 @@ import type { FastifyInstance } from "fastify";
 import type { GatewayPorts as Gateway } from "../systems/ports.ts";
 import type { ConsoleResult } from "../systems/runs.ts";
 import { newHandle, newRequestId } from "../ids.ts";
+import { respondNowHeader } from "../http/respond-now.ts";
 import { fitAnswer, MCP_ANSWER_BYTES, MCP_TOOL_DEFINITIONS, type McpToolDefinition, rowCount } from "@sdgw/engine/mcp";
 import { selectTools, type McpToolFilter } from "./toolsets.ts";
 
@@ -217,8 +218,9 @@ const bytesOf = (v: unknown) => Buffer.byteLength(JSON.stringify(v), "utf8");
  *   `structuredContent` (`invalid_params` naming the parameter for bad arguments, D66).
  * - With `keySource: "env"` (stdio), an `unauthorized` answer's fix says to set SDGW_API_KEY (D65).
  * - Tasks (MCP 2025-11-25, D145), with `gateway` only: `capabilities.tasks` (list, tools/call), the charging tools
- *   declare `execution.taskSupport: "optional"`; a `tools/call` with `task` answers a task whose `taskId` is the
- *   run's handle; `tasks/get` gives its status (working, completed, failed), `tasks/result` the tool's final result
+ *   declare `execution.taskSupport: "optional"`; a `tools/call` with `task` answers at once, as soon as its run
+ *   started (D174: the run answers 202 without the gateway's inline wait), a task whose `taskId` is the run's handle,
+ *   `working`; `tasks/get` gives its status (working, completed, failed), `tasks/result` the tool's final result
  *   once the run ended, `tasks/list` the key's tasks (cursor paging), and `tasks/cancel` answers -32602 (a run
  *   cannot be stopped). Reading a task is free; another key's task is not found (-32602).
  *
@@ -289,8 +291,10 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     url: string,
     body: Json | null,
     idempotencyKey: string | null,
+    respondNow = false,
   ): Promise<Forwarded> {
-    const headers: Record<string, string> = {};
+    // A task-augmented call asks the route to answer 202 as soon as the run started (D174).
+    const headers: Record<string, string> = respondNow ? respondNowHeader() : {};
     if (apiKey) headers["x-api-key"] = apiKey;
     if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
     if (body) headers["content-type"] = "application/json";
@@ -636,11 +640,12 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
    * (pollInterval from its Retry-After), 200 completed, an error of the run failed; a handle that is not this key's,
    * not of an offered charging tool, or expired is no task (-32602).
    */
-  async function taskOf(taskId: string): Promise<{ tool: string; task: Json }> {
+  async function taskOf(taskId: string, answered?: Forwarded): Promise<{ tool: string; task: Json }> {
     if (!HANDLE_ID.test(taskId)) noSuchTask(taskId);
     const tool = await madeBy(taskId);
     if (tool === null || !isTool(tool)) noSuchTask(taskId);
-    const r = await forward("GET", `/v1/results/${encodeURIComponent(taskId)}?format=json`, null, null);
+    // The call's own 202 when it was just made (D174): the task is created working, even if the run ended since.
+    const r = answered ?? (await forward("GET", `/v1/results/${encodeURIComponent(taskId)}?format=json`, null, null));
     if (r.status === 404 || r.status === 410) noSuchTask(taskId);
     const status = r.status === 202 ? "working" : r.status === 200 ? "completed" : "failed";
     // Its times: its row among the key's calls (the handle was checked to be this key's above).
@@ -713,9 +718,9 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     }
   }
 
-  /** The CreateTaskResult of a call that made `handle` (D145). */
-  async function created(handle: string): Promise<CallToolResult> {
-    return { task: (await taskOf(handle)).task } as never;
+  /** The CreateTaskResult of a call that made `handle` (D145), its status from `answered` when given (D174). */
+  async function created(handle: string, answered?: Forwarded): Promise<CallToolResult> {
+    return { task: (await taskOf(handle, answered)).task } as never;
   }
 
   if (gateway) {
@@ -807,10 +812,12 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
 
     // batch_stats asked as csv or ndjson (D55): a run that answers within the request is asked as json (a file
     // answer would carry neither the charge nor a handle) and its rows are written as the file here; a background
-    // run keeps the format asked, and its handle is read as json and written the same way.
+    // run keeps the format asked, and its handle is read as json and written the same way. A task's run always
+    // answers 202 with a handle (D174), so it keeps the format asked too.
     let sent: Json = body;
     let asked: FileFormat | null = null;
     if (
+      !asTask &&
       name === "batch_stats" &&
       (body["format"] === "csv" || body["format"] === "ndjson") &&
       body["confirm"] !== false
@@ -826,7 +833,8 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
     const key = spec.charging
       ? ((idem as string | undefined) ?? (name === "search" ? `mcp-${randomUUID()}` : null))
       : null;
-    const answer = await forward(spec.method, spec.path, spec.method === "POST" ? sent : null, key);
+    // A task answers as soon as its run started (D174): the route is asked not to wait for the run's end.
+    const answer = await forward(spec.method, spec.path, spec.method === "POST" ? sent : null, key, asTask);
     if (asked && answer.status === 200 && answer.json && answer.json["tool"] === "batch_stats") {
       // The answer's rows are written as the format asked: that is the format applied to this MCP answer.
       answer.json = { ...answer.json, applied_params: { ...(answer.json["applied_params"] as Json), format: asked } };
@@ -835,13 +843,13 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       // A replay (same idempotency_key) of a finished background run asked as a file answers the file: its run's
       // handle is read instead, giving the JSON answer with the file (D55, D77).
       const stored = await handleOfIdempotencyKey(key);
-      if (stored) return read(name, stored);
+      if (stored) return asTask ? created(stored) : read(name, stored);
     }
     const handle = answer.json && typeof answer.json["handle"] === "string" ? answer.json["handle"] : null;
     if (asTask && answer.json && (answer.status === 200 || answer.status === 202)) {
       // A task (D145): its id is the run's handle; an answer that finished inline is kept under one first.
       const taskId = handle ?? (answer.status === 200 ? await keep(name, answer.json, newHandle()) : null);
-      if (taskId) return created(taskId);
+      if (taskId) return created(taskId, answer.status === 202 && handle ? answer : undefined);
     }
     const token =
       (request.params as { _meta?: { progressToken?: string | number } })._meta?.progressToken ??

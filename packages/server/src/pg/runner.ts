@@ -101,7 +101,10 @@ export class PgRunner {
     return this.progress.watch(handle, listener);
   }
 
-  /** Runs a data plan whose quote is held; answers when it ended or when `waitMs` passed (202). */
+  /**
+   * Runs a data plan whose quote is held; answers when it ended or when `waitMs` passed (202), or 202 at once when
+   * `ctx.respondNow` (D174).
+   */
   execute(runId: string, ctx: RunContext, plan: CallPlan, quote: number): Promise<HttpAnswer> {
     const { providers, config } = this.deps;
     const ended: Array<EndedCall | undefined> = new Array(plan.calls.length);
@@ -125,13 +128,13 @@ export class PgRunner {
           dataFinished(plan, all, { requestId: ctx.requestId, fetchedAt, charged, balance }),
         );
       },
-      config.waitMs,
+      ctx.respondNow ? "now" : config.waitMs,
     );
   }
 
   /**
    * Runs a tool whose quote is held: inline within `waitMs`, or 202 at once when its quote is `background` (or
-   * `request.background`); at its end it charges `toolCharge` (at most the quote) once.
+   * `request.background`, or `ctx.respondNow`, D174); at its end it charges `toolCharge` (at most the quote) once.
    */
   executeTool(runId: string, ctx: RunContext, request: ToolRunRequest): Promise<HttpAnswer> {
     const { plan } = request;
@@ -161,7 +164,7 @@ export class PgRunner {
           toolFinished(request, result, { requestId: ctx.requestId, fetchedAt, charged, view }),
         );
       },
-      background ? "now" : this.deps.config.waitMs,
+      background || ctx.respondNow ? "now" : this.deps.config.waitMs,
     );
   }
 

@@ -60,6 +60,11 @@ export interface RunContext {
    * key's row where it admits the call, and throw `KeyChanged` when the row no longer lets the key call.
    */
   keyUnchecked?: boolean;
+  /**
+   * Answer 202 with a handle as soon as the run started (its row written first), not after `waitMs`, as a background
+   * tool run does (D174: a task-augmented MCP call).
+   */
+  respondNow?: boolean;
 }
 
 /** What every run in flight here has, whatever its kind. */
@@ -257,7 +262,10 @@ export class Runs {
     return this.deps.ledger.hold({ runId, account: ctx.account, key: ctx.key, amount: quote, calls });
   }
 
-  /** Runs the plan; answers when it ended or when `waitMs` passed (202), whichever comes first. */
+  /**
+   * Runs the plan; answers when it ended or when `waitMs` passed (202), whichever comes first; 202 at once when
+   * `ctx.respondNow` (D174).
+   */
   async execute(runId: string, ctx: RunContext, plan: CallPlan, quote: number): Promise<HttpAnswer> {
     const done = settleLater<HttpAnswer>();
     const base = { id: runId, ctx, quote, handle: null, startedAt: this.deps.now(), result: null, done: done.promise };
@@ -275,14 +283,14 @@ export class Runs {
         .then(() => this.finish(live, (now) => this.dataEnding(live, now)))
         .catch((error: unknown) => this.broken(live, error)),
     );
-    return this.answerOf(live, this.deps.config.waitMs);
+    return this.answerOf(live, this.deps.config.waitMs, ctx.respondNow === true);
   }
 
   /**
    * Runs a tool: holds were taken by `begin`. A quote of mode `inline` answers the finished tool answer when the
-   * run ends within `waitMs` (else 202, as a data call); a quote of mode `background` (or `background: true`)
-   * answers 202 with a handle at once, and the 202 shows the steps as the waves end. At the end the run captures
-   * `creditsFor(calls_charged)` (never more than the quote) exactly once, or releases the hold.
+   * run ends within `waitMs` (else 202, as a data call); a quote of mode `background` (or `background: true`, or
+   * `ctx.respondNow`, D174) answers 202 with a handle at once, and the 202 shows the steps as the waves end. At the
+   * end the run captures `creditsFor(calls_charged)` (never more than the quote) exactly once, or releases the hold.
    */
   async executeTool(runId: string, ctx: RunContext, request: ToolRunRequest): Promise<HttpAnswer> {
     const { plan } = request;
@@ -313,7 +321,8 @@ export class Runs {
         }),
     );
     const background = request.background === true || plan.quote.mode === "background";
-    return this.answerOf(live, background ? 0 : this.deps.config.waitMs, background);
+    const now = background || ctx.respondNow === true;
+    return this.answerOf(live, now ? 0 : this.deps.config.waitMs, now);
   }
 
   /** The finished answer when the run ends within `waitMs`; else its row and durable hold, and the 202. */

@@ -4,7 +4,10 @@
  * working to completed, `tasks/result` answers exactly the tool's final result (what a `handle` read answers, and
  * the same call's synchronous result but for ids and times), `tasks/list` lists the key's tasks, `tasks/cancel`
  * answers -32602 (a run cannot be stopped), reading a task charges nothing, and another key cannot read it. The
- * platforms are gated (as in progress.test.ts): the run moves only when the test lets it, so no test sleeps. Last,
+ * platforms are gated (as in progress.test.ts): the run moves only when the test lets it, so no test sleeps. The
+ * gateway waits up to a minute for a call to end before it answers 202 (`waitMs`), and a task-augmented call must
+ * not (D174): its task arrives while the run is still held at the gate. The v1 SDK client's task API
+ * (`client.experimental.tasks.callToolStream`, @modelcontextprotocol/sdk 1.32.2) drives one task end to end. Last,
  * the same over an in-process transport, the path of stdio (no /mcp layer).
  */
 import { Simulator, type PlatformProvider } from "@sdgw/engine";
@@ -13,12 +16,35 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMcpServer, mcpRoutes } from "../../src/mcp/index.ts";
 import { sdk } from "./sdk-client.ts";
+import type { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { createPgServer, type PgServer } from "../../src/pg/server.ts";
 import { createServer, type SdgwServer } from "../../src/server.ts";
+import { RESPOND_NOW_HEADER, respondNowHeader } from "../../src/http/respond-now.ts";
+import { toCsv } from "@sdgw/validators";
+import { BODIES } from "../tool-bodies.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "../pg-helpers.ts";
 
 const { InMemoryTransport } = sdk;
+/** The v1 SDK client (loaded after sdk-client.ts registered its resolve hook). */
+const v1 = {
+  ...((await import(
+    "@modelcontextprotocol/sdk/client/index.js"
+  )) as typeof import("@modelcontextprotocol/sdk/client/index.js")),
+  ...((await import(
+    "@modelcontextprotocol/sdk/client/streamableHttp.js"
+  )) as typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js")),
+};
 type Json = Record<string, any>;
+/**
+ * How long the gateway waits for a call to end before it answers 202 (`waitMs`): long, so that a task answered only
+ * after that wait (the behaviour before D174) is told apart from one answered as soon as its run started.
+ */
+const GATEWAY_WAIT_MS = 60_000;
+/**
+ * A safety net, not a bound: a task-augmented call must answer while its run is held at the gate; if it has not
+ * after this long, the gate is opened so that the test ends (and fails) instead of hanging.
+ */
+const RELEASE_AFTER_MS = 20_000;
 const GENEROUS = {
   keyQps: 100_000,
   workspaceConcurrency: 100_000,
@@ -38,6 +64,10 @@ class Gate {
       return Promise.resolve();
     }
     return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  /** Takes back the permits not used yet: the next call waits again. */
+  drain(): void {
+    this.permits = 0;
   }
   open(n = 1): void {
     for (let i = 0; i < n; i++) {
@@ -84,6 +114,24 @@ async function rpc(url: string, key: string, method: string, params: Json = {}):
     .filter((l) => l.startsWith("data: "))
     .map((l) => JSON.parse(l.slice(6)) as Json);
   return messages.find((m) => m["id"] === 1)!;
+}
+
+/**
+ * Awaits `answer` while the gate is held: what it answered, and whether it answered before the safety net had to
+ * open the gate (`heldThrough`: the run could not have ended when it answered).
+ */
+async function whileHeld<T>(gate: Gate, answer: Promise<T>): Promise<{ value: T; heldThrough: boolean }> {
+  let released = false;
+  const net = setTimeout(() => {
+    released = true;
+    gate.open(1000);
+  }, RELEASE_AFTER_MS);
+  try {
+    const value = await answer;
+    return { value, heldThrough: !released };
+  } finally {
+    clearTimeout(net);
+  }
 }
 
 /** A result's structured content without what differs between two calls: ids, times, the account's balance. */
@@ -193,10 +241,108 @@ function tasksSuite(label: string, start: () => Promise<Subject & { close(): Pro
       expect((await rpc(s.url, s.key, "tasks/cancel", { taskId }))["error"]["code"]).toBe(-32602);
     }, 120_000);
 
+    it("a task-augmented call answers at once, while its run is still held (not after the gateway's wait)", async () => {
+      s.gate.drain();
+      // search (a data route) and brand_buzz (a tool whose quote runs inline): both would wait GATEWAY_WAIT_MS.
+      const calls = [
+        { name: "search", arguments: SEARCH },
+        { name: "brand_buzz", arguments: { query: "camping", platforms: ["x", "weibo", "reddit"] } },
+      ];
+      const taskIds: string[] = [];
+      for (const call of calls) {
+        const { value, heldThrough } = await whileHeld(s.gate, rpc(s.url, s.key, "tools/call", { ...call, task: {} }));
+        expect(heldThrough, `${call.name}: the task answered only once its run could end`).toBe(true);
+        const task = value["result"]["task"] as Json;
+        expect(task).toMatchObject({ status: "working" });
+        expect(task["taskId"]).toMatch(/^h_/);
+        // Still held: tasks/get says working, and so does the handle read over HTTP-through-MCP.
+        const got = (await rpc(s.url, s.key, "tasks/get", { taskId: task["taskId"] }))["result"] as Json;
+        expect(got["status"]).toBe("working");
+        taskIds.push(task["taskId"] as string);
+      }
+      // Let the runs go: tasks/result answers each tool's final result.
+      const pending = taskIds.map((taskId) => rpc(s.url, s.key, "tasks/result", { taskId }));
+      s.gate.open(1000);
+      const finals = await Promise.all(pending);
+      expect(finals[0]!["result"]["structuredContent"]["status"]).toBe("ok");
+      expect(finals[1]!["result"]["structuredContent"]["tool"]).toBe("brand_buzz");
+      expect(finals[1]!["result"]["isError"]).toBeUndefined();
+      for (const taskId of taskIds)
+        expect((await rpc(s.url, s.key, "tasks/get", { taskId }))["result"]["status"]).toBe("completed");
+      s.gate.drain();
+    }, 120_000);
+
+    it("the v1 SDK client's task API (experimental.tasks.callToolStream) follows a task to its result", async () => {
+      s.gate.drain();
+      const client: V1Client = new v1.Client({ name: "sdgw-tasks-test", version: "1.0.0" });
+      await client.connect(
+        new v1.StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: { "x-api-key": s.key } } }),
+      );
+      try {
+        await client.listTools(); // the client learns the tools' taskSupport and outputSchema
+        const seen: string[] = [];
+        let final: Json | undefined;
+        const stream = client.experimental.tasks.callToolStream({ name: "search", arguments: SEARCH }, undefined, {
+          task: { ttl: 60_000 },
+        });
+        let created = false;
+        const first = stream.next();
+        const { value, heldThrough } = await whileHeld(s.gate, first);
+        expect(heldThrough).toBe(true);
+        for (let step = value; !step.done; step = await stream.next()) {
+          const m = step.value as Json;
+          if (m["type"] === "taskCreated") {
+            created = true;
+            seen.push(`created:${String(m["task"]["status"])}`);
+          } else if (m["type"] === "taskStatus") {
+            seen.push(String(m["task"]["status"]));
+            if (m["task"]["status"] === "working") s.gate.open(3); // the client saw it working: let the run end
+          } else if (m["type"] === "result") final = m["result"] as Json;
+          else throw (m["error"] as Error) ?? new Error(JSON.stringify(m));
+        }
+        expect(created).toBe(true);
+        expect(seen[0]).toBe("created:working");
+        expect(seen[1]).toBe("working");
+        expect(seen.at(-1)).toBe("completed");
+        expect(final?.["structuredContent"]["status"]).toBe("ok");
+        expect(final?.["isError"]).toBeFalsy();
+      } finally {
+        await client.close();
+        s.gate.drain();
+      }
+    }, 120_000);
+
+    it("batch_stats asked as csv runs as a task at once, and its result still carries the csv rows", async () => {
+      s.gate.drain();
+      const { value, heldThrough } = await whileHeld(
+        s.gate,
+        rpc(s.url, s.key, "tools/call", {
+          name: "batch_stats",
+          arguments: { ...BODIES.batch_stats.inline, format: "csv" },
+          task: {},
+        }),
+      );
+      expect(heldThrough).toBe(true);
+      const task = value["result"]["task"] as Json;
+      expect(task["status"]).toBe("working");
+      const pending = rpc(s.url, s.key, "tasks/result", { taskId: task["taskId"] });
+      s.gate.open(1000);
+      const final = (await pending)["result"] as Json;
+      const answer = final["structuredContent"] as Json;
+      expect(answer["tool"]).toBe("batch_stats");
+      expect(answer["applied_params"]["format"]).toBe("csv");
+      expect((answer["items"] as Json[]).length).toBeGreaterThan(0);
+      // The rows as the file asked, first; then the JSON answer (D55).
+      expect(final["content"][0]).toEqual({ type: "text", text: toCsv(answer as never) });
+      s.gate.drain();
+    }, 120_000);
+
     it("tasks/list lists the key's tasks, pages with a cursor, and refuses a cursor not its own", async () => {
       s.gate.open(1000);
       const created = await rpc(s.url, s.key, "tools/call", { name: "search", arguments: SEARCH, task: {} });
       const taskId = created["result"]["task"]["taskId"] as string;
+      // Its run answered at once (D174): let it end, so that the two lists below see the same statuses.
+      await rpc(s.url, s.key, "tasks/result", { taskId });
       const list = (await rpc(s.url, s.key, "tasks/list"))["result"] as Json;
       const ids = (list["tasks"] as Json[]).map((t) => t["taskId"]);
       expect(ids).toContain(taskId);
@@ -240,7 +386,8 @@ tasksSuite("on the embedded server", async () => {
   const gate = new Gate();
   const server = createServer({
     dbPath: ":memory:",
-    waitMs: 1,
+    waitMs: GATEWAY_WAIT_MS,
+    pollAfterSeconds: 1,
     log: () => undefined,
     limits: GENEROUS,
     providers: gated(gate),
@@ -262,7 +409,8 @@ tasksSuite("on PostgreSQL", async () => {
   let t: TestDatabase | undefined = await testDatabase("mcp_tasks", 1);
   const server = await createPgServer({
     databaseUrl: pgUrl(t.name),
-    waitMs: 1,
+    waitMs: GATEWAY_WAIT_MS,
+    pollAfterSeconds: 1,
     log: () => undefined,
     limits: GENEROUS,
     scheduleTickMs: 0,
@@ -292,12 +440,11 @@ tasksSuite("on PostgreSQL", async () => {
 });
 
 describe("MCP tasks over an in-process transport (the stdio path: no /mcp layer)", () => {
-  it("a task-augmented call answers a task; tasks/get and tasks/result follow it", async () => {
+  it("a task-augmented call answers a task at once; tasks/get and tasks/result follow it", async () => {
     const gate = new Gate();
-    gate.open(1000);
     const server = createServer({
       dbPath: ":memory:",
-      waitMs: 1,
+      waitMs: GATEWAY_WAIT_MS,
       log: () => undefined,
       limits: GENEROUS,
       providers: gated(gate),
@@ -325,14 +472,66 @@ describe("MCP tasks over an in-process transport (the stdio path: no /mcp layer)
       });
       expect(init["result"]["capabilities"]["tasks"]).toEqual({ list: {}, requests: { tools: { call: {} } } });
       await c.send({ jsonrpc: "2.0", method: "notifications/initialized" } as never);
-      const created = await send("tools/call", { name: "search", arguments: SEARCH, task: {} });
+      const { value: created, heldThrough } = await whileHeld(
+        gate,
+        send("tools/call", { name: "search", arguments: SEARCH, task: {} }),
+      );
+      expect(heldThrough).toBe(true);
       const taskId = created["result"]["task"]["taskId"] as string;
       expect(taskId).toMatch(/^h_/);
+      expect(created["result"]["task"]["status"]).toBe("working");
+      expect((await send("tasks/get", { taskId }))["result"]["status"]).toBe("working");
+      gate.open(1000);
       const final = (await send("tasks/result", { taskId }))["result"] as Json;
       expect(final["structuredContent"]["status"]).toBe("ok");
       expect((await send("tasks/get", { taskId }))["result"]["status"]).toBe("completed");
       expect((await send("tasks/cancel", { taskId }))["error"]["code"]).toBe(-32602);
       await c.close();
+    } finally {
+      gate.open(1000);
+      await server.close({ drainMs: 2000 });
+    }
+  }, 60_000);
+});
+
+describe("the in-process 'answer now' header (D174) is the MCP layer's alone", () => {
+  it("a request from outside carrying it is answered as always; the MCP layer's own gets 202 at once", async () => {
+    const gate = new Gate();
+    gate.open(1000); // the platforms answer at once: a call ends well within the gateway's wait
+    const server = createServer({
+      dbPath: ":memory:",
+      waitMs: GATEWAY_WAIT_MS,
+      log: () => undefined,
+      limits: GENEROUS,
+      providers: gated(gate),
+    });
+    try {
+      const gw = server.gateway;
+      const a = gw.accounts.createAccount({ name: "respond now", plan: "paid" }).account;
+      gw.accounts.grant(a.id, 100_000);
+      const key = gw.accounts.createKey({ accountId: a.id, name: "http" }).secret;
+      const base = await server.listen({ host: "127.0.0.1", port: 0 });
+      const post = (headers: Record<string, string>) =>
+        fetch(`${base}/v1/search`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": key, ...headers },
+          body: JSON.stringify(SEARCH),
+        });
+      // Over the socket, any value of the header (a guess, or "1") changes nothing: the call ends inline, 200.
+      for (const value of ["1", "true", "respond-async"]) {
+        const res = await post({ [RESPOND_NOW_HEADER]: value });
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as Json)["status"]).toBe("ok");
+      }
+      // With this process's token (as the MCP layer forwards a task-augmented call), the same call answers 202.
+      const inside = await server.app.inject({
+        method: "POST",
+        url: "/v1/search",
+        headers: { "content-type": "application/json", "x-api-key": key, ...respondNowHeader() },
+        payload: JSON.stringify(SEARCH),
+      });
+      expect(inside.statusCode).toBe(202);
+      expect((inside.json() as Json)["handle"]).toMatch(/^h_/);
     } finally {
       await server.close({ drainMs: 2000 });
     }

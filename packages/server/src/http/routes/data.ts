@@ -8,6 +8,7 @@ import { bodyProblem } from "@sdgw/validators";
 import { planRoute, type DataRouteId } from "@sdgw/engine";
 import { admitCall } from "../admission.ts";
 import { runCall } from "../charging.ts";
+import { respondsNow } from "../respond-now.ts";
 import { handler, type RouteDeps } from "./deps.ts";
 
 /** The typed data routes by method and path (`POST /v1/call/{op}` is registered with its path parameter). */
@@ -46,6 +47,7 @@ function dataHandler(deps: RouteDeps, operationId: DataRouteId) {
       idempotencyKey: call.headers["idempotency-key"],
       plan: call.plan,
       maxCost: params["max_cost_credits"],
+      respondNow: respondsNow(call.headers),
     });
   });
 }

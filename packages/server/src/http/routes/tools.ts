@@ -22,6 +22,7 @@ import {
   scheduleParams,
   tooManySchedules,
 } from "@sdgw/engine";
+import { respondsNow } from "../respond-now.ts";
 import { handler, type RouteDeps } from "./deps.ts";
 
 type Every = { every: Schedule["every"] };
@@ -54,6 +55,7 @@ export function registerToolRoutes(app: FastifyInstance, deps: RouteDeps): void 
         plan: planned.plan,
         confirmed,
         schedule,
+        respondNow: respondsNow(headers),
       });
     }),
   );
@@ -104,6 +106,8 @@ interface ToolCall {
   plan: ToolPlan;
   confirmed: boolean;
   schedule: Every | undefined;
+  /** Answer 202 as soon as the run started (D174). */
+  respondNow: boolean;
 }
 
 /**
@@ -131,6 +135,7 @@ function runTool(deps: RouteDeps, o: ToolCall): Promise<HttpAnswer> {
   return charging(deps, {
     ...call,
     price,
+    ...(o.respondNow ? { respondNow: true } : {}),
     start: async (runId, ctx) => {
       const warnings: string[] = [];
       if (schedule) {
