@@ -474,10 +474,6 @@ async function rpc(
   return { status: res.status, text: ctx.http.redact(text.slice(0, 200)), ...(message ? { message } : {}) };
 }
 
-function searchArguments(ctx: CheckContext): Record<string, unknown> {
-  return { name: "search", arguments: { platform: ctx.options.platform, query: "conformance mcp", count: 2 } };
-}
-
 /** The seconds to wait when a tool result is an error `rate_limited` (its retry_after, at least 1); 0 otherwise. */
 function rateLimitedTool(call: { message?: Record<string, unknown> }): number {
   const r = isObject(call.message?.["result"]) ? call.message["result"] : undefined;
@@ -564,30 +560,13 @@ const mcpChecks: Check[] = [
       const names = Array.isArray(tools) ? tools.map((t) => (isObject(t) ? String(t["name"]) : "")) : [];
       if (list.status !== 200 || !names.includes("search"))
         return fail(`${where} tools/list → HTTP ${list.status} ${list.text}; expected a list of tools with \`search\``);
-      // A tool refused as `rate_limited` (an earlier check's burst) is called again after its wait, as the HTTP
-      // checks resend a 429 rate_limited: the rate is not what this check is about.
-      let call = await rpc(ctx, "tools/call", searchArguments(ctx), 3);
-      for (let retry = 0; retry < ctx.options.rateLimitRetries && rateLimitedTool(call); retry++) {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(5, rateLimitedTool(call)) * 1000));
-        call = await rpc(ctx, "tools/call", searchArguments(ctx), 3);
-      }
-      let r = isObject(call.message?.["result"]) ? call.message["result"] : undefined;
-      let structured = r && isObject(r["structuredContent"]) ? r["structuredContent"] : undefined;
-      // A call that goes on answers status running with its handle: the tool called with only { handle } reads on.
-      const until = Date.now() + ctx.options.pollBudgetMs;
-      let reads = 0;
-      while (structured?.["status"] === "running" && typeof structured["handle"] === "string" && Date.now() < until) {
-        const wait = Math.min(5, Math.max(1, Number(structured["retry_after_seconds"]) || 1));
-        await new Promise((resolve) => setTimeout(resolve, wait * 1000));
-        const again = await rpc(
-          ctx,
-          "tools/call",
-          { name: "search", arguments: { handle: structured["handle"] } },
-          4 + reads++,
-        );
-        r = isObject(again.message?.["result"]) ? again.message["result"] : undefined;
-        structured = r && isObject(r["structuredContent"]) ? r["structuredContent"] : undefined;
-      }
+      // Called again after a `rate_limited` result's wait (an earlier check's burst; the rate is not what this check
+      // is about), and an answer with status running read on with only { handle } until it ends.
+      const {
+        call,
+        result: r,
+        structured,
+      } = await callTool(ctx, "search", { platform: ctx.options.platform, query: "conformance mcp", count: 2 }, 3);
       if (r?.["isError"] === true && /free_failure_limit/.test(call.text))
         return na(
           `${where} tools/call search: the server held the key back with 429 free_failure_limit until ${String(structured?.["retry_at"] ?? "its retry_at")} after the suite's deliberate refusals (D45)`,
