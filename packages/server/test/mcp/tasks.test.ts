@@ -99,6 +99,20 @@ function gated(gate: Gate): Record<Platform, PlatformProvider> {
   ) as Record<Platform, PlatformProvider>;
 }
 
+/** An embedded server in memory whose platforms wait on `gate`, and a key of a funded paid account of it. */
+function gatedServer(gate: Gate, account: string, keyName: string): { server: SdgwServer; key: string } {
+  const server = createServer({
+    dbPath: ":memory:",
+    waitMs: GATEWAY_WAIT_MS,
+    log: () => undefined,
+    limits: GENEROUS,
+    providers: gated(gate),
+  });
+  const a = server.gateway.accounts.createAccount({ name: account, plan: "paid" }).account;
+  server.gateway.accounts.grant(a.id, 100_000);
+  return { server, key: server.gateway.accounts.createKey({ accountId: a.id, name: keyName }).secret };
+}
+
 /** One JSON-RPC request to `url` as `key`; the answer message (from a JSON body or an event stream). */
 async function rpc(url: string, key: string, method: string, params: Json = {}): Promise<Json> {
   const res = await fetch(url, {
@@ -442,18 +456,9 @@ tasksSuite("on PostgreSQL", async () => {
 describe("MCP tasks over an in-process transport (the stdio path: no /mcp layer)", () => {
   it("a task-augmented call answers a task at once; tasks/get and tasks/result follow it", async () => {
     const gate = new Gate();
-    const server = createServer({
-      dbPath: ":memory:",
-      waitMs: GATEWAY_WAIT_MS,
-      log: () => undefined,
-      limits: GENEROUS,
-      providers: gated(gate),
-    });
+    const { server, key } = gatedServer(gate, "tasks stdio", "mcp");
     try {
       const gw = server.gateway;
-      const a = gw.accounts.createAccount({ name: "tasks stdio", plan: "paid" }).account;
-      gw.accounts.grant(a.id, 100_000);
-      const key = gw.accounts.createKey({ accountId: a.id, name: "mcp" }).secret;
       const [c, s] = InMemoryTransport.createLinkedPair();
       await createMcpServer({ app: server.app, apiKey: key, gateway: gw, keySource: "env" }).connect(s);
       const waiting = new Map<number, (m: Json) => void>();
@@ -498,18 +503,9 @@ describe("the in-process 'answer now' header (D174) is the MCP layer's alone", (
   it("a request from outside carrying it is answered as always; the MCP layer's own gets 202 at once", async () => {
     const gate = new Gate();
     gate.open(1000); // the platforms answer at once: a call ends well within the gateway's wait
-    const server = createServer({
-      dbPath: ":memory:",
-      waitMs: GATEWAY_WAIT_MS,
-      log: () => undefined,
-      limits: GENEROUS,
-      providers: gated(gate),
-    });
+    const { server, key } = gatedServer(gate, "respond now", "http");
     try {
       const gw = server.gateway;
-      const a = gw.accounts.createAccount({ name: "respond now", plan: "paid" }).account;
-      gw.accounts.grant(a.id, 100_000);
-      const key = gw.accounts.createKey({ accountId: a.id, name: "http" }).secret;
       const base = await server.listen({ host: "127.0.0.1", port: 0 });
       const post = (headers: Record<string, string>) =>
         fetch(`${base}/v1/search`, {
