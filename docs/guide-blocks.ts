@@ -8,16 +8,18 @@
  * - `<!-- run: mcp-config -->`: the block is an MCP host's configuration: each server in it is started or reached
  *   as a host would, and its tools are listed;
  * - `<!-- run: setup -->`: a shell script the reader runs in a new folder before the guide's programs (`npm init -y`,
- *   `npm install …`); `<!-- run: setup before-24 -->`: one run on Node 20 and 22 only, instead of running the
- *   guide's `node` programs as TypeScript (compiling them first); its output is compared with theirs. A `sdgw_…` in
- *   it is the reader's key;
+ *   `npm install …`); every guide with programs has one. `<!-- run: setup before-24 -->`: one run on Node 20 and 22
+ *   only, instead of running the guide's `node` programs as TypeScript (compiling them first); its last line runs
+ *   the program, and its output is compared with theirs. A `sdgw_…` in it is the reader's key. A guide without one
+ *   follows the quick start's (its last line with each program's name: `node dist/<name>.js`);
  * - `<!-- run: file tsconfig.json -->`: the block is saved as that file of the project (Node 20 and 22 only, with
  *   `setup before-24`);
  * - `<!-- prints -->` before a `text` block: what the run before it prints. A line `…` stands for any number of
  *   lines; `…` inside a line for any text. Lines are compared without their surrounding blanks.
  *
  * A guide may also say how the reference server it runs against is started: `<!-- server: SDGW_WAIT_MS=50 … -->`.
- * This module only reads the guides and compares outputs; `registry/guides.test.ts` runs them in a fresh project.
+ * This module only reads the guides and compares outputs; `registry/fresh-projects.test.ts` runs each guide in a
+ * project of its own, from `npm init -y`, and `registry/guides.test.ts` type-checks every program in one project.
  */
 
 /** How a block is run. */
