@@ -5,7 +5,7 @@
  * the Node version a test asks for (`npx -p node@X`, so the machine's own Node does not matter).
  *
  * Used by the registry tests' global setup (one registry, every package published once) and by the tests that
- * install from it (`packages.test.ts`, `guides.test.ts`).
+ * install from it (`packages.test.ts`, `fresh-projects.test.ts`, `guides.test.ts`).
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
