@@ -233,7 +233,8 @@ describe("runs of a process that is gone", () => {
   it("a server frozen (SIGSTOP) past its lease: a live sdgw-mcp's heartbeat ends its run broken; woken up, the server charges nothing for it and its caller reads 500", async () => {
     const db = join(dir, "frozen.sqlite");
     // Its calls take 0.5 to 1.5 s: they are over when it wakes up, so it ends its run at once then.
-    const server = await startServer(db, { SDGW_LATENCY_MS: "1000", SDGW_RUN_LEASE_MS: "5000" });
+    // Leases of 20 s: sdgw-mcp may take several seconds to start on a busy machine, and must start within it.
+    const server = await startServer(db, { SDGW_LATENCY_MS: "1000", SDGW_RUN_LEASE_MS: "20000" });
     const key = server.key!;
     const before = await balanceOf(server, key);
     const idem = `frozen-${Date.now()}`;
@@ -243,11 +244,11 @@ describe("runs of a process that is gone", () => {
     server.child.kill("SIGSTOP");
     try {
       // sdgw-mcp starts while the frozen server's lease still holds: its start leaves the run alone...
-      const mcp = await startMcp(db, key, { SDGW_RUN_LEASE_MS: "5000" });
+      const mcp = await startMcp(db, key, { SDGW_RUN_LEASE_MS: "20000" });
       expect((await mcp.listTools()).tools.length).toBeGreaterThan(0);
       expect(inspect(db, server.accountId, handle).run.state).toBe("running");
       // ...and once the lease has expired, one of its heartbeats ends it (the pid still exists: only the lease decides).
-      expect(await until(() => inspect(db, server.accountId, handle).run.state === "broken", 10_000)).toBe(true);
+      expect(await until(() => inspect(db, server.accountId, handle).run.state === "broken", 40_000)).toBe(true);
       const s = inspect(db, server.accountId, handle);
       expect(s.hold).toMatchObject({ state: "released", captured: 0 });
       expect(s).toMatchObject({ held: 0, balance: before, charges: 0 });
@@ -275,7 +276,7 @@ describe("runs of a process that is gone", () => {
     const t = inspect(db, server.accountId, again.json.handle as string);
     expect(t.runCharges).toEqual([cost]);
     expect(t).toMatchObject({ charges: cost, balance: before - cost, held: 0 });
-  }, 30_000);
+  }, 120_000);
 });
 
 describe("two processes writing at once", () => {
