@@ -33,6 +33,7 @@ import {
   type UpstreamResult,
 } from "../../connectors/http.ts";
 import { redactText } from "../../connectors/redact.ts";
+import { linkOf } from "../links.ts";
 import { isoSeconds } from "../../time.ts";
 import { hash32 } from "../simulator/gen.ts";
 import { host } from "../simulator/module.ts";
@@ -180,25 +181,10 @@ export const redditTime = (v: unknown): string | undefined => {
   return n !== undefined && n > 0 && n < 253_402_300_800 ? isoSeconds(Math.floor(n) * 1000) : undefined;
 };
 /** A link Reddit gives, or undefined for its placeholders (`self`, `default`, `nsfw`, `spoiler`, `image`, ``). */
-export const redditLink = (v: unknown): string | undefined => {
-  const s = str(v);
-  if (!s || !/^https?:\/\//.test(s)) return undefined;
-  try {
-    return new URL(s).href;
-  } catch {
-    return undefined;
-  }
-};
+export const redditLink = (v: unknown): string | undefined => linkOf(str(v), /^https?:\/\//);
 const userUrl = (name: string) => `https://www.reddit.com/user/${encodeURIComponent(name)}/`;
-const permalinkUrl = (p: unknown) => {
-  const s = str(p);
-  if (!s?.startsWith("/") || s.startsWith("//")) return undefined;
-  try {
-    return new URL(s, "https://www.reddit.com").href;
-  } catch {
-    return undefined;
-  }
-};
+/** A permalink (`/r/…/comments/…/`) as a link of www.reddit.com; a protocol-relative `//…` is none. */
+const permalinkUrl = (p: unknown) => linkOf(str(p), /^\/(?!\/)/, "https://www.reddit.com");
 /** The author of a thing, or undefined when the account was deleted. */
 const authorOf = (d: Record<string, unknown>) => {
   const name = str(d["author"]);

@@ -5,6 +5,7 @@
  */
 import type { ContentItem, LeaderboardItem, Media, ProfileCard } from "@sdgw/types";
 import { isoSeconds } from "../../time.ts";
+import { linkOf } from "../links.ts";
 import { host } from "../simulator/module.ts";
 
 /** A post id as X writes it: up to 19 digits, a string. */
@@ -66,15 +67,7 @@ export const xTime = (v: unknown): string | undefined => {
   const ms = s ? Date.parse(s) : Number.NaN;
   return Number.isFinite(ms) && ms >= FIRST_MS && ms < END_MS ? isoSeconds(ms) : undefined;
 };
-const link = (v: unknown): string | undefined => {
-  const s = str(v);
-  if (!s || !/^https:\/\//.test(s)) return undefined;
-  try {
-    return new URL(s).href;
-  } catch {
-    return undefined;
-  }
-};
+const link = (v: unknown): string | undefined => linkOf(str(v), /^https:\/\//);
 const userUrl = (username: string) => `https://x.com/${encodeURIComponent(username)}`;
 export const isTweet = (t: unknown): t is XApiTweet =>
   typeof t === "object" && t !== null && typeof (t as XApiTweet).id === "string" && TWEET_ID.test((t as XApiTweet).id);
