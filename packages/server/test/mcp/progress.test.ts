@@ -5,14 +5,13 @@
  * waits until the test opens the gate, so the run moves only when the test lets it. The server waits up to ten
  * minutes and would read the run only every ten minutes, so an answer that arrives at all came from the run's end.
  */
-import { Simulator, type PlatformProvider } from "@sdgw/engine";
-import type { Platform } from "@sdgw/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMcpServer, mcpRoutes } from "../../src/mcp/index.ts";
 import { createPgServer, type PgServer } from "../../src/pg/server.ts";
 import { createServer, type SdgwServer } from "../../src/server.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "../pg-helpers.ts";
 import { BODIES } from "../tool-bodies.ts";
+import { Gate, gated } from "./gate.ts";
 import { sdk } from "./sdk-client.ts";
 
 const { Client, InMemoryTransport, StreamableHTTPClientTransport } = sdk;
@@ -27,55 +26,6 @@ const GENEROUS = {
 };
 /** Long enough that neither the wait's end nor a poll can be what answers: only the run's end can. */
 const NEVER = 600_000;
-
-/** A counting gate: `wait` resolves when a permit is given (now, or when `open` gives one). */
-class Gate {
-  private permits = 0;
-  private readonly waiting: Array<() => void> = [];
-  /** Calls waiting at the gate. */
-  get waiters(): number {
-    return this.waiting.length;
-  }
-  wait(): Promise<void> {
-    if (this.permits > 0) {
-      this.permits--;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-  /** Takes back the permits not used yet. */
-  reset(): void {
-    this.permits = 0;
-  }
-  open(n = 1): void {
-    for (let i = 0; i < n; i++) {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.permits++;
-    }
-  }
-}
-
-/** The simulator's providers, each call waiting at `gate` first. */
-function gated(gate: Gate): Record<Platform, PlatformProvider> {
-  const sim = new Simulator({ knobs: { "*": { latencyMs: 0 } } });
-  return Object.fromEntries(
-    Object.entries(sim.providers).map(([platform, provider]) => [
-      platform,
-      new Proxy(provider, {
-        get(target, prop) {
-          if (prop === "call")
-            return async (request: Parameters<PlatformProvider["call"]>[0]) => {
-              await gate.wait();
-              return target.call(request);
-            };
-          const value = Reflect.get(target, prop, target) as unknown;
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      }),
-    ]),
-  ) as Record<Platform, PlatformProvider>;
-}
 
 describe("progress of a run that answered 202", () => {
   let gate: Gate;

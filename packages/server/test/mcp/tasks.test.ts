@@ -10,11 +10,11 @@
  * (`client.experimental.tasks.callToolStream`, @modelcontextprotocol/sdk 1.32.2) drives one task end to end. Last,
  * the same over an in-process transport, the path of stdio (no /mcp layer).
  */
-import { Simulator, type PlatformProvider } from "@sdgw/engine";
-import type { Platform } from "@sdgw/types";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMcpServer, mcpRoutes } from "../../src/mcp/index.ts";
+import { v1 } from "./clients/harness.ts";
+import { Gate, gated } from "./gate.ts";
 import { sdk } from "./sdk-client.ts";
 import type { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { createPgServer, type PgServer } from "../../src/pg/server.ts";
@@ -25,15 +25,6 @@ import { BODIES } from "../tool-bodies.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "../pg-helpers.ts";
 
 const { InMemoryTransport } = sdk;
-/** The v1 SDK client (loaded after sdk-client.ts registered its resolve hook). */
-const v1 = {
-  ...((await import(
-    "@modelcontextprotocol/sdk/client/index.js"
-  )) as typeof import("@modelcontextprotocol/sdk/client/index.js")),
-  ...((await import(
-    "@modelcontextprotocol/sdk/client/streamableHttp.js"
-  )) as typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js")),
-};
 type Json = Record<string, any>;
 /**
  * How long the gateway waits for a call to end before it answers 202 (`waitMs`): long, so that a task answered only
@@ -53,51 +44,6 @@ const GENEROUS = {
 };
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 const SEARCH = { platforms: ["weibo", "x", "reddit"], query: "camping", count: 5 };
-
-/** A counting gate: `wait` resolves when a permit is given (now, or when `open` gives one). */
-class Gate {
-  private permits = 0;
-  private readonly waiting: Array<() => void> = [];
-  wait(): Promise<void> {
-    if (this.permits > 0) {
-      this.permits--;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-  /** Takes back the permits not used yet: the next call waits again. */
-  drain(): void {
-    this.permits = 0;
-  }
-  open(n = 1): void {
-    for (let i = 0; i < n; i++) {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.permits++;
-    }
-  }
-}
-
-/** The simulator's providers, each call waiting at `gate` first. */
-function gated(gate: Gate): Record<Platform, PlatformProvider> {
-  const sim = new Simulator({ knobs: { "*": { latencyMs: 0 } } });
-  return Object.fromEntries(
-    Object.entries(sim.providers).map(([platform, provider]) => [
-      platform,
-      new Proxy(provider, {
-        get(target, prop) {
-          if (prop === "call")
-            return async (request: Parameters<PlatformProvider["call"]>[0]) => {
-              await gate.wait();
-              return target.call(request);
-            };
-          const value = Reflect.get(target, prop, target) as unknown;
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      }),
-    ]),
-  ) as Record<Platform, PlatformProvider>;
-}
 
 /** An embedded server in memory whose platforms wait on `gate`, and a key of a funded paid account of it. */
 function gatedServer(gate: Gate, account: string, keyName: string): { server: SdgwServer; key: string } {
@@ -256,7 +202,7 @@ function tasksSuite(label: string, start: () => Promise<Subject & { close(): Pro
     }, 120_000);
 
     it("a task-augmented call answers at once, while its run is still held (not after the gateway's wait)", async () => {
-      s.gate.drain();
+      s.gate.reset();
       // search (a data route) and brand_buzz (a tool whose quote runs inline): both would wait GATEWAY_WAIT_MS.
       const calls = [
         { name: "search", arguments: SEARCH },
@@ -283,11 +229,11 @@ function tasksSuite(label: string, start: () => Promise<Subject & { close(): Pro
       expect(finals[1]!["result"]["isError"]).toBeUndefined();
       for (const taskId of taskIds)
         expect((await rpc(s.url, s.key, "tasks/get", { taskId }))["result"]["status"]).toBe("completed");
-      s.gate.drain();
+      s.gate.reset();
     }, 120_000);
 
     it("the v1 SDK client's task API (experimental.tasks.callToolStream) follows a task to its result", async () => {
-      s.gate.drain();
+      s.gate.reset();
       const client: V1Client = new v1.Client({ name: "sdgw-tasks-test", version: "1.0.0" });
       await client.connect(
         new v1.StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: { "x-api-key": s.key } } }),
@@ -322,12 +268,12 @@ function tasksSuite(label: string, start: () => Promise<Subject & { close(): Pro
         expect(final?.["isError"]).toBeFalsy();
       } finally {
         await client.close();
-        s.gate.drain();
+        s.gate.reset();
       }
     }, 120_000);
 
     it("batch_stats asked as csv runs as a task at once, and its result still carries the csv rows", async () => {
-      s.gate.drain();
+      s.gate.reset();
       const { value, heldThrough } = await whileHeld(
         s.gate,
         rpc(s.url, s.key, "tools/call", {
@@ -348,7 +294,7 @@ function tasksSuite(label: string, start: () => Promise<Subject & { close(): Pro
       expect((answer["items"] as Json[]).length).toBeGreaterThan(0);
       // The rows as the file asked, first; then the JSON answer (D55).
       expect(final["content"][0]).toEqual({ type: "text", text: toCsv(answer as never) });
-      s.gate.drain();
+      s.gate.reset();
     }, 120_000);
 
     it("tasks/list lists the key's tasks, pages with a cursor, and refuses a cursor not its own", async () => {
