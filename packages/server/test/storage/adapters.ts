@@ -16,8 +16,11 @@ import { expect } from "vitest";
 import { createGateway, type Gateway } from "../../src/gateway.ts";
 import { hashKey } from "../../src/ids.ts";
 import { createPgGateway, type PgGateway } from "../../src/pg/gateway.ts";
+import type { PgCalls } from "../../src/pg/calls.ts";
+import type { Postgres } from "../../src/pg/database.ts";
 import type { GatewayPorts } from "../../src/systems/ports.ts";
 import type { HttpAnswer, RunContext } from "../../src/systems/runs.ts";
+import type { Store } from "../../src/systems/store.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "../pg-helpers.ts";
 
 /** The ledger's sums of an account. */
@@ -38,6 +41,8 @@ export interface Instance {
   settle(runId: string, amount: number, calls: number): Promise<{ charged: number; balance: number }>;
   /** The ledger's sums of an account (the same numbers whichever engine keeps them). */
   audit(accountId: string): Promise<Audit>;
+  /** The instance's own database handle, for tests that read rows: its pool (postgres) or its store (sqlite). */
+  db: { engine: "postgres"; pool: Postgres } | { engine: "sqlite"; store: Store };
 }
 
 /** A storage opened for one test file. */
@@ -53,7 +58,10 @@ export interface Storage {
    * An account (paid unless said) with `credits` granted and one key (with its daily limit, if given), made
    * through the accounts port, and the run context a call of that key carries.
    */
-  account(credits: number, o?: { plan?: "free" | "paid"; keyDailyLimit?: number }): Promise<{ id: string; ctx: RunContext }>;
+  account(
+    credits: number,
+    o?: { plan?: "free" | "paid"; keyDailyLimit?: number },
+  ): Promise<{ id: string; ctx: RunContext }>;
   /** Expects `balance = grants − charges` and `held = Σ holds held` of every account `account` made. */
   expectLedgerIdentity(): Promise<void>;
   /** Closes every instance (and drops the database). */
@@ -62,10 +70,21 @@ export interface Storage {
 
 export type Engine = "sqlite" | "postgres";
 
+export interface OpenOptions {
+  now?: number;
+  /** A clock of the test's own, read by every instance instead of `Storage.clock`. */
+  time?: () => number;
+  /** PostgreSQL: how many gateways on the database (3 unless said). */
+  instances?: number;
+}
+
 export interface Adapter {
   engine: Engine;
-  /** Opens the storage, its clock at `now`; `label` names the PostgreSQL database (letters, digits, `_`). */
-  open(label: string, o?: { now?: number; instances?: number }): Promise<Storage>;
+  /**
+   * Opens the storage, its clock at `now` (or, with `time`, reading that clock instead of `clock`); `label` names
+   * the PostgreSQL database (letters, digits, `_`).
+   */
+  open(label: string, o?: OpenOptions): Promise<Storage>;
 }
 
 /** Failures of the server's side are collected, not printed; a test may read them. */
@@ -110,7 +129,7 @@ export const sqlite: Adapter = {
   engine: "sqlite",
   async open(_label, o = {}) {
     const clock = { now: o.now ?? Date.now() };
-    const gw: Gateway = createGateway({ dbPath: ":memory:", now: () => clock.now, log: quiet });
+    const gw: Gateway = createGateway({ dbPath: ":memory:", now: o.time ?? (() => clock.now), log: quiet });
     const instance: Instance = {
       ports: gw,
       calls: gw.calls,
@@ -119,6 +138,7 @@ export const sqlite: Adapter = {
         const { balance, grants, charges, held, holdsHeld } = gw.ledger.audit(accountId);
         return { balance, grants, charges, held, holdsHeld };
       },
+      db: { engine: "sqlite", store: gw.store },
     };
     return storage("sqlite", [instance], clock, async () => {
       gw.runs.close();
@@ -138,7 +158,12 @@ export const postgres: Adapter = {
     try {
       for (let i = 0; i < (o.instances ?? 3); i++)
         gateways.push(
-          await createPgGateway({ databaseUrl: pgUrl(t.name), poolSize: 8, now: () => clock.now, log: quiet }),
+          await createPgGateway({
+            databaseUrl: pgUrl(t.name),
+            poolSize: 8,
+            now: o.time ?? (() => clock.now),
+            log: quiet,
+          }),
         );
     } catch (e) {
       await Promise.all(gateways.map((g) => g.close({ drainMs: 0 })));
@@ -151,6 +176,7 @@ export const postgres: Adapter = {
         calls: gw.calls,
         settle: (runId, amount, calls) => pgCalls(gw).settle(runId, amount, calls),
         audit: (accountId) => pgCalls(gw).audit(accountId),
+        db: { engine: "postgres", pool: gw.db },
       }),
     );
     return storage("postgres", instances, clock, async () => {
@@ -161,7 +187,13 @@ export const postgres: Adapter = {
 };
 
 /** The PostgreSQL gateway's charge store (`PgCalls`: its port's store, with the run's end and the audit). */
-const pgCalls = (gw: PgGateway) => gw.calls.store as import("../../src/pg/calls.ts").PgCalls;
+const pgCalls = (gw: PgGateway) => gw.calls.store as PgCalls;
 
 /** Every engine: the contracts run on each. */
 export const adapters: readonly Adapter[] = [sqlite, postgres];
+
+/** The PostgreSQL pool of an instance (a postgres adapter's). */
+export function pools(i: Instance): Postgres {
+  if (i.db.engine !== "postgres") throw new Error("not a PostgreSQL instance");
+  return i.db.pool;
+}
