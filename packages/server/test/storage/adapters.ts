@@ -13,7 +13,7 @@
  */
 import type { ChargePorts } from "@sdgw/engine";
 import { expect } from "vitest";
-import { createGateway, type Gateway } from "../../src/gateway.ts";
+import { createGateway, type Gateway, type GatewayOptions } from "../../src/gateway.ts";
 import { hashKey } from "../../src/ids.ts";
 import { createPgGateway, type PgGateway } from "../../src/pg/gateway.ts";
 import type { PgCalls } from "../../src/pg/calls.ts";
@@ -76,6 +76,8 @@ export interface OpenOptions {
   time?: () => number;
   /** PostgreSQL: how many gateways on the database (3 unless said). */
   instances?: number;
+  /** Options of the gateways (their configuration), as `createGateway` and `createPgGateway` take them. */
+  gateway?: GatewayOptions;
 }
 
 export interface Adapter {
@@ -129,7 +131,12 @@ export const sqlite: Adapter = {
   engine: "sqlite",
   async open(_label, o = {}) {
     const clock = { now: o.now ?? Date.now() };
-    const gw: Gateway = createGateway({ dbPath: ":memory:", now: o.time ?? (() => clock.now), log: quiet });
+    const gw: Gateway = createGateway({
+      ...o.gateway,
+      dbPath: ":memory:",
+      now: o.time ?? (() => clock.now),
+      log: quiet,
+    });
     const instance: Instance = {
       ports: gw,
       calls: gw.calls,
@@ -159,6 +166,7 @@ export const postgres: Adapter = {
       for (let i = 0; i < (o.instances ?? 3); i++)
         gateways.push(
           await createPgGateway({
+            ...o.gateway,
             databaseUrl: pgUrl(t.name),
             poolSize: 8,
             now: o.time ?? (() => clock.now),
