@@ -3,7 +3,8 @@
  * (`createGateway` on the embedded SQLite store, `createPgGateway` on PostgreSQL) and giving its ports
  * (`GatewayPorts`) to contracts written once (`describe.each(adapters)`).
  *
- * - **sqlite**: one gateway on a store in memory (one process: `instances` has one member).
+ * - **sqlite**: one gateway on a store in memory (one process: `instances` has one member); or, when a test asks
+ *   for several instances, gateways on one database file (as processes sharing it).
  * - **postgres**: a fresh database of the test file's own (`testDatabase` of pg-helpers), with `instances` gateways
  *   on it (each its own pool and lease, as each server process has), dropped at the end. Without PostgreSQL on
  *   127.0.0.1:5432 the file fails, it does not skip.
@@ -11,6 +12,9 @@
  * Besides the ports, each instance has the two steps of a charge's life no port names, as the runs of each engine
  * take them: `settle` (a run's end: charge at most what was held, release the rest) and `audit` (the ledger's sums).
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { ChargePorts } from "@sdgw/engine";
 import { expect } from "vitest";
 import { createGateway, type Gateway, type GatewayOptions } from "../../src/gateway.ts";
@@ -41,6 +45,13 @@ export interface Instance {
   settle(runId: string, amount: number, calls: number): Promise<{ charged: number; balance: number }>;
   /** The ledger's sums of an account (the same numbers whichever engine keeps them). */
   audit(accountId: string): Promise<Audit>;
+  /**
+   * Closes this instance as its server does when it stops: its lease ends now, and runs still in flight here are
+   * ended by another instance; they write nothing when they end.
+   */
+  close(): Promise<void>;
+  /** Waits for the runs in flight on this instance to end (closed or not). */
+  drain(): Promise<void>;
   /** The instance's own database handle, for tests that read rows: its pool (postgres) or its store (sqlite). */
   db: { engine: "postgres"; pool: Postgres } | { engine: "sqlite"; store: Store };
 }
@@ -74,7 +85,7 @@ export interface OpenOptions {
   now?: number;
   /** A clock of the test's own, read by every instance instead of `Storage.clock`. */
   time?: () => number;
-  /** PostgreSQL: how many gateways on the database (3 unless said). */
+  /** How many gateways on the storage: PostgreSQL 3 unless said; SQLite 1 (in memory) unless said (then on a file). */
   instances?: number;
   /** Options of the gateways (their configuration), as `createGateway` and `createPgGateway` take them. */
   gateway?: GatewayOptions;
@@ -116,8 +127,9 @@ function storage(engine: Engine, instances: Instance[], clock: { now: number }, 
       return { id: account.id, ctx };
     },
     async expectLedgerIdentity() {
+      // the last instance: a test may have closed the first
       for (const id of made.splice(0)) {
-        const a = await on(0).audit(id);
+        const a = await instances[instances.length - 1]!.audit(id);
         expect(a.balance, `balance of ${id} = grants − charges`).toBe(a.grants - a.charges);
         expect(a.held, `held of ${id} = Σ holds held`).toBe(a.holdsHeld);
       }
@@ -126,31 +138,56 @@ function storage(engine: Engine, instances: Instance[], clock: { now: number }, 
   };
 }
 
-/** The embedded store in memory: one gateway, as `createGateway` builds it. */
+/**
+ * The embedded store: one gateway on a store in memory, as `createGateway` builds it; or, with `instances` over 1,
+ * that many gateways on one database file of a temporary folder (as processes sharing the file), removed at the end.
+ */
 export const sqlite: Adapter = {
   engine: "sqlite",
   async open(_label, o = {}) {
     const clock = { now: o.now ?? Date.now() };
-    const gw: Gateway = createGateway({
-      ...o.gateway,
-      dbPath: ":memory:",
-      now: o.time ?? (() => clock.now),
-      log: quiet,
-    });
-    const instance: Instance = {
-      ports: gw,
-      calls: gw.calls,
-      settle: async (runId, amount, calls) => gw.ledger.settle(runId, amount, calls),
-      async audit(accountId) {
-        const { balance, grants, charges, held, holdsHeld } = gw.ledger.audit(accountId);
-        return { balance, grants, charges, held, holdsHeld };
-      },
-      db: { engine: "sqlite", store: gw.store },
-    };
-    return storage("sqlite", [instance], clock, async () => {
+    const n = o.instances ?? 1;
+    const dir = n > 1 ? mkdtempSync(join(tmpdir(), "sdgw-suite-")) : null;
+    const gateways: Gateway[] = [];
+    for (let i = 0; i < n; i++) {
+      const gw = createGateway({
+        ...o.gateway,
+        dbPath: dir ? join(dir, "suite.sqlite") : ":memory:",
+        now: o.time ?? (() => clock.now),
+        log: quiet,
+      });
+      gateways.push(gw);
+      // what opening wrote (its lease) is committed at the end of the turn: the next gateway on the file waits for it
+      await gw.durable();
+    }
+    const closed = new Set<Gateway>();
+    const closeOne = async (gw: Gateway) => {
+      if (closed.has(gw)) return;
+      closed.add(gw);
       gw.runs.close();
-      await gw.store.close();
-      await gw.limits.close();
+      try {
+        await gw.store.close();
+      } finally {
+        await gw.limits.close();
+      }
+    };
+    const instances = gateways.map(
+      (gw): Instance => ({
+        ports: gw,
+        calls: gw.calls,
+        settle: async (runId, amount, calls) => gw.ledger.settle(runId, amount, calls),
+        async audit(accountId) {
+          const { balance, grants, charges, held, holdsHeld } = gw.ledger.audit(accountId);
+          return { balance, grants, charges, held, holdsHeld };
+        },
+        db: { engine: "sqlite", store: gw.store },
+        close: () => closeOne(gw),
+        drain: () => gw.runs.drain(),
+      }),
+    );
+    return storage("sqlite", instances, clock, async () => {
+      for (const gw of gateways) await closeOne(gw);
+      if (dir) rmSync(dir, { recursive: true, force: true });
     });
   },
 };
@@ -178,17 +215,25 @@ export const postgres: Adapter = {
       await t.drop();
       throw e;
     }
+    const closed = new Set<PgGateway>();
+    const closeOne = async (gw: PgGateway) => {
+      if (closed.has(gw)) return;
+      closed.add(gw);
+      await gw.close({ drainMs: 0 });
+    };
     const instances = gateways.map(
       (gw): Instance => ({
         ports: gw,
         calls: gw.calls,
+        close: () => closeOne(gw),
+        drain: () => gw.runner.drain(),
         settle: (runId, amount, calls) => pgCalls(gw).settle(runId, amount, calls),
         audit: (accountId) => pgCalls(gw).audit(accountId),
         db: { engine: "postgres", pool: gw.db },
       }),
     );
     return storage("postgres", instances, clock, async () => {
-      await Promise.all(gateways.map((g) => g.close({ drainMs: 0 })));
+      await Promise.all(gateways.map(closeOne));
       await t.drop();
     });
   },

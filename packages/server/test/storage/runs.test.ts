@@ -6,9 +6,13 @@
  * 500, its key free); and answers kept under a handle. Written once, run on the embedded store (one gateway) and on
  * PostgreSQL (three gateways on one database). The ledger's identity holds after every test.
  *
- * Leases (an instance that closes or dies mid-run, its runs ended by another) are each engine's own: pg-runs and
- * pg-runner (PostgreSQL), owners.test.ts (two gateways on one SQLite file). Needs PostgreSQL on 127.0.0.1:5432 (user
- * postgres, trust; CI's `.ci/run` starts it): without it this file fails, it does not skip.
+ * Leases, written once too, on two instances of each (two gateways on one SQLite file; two on one PostgreSQL
+ * database): an instance that closes with a run in flight ends its lease, and the other ends the run broken,
+ * nothing charged, its late end writing nothing. What each engine does besides (a process killed, leases that lapse,
+ * recovery at the same moment on several instances, a database made before owners) stays in pg-runs, pg-instances
+ * and owners.test.ts. Needs
+ * PostgreSQL on 127.0.0.1:5432 (user postgres, trust; CI's `.ci/run` starts it): without it this file fails, it
+ * does not skip.
  */
 import { chargeCall, planPlatforms, quoteOf, type CallLimits, type CallPlan } from "@sdgw/engine";
 import { validateSearchEnvelope } from "@sdgw/validators";
@@ -26,6 +30,58 @@ const NO_LIMITS: CallLimits<RunContext> = {
 
 const json = (a: HttpAnswer) => JSON.parse(String(a.body)) as Record<string, any>;
 
+function plan(at: Instance, input: Record<string, unknown>): CallPlan {
+  const planned = planPlatforms(at.ports.catalog, "search", { count: 5, ...input }, "search");
+  if (!planned.ok) throw new Error(JSON.stringify(planned));
+  return planned.plan;
+}
+
+/** `GET /v1/search` as the HTTP layer serves it on instance `at` (at once 202 with `respondNow`, D174). */
+async function search(
+  at: Instance,
+  ctx: RunContext,
+  input: Record<string, unknown>,
+  idem?: string,
+  o: { respondNow?: boolean } = {},
+) {
+  const p = plan(at, input);
+  const quote = quoteOf(p);
+  const runId = `run_${Math.random().toString(36).slice(2)}`;
+  const withKey = {
+    ...ctx,
+    ...(idem === undefined ? {} : { idemKey: idem }),
+    ...(o.respondNow ? { respondNow: true } : {}),
+  };
+  return chargeCall<RunContext, HttpAnswer>(
+    { store: at.calls.store, limits: NO_LIMITS },
+    {
+      caller: withKey,
+      keyId: ctx.key.id,
+      runId,
+      operationId: "search",
+      params: input,
+      idempotencyKey: idem,
+      price: { credits: quote.credits, calls: quote.calls, maxCost: undefined },
+      start: () => at.ports.runs.execute(runId, withKey, p, quote.credits),
+    },
+  );
+}
+
+const answered = (o: Awaited<ReturnType<typeof search>>) => {
+  if (o.kind === "refused") throw new Error(JSON.stringify(o.refusal));
+  return o.answer;
+};
+
+/** Reads `handle` on `at` until it no longer answers 202 (bounded). */
+async function ended(at: Instance, handle: string, ctx: RunContext): Promise<HttpAnswer> {
+  for (let tries = 0; tries < 500; tries++) {
+    const a = await at.ports.runs.read({ handle, key: ctx.key, requestId: "req_wait" });
+    if (a.status !== 202) return a;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`run ${handle} never ended`);
+}
+
 describe.each(adapters)("runs through the port ($engine)", (adapter) => {
   let s: Storage;
   beforeAll(async () => {
@@ -39,58 +95,6 @@ describe.each(adapters)("runs through the port ($engine)", (adapter) => {
     for (const i of s.instances) i.ports.simulator!.resetKnobs();
     await s.expectLedgerIdentity();
   });
-
-  function plan(at: Instance, input: Record<string, unknown>): CallPlan {
-    const planned = planPlatforms(at.ports.catalog, "search", { count: 5, ...input }, "search");
-    if (!planned.ok) throw new Error(JSON.stringify(planned));
-    return planned.plan;
-  }
-
-  /** `GET /v1/search` as the HTTP layer serves it on instance `at` (at once 202 with `respondNow`, D174). */
-  async function search(
-    at: Instance,
-    ctx: RunContext,
-    input: Record<string, unknown>,
-    idem?: string,
-    o: { respondNow?: boolean } = {},
-  ) {
-    const p = plan(at, input);
-    const quote = quoteOf(p);
-    const runId = `run_${Math.random().toString(36).slice(2)}`;
-    const withKey = {
-      ...ctx,
-      ...(idem === undefined ? {} : { idemKey: idem }),
-      ...(o.respondNow ? { respondNow: true } : {}),
-    };
-    return chargeCall<RunContext, HttpAnswer>(
-      { store: at.calls.store, limits: NO_LIMITS },
-      {
-        caller: withKey,
-        keyId: ctx.key.id,
-        runId,
-        operationId: "search",
-        params: input,
-        idempotencyKey: idem,
-        price: { credits: quote.credits, calls: quote.calls, maxCost: undefined },
-        start: () => at.ports.runs.execute(runId, withKey, p, quote.credits),
-      },
-    );
-  }
-
-  const answered = (o: Awaited<ReturnType<typeof search>>) => {
-    if (o.kind === "refused") throw new Error(JSON.stringify(o.refusal));
-    return o.answer;
-  };
-
-  /** Reads `handle` on `at` until it no longer answers 202 (bounded). */
-  async function ended(at: Instance, handle: string, ctx: RunContext): Promise<HttpAnswer> {
-    for (let tries = 0; tries < 500; tries++) {
-      const a = await at.ports.runs.read({ handle, key: ctx.key, requestId: "req_wait" });
-      if (a.status !== 202) return a;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`run ${handle} never ended`);
-  }
 
   it("an answer within the wait: a valid envelope, charged once; its key replays the same bytes on any instance", async () => {
     const { id, ctx } = await s.account(10);
@@ -166,4 +170,42 @@ describe.each(adapters)("runs through the port ($engine)", (adapter) => {
     expect(results.map((r) => [r.handle, r.state, r.charged])).toEqual([[handle, "finished", 0]]);
     expect(await s.on(0).audit(id)).toMatchObject({ balance: 10, charges: 0, held: 0 });
   });
+});
+
+describe.each(adapters)("leases of runs ($engine)", (adapter) => {
+  let s: Storage;
+  beforeAll(async () => {
+    s = await adapter.open("leases", {
+      now: NOW,
+      instances: 2,
+      gateway: {
+        waitMs: 5000,
+        providerTimeoutMs: 10_000,
+        pollAfterSeconds: 1,
+        runLeaseMs: 600,
+        simulator: { anchor: NOW },
+      },
+    });
+  });
+  afterAll(() => s?.close());
+  afterEach(() => s.expectLedgerIdentity());
+
+  it("an instance that closes mid-run ends its lease: the other ends its run broken, nothing charged; its late end writes nothing", async () => {
+    const [going, stays] = [s.on(0), s.on(1)];
+    going.ports.simulator!.setKnobs("*", { latencyMs: 600 });
+    const { id, ctx } = await s.account(10);
+    const input = { platform: "x", query: "slow close" };
+    const started = answered(await search(going, ctx, input, "k-close", { respondNow: true }));
+    expect(started.status).toBe(202);
+    const handle = json(started)["handle"] as string;
+    await going.ports.durable();
+    expect((await stays.ports.runs.read({ handle, key: ctx.key, requestId: "req_r" })).status).toBe(202); // live
+    await going.close(); // its lease ends now; its run still goes on in memory
+    const read = await ended(stays, handle, ctx); // the other's heartbeat recovers it
+    expect([read.status, json(read)["code"]]).toEqual([500, "internal_error"]);
+    await going.drain(); // the run ends on the closed instance: it finds it ended elsewhere
+    expect(await stays.audit(id)).toMatchObject({ balance: 10, held: 0, charges: 0 });
+    const again = answered(await search(stays, ctx, input, "k-close"));
+    expect([again.status, json(again)["billing"]["cost"]]).toEqual([200, 1]);
+  }, 30_000);
 });
