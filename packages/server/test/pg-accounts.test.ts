@@ -10,11 +10,11 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashKey } from "../src/ids.ts";
-import { PgAccounts } from "../src/pg/accounts.ts";
-import { PgCalls } from "../src/pg/calls.ts";
-import { DatabaseUnavailable, Postgres } from "../src/pg/database.ts";
-import { migrate } from "../src/pg/migrations.ts";
-import type { RunContext } from "../src/systems/runs.ts";
+import { PgAccounts } from "../src/storage/postgres/accounts.ts";
+import { PgCalls } from "../src/storage/postgres/calls.ts";
+import { DatabaseUnavailable, Postgres } from "../src/storage/postgres/database.ts";
+import { migrate } from "../src/storage/postgres/migrations.ts";
+import type { RunContext } from "../src/runs/types.ts";
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 const DB = `sdgw_test_acc_${process.pid}_${Date.now()}`;

@@ -11,10 +11,10 @@ import type { Schedule } from "@sdgw/types";
 import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Postgres } from "../src/pg/database.ts";
-import { migrate } from "../src/pg/migrations.ts";
-import { nextRunAfter, PgSchedules, ScheduleLimitReached } from "../src/pg/schedules.ts";
-import { SCHEDULES_PER_WORKSPACE } from "../src/systems/schedules.ts";
+import { Postgres } from "../src/storage/postgres/database.ts";
+import { migrate } from "../src/storage/postgres/migrations.ts";
+import { nextRunAfter, PgSchedules, ScheduleLimitReached } from "../src/storage/postgres/schedules.ts";
+import { SCHEDULES_PER_WORKSPACE } from "../src/storage/schedules.ts";
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 const DB = `sdgw_test_sch_${process.pid}_${Date.now()}`;

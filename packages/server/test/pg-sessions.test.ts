@@ -6,10 +6,10 @@
  * Needs PostgreSQL (see pg-helpers.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Postgres } from "../src/pg/database.ts";
-import { migrate } from "../src/pg/migrations.ts";
-import { PgSessions } from "../src/pg/sessions.ts";
-import { hashPasswordSync, LAST_SEEN_EVERY_MS } from "../src/systems/sessions.ts";
+import { Postgres } from "../src/storage/postgres/database.ts";
+import { migrate } from "../src/storage/postgres/migrations.ts";
+import { PgSessions } from "../src/storage/postgres/sessions.ts";
+import { hashPasswordSync, LAST_SEEN_EVERY_MS } from "../src/storage/sessions.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 import { ACCOUNTS, CHEAP, CONFIG, PASSWORD, T0 } from "./storage/session-fixtures.ts";
 

@@ -17,10 +17,11 @@ import { keyPrefix } from "@sdgw/engine";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { hashKey } from "../../src/ids.ts";
-import type { PgAccounts } from "../../src/pg/accounts.ts";
-import type { Postgres } from "../../src/pg/database.ts";
-import { Accounts, type AccountRecord, type KeyRecord } from "../../src/systems/accounts.ts";
-import { Store } from "../../src/systems/store.ts";
+import type { PgAccounts } from "../../src/storage/postgres/accounts.ts";
+import type { Postgres } from "../../src/storage/postgres/database.ts";
+import type { AccountRecord, KeyRecord } from "../../src/storage/accounts.ts";
+import { Accounts } from "../../src/storage/sqlite/accounts.ts";
+import { Store } from "../../src/storage/sqlite/store.ts";
 import { adapters, pools, postgres, type Storage } from "./adapters.ts";
 
 /** While `fixedIds` is set, ids and secrets come from it: the same sequence for each side of a step. */

@@ -17,14 +17,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChargePorts } from "@sdgw/engine";
 import { expect } from "vitest";
-import { createGateway, type Gateway, type GatewayOptions } from "../../src/gateway.ts";
+import type { GatewayOptions } from "../../src/config.ts";
+import { createGateway, type Gateway } from "../../src/storage/sqlite/gateway.ts";
 import { hashKey } from "../../src/ids.ts";
-import { createPgGateway, type PgGateway } from "../../src/pg/gateway.ts";
-import type { PgCalls } from "../../src/pg/calls.ts";
-import type { Postgres } from "../../src/pg/database.ts";
-import type { GatewayPorts } from "../../src/systems/ports.ts";
-import type { HttpAnswer, RunContext } from "../../src/systems/runs.ts";
-import type { Store } from "../../src/systems/store.ts";
+import { createPgGateway, type PgGateway } from "../../src/storage/postgres/gateway.ts";
+import type { PgCalls } from "../../src/storage/postgres/calls.ts";
+import type { Postgres } from "../../src/storage/postgres/database.ts";
+import type { GatewayPorts } from "../../src/storage/port.ts";
+import type { HttpAnswer, RunContext } from "../../src/runs/types.ts";
+import type { Store } from "../../src/storage/sqlite/store.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "../pg-helpers.ts";
 
 /** The ledger's sums of an account. */

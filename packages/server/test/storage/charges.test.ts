@@ -12,7 +12,7 @@
  */
 import { chargeCall, type CallLimits, type ChargeOutcome } from "@sdgw/engine";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { HttpAnswer, RunContext } from "../../src/systems/runs.ts";
+import type { HttpAnswer, RunContext } from "../../src/runs/types.ts";
 import { adapters, type Storage } from "./adapters.ts";
 
 const NOW = Date.parse("2026-11-25T09:00:00Z");

@@ -8,7 +8,7 @@
  * it does not skip.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HttpAnswer } from "../../src/systems/runs.ts";
+import type { HttpAnswer } from "../../src/runs/types.ts";
 import { adapters, type Storage } from "./adapters.ts";
 
 const NOW = Date.parse("2026-11-21T10:00:00Z");

@@ -17,7 +17,7 @@
 import { chargeCall, planPlatforms, quoteOf, type CallLimits, type CallPlan } from "@sdgw/engine";
 import { validateSearchEnvelope } from "@sdgw/validators";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { HttpAnswer, RunContext } from "../../src/systems/runs.ts";
+import type { HttpAnswer, RunContext } from "../../src/runs/types.ts";
 import { adapters, type Instance, type Storage } from "./adapters.ts";
 
 const NOW = Date.parse("2026-11-25T09:00:00Z");

@@ -16,10 +16,11 @@ import { isoSeconds } from "@sdgw/engine";
 import type { Schedule } from "@sdgw/types";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Postgres } from "../../src/pg/database.ts";
-import { PgSchedules, ScheduleLimitReached } from "../../src/pg/schedules.ts";
-import { SCHEDULES_PER_WORKSPACE, Schedules, type ScheduleRecord } from "../../src/systems/schedules.ts";
-import { Store } from "../../src/systems/store.ts";
+import type { Postgres } from "../../src/storage/postgres/database.ts";
+import { PgSchedules, ScheduleLimitReached } from "../../src/storage/postgres/schedules.ts";
+import { SCHEDULES_PER_WORKSPACE, type ScheduleRecord } from "../../src/storage/schedules.ts";
+import { Schedules } from "../../src/storage/sqlite/schedules.ts";
+import { Store } from "../../src/storage/sqlite/store.ts";
 import { adapters, pools, postgres, type Storage } from "./adapters.ts";
 
 const START = Date.parse("2026-11-25T09:00:00Z");
@@ -137,7 +138,8 @@ describe.each(adapters)("schedules through the port ($engine)", (adapter) => {
     expect(history).toHaveLength(400);
     expect(history[0]).toEqual({ t: START + 50_000, value: (50 * 7919) % 100_000 });
     expect(history.at(-1)).toEqual({ t: START + 449_000, value: 2 });
-    expect(history.map((r) => r.t)).toEqual(history.map((r) => r.t).toSorted((x, y) => x - y));
+    const times = history.map((r) => Number(r.t));
+    expect(times).toEqual(times.toSorted((x, y) => x - y));
     expect(await port(0).followerHistory("youtube", "@port")).toEqual([]);
   });
 });

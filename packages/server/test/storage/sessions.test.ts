@@ -14,17 +14,17 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Postgres } from "../../src/pg/database.ts";
-import { PgSessions } from "../../src/pg/sessions.ts";
+import type { Postgres } from "../../src/storage/postgres/database.ts";
+import { PgSessions } from "../../src/storage/postgres/sessions.ts";
 import {
   LAST_SEEN_EVERY_MS,
   type SignInResult,
   type UserRecord,
-  Sessions,
   sessionIdOf,
   verifyPassword,
-} from "../../src/systems/sessions.ts";
-import { Store } from "../../src/systems/store.ts";
+} from "../../src/storage/sessions.ts";
+import { Sessions } from "../../src/storage/sqlite/sessions.ts";
+import { Store } from "../../src/storage/sqlite/store.ts";
 import { adapters, pools, postgres, type Storage } from "./adapters.ts";
 import { ACCOUNTS, CHEAP, CONFIG, MINUTE, PASSWORD, T0 } from "./session-fixtures.ts";
 
