@@ -22,7 +22,7 @@ import type { Postgres } from "../../src/storage/postgres/database.ts";
 import type { AccountRecord, KeyRecord } from "../../src/storage/accounts.ts";
 import { Accounts } from "../../src/storage/sqlite/accounts.ts";
 import { Store } from "../../src/storage/sqlite/store.ts";
-import { adapters, pools, postgres, type Storage } from "./adapters.ts";
+import { adapters, poolOf, postgres, type Storage } from "./adapters.ts";
 
 /** While `fixedIds` is set, ids and secrets come from it: the same sequence for each side of a step. */
 let fixedIds: { step: number; n: number } | null = null;
@@ -53,7 +53,7 @@ let accounts: PgAccounts[] = [];
 
 beforeAll(async () => {
   pgs = await postgres.open("acc", { time: now });
-  instances = pgs.instances.map((i) => pools(i));
+  instances = pgs.instances.map((i) => poolOf(i));
   accounts = pgs.instances.map((i) => i.ports.accounts as PgAccounts);
 });
 

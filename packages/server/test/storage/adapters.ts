@@ -101,7 +101,7 @@ export interface Adapter {
   open(label: string, o?: OpenOptions): Promise<Storage>;
 }
 
-/** Failures of the server's side are collected, not printed; a test may read them. */
+/** Failures of the server's side are not printed (a closed instance's late run reports one, as it should). */
 const quiet = (_message: string, _error?: unknown) => undefined;
 
 let seq = 0;
@@ -247,7 +247,7 @@ const pgCalls = (gw: PgGateway) => gw.calls.store as PgCalls;
 export const adapters: readonly Adapter[] = [sqlite, postgres];
 
 /** The PostgreSQL pool of an instance (a postgres adapter's). */
-export function pools(i: Instance): Postgres {
+export function poolOf(i: Instance): Postgres {
   if (i.db.engine !== "postgres") throw new Error("not a PostgreSQL instance");
   return i.db.pool;
 }

@@ -21,7 +21,7 @@ import { PgSchedules, ScheduleLimitReached } from "../../src/storage/postgres/sc
 import { SCHEDULES_PER_WORKSPACE, type ScheduleRecord } from "../../src/storage/schedules.ts";
 import { Schedules } from "../../src/storage/sqlite/schedules.ts";
 import { Store } from "../../src/storage/sqlite/store.ts";
-import { adapters, pools, postgres, type Storage } from "./adapters.ts";
+import { adapters, poolOf, postgres, type Storage } from "./adapters.ts";
 
 const START = Date.parse("2026-11-25T09:00:00Z");
 const HOUR = 3_600_000;
@@ -35,7 +35,7 @@ let schedules: PgSchedules[] = [];
 
 beforeAll(async () => {
   pgs = await postgres.open("sch", { time: () => now });
-  instances = pgs.instances.map((i) => pools(i));
+  instances = pgs.instances.map((i) => poolOf(i));
   schedules = instances.map((db) => new PgSchedules({ db, now: () => now }));
 });
 

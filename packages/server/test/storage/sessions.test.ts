@@ -25,7 +25,7 @@ import {
 } from "../../src/storage/sessions.ts";
 import { Sessions } from "../../src/storage/sqlite/sessions.ts";
 import { Store } from "../../src/storage/sqlite/store.ts";
-import { adapters, pools, postgres, type Storage } from "./adapters.ts";
+import { adapters, poolOf, postgres, type Storage } from "./adapters.ts";
 import { ACCOUNTS, CHEAP, CONFIG, MINUTE, PASSWORD, T0 } from "./session-fixtures.ts";
 
 /** Three PostgreSQL instances (gateways on one database, each its own pool) for the differential runs. */
@@ -34,7 +34,7 @@ let instances: Postgres[] = [];
 
 beforeAll(async () => {
   pgs = await postgres.open("ses", { now: T0 });
-  instances = pgs.instances.map((i) => pools(i));
+  instances = pgs.instances.map((i) => poolOf(i));
   for (const id of ACCOUNTS)
     await instances[0]!.query(
       "INSERT INTO accounts (id, name, plan, status, created_at) VALUES ($1, $1, 'paid', 'active', $2)",
