@@ -431,7 +431,7 @@ const sign = (x: number) => (x >= 0 ? "+" : "") + us(x);
 const kb = (b: number) => `${(b / 1024).toFixed(2)} KiB`;
 
 out(
-  `Client benchmark: node ${process.version} (undici ${process.versions.undici}), ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? "?"}), ${new Date().toISOString()}`,
+  `Client benchmark: node ${process.version} (undici ${process.versions["undici"]}), ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? "?"}), ${new Date().toISOString()}`,
 );
 out(
   `Server: node:http on ${baseUrl} in its own process, GET /v1/search answers fixtures/search/ok-xiaohongshu.json (${bytes} bytes, 200, application/json)`,
@@ -548,7 +548,7 @@ writeFileSync(
   JSON.stringify(
     {
       node: process.version,
-      undici: process.versions.undici,
+      undici: process.versions["undici"],
       cores: availableParallelism(),
       date: new Date().toISOString(),
       sdkFrom: SDK_FROM,
