@@ -10,7 +10,7 @@
  *   in those READMEs that no figure measures fails the test unless it is listed as no package's size.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";

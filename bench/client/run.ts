@@ -540,12 +540,12 @@ if (instructions) {
 }
 out(`  (run took ${((Date.now() - started) / 1000).toFixed(0)} s)`);
 
-process.stdout.write(lines.join("\n") + "\n");
+process.stdout.write(`${lines.join("\n")}\n`);
 
 mkdirSync(join(ROOT, "bench/results"), { recursive: true });
 writeFileSync(
   join(ROOT, "bench/results/client.json"),
-  JSON.stringify(
+  `${JSON.stringify(
     {
       node: process.version,
       undici: process.versions["undici"],
@@ -585,5 +585,5 @@ writeFileSync(
     },
     null,
     2,
-  ) + "\n",
+  )}\n`,
 );

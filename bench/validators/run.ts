@@ -466,16 +466,16 @@ out(
 );
 const coldVerdict = (r: number | null) => (r === null ? "-" : `${r >= 5 ? "MET" : "NOT MET"} (${r.toFixed(1)}x)`);
 out(
-  `  cold start of (a) at least 5x faster than (b), judged on the shipped bundle: ${coldVerdict(coldRatioDist)} (from src, where Node also strips the types of our .ts: ${coldRatio === null ? "-" : coldRatio.toFixed(1) + "x"})`,
+  `  cold start of (a) at least 5x faster than (b), judged on the shipped bundle: ${coldVerdict(coldRatioDist)} (from src, where Node also strips the types of our .ts: ${coldRatio === null ? "-" : `${coldRatio.toFixed(1)}x`})`,
 );
 out(`  (run took ${((Date.now() - started) / 1000).toFixed(0)} s)`);
 
-process.stdout.write(lines.join("\n") + "\n");
+process.stdout.write(`${lines.join("\n")}\n`);
 
 mkdirSync(join(ROOT, "bench/results"), { recursive: true });
 writeFileSync(
   join(ROOT, "bench/results/validators.json"),
-  JSON.stringify(
+  `${JSON.stringify(
     {
       node: process.version,
       cores: availableParallelism(),
@@ -526,5 +526,5 @@ writeFileSync(
     },
     null,
     2,
-  ) + "\n",
+  )}\n`,
 );

@@ -92,4 +92,4 @@ for (let r = 0; r < input.rounds; r++) {
     samples[run.key]![run.workload]!.push(sample(run.fn, run.batch, input.sampleMs));
   }
 }
-process.stdout.write(JSON.stringify({ ...samples, sink }) + "\n");
+process.stdout.write(`${JSON.stringify({ ...samples, sink })}\n`);

@@ -527,10 +527,9 @@ class OutputCompactor {
         const vs = "const" in b ? [b["const"]] : Array.isArray(b["enum"]) ? (b["enum"] as unknown[]) : null;
         const t = plain["type"];
         return (
-          (vs !== null &&
-            vs.every((v) =>
-              t === "integer" ? Number.isInteger(v) : t === "number" ? typeof v === "number" : typeof v === t,
-            )) ||
+          vs?.every((v) =>
+            t === "integer" ? Number.isInteger(v) : t === "number" ? typeof v === "number" : typeof v === t,
+          ) ||
           (b["type"] === t && Object.keys(b).every((k) => k === "type" || k === "pattern"))
         );
       })

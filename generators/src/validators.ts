@@ -431,7 +431,7 @@ export function generateValidators(doc: OpenApiDoc): GeneratedFile[] {
 
   return [
     { path: `${OUT}/bindings.ts`, content: bindings(table) },
-    { path: `${OUT}/standalone.js`, content: BANNER + "// @ts-nocheck\n/* eslint-disable */\n" + standalone },
+    { path: `${OUT}/standalone.js`, content: `${BANNER}// @ts-nocheck\n/* eslint-disable */\n${standalone}` },
     { path: `${OUT}/standalone.d.ts`, content: dts },
     { path: `${OUT}/table.ts`, content: tableTs },
   ];

@@ -8,7 +8,7 @@ import { chargeCall, type CallLimits } from "@sdgw/engine";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PgCalls } from "../src/pg/calls.ts";
 import { PgRuns, type RunEnding } from "../src/pg/runs.ts";
-import type { HttpAnswer, RunContext } from "../src/systems/runs.ts";
+import type { RunContext } from "../src/systems/runs.ts";
 import { pgAccount, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 
 const NOW = Date.parse("2026-11-25T09:00:00Z");
@@ -27,7 +27,7 @@ interface Instance {
   runs: PgRuns;
   calls: PgCalls;
 }
-let made: string[] = [];
+const made: string[] = [];
 
 beforeAll(async () => {
   t = await testDatabase("runs");

@@ -26,12 +26,12 @@ export function ucs2length(str: string): number {
 /** Deep equality of JSON values (`const`, `enum` and `uniqueItems` on objects and arrays). */
 export function equal(a: any, b: any): boolean {
   if (a === b) return true;
-  if (a && b && typeof a == "object" && typeof b == "object") {
+  if (a && b && typeof a === "object" && typeof b === "object") {
     if (a.constructor !== b.constructor) return false;
     let length: number, i: number;
     if (Array.isArray(a)) {
       length = a.length;
-      if (length != b.length) return false;
+      if (length !== b.length) return false;
       for (i = length; i-- !== 0; ) if (!equal(a[i], b[i])) return false;
       return true;
     }

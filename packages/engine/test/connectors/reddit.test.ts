@@ -10,7 +10,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { validateItem } from "@sdgw/validators";
 import { describe, expect, it } from "vitest";
-import { MemoryBudget, MemoryCache, MemoryShared } from "../../src/connectors/memory.ts";
+import { MemoryBudget, MemoryShared } from "../../src/connectors/memory.ts";
 import type { ConnectorContext, SharedStore } from "../../src/connectors/context.ts";
 import {
   REDDIT_TOKEN_MARGIN_MS,

@@ -50,7 +50,7 @@ export class Gen {
 
   /** A count with a long tail, as engagement numbers have: mostly small, sometimes huge. */
   count(scale: number): number {
-    return Math.floor(scale * Math.pow(this.next(), 3) * 10) + this.int(0, Math.max(1, Math.floor(scale / 10)));
+    return Math.floor(scale * this.next() ** 3 * 10) + this.int(0, Math.max(1, Math.floor(scale / 10)));
   }
 
   pick<T>(list: readonly T[]): T {
