@@ -10,7 +10,7 @@ describe("pnpm generate", () => {
   it("is deterministic: the same spec gives byte-identical files", async () => {
     const [a, b] = [await generateAll(loadSpec()), await generateAll(loadSpec())];
     expect(a.map((f) => f.path)).toEqual(b.map((f) => f.path));
-    a.forEach((f, i) => expect(f.content === b[i]!.content, f.path).toBe(true));
+    for (const [i, f] of a.entries()) expect(f.content === b[i]!.content, f.path).toBe(true);
   });
 
   it("writes only under packages/<name>/src/generated/ and marks every file as generated", async () => {

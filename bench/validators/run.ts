@@ -71,7 +71,10 @@ function checksOf(c: Contender): (name: AnswerSchema) => Check {
   const cache = new Map<AnswerSchema, Check>();
   return (name) => {
     let check = cache.get(name);
-    if (!check) cache.set(name, (check = c.build(name)));
+    if (!check) {
+      check = c.build(name);
+      cache.set(name, check);
+    }
     return check;
   };
 }

@@ -232,7 +232,7 @@ export function mutations(corpus: Fixture[]): Array<{ schema: AnswerSchema; valu
     const walk = (node: unknown, path: Path) => {
       if (typeof node === "string") strings.push(path);
       else if (typeof node === "number") numbers.push(path);
-      else if (Array.isArray(node)) node.forEach((v, i) => walk(v, [...path, i]));
+      else if (Array.isArray(node)) for (const [i, v] of node.entries()) walk(v, [...path, i]);
       else if (node && typeof node === "object") {
         objects.push(path);
         for (const [k, v] of Object.entries(node)) walk(v, [...path, k]);

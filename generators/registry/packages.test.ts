@@ -120,7 +120,9 @@ const TSCONFIG = (resolution: "node16" | "bundler", files: string[]) =>
 
 const packages = workspacePackages();
 const projects: ConsumerProject[] = [];
-afterAll(() => projects.forEach((p) => p.remove()));
+afterAll(() => {
+  for (const p of projects) p.remove();
+});
 
 it("probes every published package", () => {
   expect(packages.map((p) => p.name).sort()).toEqual(Object.keys(PROBES).sort());

@@ -182,7 +182,10 @@ function pruneDefs(schema: Json): Json {
   const defs = (schema["$defs"] as Json | undefined) ?? {};
   const used = new Set<string>();
   const walk = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(walk);
+    if (Array.isArray(node)) {
+      for (const n of node) walk(n);
+      return;
+    }
     if (!node || typeof node !== "object") return;
     for (const [k, v] of Object.entries(node as Json)) {
       if (k === "$defs") continue;
@@ -199,7 +202,10 @@ function pruneDefs(schema: Json): Json {
   // A definition referred to once is written where it is used: sharing needs two places.
   const uses = new Map<string, number>();
   const count = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(count);
+    if (Array.isArray(node)) {
+      for (const n of node) count(n);
+      return;
+    }
     if (!node || typeof node !== "object") return;
     for (const [k, v] of Object.entries(node as Json)) {
       if (k === "$ref" && typeof v === "string") uses.set(v, (uses.get(v) ?? 0) + 1);
@@ -642,8 +648,10 @@ class OutputCompactor {
       if (typeof o["$ref"] === "string") {
         let name = refName(o["$ref"] as string);
         // A component that only names another (CreditBillingFree, once its rule is gone) is that other.
-        for (let c = this.component(name); Object.keys(c).length === 1 && typeof c["$ref"] === "string"; )
-          c = this.component((name = refName(c["$ref"] as string)));
+        for (let c = this.component(name); Object.keys(c).length === 1 && typeof c["$ref"] === "string"; ) {
+          name = refName(c["$ref"] as string);
+          c = this.component(name);
+        }
         const small = isLeaf(name);
         if (small) return small;
         if (!defs.has(name)) {
@@ -682,7 +690,10 @@ function hoist(roots: Json[], defs: Map<string, Json>, setRoots: (r: unknown) =>
   for (let round = 0; round < 100; round++) {
     const seen = new Map<string, { count: number; name: string }>();
     const count = (node: unknown, key: string, top: boolean): void => {
-      if (Array.isArray(node)) return node.forEach((n) => count(n, key, false));
+      if (Array.isArray(node)) {
+        for (const n of node) count(n, key, false);
+        return;
+      }
       if (!node || typeof node !== "object") return;
       const text = JSON.stringify(node);
       if (!top && text.length >= 80 && !("$ref" in (node as Json))) {
@@ -696,7 +707,7 @@ function hoist(roots: Json[], defs: Map<string, Json>, setRoots: (r: unknown) =>
         else count(v, k === "items" || k === "additionalProperties" ? `${key}_entry` : key, false);
       }
     };
-    roots.forEach((r) => count(r, "answer", true));
+    for (const r of roots) count(r, "answer", true);
     for (const d of defs.values()) count(d, "def", true);
     const best = [...seen.entries()].filter(([, s]) => s.count > 1).sort((a, b) => b[0].length - a[0].length)[0];
     if (!best) return;

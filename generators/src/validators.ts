@@ -90,7 +90,10 @@ export function injectDiscriminators(defs: Record<string, Schema>): void {
     return p && typeof p["const"] === "string" && req?.includes(prop) ? (p["const"] as string) : undefined;
   };
   const visit = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(visit);
+    if (Array.isArray(node)) {
+      for (const n of node) visit(n);
+      return;
+    }
     if (!node || typeof node !== "object") return;
     const s = node as Schema;
     const oneOf = s["oneOf"] as Schema[] | undefined;

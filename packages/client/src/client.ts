@@ -649,7 +649,10 @@ export function createClient(options: ClientOptions): Client {
   /** Answers the data of a sent call as an {@link SdgwPromise}; `poll` polls a 202 first. */
   function wrap<T>(sent: Promise<Sent>, poll?: CallOptions): SdgwPromise<T> {
     let response: Response;
-    const done = (r: Sent) => ((response = r.response), r.data);
+    const done = (r: Sent) => {
+      response = r.response;
+      return r.data;
+    };
     const out = sent.then((r) =>
       poll && r.response.status === 202 && poll.wait !== false
         ? pollUntilFinished(r.data as HandleAnswer, r, poll).then(done)

@@ -333,7 +333,9 @@ export class Http {
       }
     }
     const requestHeaders: Record<string, string> = {};
-    headers.forEach((v, k) => (requestHeaders[k] = this.redact(v)));
+    headers.forEach((v, k) => {
+      requestHeaders[k] = this.redact(v);
+    });
     const x: Exchange = {
       op: operationOf(method, u.pathname),
       method: method.toUpperCase(),

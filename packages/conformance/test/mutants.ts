@@ -208,7 +208,9 @@ export const MUTANTS: readonly Mutant[] = [
     caughtBy: ["params.count-21", "params.generated.search"],
     response: (_r, a) =>
       a.status === 400 && parse(a)?.["code"] === "invalid_params"
-        ? editJson(a, (b) => void (b["code"] = "not_found"))
+        ? editJson(a, (b) => {
+            b["code"] = "not_found";
+          })
         : a,
   },
   {
@@ -217,7 +219,9 @@ export const MUTANTS: readonly Mutant[] = [
     caughtBy: ["params.count-0", "params.generated.detail"],
     response: (_r, a) =>
       a.status === 400 && parse(a)?.["code"] === "invalid_params"
-        ? editJson(a, (b) => void (b["fix"] = { note: "Check the parameters." }))
+        ? editJson(a, (b) => {
+            b["fix"] = { note: "Check the parameters." };
+          })
         : a,
   },
   {

@@ -315,7 +315,10 @@ describe("sdgw-admin", () => {
       new Proxy(p, {
         get(target, name) {
           if (name === "call")
-            return async (req: Parameters<PlatformProvider["call"]>[0]) => (await gate, target.call(req));
+            return async (req: Parameters<PlatformProvider["call"]>[0]) => {
+              await gate;
+              return target.call(req);
+            };
           const v = Reflect.get(target, name, target) as unknown;
           return typeof v === "function" ? v.bind(target) : v;
         },

@@ -52,9 +52,11 @@ describe("pnpm start with the SDGW_REDDIT_* variables", () => {
   let child: ChildProcess | null = null;
   afterAll(
     () =>
-      new Promise<void>((r) =>
-        child && child.exitCode === null ? (child.once("exit", () => r()), child.kill("SIGTERM")) : r(),
-      ),
+      new Promise<void>((r) => {
+        if (!child || child.exitCode !== null) return r();
+        child.once("exit", () => r());
+        child.kill("SIGTERM");
+      }),
   );
 
   it("says reddit is live, checks the app once, never prints the client id, secret or token, and answers from the API", async () => {

@@ -46,9 +46,11 @@ describe("pnpm start with SDGW_X_BEARER_TOKEN and the SDGW_REDDIT_* variables", 
   let child: ChildProcess | null = null;
   afterAll(
     () =>
-      new Promise<void>((r) =>
-        child && child.exitCode === null ? (child.once("exit", () => r()), child.kill("SIGTERM")) : r(),
-      ),
+      new Promise<void>((r) => {
+        if (!child || child.exitCode !== null) return r();
+        child.once("exit", () => r());
+        child.kill("SIGTERM");
+      }),
   );
 
   it("says x and reddit are live, checks both, prints no token or secret, and answers x from the API", async () => {

@@ -121,9 +121,11 @@ describe("pnpm start with SDGW_YOUTUBE_API_KEY and SDGW_YOUTUBE_BASE_URL", () =>
   let child: ChildProcess | null = null;
   afterAll(
     () =>
-      new Promise<void>((r) =>
-        child && child.exitCode === null ? (child.once("exit", () => r()), child.kill("SIGTERM")) : r(),
-      ),
+      new Promise<void>((r) => {
+        if (!child || child.exitCode !== null) return r();
+        child.once("exit", () => r());
+        child.kill("SIGTERM");
+      }),
   );
 
   it("says youtube is live and the other nine simulated, checks the key once, never prints it, and answers from the API", async () => {
@@ -209,7 +211,10 @@ describe("pnpm start with SDGW_YOUTUBE_API_KEY and SDGW_YOUTUBE_BASE_URL", () =>
       expect(out).not.toContain(YT.KEY);
       expect(out, "the operator's line carries no stack of main.ts").not.toContain("main.ts:");
     } finally {
-      await new Promise<void>((r) => (refused.once("exit", () => r()), refused.kill("SIGTERM")));
+      await new Promise<void>((r) => {
+        refused.once("exit", () => r());
+        refused.kill("SIGTERM");
+      });
     }
   }, 90_000);
 

@@ -219,15 +219,29 @@ export function breakagesOf(op: OperationKey): Breakage[] {
     if (rule.required)
       out.push({ param: name, what: `without the required \`${name}\``, apply: (b) => void delete b[name] });
     if (rule.allowed && rule.coerce === "string")
-      out.push({ param: name, what: `${name}="conformance-none"`, apply: (b) => void (b[name] = "conformance-none") });
+      out.push({
+        param: name,
+        what: `${name}="conformance-none"`,
+        apply: (b) => {
+          b[name] = "conformance-none";
+        },
+      });
     if (rule.allowed && rule.coerce === "list" && op !== "search")
       out.push({
         param: name,
         what: `${name}=["conformance-none"]`,
-        apply: (b) => void (b[name] = ["conformance-none"]),
+        apply: (b) => {
+          b[name] = ["conformance-none"];
+        },
       });
     if (rule.coerce === "integer")
-      out.push({ param: name, what: `${name}=1.5 (not a whole number)`, apply: (b) => void (b[name] = 1.5) });
+      out.push({
+        param: name,
+        what: `${name}=1.5 (not a whole number)`,
+        apply: (b) => {
+          b[name] = 1.5;
+        },
+      });
   }
   // `platform` and `platforms` are alternatives (D17): leaving one out is no breakage when the other may stand in.
   return out.filter((b) => !(b.what.startsWith("without") && b.param === "platform" && "platforms" in params));

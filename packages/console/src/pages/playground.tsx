@@ -313,7 +313,11 @@ export function Playground() {
       <select
         id="op"
         value={opId}
-        onChange={(e) => (setOpId((e.currentTarget as HTMLSelectElement).value), setValues({}), reset())}
+        onChange={(e) => {
+          setOpId((e.currentTarget as HTMLSelectElement).value);
+          setValues({});
+          reset();
+        }}
       >
         {FORMS.map((f) => (
           <option value={f.operationId}>

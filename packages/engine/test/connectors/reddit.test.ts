@@ -444,7 +444,7 @@ describe.skipIf(!existsSync(SAMPLES))("the real samples of ../shared/upstream-sa
       const l = listingOf(sample(f), "t3")!;
       expect(l.data.length, f).toBeGreaterThan(0);
       for (const d of l.data) valid(redditPost(d));
-      l.data.forEach((d, i) => valid(redditTrend(d, i + 1)));
+      for (const [i, d] of l.data.entries()) valid(redditTrend(d, i + 1));
     }
     for (const f of ["user_profile/about_spez.json", "user_profile/about_automoderator.json"])
       valid(redditAccount(sample(f).data));
