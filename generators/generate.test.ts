@@ -28,7 +28,7 @@ describe("pnpm generate", () => {
 
   it("--check fails, naming the stale files, after an edit of the spec that was not regenerated", () => {
     const edited = readFileSync(SPEC_PATH, "utf8").replace(
-      /    Count:\n      description: Maximum items per platform, 1 to 20.\n      type: integer\n      minimum: 1\n      maximum: 20\n/,
+      "    Count:\n      description: Maximum items per platform, 1 to 20.\n      type: integer\n      minimum: 1\n      maximum: 20\n",
       "    Count:\n      description: Maximum items per platform, 1 to 25.\n      type: integer\n      minimum: 1\n      maximum: 25\n",
     );
     expect(edited).not.toBe(readFileSync(SPEC_PATH, "utf8"));

@@ -36,7 +36,7 @@ interface Block {
 }
 
 /** The `ts` blocks of a Markdown file, with the line each starts on. */
-export function typescriptBlocks(file: string): Block[] {
+function typescriptBlocks(file: string): Block[] {
   const lines = readFileSync(join(ROOT, file), "utf8").split("\n");
   const blocks: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -170,7 +170,7 @@ interface Figure {
  * How far a figure may be from what is measured: 3 % of the measured size, plus half a unit of the figure's last
  * digit (`1.0 MiB` stands for 0.95–1.05 MiB; `4,049 B` for itself).
  */
-export const TOLERANCE = 0.03;
+const TOLERANCE = 0.03;
 
 const once = <T>(f: () => Promise<T>) => {
   let p: Promise<T> | undefined;

@@ -133,7 +133,7 @@ function prepare(c: Contender): Entry {
   } else {
     const checks = corpus.map((f) => get(f.schema));
     const bodies = corpus.map((f) => f.body);
-    const refused = corpus.filter((f, i) => !checks[i]!(bodies[i]));
+    const refused = corpus.filter((_f, i) => !checks[i]!(bodies[i]));
     corpusW = refused.length
       ? {
           run: null,

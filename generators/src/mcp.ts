@@ -233,7 +233,7 @@ function pruneDefs(schema: Json): Json {
 }
 
 /** The inputSchema of a tool: the request body's schema inlined, top-level combinators and `required` dropped. */
-function inputSchema(doc: OpenApiDoc, op: Operation, charging: boolean, schemas: Json): Json {
+function inputSchema(_doc: OpenApiDoc, op: Operation, charging: boolean, schemas: Json): Json {
   let properties: Json = {};
   let description: string | undefined;
   const body = op.requestBody?.content["application/json"]?.schema;

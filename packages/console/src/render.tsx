@@ -21,6 +21,7 @@ export function Prose({ text }: { text: string }) {
 }
 const KINDS = ["item", "profile_card", "leaderboard", "distribution", "timeseries"] as const;
 type Kind = (typeof KINDS)[number];
+// biome-ignore lint/suspicious/noExplicitAny: an item of any kind, as the server wrote it; the cards read the fields they show
 type AnyItem = Record<string, any> & { kind: Kind };
 
 /** Every item of an answer, wherever it sits (items, fanout, targets). */

@@ -168,7 +168,10 @@ async function everyKeyOnce(base: string, key: string, id: string, sent: Sent[],
 }
 
 const statuses = (sent: Sent[]) =>
-  sent.reduce<Record<string, number>>((m, s) => ({ ...m, [s.status]: (m[s.status] ?? 0) + 1 }), {});
+  sent.reduce<Record<string, number>>((m, s) => {
+    m[s.status] = (m[s.status] ?? 0) + 1;
+    return m;
+  }, {});
 
 /** What each instance logged since it started (its last words, when it died). */
 const logs = new WeakMap<Started, () => string>();

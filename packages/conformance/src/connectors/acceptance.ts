@@ -47,6 +47,7 @@ export interface ConnectorFault {
   /** The route's body without `platform`. */
   body: Body;
   /** Makes the fault happen (an override of the fake upstream, a knob of the simulator); may return an undo. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: void lets an inject that returns nothing, such as `(u) => u!.override(…)`, be given
   inject(upstream: FakeUpstream | null): void | (() => void);
   /** The envelope status and error code it must answer, and whether `retryable` (for `upstream_error`). */
   expect: { status: "error" | "timeout"; code?: string; retryable?: boolean };
@@ -72,7 +73,7 @@ export interface ConnectorSubject {
   /** The exchanges the fake upstream answers (one hand-written answer per upstream request). */
   exchanges?: readonly UpstreamExchange[];
   /** The connector (built from settings); or `provider` for one without settings, such as the simulator. */
-  connector?: ConnectorDefinition<any>;
+  connector?: ConnectorDefinition;
   /** Settings that work against the fake upstream at `upstreamUrl`. */
   settings?: (upstreamUrl: string) => RawSettings;
   /** Settings that must be refused, and the setting the refusal must name. */

@@ -4,6 +4,7 @@
  * run on confirm; a 202 shows its waves and is read by handle until it ends. Calls go out with the session.
  */
 import { requestValidators } from "@sdgw/validators";
+import type { JSX } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { call, errorText, type Answer } from "../api.ts";
 import { FORMS, type FormField, type FormOperation } from "../generated/forms.ts";
@@ -86,7 +87,7 @@ function Field({
   const hintId = `${fid}-hint`;
   const common = { id: fid, name: f.name, "aria-describedby": hint ? hintId : undefined };
   const v = values[f.name];
-  let input;
+  let input: JSX.Element;
   switch (f.kind) {
     case "enum":
       input = (
@@ -242,7 +243,7 @@ export function Playground() {
   const form = useMemo(() => FORMS.find((f) => f.operationId === opId) ?? FORMS[0]!, [opId]);
   const [values, setValues] = useState<Values>({});
   const [problem, setProblem] = useState<Problem | null>(null);
-  const [quote, setQuote] = useState<any>(null);
+  const [quote, setQuote] = useState<Answer["body"]>(null);
   const [answer, setAnswer] = useState<Answer | null>(null);
   const [progress, setProgress] = useState<{ done: number; planned: number; handle: string } | null>(null);
   const [busy, setBusy] = useState(false);

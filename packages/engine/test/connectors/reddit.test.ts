@@ -239,7 +239,7 @@ const tokenAnswer = (lifeS = 86_400) => ({
 
 describe("the app-only token", () => {
   it("is fetched with Basic auth and the client-credentials grant, sent as a bearer with the User-Agent, and kept", async () => {
-    const up = fakeReddit((method, url) => (method === "POST" ? tokenAnswer() : { status: 200, body: about }));
+    const up = fakeReddit((method) => (method === "POST" ? tokenAnswer() : { status: 200, body: about }));
     const { run } = provider({ fetch: up.fetch });
     for (let i = 0; i < 3; i++) expect((await run("user_profile", { id: "tidepool_notes" })).status).toBe("ok");
     const posts = up.sent.filter((r) => r.method === "POST");

@@ -1,5 +1,5 @@
 /** Helpers of the tool tests: a context on the simulator, a recording of every provider call, and contract checks. */
-import type { Item, Platform, Quote, Step, TimeseriesItem, ToolName } from "@sdgw/types";
+import type { Item, Platform, Quote, TimeseriesItem, ToolName } from "@sdgw/types";
 import { PLATFORMS } from "@sdgw/types";
 import { validateItem, validateToolAnswer, validateToolQuoteAnswer } from "@sdgw/validators";
 import { expect } from "vitest";
