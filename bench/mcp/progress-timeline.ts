@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 // The official client, loaded with the resolve hook that keeps `source` out of node_modules (see sdk-client.ts).
 import { sdk } from "../../packages/server/test/mcp/sdk-client.ts";
 import { createMcpServer } from "../../packages/server/src/mcp/index.ts";
-import { createServer } from "../../packages/server/src/server.ts";
+import { createServer } from "../../packages/server/src/storage/sqlite/server.ts";
 
 const { values } = parseArgs({ options: { latency: { type: "string", default: "300" } } });
 const latency = Number(values.latency);

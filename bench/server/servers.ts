@@ -31,8 +31,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { configFromEnv } from "../../packages/server/src/config.ts";
-import { createPgServer } from "../../packages/server/src/pg/server.ts";
-import { createServer } from "../../packages/server/src/server.ts";
+import { createPgServer } from "../../packages/server/src/storage/postgres/server.ts";
+import { createServer } from "../../packages/server/src/storage/sqlite/server.ts";
 
 const [mode, arg, given] = process.argv.slice(2);
 if (!process.send) throw new Error("servers.ts must be spawned with an IPC channel (by run.ts)");

@@ -15,8 +15,8 @@ import {
   type ConnectorFault,
 } from "../../packages/conformance/src/connectors/index.ts";
 import { ConfigError } from "../../packages/server/src/config.ts";
-import { loadPlugins } from "../../packages/server/src/plugins.ts";
-import { createServer } from "../../packages/server/src/server.ts";
+import { loadPlugins } from "../../packages/server/src/connectors/plugins.ts";
+import { createServer } from "../../packages/server/src/storage/sqlite/server.ts";
 import connector from "./connector.ts";
 
 const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));

@@ -11,8 +11,9 @@ import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { launchLocalChromium } from "../../../generators/src/testing/chromium.ts";
-import { createServer, type SdgwServer } from "../../server/src/server.ts";
-import { hashPasswordSync, sessionsOf } from "../../server/src/systems/sessions.ts";
+import { createServer, type SdgwServer } from "../../server/src/storage/sqlite/server.ts";
+import { hashPasswordSync } from "../../server/src/storage/sessions.ts";
+import { sessionsOf } from "../../server/src/http/console-session.ts";
 import { PKG, buildConsole } from "./build.ts";
 
 const ARTIFACTS = join(PKG, "test", "artifacts");

@@ -14,8 +14,9 @@ import { launchLocalChromium } from "../../../generators/src/testing/chromium.ts
 import { loadExchanges, startFakeUpstream, type FakeUpstream } from "../../conformance/src/connectors/index.ts";
 import { RD, REDDIT_FIXTURES, redditSettings } from "../../conformance/test/reddit-subject.ts";
 import { XF, X_FIXTURES, xSettings } from "../../conformance/test/x-subject.ts";
-import { createServer, type SdgwServer } from "../../server/src/server.ts";
-import { hashPasswordSync, sessionsOf } from "../../server/src/systems/sessions.ts";
+import { createServer, type SdgwServer } from "../../server/src/storage/sqlite/server.ts";
+import { hashPasswordSync } from "../../server/src/storage/sessions.ts";
+import { sessionsOf } from "../../server/src/http/console-session.ts";
 import { PKG, buildConsole } from "./build.ts";
 
 const ARTIFACTS = join(PKG, "test", "artifacts");

@@ -21,10 +21,10 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { createGateway } from "./gateway.ts";
-import { PASSWORD_MAX, PASSWORD_MIN, hashPasswordSync, newPassword } from "./systems/sessions.ts";
+import { createGateway } from "./storage/sqlite/gateway.ts";
+import { PASSWORD_MAX, PASSWORD_MIN, hashPasswordSync, newPassword } from "./storage/sessions.ts";
 import { isPostgresUrl, withoutPassword } from "./config.ts";
-import type { GatewayPorts } from "./systems/ports.ts";
+import type { GatewayPorts } from "./storage/port.ts";
 
 /** What `sdgw-admin --help` prints. */
 export const ADMIN_USAGE = `Usage: sdgw-admin <command> [options]   (prints JSON)
@@ -309,7 +309,7 @@ async function openAdmin(databaseUrl: string | undefined, dbPath: string | undef
       throw new Error(
         `SDGW_DATABASE_URL (--database-url) must be a PostgreSQL URL, postgres://user[:password]@host[:port]/database (got ${JSON.stringify(withoutPassword(databaseUrl))})`,
       );
-    const { openPgAdmin } = await import("./pg/admin.ts");
+    const { openPgAdmin } = await import("./storage/postgres/admin.ts");
     return openPgAdmin(databaseUrl);
   }
   const gw = createGateway({ dbPath: dbPath ?? "./data/sdgw.sqlite", log: () => undefined, recover: false });

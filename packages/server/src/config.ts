@@ -1,12 +1,19 @@
 /** Configuration of the reference server, with the defaults of D27 and the seed's limits. */
 import { DEFAULT_URLS, type ServiceUrls } from "@sdgw/validators";
 import type { Platform } from "@sdgw/types";
-import type { ConnectorDefinition, RawSettings } from "@sdgw/engine/connectors";
-import type { GatewayOptions } from "./gateway.ts";
+import {
+  CONNECTORS,
+  type ConnectorDefinition,
+  isConnectorConfigError,
+  type RawSettings,
+  switchedOn,
+} from "@sdgw/engine/connectors";
 import { CorsOriginsError, checkCorsOrigins, parseCorsOrigins, type CorsOrigins } from "./http/cors.ts";
 import { TrustProxyError, checkTrustProxy, parseTrustProxy, type TrustProxy } from "./http/proxies.ts";
-import { upstreamFromEnv } from "./connectors.ts";
 import { MCP_READ_ONLY_ENV, MCP_TOOLSETS_ENV, McpToolsetError, parseReadOnly, parseToolsets } from "./mcp/toolsets.ts";
+import type { PlatformProvider, SimulatorOptions } from "@sdgw/engine";
+import type { LogFormat } from "./ops/log.ts";
+import type { MetricsOptions } from "./ops/metrics.ts";
 
 /** Numeric limits (D27). All configurable; tests use small numbers. */
 export interface LimitsConfig {
@@ -455,4 +462,100 @@ export function listenFromEnv(env: NodeJS.ProcessEnv = process.env): { host: str
   const host = r.text("SDGW_HOST");
   r.done();
   return { host: host ?? "127.0.0.1", port: port ?? 8787 };
+}
+
+/** Options of `createGateway`: the configuration, and optionally other providers, a clock or a logger. */
+export interface GatewayOptions extends ServerOptions {
+  /** Providers per platform; default: the simulator. */
+  providers?: Readonly<Record<Platform, PlatformProvider>>;
+  /** Options of the default simulator. */
+  simulator?: SimulatorOptions;
+  /** The `fetch` of live connectors (D114; default `globalThis.fetch`): tests pass their own. */
+  upstreamFetch?: typeof fetch;
+  /** The clock (ms). */
+  now?: () => number;
+  /**
+   * Where failures of the server's side are reported; default: standard error, in `logFormat`, each line about a
+   * request with its `request_id` (D113).
+   */
+  log?: (message: string, error?: unknown) => void;
+  /** D113: the default logger's format (`SDGW_LOG_FORMAT`): `text` (default, `[sdgw] …`) or `json` (one object a line). */
+  logFormat?: LogFormat;
+  /** D113: who may read `GET /metrics` (`SDGW_METRICS`, `SDGW_METRICS_TOKEN`); default: only on a loopback listen address. */
+  metrics?: MetricsOptions;
+  /**
+   * Whether this gateway serves (default true): it opens the store by ending the runs of processes that are gone
+   * (never those of a live process sharing the file), holds a lease renewed every sixth of `runLeaseMs`, and with
+   * each renewal ends the runs of owners gone since. The admin CLI passes false: it only edits accounts and keys.
+   * A gateway that passes false and still runs a call that answers 202 takes a lease then, and renews it.
+   */
+  recover?: boolean;
+  /**
+   * How long the runs of this process stay its own after its last lease renewal, in ms (default 30 000; `SDGW_RUN_LEASE_MS`):
+   * another process sharing the database ends them as broken only after that (at once when it sees, on the same
+   * machine, that the process is gone). Renewed every sixth of it.
+   */
+  runLeaseMs?: number;
+}
+
+/**
+ * Reads `SDGW_RUN_LEASE_MS` (the `runLeaseMs` of `createGateway`, used by `pnpm start` and `sdgw-mcp`): a whole
+ * number of milliseconds from 300 up; unset or empty means the default (30 000).
+ *
+ * @throws {@link ConfigError} when it is not such a number.
+ */
+export function runLeaseFromEnv(env: NodeJS.ProcessEnv = process.env): { runLeaseMs?: number } {
+  const raw = env["SDGW_RUN_LEASE_MS"];
+  if (raw === undefined || raw === "") return {};
+  const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < 300)
+    throw new ConfigError([
+      `SDGW_RUN_LEASE_MS must be the milliseconds the runs of a process stay its own without a heartbeat, a whole number from 300 up (got ${JSON.stringify(raw)})`,
+    ]);
+  return { runLeaseMs: value };
+}
+
+/** The lease of an owner when nothing else is said: 30 s, renewed every 5 s. */
+export const DEFAULT_RUN_LEASE_MS = 30000;
+
+/** The settings of live connectors in the server's configuration (D114, D122, D123). */
+export type UpstreamConfig = Pick<
+  ServerConfig,
+  "connectors" | "upstreamCache" | "upstreamRecordDir" | "upstreamReplayDir"
+> &
+  Partial<Pick<ServerConfig, "plugins">>;
+
+/**
+ * Reads the connectors' `SDGW_<PLATFORM>_*` variables and `SDGW_UPSTREAM_CACHE`, `SDGW_UPSTREAM_RECORD`,
+ * `SDGW_UPSTREAM_REPLAY` (D114, D122, D123); every problem, named by its variable, goes into `problems`.
+ */
+export function upstreamFromEnv(env: NodeJS.ProcessEnv, problems: string[]): Partial<UpstreamConfig> {
+  const out: Partial<UpstreamConfig> = {};
+  const connectors: Partial<Record<Platform, RawSettings>> = {};
+  for (const def of CONNECTORS) {
+    const raw: Record<string, string> = {};
+    for (const s of def.settings) if (env[s.env] !== undefined && env[s.env] !== "") raw[s.name] = env[s.env]!;
+    if (!switchedOn(def, raw)) continue;
+    try {
+      def.configure(raw, (name) => def.settings.find((s) => s.name === name)?.env ?? name);
+      connectors[def.platform] = raw;
+    } catch (e) {
+      if (!isConnectorConfigError(e)) throw e;
+      problems.push(...e.problems);
+    }
+  }
+  if (Object.keys(connectors).length) out.connectors = connectors;
+  const cache = env["SDGW_UPSTREAM_CACHE"];
+  if (cache !== undefined && cache !== "") {
+    if (cache === "0" || cache === "1") out.upstreamCache = cache === "1";
+    else
+      problems.push(`SDGW_UPSTREAM_CACHE must be 0 (no cache of upstream answers) or 1 (got ${JSON.stringify(cache)})`);
+  }
+  const record = env["SDGW_UPSTREAM_RECORD"];
+  const replay = env["SDGW_UPSTREAM_REPLAY"];
+  if (record && replay)
+    problems.push("SDGW_UPSTREAM_RECORD and SDGW_UPSTREAM_REPLAY cannot both be set: record, or replay");
+  if (record) out.upstreamRecordDir = record;
+  if (replay) out.upstreamReplayDir = replay;
+  return out;
 }

@@ -1,6 +1,7 @@
 /** The demo account a fresh server starts with, seeded once per database: its key and a console user. */
-import type { Gateway } from "./gateway.ts";
-import { hashPasswordSync, newPassword, sessionsOf } from "./systems/sessions.ts";
+import type { Gateway } from "./storage/sqlite/gateway.ts";
+import { hashPasswordSync, newPassword } from "./storage/sessions.ts";
+import { sessionsOf } from "./http/console-session.ts";
 
 /** The demo console user's email (D89). */
 export const DEMO_EMAIL = "demo@sdgw.dev";

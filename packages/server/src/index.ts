@@ -7,20 +7,20 @@
 // The public surface, on purpose: start a server or a gateway, configure it, plug in providers, serve MCP. The
 // systems behind it (ledger, runs, store, sessions, …) are `@sdgw/server/internal`, for this repository's tests,
 // benches and tools; they change without a major version.
-export { createServer } from "./server.ts";
-export type { SdgwServer } from "./server.ts";
-export { createGateway } from "./gateway.ts";
-export type { Gateway, GatewayOptions } from "./gateway.ts";
-export { createPgServer, seedPgDemo, seedPgDemoUser } from "./pg/server.ts";
-export type { PgServer } from "./pg/server.ts";
-export { createPgGateway } from "./pg/gateway.ts";
-export type { PgGateway, PgGatewayOptions } from "./pg/gateway.ts";
-export { DatabaseUnavailable } from "./pg/unavailable.ts";
-export { MIGRATIONS, SchemaError, migrate } from "./pg/migrations.ts";
-export type { Migration, MigrationReport } from "./pg/migrations.ts";
-export type { GatewayPorts } from "./systems/ports.ts";
-export type { LivePlatform, Upstream, UpstreamConfig } from "./connectors.ts";
-export type { ConsoleResult, HandleRead } from "./systems/runs.ts";
+export { createServer } from "./storage/sqlite/server.ts";
+export type { SdgwServer } from "./storage/sqlite/server.ts";
+export { createGateway } from "./storage/sqlite/gateway.ts";
+export type { Gateway } from "./storage/sqlite/gateway.ts";
+export { createPgServer, seedPgDemo, seedPgDemoUser } from "./storage/postgres/server.ts";
+export type { PgServer } from "./storage/postgres/server.ts";
+export { createPgGateway } from "./storage/postgres/gateway.ts";
+export type { PgGateway, PgGatewayOptions } from "./storage/postgres/gateway.ts";
+export { DatabaseUnavailable } from "./storage/postgres/unavailable.ts";
+export { MIGRATIONS, SchemaError, migrate } from "./storage/postgres/migrations.ts";
+export type { Migration, MigrationReport } from "./storage/postgres/migrations.ts";
+export type { GatewayPorts } from "./storage/port.ts";
+export type { LivePlatform, Upstream } from "./connectors/index.ts";
+export type { ConsoleResult, HandleRead } from "./runs/types.ts";
 export { buildApp, ROUTE_LIST } from "./http/server.ts";
 export {
   ConfigError,
@@ -32,12 +32,14 @@ export {
   listenFromEnv,
 } from "./config.ts";
 export type {
+  GatewayOptions,
   HttpConfig,
   LimitsConfig,
   ServerConfig,
   ServerOptions,
   SessionConfig,
   TrustProxy,
+  UpstreamConfig,
   CorsOrigins,
 } from "./config.ts";
 // D113: what an operator sees: health and readiness, metrics, log lines, the stop.

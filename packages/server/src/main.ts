@@ -22,12 +22,12 @@ import { seedDemo, seedDemoUser } from "./demo.ts";
 import { CONSOLE_DIST, consoleBuilt } from "./http/console-static.ts";
 import { DOCS_BUILD_COMMANDS, docsBuilt } from "./http/docs-routes.ts";
 import { randomBytes } from "node:crypto";
-import { runLeaseFromEnv } from "./gateway.ts";
-import { createServer } from "./server.ts";
-import { loadPlugins, pluginSettingsFromEnv } from "./plugins.ts";
-import { DatabaseUnavailable } from "./pg/database.ts";
-import { SchemaError } from "./pg/migrations.ts";
-import { createPgServer, seedPgDemo, seedPgDemoUser } from "./pg/server.ts";
+import { runLeaseFromEnv } from "./config.ts";
+import { createServer } from "./storage/sqlite/server.ts";
+import { loadPlugins, pluginSettingsFromEnv } from "./connectors/plugins.ts";
+import { DatabaseUnavailable } from "./storage/postgres/database.ts";
+import { SchemaError } from "./storage/postgres/migrations.ts";
+import { createPgServer, seedPgDemo, seedPgDemoUser } from "./storage/postgres/server.ts";
 import { opsFromEnv, type OpsSettings } from "./ops/env.ts";
 import { createLogger, type LogFn } from "./ops/log.ts";
 

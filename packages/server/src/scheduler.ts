@@ -7,11 +7,11 @@
  * (`last_run.handle`), readable by that key for 24 hours.
  */
 import type { Schedule } from "@sdgw/types";
-import type { GatewayPorts as Gateway } from "./systems/ports.ts";
+import type { GatewayPorts as Gateway } from "./storage/port.ts";
 import { newRequestId, newRunId } from "./ids.ts";
 import { canReadData } from "./http/auth.ts";
-import type { ScheduleRecord } from "./systems/schedules.ts";
-import { planTool, startToolRun } from "./tool-runs.ts";
+import type { ScheduleRecord } from "./storage/schedules.ts";
+import { planTool, startToolRun } from "./runs/tool-runs.ts";
 
 /** Why a due schedule did not run now. */
 export type SkipReason =

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ADMIN_USAGE, runAdmin } from "../src/admin.ts";
 import { seedDemo } from "../src/demo.ts";
-import { createServer } from "../src/server.ts";
+import { createServer } from "../src/storage/sqlite/server.ts";
 import { Simulator, type PlatformProvider } from "@sdgw/engine";
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-admin-"));

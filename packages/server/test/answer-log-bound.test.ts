@@ -9,10 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { createServer, type SdgwServer } from "../src/server.ts";
-import { AnswerLog, chunkEnds } from "../src/systems/answer-log.ts";
-import { Idempotency } from "../src/systems/idempotency.ts";
-import { Store } from "../src/systems/store.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
+import { AnswerLog, chunkEnds } from "../src/storage/sqlite/answer-log.ts";
+import { Idempotency } from "../src/storage/sqlite/idempotency.ts";
+import { Store } from "../src/storage/sqlite/store.ts";
 import { GENEROUS, validateAnswer } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-log-bound-"));

@@ -11,9 +11,9 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { AnswerLog } from "../src/systems/answer-log.ts";
-import { Idempotency } from "../src/systems/idempotency.ts";
-import { Store } from "../src/systems/store.ts";
+import { AnswerLog } from "../src/storage/sqlite/answer-log.ts";
+import { Idempotency } from "../src/storage/sqlite/idempotency.ts";
+import { Store } from "../src/storage/sqlite/store.ts";
 
 const dirs: string[] = [];
 const open: Array<{ close(): unknown }> = [];

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadExchanges, startFakeUpstream } from "../../conformance/src/connectors/index.ts";
 import { YOUTUBE_FIXTURES, YT } from "../../conformance/test/youtube-subject.ts";
-import { createServer } from "../src/server.ts";
+import { createServer } from "../src/storage/sqlite/server.ts";
 import { GENEROUS } from "./helpers.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "sdgw-cassettes-"));

@@ -11,8 +11,9 @@ import Fastify from "fastify";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { DEMO_EMAIL, seedDemo, seedDemoUser } from "../src/demo.ts";
 import { consoleStaticRoutes } from "../src/http/console-static.ts";
-import { createServer, type SdgwServer } from "../src/server.ts";
-import { hashPasswordSync, sessionsOf, verifyPassword } from "../src/systems/sessions.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
+import { hashPasswordSync, verifyPassword } from "../src/storage/sessions.ts";
+import { sessionsOf } from "../src/http/console-session.ts";
 import { GENEROUS } from "./helpers.ts";
 
 const PASSWORD = "correct horse battery staple";

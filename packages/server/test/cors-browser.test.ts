@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { launchLocalChromium } from "../../../generators/src/testing/chromium.ts";
-import { createServer, type SdgwServer } from "../src/server.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
 import { GENEROUS } from "./helpers.ts";
 
 // playwright-core is a dev dependency of the mock, not of the server (as in docs.test.ts): the little used is declared.

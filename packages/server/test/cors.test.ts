@@ -13,7 +13,7 @@ import {
   corsMethods,
   parseCorsOrigins,
 } from "../src/http/cors.ts";
-import { createServer } from "../src/server.ts";
+import { createServer } from "../src/storage/sqlite/server.ts";
 import { CORS_ALLOW_HEADERS as MOCK_ALLOW, CORS_EXPOSE_HEADERS as MOCK_EXPOSE } from "../../mock/src/cors.ts";
 import { harness, newIdem } from "./helpers.ts";
 

@@ -9,8 +9,8 @@
 import fc from "fast-check";
 import { MAX_BODY_DEPTH, OPERATIONS } from "@sdgw/validators";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createServer, type SdgwServer } from "../src/server.ts";
-import { hashPasswordSync } from "../src/systems/sessions.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
+import { hashPasswordSync } from "../src/storage/sessions.ts";
 import { SAMPLES } from "../../mock/test/helpers.ts";
 import { BODY_OPERATIONS, deepBody, nest, pathOf } from "../../validators/test/deep-json.ts";
 import { GENEROUS, newIdem } from "./helpers.ts";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
-import { createServer, type SdgwServer } from "../src/server.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
 import { GENEROUS, newIdem, validateAnswer } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-durable-"));

@@ -2,8 +2,8 @@
 import { responseValidators, validateErrorStructure } from "@sdgw/validators";
 import type { LightMyRequestResponse } from "fastify";
 import { expect } from "vitest";
-import { createServer, type SdgwServer } from "../src/server.ts";
-import type { GatewayOptions } from "../src/gateway.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
+import type { GatewayOptions } from "../src/config.ts";
 
 export const GENEROUS = {
   keyQps: 100_000,

@@ -1,7 +1,7 @@
 /** Idempotency exactly as the seed's table (D35: replays unchanged, `Idempotent-Replayed: true`, no new charge). */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { canonicalJson, fingerprint } from "../src/systems/idempotency.ts";
+import { canonicalJson, fingerprint } from "../src/storage/idempotency.ts";
 
 /** The definition canonical JSON keeps (fingerprints are stored: the text must never change). */
 function referenceCanonical(value: unknown): string {

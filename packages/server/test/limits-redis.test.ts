@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { LimitsConfig } from "../src/config.ts";
-import { createServer, type SdgwServer } from "../src/server.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
 import { GENEROUS, harness, newIdem, validateAnswer, type Answer } from "./helpers.ts";
 import { kill, sameClockEnv, startServer, stopAll } from "./processes.ts";
 

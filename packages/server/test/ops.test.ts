@@ -17,7 +17,7 @@ import { ROUTE_LIST } from "../src/http/server.ts";
 import { ConfigError } from "../src/config.ts";
 import { opsFromEnv } from "../src/ops/env.ts";
 import { createLogger, redact } from "../src/ops/log.ts";
-import { createServer, type SdgwServer } from "../src/server.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
 import { GENEROUS, harness, type Harness } from "./helpers.ts";
 import { faultProxy } from "./fault-proxy.ts";
 import { kill, sameClockEnv, startServer, stopAll } from "./processes.ts";

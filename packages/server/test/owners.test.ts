@@ -1,5 +1,5 @@
 /**
- * Owners of runs (systems/owners.ts) inside one test process: which owners are gone (lease expired or retired, a
+ * Owners of runs (storage/sqlite/owners.ts) inside one test process: which owners are gone (lease expired or retired, a
  * dead pid of this machine; never a live pid by itself, never this gateway), what a second gateway on the same file
  * ends and leaves alone, what the first one does when it finds its run ended elsewhere (no charge, no answer kept,
  * schedule left as recovered), a database made before owners (columns added, its running runs recovered), and
@@ -12,10 +12,10 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config.ts";
-import { runLeaseFromEnv } from "../src/gateway.ts";
-import { createServer, type SdgwServer } from "../src/server.ts";
-import { hostIdentity, Owners, pidExists } from "../src/systems/owners.ts";
-import { Store } from "../src/systems/store.ts";
+import { runLeaseFromEnv } from "../src/config.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
+import { hostIdentity, Owners, pidExists } from "../src/storage/sqlite/owners.ts";
+import { Store } from "../src/storage/sqlite/store.ts";
 import { GENEROUS, newIdem, validateAnswer } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-owners-"));

@@ -18,13 +18,14 @@ import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { hashKey } from "../src/ids.ts";
-import { PgAccounts } from "../src/pg/accounts.ts";
-import { PgCalls } from "../src/pg/calls.ts";
-import { DatabaseUnavailable, Postgres } from "../src/pg/database.ts";
-import { migrate } from "../src/pg/migrations.ts";
-import { Accounts, type AccountRecord, type KeyRecord } from "../src/systems/accounts.ts";
-import type { RunContext } from "../src/systems/runs.ts";
-import { Store } from "../src/systems/store.ts";
+import { PgAccounts } from "../src/storage/postgres/accounts.ts";
+import { PgCalls } from "../src/storage/postgres/calls.ts";
+import { DatabaseUnavailable, Postgres } from "../src/storage/postgres/database.ts";
+import { migrate } from "../src/storage/postgres/migrations.ts";
+import { Accounts } from "../src/storage/sqlite/accounts.ts";
+import { type AccountRecord, type KeyRecord } from "../src/storage/accounts.ts";
+import type { RunContext } from "../src/runs/types.ts";
+import { Store } from "../src/storage/sqlite/store.ts";
 
 /** While `fixedIds` is set, ids and secrets come from it: the same sequence for each side of a step. */
 let fixedIds: { step: number; n: number } | null = null;

@@ -8,10 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../src/config.ts";
-import type { Postgres } from "../src/pg/database.ts";
-import { PgAccounts } from "../src/pg/accounts.ts";
-import { PgCalls } from "../src/pg/calls.ts";
-import { createPgServer, type PgServer } from "../src/pg/server.ts";
+import type { Postgres } from "../src/storage/postgres/database.ts";
+import { PgAccounts } from "../src/storage/postgres/accounts.ts";
+import { PgCalls } from "../src/storage/postgres/calls.ts";
+import { createPgServer, type PgServer } from "../src/storage/postgres/server.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 
 let t: TestDatabase;

@@ -10,10 +10,11 @@ import { createServer as createNetServer } from "node:net";
 import { chargeCall, type CallLimits, type ChargeOutcome } from "@sdgw/engine";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { DatabaseUnavailable, Postgres } from "../src/pg/database.ts";
-import { PgCalls } from "../src/pg/calls.ts";
-import { migrate, MIGRATIONS, SchemaError } from "../src/pg/migrations.ts";
-import type { HttpAnswer, RunContext } from "../src/systems/runs.ts";
+import { DatabaseUnavailable, Postgres } from "../src/storage/postgres/database.ts";
+import { PgCalls } from "../src/storage/postgres/calls.ts";
+import { migrate, MIGRATIONS, SchemaError } from "../src/storage/postgres/migrations.ts";
+import type { RunContext } from "../src/runs/types.ts";
+import type { HttpAnswer } from "../src/runs/types.ts";
 import { pgAccount, pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 
 const NOW = Date.parse("2026-11-25T09:00:00Z");

@@ -6,9 +6,9 @@
  * the 401 still sent. Needs PostgreSQL (see pg-helpers.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DatabaseUnavailable } from "../src/pg/database.ts";
-import { createPgServer, type PgServer } from "../src/pg/server.ts";
-import { createServer } from "../src/server.ts";
+import { DatabaseUnavailable } from "../src/storage/postgres/database.ts";
+import { createPgServer, type PgServer } from "../src/storage/postgres/server.ts";
+import { createServer } from "../src/storage/sqlite/server.ts";
 import { GENEROUS } from "./helpers.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 

@@ -14,8 +14,8 @@
  */
 import { existsSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PgAccounts } from "../src/pg/accounts.ts";
-import { PgCalls } from "../src/pg/calls.ts";
+import { PgAccounts } from "../src/storage/postgres/accounts.ts";
+import { PgCalls } from "../src/storage/postgres/calls.ts";
 import { faultProxy, type FaultProxy } from "./fault-proxy.ts";
 import { expectLedgerIdentity, pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 import { kill, startServer, stopAll, type Started } from "./processes.ts";

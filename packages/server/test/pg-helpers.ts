@@ -5,12 +5,12 @@
  * skip.
  */
 import pg from "pg";
-import { Postgres } from "../src/pg/database.ts";
-import { migrate } from "../src/pg/migrations.ts";
-import type { AccountRecord, KeyRecord } from "../src/systems/accounts.ts";
-import type { RunContext } from "../src/systems/runs.ts";
+import { Postgres } from "../src/storage/postgres/database.ts";
+import { migrate } from "../src/storage/postgres/migrations.ts";
+import type { AccountRecord, KeyRecord } from "../src/storage/accounts.ts";
+import type { RunContext } from "../src/runs/types.ts";
 import { expect } from "vitest";
-import type { PgCalls } from "../src/pg/calls.ts";
+import type { PgCalls } from "../src/storage/postgres/calls.ts";
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 

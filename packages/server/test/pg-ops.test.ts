@@ -8,8 +8,8 @@
  * and Redis on 127.0.0.1.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PgAccounts } from "../src/pg/accounts.ts";
-import { PgCalls } from "../src/pg/calls.ts";
+import { PgAccounts } from "../src/storage/postgres/accounts.ts";
+import { PgCalls } from "../src/storage/postgres/calls.ts";
 import { faultProxy } from "./fault-proxy.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 import { kill, sameClockEnv, startServer, stopAll } from "./processes.ts";

@@ -8,10 +8,11 @@
 import { Catalog, chargeCall, planPlatforms, quoteOf, Simulator, type CallLimits, type CallPlan } from "@sdgw/engine";
 import { DEFAULT_URLS, validateSearchEnvelope } from "@sdgw/validators";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PgCalls } from "../src/pg/calls.ts";
-import { PgRunner } from "../src/pg/runner.ts";
-import { PgRuns } from "../src/pg/runs.ts";
-import type { HttpAnswer, RunContext } from "../src/systems/runs.ts";
+import { PgCalls } from "../src/storage/postgres/calls.ts";
+import { PgRunner } from "../src/storage/postgres/runner.ts";
+import { PgRuns } from "../src/storage/postgres/runs.ts";
+import type { RunContext } from "../src/runs/types.ts";
+import type { HttpAnswer } from "../src/runs/types.ts";
 import { pgAccount, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 
 const NOW = Date.parse("2026-11-25T09:00:00Z");

@@ -6,9 +6,9 @@
  */
 import { chargeCall, type CallLimits } from "@sdgw/engine";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PgCalls } from "../src/pg/calls.ts";
-import { PgRuns, type RunEnding } from "../src/pg/runs.ts";
-import type { RunContext } from "../src/systems/runs.ts";
+import { PgCalls } from "../src/storage/postgres/calls.ts";
+import { PgRuns, type RunEnding } from "../src/storage/postgres/runs.ts";
+import type { RunContext } from "../src/runs/types.ts";
 import { pgAccount, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 
 const NOW = Date.parse("2026-11-25T09:00:00Z");

@@ -5,8 +5,8 @@
  * handle reads on the others. Needs PostgreSQL (see pg-helpers.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PgCalls } from "../src/pg/calls.ts";
-import { createPgServer, type PgServer } from "../src/pg/server.ts";
+import type { PgCalls } from "../src/storage/postgres/calls.ts";
+import { createPgServer, type PgServer } from "../src/storage/postgres/server.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 
 const HOUR = 3_600_000;

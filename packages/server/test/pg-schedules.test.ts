@@ -10,11 +10,12 @@ import type { Schedule } from "@sdgw/types";
 import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Postgres } from "../src/pg/database.ts";
-import { migrate } from "../src/pg/migrations.ts";
-import { nextRunAfter, PgSchedules, ScheduleLimitReached } from "../src/pg/schedules.ts";
-import { SCHEDULES_PER_WORKSPACE, Schedules, type ScheduleRecord } from "../src/systems/schedules.ts";
-import { Store } from "../src/systems/store.ts";
+import { Postgres } from "../src/storage/postgres/database.ts";
+import { migrate } from "../src/storage/postgres/migrations.ts";
+import { nextRunAfter, PgSchedules, ScheduleLimitReached } from "../src/storage/postgres/schedules.ts";
+import { Schedules } from "../src/storage/sqlite/schedules.ts";
+import { SCHEDULES_PER_WORKSPACE, type ScheduleRecord } from "../src/storage/schedules.ts";
+import { Store } from "../src/storage/sqlite/store.ts";
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 const DB = `sdgw_test_sch_${process.pid}_${Date.now()}`;

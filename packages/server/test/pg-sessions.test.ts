@@ -9,19 +9,19 @@ import { randomBytes, scryptSync } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionConfig } from "../src/config.ts";
-import { Postgres } from "../src/pg/database.ts";
-import { migrate } from "../src/pg/migrations.ts";
-import { PgSessions } from "../src/pg/sessions.ts";
+import { Postgres } from "../src/storage/postgres/database.ts";
+import { migrate } from "../src/storage/postgres/migrations.ts";
+import { PgSessions } from "../src/storage/postgres/sessions.ts";
+import { Sessions } from "../src/storage/sqlite/sessions.ts";
+import { LAST_SEEN_EVERY_MS } from "../src/storage/sessions.ts";
 import {
   hashPasswordSync,
-  LAST_SEEN_EVERY_MS,
   type SignInResult,
   type UserRecord,
-  Sessions,
   sessionIdOf,
   verifyPassword,
-} from "../src/systems/sessions.ts";
-import { Store } from "../src/systems/store.ts";
+} from "../src/storage/sessions.ts";
+import { Store } from "../src/storage/sqlite/store.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 
 const T0 = Date.UTC(2026, 10, 25, 9, 0, 0);

@@ -8,10 +8,10 @@
  */
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPgServer, type PgServer } from "../src/pg/server.ts";
-import { createServer, type SdgwServer } from "../src/server.ts";
-import type { GatewayPorts } from "../src/systems/ports.ts";
-import { hashPasswordSync } from "../src/systems/sessions.ts";
+import { createPgServer, type PgServer } from "../src/storage/postgres/server.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
+import type { GatewayPorts } from "../src/storage/port.ts";
+import { hashPasswordSync } from "../src/storage/sessions.ts";
 import { GENEROUS } from "./helpers.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 

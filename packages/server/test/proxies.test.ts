@@ -8,8 +8,8 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, configFromEnv, defaultConfig } from "../src/config.ts";
 import { parseTrustProxy, proxyTrust } from "../src/http/proxies.ts";
-import { createServer } from "../src/server.ts";
-import { hashPasswordSync } from "../src/systems/sessions.ts";
+import { createServer } from "../src/storage/sqlite/server.ts";
+import { hashPasswordSync } from "../src/storage/sessions.ts";
 import { GENEROUS } from "./helpers.ts";
 
 describe("parsing SDGW_TRUST_PROXY", () => {

@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadExchanges, startFakeUpstream, type FakeUpstream } from "../../conformance/src/connectors/index.ts";
 import { RD, REDDIT_FIXTURES, redditSettings } from "../../conformance/test/reddit-subject.ts";
 import { createMcpServer } from "../src/mcp/index.ts";
-import { createServer, type SdgwServer } from "../src/server.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
 import { sdk } from "./mcp/sdk-client.ts";
 import { GENEROUS, validateAnswer } from "./helpers.ts";
 

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { createServer, type SdgwServer } from "../src/server.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
 import { GENEROUS, harness, validateAnswer, type Harness } from "./helpers.ts";
 
 const ACCOUNTS = ["https://x.com/vercel", "https://www.youtube.com/@devbytes_daily"];

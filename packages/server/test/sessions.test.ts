@@ -14,14 +14,10 @@ import type { LightMyRequestResponse } from "fastify";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ADMIN_USAGE, runAdmin } from "../src/admin.ts";
 import { ConfigError, configFromEnv } from "../src/config.ts";
-import { createServer, type SdgwServer } from "../src/server.ts";
-import {
-  LAST_SEEN_EVERY_MS,
-  hashPasswordSync,
-  sessionIdOf,
-  sessionsOf,
-  verifyPassword,
-} from "../src/systems/sessions.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
+import { LAST_SEEN_EVERY_MS } from "../src/storage/sessions.ts";
+import { hashPasswordSync, sessionIdOf, verifyPassword } from "../src/storage/sessions.ts";
+import { sessionsOf } from "../src/http/console-session.ts";
 import { GENEROUS, validateAnswer } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-sessions-"));

@@ -8,8 +8,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createServer, type SdgwServer } from "../src/server.ts";
-import { AnswerLog } from "../src/systems/answer-log.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
+import { AnswerLog } from "../src/storage/sqlite/answer-log.ts";
 import { GENEROUS, validateAnswer } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-shared-log-"));

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, configFromEnv, listenFromEnv } from "../src/config.ts";
-import { createServer } from "../src/server.ts";
+import { createServer } from "../src/storage/sqlite/server.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..", "..");
 const MAIN = join(ROOT, "packages", "server", "src", "main.ts");

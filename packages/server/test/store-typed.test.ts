@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
-import { CHECKPOINTER_SOURCE, type CheckpointerData } from "../src/systems/checkpointer.ts";
-import { Store } from "../src/systems/store.ts";
+import { CHECKPOINTER_SOURCE, type CheckpointerData } from "../src/storage/sqlite/checkpointer.ts";
+import { Store } from "../src/storage/sqlite/store.ts";
 
 const stores: Store[] = [];
 const dirs: string[] = [];

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, describe, expect, it } from "vitest";
-import { Idempotency } from "../src/systems/idempotency.ts";
-import { Store } from "../src/systems/store.ts";
+import { Idempotency } from "../src/storage/sqlite/idempotency.ts";
+import { Store } from "../src/storage/sqlite/store.ts";
 
 const stores: Store[] = [];
 const dirs: string[] = [];

@@ -14,7 +14,7 @@ import { loadExchanges, startFakeUpstream, type FakeUpstream } from "../../confo
 import { RD, REDDIT_FIXTURES } from "../../conformance/test/reddit-subject.ts";
 import { XF, X_FIXTURES, xSettings } from "../../conformance/test/x-subject.ts";
 import { createMcpServer } from "../src/mcp/index.ts";
-import { createServer, type SdgwServer } from "../src/server.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
 import { sdk } from "./mcp/sdk-client.ts";
 import { GENEROUS, validateAnswer } from "./helpers.ts";
 

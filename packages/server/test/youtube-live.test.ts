@@ -16,8 +16,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadExchanges, startFakeUpstream, type FakeUpstream } from "../../conformance/src/connectors/index.ts";
 import { YOUTUBE_FIXTURES, YT, youtubeError } from "../../conformance/test/youtube-subject.ts";
 import { createMcpServer } from "../src/mcp/index.ts";
-import { createServer, type SdgwServer } from "../src/server.ts";
-import { hashPasswordSync } from "../src/systems/sessions.ts";
+import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
+import { hashPasswordSync } from "../src/storage/sessions.ts";
 import { GENEROUS, newIdem, validateAnswer } from "./helpers.ts";
 import { sdk } from "./mcp/sdk-client.ts";
 

@@ -16,12 +16,12 @@
  */
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { ConfigError, configFromEnv } from "../config.ts";
-import { runLeaseFromEnv } from "../gateway.ts";
+import { runLeaseFromEnv } from "../config.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { McpToolsetError, selectTools, toolFilterFromArgs } from "../mcp/toolsets.ts";
-import { createServer } from "../server.ts";
-import { createPgServer } from "../pg/server.ts";
-import { loadPlugins, pluginSettingsFromEnv } from "../plugins.ts";
+import { createServer } from "../storage/sqlite/server.ts";
+import { createPgServer } from "../storage/postgres/server.ts";
+import { loadPlugins, pluginSettingsFromEnv } from "../connectors/plugins.ts";
 
 async function main(): Promise<void> {
   let filter;

@@ -1,6 +1,6 @@
 /** The HTTP layer's answers as plain values (`HttpAnswer`), and how one is thrown and sent. */
 import type { FastifyReply } from "fastify";
-import type { HttpAnswer } from "../systems/runs.ts";
+import type { HttpAnswer } from "../runs/types.ts";
 
 export const JSON_TYPE = "application/json; charset=utf-8";
 

@@ -5,9 +5,10 @@
 import { errorAnswer, keyInQueryRefusal, keysInQuery, type ErrorAnswer } from "@sdgw/validators";
 import { KEY_REFUSALS, REFUSALS, presentedKey } from "@sdgw/engine";
 import { hashKey, rememberKeyHash } from "../ids.ts";
-import type { GatewayPorts as Gateway } from "../systems/ports.ts";
-import type { AccountRecord, KeyRecord } from "../systems/accounts.ts";
-import { SESSION_COOKIE, sessionOf, type UserRecord } from "../systems/sessions.ts";
+import type { GatewayPorts as Gateway } from "../storage/port.ts";
+import type { AccountRecord, KeyRecord } from "../storage/accounts.ts";
+import { SESSION_COOKIE, type UserRecord } from "../storage/sessions.ts";
+import { sessionOf } from "./console-session.ts";
 import { csrfRefusal, originRefusal, sessionRequired } from "./console-session.ts";
 
 /** An authenticated caller. */

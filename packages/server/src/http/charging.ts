@@ -4,11 +4,12 @@
  */
 import { chargeCall, quoteOf, type Awaitable, type CallPlan, type Price } from "@sdgw/engine";
 import { newRunId } from "../ids.ts";
-import type { HttpAnswer, RunContext } from "../systems/runs.ts";
+import type { RunContext } from "../runs/types.ts";
+import type { HttpAnswer } from "../runs/types.ts";
 import type { OperationId } from "./admission.ts";
 import type { Caller } from "./auth.ts";
-import { KeyChanged } from "../systems/key-changed.ts";
-import type { GatewayPorts as Gateway } from "../systems/ports.ts";
+import { KeyChanged } from "../storage/key-changed.ts";
+import type { GatewayPorts as Gateway } from "../storage/port.ts";
 import type { RouteDeps } from "./routes/deps.ts";
 
 /** What a call costs: its quote and calls (held, then captured by the run), or `free` (a tool quote: nothing runs). */

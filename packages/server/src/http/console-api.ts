@@ -14,10 +14,11 @@
  */
 import { errorAnswer, invalidParamsAnswer, normalizeHeaders, type InvalidParams } from "@sdgw/validators";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { GatewayPorts as Gateway } from "../systems/ports.ts";
+import type { GatewayPorts as Gateway } from "../storage/port.ts";
 import { newRequestId } from "../ids.ts";
-import type { KeyRecord } from "../systems/accounts.ts";
-import { sessionOf, type ConsoleSession } from "../systems/sessions.ts";
+import type { KeyRecord } from "../storage/accounts.ts";
+import { type ConsoleSession } from "../storage/sessions.ts";
+import { sessionOf } from "./console-session.ts";
 import { consoleKeyName } from "./auth.ts";
 import { csrfRefusal, jsonObjectOf, originRefusal, sessionRequired } from "./console-session.ts";
 import { withRequestId } from "../ops/log.ts";

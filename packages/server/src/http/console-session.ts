@@ -21,7 +21,7 @@ import {
   type InvalidParams,
 } from "@sdgw/validators";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { GatewayPorts as Gateway } from "../systems/ports.ts";
+import type { GatewayPorts as Gateway } from "../storage/port.ts";
 import { newRequestId } from "../ids.ts";
 import {
   PASSWORD_MAX,
@@ -29,10 +29,9 @@ import {
   isEmail,
   normalizeEmail,
   sameSecret,
-  sessionOf,
-  sessionsOf,
+  sessionTokensOf,
   type ConsoleSession,
-} from "../systems/sessions.ts";
+} from "../storage/sessions.ts";
 import { withRequestId } from "../ops/log.ts";
 
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -144,6 +143,7 @@ export function sessionCookie(token: string, maxAgeSeconds: number, secure: bool
 }
 
 /** The body of `POST /console/session`, or why not. */
+
 /**
  * The body of a console request as one JSON object (`Content-Type: application/json`, text only, D56, nested at most
  * `MAX_BODY_DEPTH` levels, D112), or the `invalid_params` reason why it is not. Shared by the sign-in and the account routes (console-api.ts).
@@ -365,4 +365,32 @@ async function answerSession(
     a = fromError(errorAnswer("internal_error", requestId, {}, errorOpts(gw)));
   }
   return reply.code(a.status).headers(a.headers).send(JSON.stringify(a.body));
+}
+
+/** The sessions system of a gateway. */
+export function sessionsOf<G extends Pick<Gateway, "sessions">>(gw: G): G["sessions"] {
+  return gw.sessions;
+}
+
+/**
+ * Authenticates a request by its session cookie: the session and its user, or null (no cookie, a cookie that is
+ * not a session token, or a session unknown, signed out, expired or of a disabled user). `headers` are the request's
+ * headers with lower-case names (`cookie` is read). State-changing routes must also check the CSRF token
+ * (`csrfRefusal` in http/console-session.ts).
+ *
+ * @example
+ * const s = sessionOf(gw, normalizeHeaders(req.headers));
+ * if (!s) return sessionRequired(gw, requestId);
+ */
+export async function sessionOf(
+  gw: Pick<Gateway, "sessions">,
+  headers: Readonly<Record<string, string | undefined>>,
+): Promise<ConsoleSession | null> {
+  const tokens = sessionTokensOf(headers["cookie"]);
+  if (tokens.length === 0) return null;
+  for (const token of tokens) {
+    const found = await gw.sessions.lookup(token);
+    if (found) return found;
+  }
+  return null;
 }

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { ERROR_CATALOGUE } from "@sdgw/types";
 import { errorAnswer } from "@sdgw/validators";
-import type { GatewayPorts as Gateway } from "../systems/ports.ts";
+import type { GatewayPorts as Gateway } from "../storage/port.ts";
 import { newRequestId } from "../ids.ts";
 
 const TYPES: Record<string, string> = {

@@ -3,10 +3,10 @@
  * failure count (D11) of the key that was sent for a 4xx other than 409 and 429.
  */
 import { errorAnswer, invalidParamsAnswer, type HttpErrorCode, type InvalidParams } from "@sdgw/validators";
-import type { GatewayPorts as Gateway } from "../systems/ports.ts";
+import type { GatewayPorts as Gateway } from "../storage/port.ts";
 import { chargeRefusalAnswer, limitAnswer, refusalAnswer, type ChargeRefusal, type LimitRefusal } from "@sdgw/engine";
 import { MESSAGES, type PlanRefusal, type RefusalAnswer, type ToolRefusal } from "@sdgw/engine";
-import type { HttpAnswer } from "../systems/runs.ts";
+import type { HttpAnswer } from "../runs/types.ts";
 import { fromError, jsonAnswer } from "./answer.ts";
 
 export class HttpErrors {

@@ -6,7 +6,7 @@ import { Readable } from "node:stream";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { MAX_BODY_DEPTH, errorAnswer, nestsDeeperThan } from "@sdgw/validators";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { GatewayPorts as Gateway } from "../systems/ports.ts";
+import type { GatewayPorts as Gateway } from "../storage/port.ts";
 import { authenticate, presentedKeyHash } from "../http/auth.ts";
 import { newRequestId } from "../ids.ts";
 import { MCP_WWW_AUTHENTICATE, unauthorizedBody } from "@sdgw/engine/mcp";

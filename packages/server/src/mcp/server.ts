@@ -8,8 +8,8 @@ import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/
 import type { CallToolResult, StandardSchemaV1 } from "@modelcontextprotocol/server";
 import { errorAnswer, requestValidators, toCsv, toNdjson } from "@sdgw/validators";
 import type { FastifyInstance } from "fastify";
-import type { GatewayPorts as Gateway } from "../systems/ports.ts";
-import type { ConsoleResult } from "../systems/runs.ts";
+import type { GatewayPorts as Gateway } from "../storage/port.ts";
+import type { ConsoleResult } from "../runs/types.ts";
 import { newHandle, newRequestId } from "../ids.ts";
 import { respondNowHeader } from "../http/respond-now.ts";
 import { fitAnswer, MCP_ANSWER_BYTES, MCP_TOOL_DEFINITIONS, type McpToolDefinition, rowCount } from "@sdgw/engine/mcp";

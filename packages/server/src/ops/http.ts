@@ -9,7 +9,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { MESSAGES } from "@sdgw/engine";
 import { newRequestId } from "../ids.ts";
-import type { GatewayPorts as Gateway } from "../systems/ports.ts";
+import type { GatewayPorts as Gateway } from "../storage/port.ts";
 import { JSON_TYPE, send } from "../http/answer.ts";
 import type { HttpErrors } from "../http/errors.ts";
 import { isLoopback, type HealthCheck } from "./health.ts";

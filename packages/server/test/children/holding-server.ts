@@ -4,7 +4,7 @@
  * free port and prints its URL. The tests kill it with SIGKILL while the run holds: past the wait (a durable hold)
  * or within it (a hold in memory).
  */
-import { createServer } from "../../src/server.ts";
+import { createServer } from "../../src/storage/sqlite/server.ts";
 
 const server = createServer({
   dbPath: process.argv[2]!,

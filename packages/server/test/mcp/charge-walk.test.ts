@@ -15,7 +15,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMcpServer, MCP_ANSWER_BYTES, MCP_TOOLS, mcpRoutes } from "../../src/mcp/index.ts";
-import { createServer, type SdgwServer } from "../../src/server.ts";
+import { createServer, type SdgwServer } from "../../src/storage/sqlite/server.ts";
 import { BODIES, redditPosts } from "../tool-bodies.ts";
 import { sdk } from "./sdk-client.ts";
 

@@ -19,7 +19,7 @@ import {
   toolFilterFromArgs,
   type CreateMcpServerOptions,
 } from "../../src/mcp/index.ts";
-import { createServer, type SdgwServer } from "../../src/server.ts";
+import { createServer, type SdgwServer } from "../../src/storage/sqlite/server.ts";
 import { BODIES, LARGE_DATA_CALLS } from "../tool-bodies.ts";
 import { sdk } from "./sdk-client.ts";
 

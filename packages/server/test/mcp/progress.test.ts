@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMcpServer, mcpRoutes } from "../../src/mcp/index.ts";
-import { createPgServer, type PgServer } from "../../src/pg/server.ts";
-import { createServer, type SdgwServer } from "../../src/server.ts";
+import { createPgServer, type PgServer } from "../../src/storage/postgres/server.ts";
+import { createServer, type SdgwServer } from "../../src/storage/sqlite/server.ts";
 import { pgUrl, testDatabase, type TestDatabase } from "../pg-helpers.ts";
 import { BODIES } from "../tool-bodies.ts";
 import { Gate, gated } from "./gate.ts";

@@ -12,7 +12,7 @@ import type { Client as McpClient } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SdgwError } from "../../../client/src/errors.ts";
 import { collectMore } from "../../../client/src/more.ts";
-import { createServer, type SdgwServer } from "../../src/server.ts";
+import { createServer, type SdgwServer } from "../../src/storage/sqlite/server.ts";
 import { createMcpServer, MCP_INSTRUCTIONS } from "../../src/mcp/index.ts";
 import { allowedOriginsFromEnv, MCP_WWW_AUTHENTICATE, originAllowed } from "../../src/mcp/http.ts";
 import { sdk } from "./sdk-client.ts";

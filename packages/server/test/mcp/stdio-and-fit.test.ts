@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { fitAnswer, MORE_NOTE } from "../../src/mcp/index.ts";
-import { createServer } from "../../src/server.ts";
+import { createServer } from "../../src/storage/sqlite/server.ts";
 import { BODIES } from "../tool-bodies.ts";
 import { sdk } from "./sdk-client.ts";
 

@@ -10,7 +10,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MCP_TOOLS } from "../../src/mcp/index.ts";
-import { createServer, type SdgwServer } from "../../src/server.ts";
+import { createServer, type SdgwServer } from "../../src/storage/sqlite/server.ts";
 
 type Json = Record<string, any>;
 const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };

@@ -15,7 +15,7 @@ import type { Client as McpClient } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectMore } from "../../../client/src/more.ts";
 import { createMcpServer, MCP_ANSWER_BYTES } from "../../src/mcp/index.ts";
-import { createServer, type SdgwServer } from "../../src/server.ts";
+import { createServer, type SdgwServer } from "../../src/storage/sqlite/server.ts";
 import { BODIES, LARGE_DATA_CALLS } from "../tool-bodies.ts";
 import { sdk } from "./sdk-client.ts";
 

@@ -1,7 +1,7 @@
 /** `GET /v1/account`: the caller's account, workspace, key and balance (free: any key state that authenticates). */
 import type { FastifyInstance } from "fastify";
 import { creditBilling } from "@sdgw/engine";
-import { SCHEDULES_PER_WORKSPACE } from "../../systems/schedules.ts";
+import { SCHEDULES_PER_WORKSPACE } from "../../storage/schedules.ts";
 import { admit, freeCaller } from "../admission.ts";
 import { jsonAnswer } from "../answer.ts";
 import { handler, type RouteDeps } from "./deps.ts";

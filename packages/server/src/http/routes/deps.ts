@@ -3,12 +3,12 @@
  * wrapper of every route of the contract (a thrown `Refusal` is its answer, any other throw a 500 that echoes nothing).
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { GatewayPorts as Gateway } from "../../systems/ports.ts";
+import type { GatewayPorts as Gateway } from "../../storage/port.ts";
 import { newRequestId } from "../../ids.ts";
-import type { HttpAnswer } from "../../systems/runs.ts";
+import type { HttpAnswer } from "../../runs/types.ts";
 import { Refusal, send } from "../answer.ts";
 import { HttpErrors } from "../errors.ts";
-import { DatabaseUnavailable } from "../../pg/unavailable.ts";
+import { DatabaseUnavailable } from "../../storage/postgres/unavailable.ts";
 import { withRequestId } from "../../ops/log.ts";
 
 export interface RouteDeps {

@@ -1,7 +1,7 @@
 /** `GET /v1/schedules` and `DELETE /v1/schedules/{schedule_id}`: the workspace's schedules (D52), free. */
 import type { FastifyInstance } from "fastify";
 import { REFUSALS } from "@sdgw/engine";
-import { SCHEDULES_PER_WORKSPACE } from "../../systems/schedules.ts";
+import { SCHEDULES_PER_WORKSPACE } from "../../storage/schedules.ts";
 import { admit, freeCaller } from "../admission.ts";
 import { jsonAnswer } from "../answer.ts";
 import { handler, type RouteDeps } from "./deps.ts";

@@ -5,10 +5,10 @@
 import type { FastifyInstance } from "fastify";
 import type { Schedule, ToolName } from "@sdgw/types";
 import { TOOL_NAMES } from "@sdgw/types";
-import { SCHEDULES_PER_WORKSPACE } from "../../systems/schedules.ts";
-import type { HttpAnswer } from "../../systems/runs.ts";
+import { SCHEDULES_PER_WORKSPACE } from "../../storage/schedules.ts";
+import type { HttpAnswer } from "../../runs/types.ts";
 import { toolQuoteAnswer } from "@sdgw/engine";
-import { planTool, startToolRun } from "../../tool-runs.ts";
+import { planTool, startToolRun } from "../../runs/tool-runs.ts";
 import type { ToolPlan, ToolRefusal } from "@sdgw/engine";
 import { admit, callerOf, type OperationId } from "../admission.ts";
 import { jsonAnswer, Refusal } from "../answer.ts";

@@ -1,0 +1,65 @@
+/**
+ * Accounts, workspaces and keys as every store keeps them (the embedded `Accounts`, PostgreSQL's `PgAccounts`):
+ * the records both answer with, field for field, so that the HTTP layer and the tests read them alike.
+ */
+/** An account as stored. */
+export interface AccountRecord {
+  id: string;
+  name: string;
+  plan: "free" | "paid";
+  status: "active" | "suspended";
+  balance: number;
+  held: number;
+  daily_limit: number | null;
+  free_calls_used: number;
+  free_calls_held: number;
+  /** The UTC day of `spend_today`. */
+  spend_day: string;
+  /** Credits charged on `spend_day`. */
+  spend_today: number;
+  created_at: string;
+  /** The most calls the account may start per UTC day (D74), or `null` for no cap. */
+  call_cap: number | null;
+  /** The UTC day of `calls_today`. */
+  calls_day: string;
+  /** Calls started on `calls_day` while the account had a cap. */
+  calls_today: number;
+}
+
+/** A key as stored (no secret: only its hash and prefix). */
+export interface KeyRecord {
+  id: string;
+  account_id: string;
+  workspace_id: string;
+  hash: string;
+  prefix: string;
+  name: string;
+  permissions: string;
+  status: "active" | "suspended" | "revoked";
+  daily_limit: number | null;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  exposed_at: string | null;
+  /** The UTC day of `spend_today`. */
+  spend_day: string;
+  /** Credits charged on `spend_day`. */
+  spend_today: number;
+}
+
+/** A workspace as stored. */
+export interface WorkspaceRecord {
+  id: string;
+  account_id: string;
+  name: string;
+  created_at: string;
+}
+
+/** A key just created: the only moment its secret is known. */
+export interface CreatedKey {
+  id: string;
+  secret: string;
+  prefix: string;
+  accountId: string;
+  workspaceId: string;
+}

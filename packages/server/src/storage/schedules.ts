@@ -1,0 +1,52 @@
+/**
+ * Schedules (D11, D52) as every store keeps them: the stored record, a started run, the bound per workspace and the
+ * API's view of a record. The embedded `Schedules` and PostgreSQL's `PgSchedules` share them.
+ */
+import type { AppliedParams, Schedule } from "@sdgw/types";
+
+/** The API's view of a stored schedule (the same on every store). */
+export function scheduleResource(r: ScheduleRecord): Schedule {
+  return {
+    id: r.id,
+    tool: "account_watch",
+    params: JSON.parse(r.params) as AppliedParams,
+    every: r.every,
+    status: r.status,
+    created_at: r.created_at,
+    next_run_at: r.next_run_at,
+    last_run: r.last_run ? (JSON.parse(r.last_run) as Schedule["last_run"]) : null,
+  };
+}
+
+/** Schedules a workspace may hold (seed: 20). */
+export const SCHEDULES_PER_WORKSPACE = 20;
+
+/** A schedule as stored: the resource, and what the scheduler needs to run it. */
+export interface ScheduleRecord {
+  id: string;
+  workspace_id: string;
+  account_id: string;
+  key_id: string;
+  /** The request body each run sends (`accounts`, `range`; no `schedule`, `confirm` or `max_cost_credits`). */
+  body: string;
+  params: string;
+  every: Schedule["every"];
+  status: Schedule["status"];
+  paused_reason: string | null;
+  created_at: string;
+  next_run_at: string;
+  last_run: string | null;
+  /** The run behind `last_run` (to mend it after a restart). */
+  last_run_id: string | null;
+}
+
+/** A scheduled run that started (see `Schedules.started`). */
+export interface ScheduledStart {
+  /** The schedule's id. */
+  id: string;
+  runId: string;
+  handle: string;
+  /** The schedule's period and the `next_run_at` it had (the next one moves past now by whole periods). */
+  every: Schedule["every"];
+  nextRunAt: string;
+}
