@@ -23,7 +23,7 @@ import { PgCalls } from "../src/storage/postgres/calls.ts";
 import { DatabaseUnavailable, Postgres } from "../src/storage/postgres/database.ts";
 import { migrate } from "../src/storage/postgres/migrations.ts";
 import { Accounts } from "../src/storage/sqlite/accounts.ts";
-import { type AccountRecord, type KeyRecord } from "../src/storage/accounts.ts";
+import type { AccountRecord, KeyRecord } from "../src/storage/accounts.ts";
 import type { RunContext } from "../src/runs/types.ts";
 import { Store } from "../src/storage/sqlite/store.ts";
 

@@ -53,7 +53,7 @@ export async function charging(deps: RouteDeps, o: ChargeOptions): Promise<HttpA
   };
   const runId = newRunId(gw.now());
   const call = { caller: ctx, keyId: caller.key.id, runId, operationId, params, idempotencyKey, price };
-  let out;
+  let out: Awaited<ReturnType<typeof chargeCall>>;
   try {
     out = await chargeCall(rechecking(gw.calls, caller), { ...call, start: () => o.start(runId, ctx) });
   } catch (e) {

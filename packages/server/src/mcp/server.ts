@@ -585,7 +585,14 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       if (left <= 0 || signal.aborted) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(interval, left));
-        signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+        signal.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
       if (signal.aborted) break;
       const r = await forward("GET", `/v1/results/${encodeURIComponent(handle)}?format=json`, null, null);
@@ -713,7 +720,14 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       const interval = options.pollIntervalMs ?? Math.max(1, Number(r.json?.["retry_after_seconds"] ?? 1)) * 1000;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, interval);
-        signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+        signal.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
     }
   }

@@ -169,9 +169,9 @@ export function normalizeEmail(email: string): string {
 
 /** Whether a text is plausibly an email address (one `@`, a dot in the domain, no spaces or controls, at most 254). */
 export function isEmail(email: string): boolean {
-  // eslint-disable-next-line no-control-regex
   return (
     email.length <= 254 &&
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
     /^[^\s@\u0000-\u001f\u007f]+@[^\s@\u0000-\u001f\u007f]+\.[^\s@\u0000-\u001f\u007f]+$/.test(email)
   );
 }

@@ -87,7 +87,7 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
   }
 
   async claim(slot: IdempotencySlot, call: { operationId: string; params: unknown; runId: string }) {
-    const { db, now } = this.o;
+    const { now } = this.o;
     const print = fingerprint(call.operationId, call.params);
     const at = new Date(now()).toISOString();
     const key = [slot.keyId, slot.idemKey];
