@@ -312,7 +312,8 @@ describe(`the READMEs' size figures, measured on the installed packages (within 
       console.log(`${figure.file}: "${m![0]}" → ${Math.round(bytes)} B stated, ${measured} B measured`);
       expect(
         Math.abs(bytes - measured),
-        `${figure.file}: "${m![0]}" says ${Math.round(bytes)} B; the installed package measures ${measured} B (${(measured / UNITS[m![2]!]!).toFixed(2)} ${m![2]}): update the figure`,
+        `${figure.file}: "${m![0]}" says ${Math.round(bytes)} B; the installed package ` +
+          `measures ${measured} B (${(measured / UNITS[m![2]!]!).toFixed(2)} ${m![2]}): update the figure`,
       ).toBeLessThanOrEqual(allowed);
     },
     120_000,

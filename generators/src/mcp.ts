@@ -33,7 +33,9 @@ interface RootMcp {
 
 /** The description of the MCP-only `handle` argument. */
 const HANDLE_DESCRIPTION =
-  "A results handle from an earlier answer (`handle` of a running answer) or `more.handle` (written handle.position). With it the tool only reads that stored result: nothing runs, nothing is charged, other arguments are ignored.";
+  "A results handle from an earlier answer (`handle` of a running answer) or `more.handle` (written " +
+  "handle.position). With it the tool only reads that stored result: nothing runs, nothing is " +
+  "charged, other arguments are ignored.";
 
 /** The description of the MCP-only `idempotency_key` argument. */
 const IDEMPOTENCY_DESCRIPTION =
@@ -352,7 +354,8 @@ export function generateMcpTools(doc: OpenApiDoc): GeneratedFile[] {
     `  /** The HTTP route it forwards to. */\n  method: "GET" | "POST";\n  path: string;\n  operationId: string;\n` +
     `  /** The component schema of its request body, or null for a tool without arguments. */\n  bodySchema: string | null;\n` +
     `  /** Whether a call charges credits (tags Data or Tools); such a tool takes \`handle\` and \`idempotency_key\`. */\n  charging: boolean;\n` +
-    `  /** Its MCP tool annotations. */\n  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };\n` +
+    `  /** Its MCP tool annotations. */\n  annotations: { title: string; readOnlyHint: boolean; ` +
+    `destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };\n` +
     `  /** JSON Schema of its arguments. */\n  inputSchema: { type: "object"; [k: string]: unknown };\n` +
     `  /** JSON Schema 2020-12 of its \`structuredContent\` (D77). */\n  outputSchema: { type: "object"; [k: string]: unknown };\n` +
     `}\n\n` +

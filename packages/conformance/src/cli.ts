@@ -247,7 +247,8 @@ function keysFrom(command: string): Promise<ConformanceKeys> {
         // Not the parser's message: it quotes the output, which may hold keys.
         reject(
           new TypeError(
-            `--keys-command printed no JSON (${stdout.length} characters on standard output, not shown: they may hold keys); it must print {"key":…,"secondKey":…,…}`,
+            `--keys-command printed no JSON (${stdout.length} characters on standard output, not ` +
+              `shown: they may hold keys); it must print {"key":…,"secondKey":…,…}`,
           ),
         );
         return;

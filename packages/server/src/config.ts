@@ -516,7 +516,8 @@ export function runLeaseFromEnv(env: NodeJS.ProcessEnv = process.env): { runLeas
   const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < 300)
     throw new ConfigError([
-      `SDGW_RUN_LEASE_MS must be the milliseconds the runs of a process stay its own without a heartbeat, a whole number from 300 up (got ${JSON.stringify(raw)})`,
+      `SDGW_RUN_LEASE_MS must be the milliseconds the runs of a process stay its own without a ` +
+        `heartbeat, a whole number from 300 up (got ${JSON.stringify(raw)})`,
     ]);
   return { runLeaseMs: value };
 }

@@ -286,7 +286,9 @@ describe("PostgreSQL faults under load (issue 30, D109)", () => {
   }, 120_000);
 
   for (const way of ["both", "answers"] as const) {
-    it(`an instance's connections blackholed for 14 s (${way === "both" ? "no byte either way" : "statements arrive, answers lost"}): 503 within 11 s, nothing left open once it answers, no restart`, async () => {
+    it(`an instance's connections blackholed for 14 s ` +
+      `(${way === "both" ? "no byte either way" : "statements arrive, answers lost"}): 503 within 11 s, ` +
+      `nothing left open once it answers, no restart`, async () => {
       const proxy = await faultProxy(5432);
       try {
         const { one, log } = await behindProxy(proxy);

@@ -146,7 +146,8 @@ describe("pnpm start with SDGW_YOUTUBE_API_KEY and SDGW_YOUTUBE_BASE_URL", () =>
     started.stderr!.on("data", (d) => (out += d));
     await until(() => out.includes("Stop with Ctrl-C.") && out.includes("youtube: "), 60_000);
     expect(out).toContain(
-      `Platforms: youtube live (YouTube Data API v3 at ${upstream.url}/youtube/v3; budgets and cache in this process); xiaohongshu, douyin, x, reddit, wechat, weibo, bilibili, zhihu, kuaishou simulated.`,
+      `Platforms: youtube live (YouTube Data API v3 at ${upstream.url}/youtube/v3; budgets and ` +
+        `cache in this process); xiaohongshu, douyin, x, reddit, wechat, weibo, bilibili, zhihu, kuaishou simulated.`,
     );
     expect(out).toContain("youtube: the YouTube Data API accepted the key (1 unit).");
     const url = /reference server on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;

@@ -299,7 +299,8 @@ export async function runConnectorAcceptance(
         const r = await run(catalog, provider, op, subject.calls[op] ?? {});
         if (!("refused" in r) || r.refused.code !== "not_supported" || r.refused.reason !== "not_available_yet")
           fail(
-            `${op}: expected 400 not_supported, reason not_available_yet, got ${"refused" in r ? `${r.refused.code} (${r.refused.reason})` : describeAnswer(r.answer)}`,
+            `${op}: expected 400 not_supported, reason not_available_yet, ` +
+              `got ${"refused" in r ? `${r.refused.code} (${r.refused.reason})` : describeAnswer(r.answer)}`,
           );
         if ((upstream?.requests.length ?? 0) !== before) fail(`${op}: a request went upstream`);
         return `refused before running: ${(r as { refused: { message: string } }).refused.message.slice(0, 80)}…`;

@@ -434,7 +434,16 @@ describe.each([
   });
   afterAll(async () => {
     console.log(
-      `[${path}, waitMs ${waitMs}] ${figures.length} walks:\n  ${figures.map((f) => `${f.name} (${f.format}): ${f.answers} answers, ${f.rows} rows${f.fileBytes ? `, ${f.fileBytes} B of file` : ""}, charged ${f.charged}${f.handle ? `, ${f.handle}` : ""}, largest result ${f.maxBytes} B${f.cut ? " (cut)" : ""}`).join("\n  ")}`,
+      `[${path}, waitMs ${waitMs}] ${figures.length} walks:\n ` +
+        ` ${figures
+          .map(
+            (f) =>
+              `${f.name} (${f.format}): ${f.answers} answers, ${f.rows} ` +
+              `rows${f.fileBytes ? `, ${f.fileBytes} B of file` : ""}, ` +
+              `charged ${f.charged}${f.handle ? `, ${f.handle}` : ""}, largest result ${f.maxBytes} ` +
+              `B${f.cut ? " (cut)" : ""}`,
+          )
+          .join("\n  ")}`,
     );
     await client.close();
     await g.server.close({ drainMs: 3000 });

@@ -137,7 +137,8 @@ export class PgSchedules {
       if (held!.n >= SCHEDULES_PER_WORKSPACE)
         throw new ScheduleLimitReached(input.workspaceId, SCHEDULES_PER_WORKSPACE);
       return sql.one<Row>(
-        `INSERT INTO schedules (id, workspace_id, account_id, key_id, body, params, every, status, created_at, next_run_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', $8, $9) RETURNING ${COLUMNS}`,
+        `INSERT INTO schedules (id, workspace_id, account_id, key_id, body, params, every, status, ` +
+          `created_at, next_run_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', $8, $9) RETURNING ${COLUMNS}`,
         [
           id,
           input.workspaceId,
@@ -229,7 +230,8 @@ export class PgSchedules {
       if (rows.length === 0) return [];
       const claimed = rows.map(record);
       await sql.query(
-        "UPDATE schedules s SET claimed_run_at = s.next_run_at, next_run_at = c.next FROM unnest($1::text[], $2::timestamptz[]) AS c(id, next) WHERE s.id = c.id",
+        "UPDATE schedules s SET claimed_run_at = s.next_run_at, next_run_at = c.next FROM " +
+          "unnest($1::text[], $2::timestamptz[]) AS c(id, next) WHERE s.id = c.id",
         [claimed.map((r) => r.id), claimed.map((r) => isoSeconds(nextRunAfter(r.next_run_at, r.every, now)))],
       );
       return claimed;
@@ -264,7 +266,8 @@ export class PgSchedules {
       charged_credits: 0,
     };
     await this.deps.db.query(
-      "UPDATE schedules SET status = 'active', paused_reason = NULL, next_run_at = GREATEST(next_run_at, $1::timestamptz), last_run = $2, last_run_id = $3, claimed_run_at = NULL WHERE id = $4",
+      "UPDATE schedules SET status = 'active', paused_reason = NULL, next_run_at = " +
+        "GREATEST(next_run_at, $1::timestamptz), last_run = $2, last_run_id = $3, claimed_run_at = NULL WHERE id = $4",
       [isoSeconds(nextRunAfter(nextRunAt, every, now)), JSON.stringify(lastRun), runId, id],
     );
   }
@@ -350,7 +353,9 @@ export class PgSchedules {
     if (last.size === 0) return;
     const rows = [...last.values()];
     await this.deps.db.query(
-      "INSERT INTO follower_readings (platform, account_id, t, value) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) ON CONFLICT (platform, account_id, t) DO UPDATE SET value = EXCLUDED.value",
+      "INSERT INTO follower_readings (platform, account_id, t, value) SELECT * FROM " +
+        "unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) ON CONFLICT (platform, account_id, t) " +
+        "DO UPDATE SET value = EXCLUDED.value",
       [rows.map((r) => r.platform), rows.map((r) => r.accountId), rows.map((r) => r.t), rows.map((r) => r.value)],
     );
   }

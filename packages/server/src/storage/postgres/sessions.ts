@@ -176,7 +176,8 @@ export class PgSessions {
     let inserted: unknown[];
     try {
       inserted = await this.deps.db.query(
-        "INSERT INTO users (id, account_id, email, password_hash, created_at, disabled) VALUES ($1, $2, $3, $4, $5, false) ON CONFLICT (email) DO NOTHING RETURNING id",
+        "INSERT INTO users (id, account_id, email, password_hash, created_at, disabled) VALUES ($1, " +
+          "$2, $3, $4, $5, false) ON CONFLICT (email) DO NOTHING RETURNING id",
         [user.id, user.account_id, user.email, user.password_hash, user.created_at],
       );
     } catch (e) {
@@ -284,7 +285,8 @@ export class PgSessions {
         at(now - config.idleMs),
       ]);
       return sql.query(
-        "INSERT INTO sessions (id, user_id, csrf_token, created_at, last_seen_at, expires_at) SELECT $1, id, $3, $4, $5, $6 FROM users WHERE id = $2 AND NOT disabled RETURNING 1",
+        "INSERT INTO sessions (id, user_id, csrf_token, created_at, last_seen_at, expires_at) " +
+          "SELECT $1, id, $3, $4, $5, $6 FROM users WHERE id = $2 AND NOT disabled RETURNING 1",
         [
           session.id,
           session.user_id,
@@ -308,7 +310,8 @@ export class PgSessions {
     const { db, config } = this.deps;
     const id = sessionIdOf(token);
     const row = await db.one<SessionUserRow>(
-      "SELECT s.*, u.id AS u_id, u.account_id, u.email, u.password_hash, u.created_at AS u_created_at, u.disabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = $1",
+      "SELECT s.*, u.id AS u_id, u.account_id, u.email, u.password_hash, u.created_at AS " +
+        "u_created_at, u.disabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = $1",
       [id],
     );
     if (!row) return null;

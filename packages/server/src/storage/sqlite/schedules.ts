@@ -64,7 +64,8 @@ export class Schedules {
     const now = this.deps.now();
     const id = newId("sch");
     this.deps.store.run(
-      "INSERT INTO schedules (id, workspace_id, account_id, key_id, body, params, every, status, created_at, next_run_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
+      "INSERT INTO schedules (id, workspace_id, account_id, key_id, body, params, every, status, " +
+        "created_at, next_run_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
       id,
       input.workspaceId,
       input.accountId,

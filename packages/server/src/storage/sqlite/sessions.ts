@@ -200,7 +200,8 @@ export class Sessions {
         disabled: number;
       }
     >(
-      "SELECT s.*, u.id AS u_id, u.account_id, u.email, u.password_hash, u.created_at AS u_created_at, u.disabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?",
+      "SELECT s.*, u.id AS u_id, u.account_id, u.email, u.password_hash, u.created_at AS " +
+        "u_created_at, u.disabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?",
       id,
     );
     if (!row) return null;
