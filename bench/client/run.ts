@@ -483,10 +483,11 @@ for (const row of table) {
   for (const mode of MODES) {
     const s = row[mode];
     out(
-      `  ${pad(String(row.concurrency), 5)} ${pad(
-        mode === "raw" ? "raw fetch" : "SDK",
-        10,
-      )} ${lpad(s.callsPerSec.toFixed(0), 8)} ${lpad(s.bestCallsPerSec.toFixed(0), 7)} ${lpad(`${(s.spread * 100).toFixed(0)}%`, 5)} ${lpad(us(s.timePerCallUs), 13)} ${lpad(us(s.meanUs), 9)} ${lpad(us(s.p50Us), 9)} ${lpad(us(s.p99Us), 9)} ${lpad(us(s.cpuUs), 8)} ${lpad(us(s.gcUs), 7)} ${lpad(String(s.calls), 7)}`,
+      `  ${pad(String(row.concurrency), 5)} ${pad(mode === "raw" ? "raw fetch" : "SDK", 10)} ` +
+        `${lpad(s.callsPerSec.toFixed(0), 8)} ${lpad(s.bestCallsPerSec.toFixed(0), 7)} ` +
+        `${lpad(`${(s.spread * 100).toFixed(0)}%`, 5)} ${lpad(us(s.timePerCallUs), 13)} ` +
+        `${lpad(us(s.meanUs), 9)} ${lpad(us(s.p50Us), 9)} ${lpad(us(s.p99Us), 9)} ` +
+        `${lpad(us(s.cpuUs), 8)} ${lpad(us(s.gcUs), 7)} ${lpad(String(s.calls), 7)}`,
     );
   }
   out(

@@ -792,7 +792,8 @@ export function createClient(options: ClientOptions): Client {
           opts,
         );
         if (response.status === 202) throw new TypeError(`the run ${handle} is still running; wait for it first`);
-        const reader = (data as ReadableStream).pipeThrough(new TextDecoderStream()).getReader(); // byte chunks, typed loosely: DOM and Node type them differently
+        // byte chunks, typed loosely: DOM and Node type them differently
+        const reader = (data as ReadableStream).pipeThrough(new TextDecoderStream()).getReader();
         let rest = "";
         for (;;) {
           const { value, done } = await reader.read().catch((e: unknown) => {

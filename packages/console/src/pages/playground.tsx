@@ -213,7 +213,10 @@ function ProblemView({ p }: { p: Problem }) {
 export function platformChoice(fields: readonly FormField[]): string | null {
   const names = new Set(fields.map((f) => f.name));
   if (!names.has("platform") || !names.has("platforms")) return null;
-  return "Fill in one of platform and platforms, not both: platform searches one platform and can page on with a cursor; platforms searches several at once (or all) and answers one result per platform, without a cursor.";
+  return (
+    "Fill in one of platform and platforms, not both: platform searches one platform and can page on with a cursor; " +
+    "platforms searches several at once (or all) and answers one result per platform, without a cursor."
+  );
 }
 
 /** Which platforms read their official API and which the simulator (D114), as `GET /v1/capabilities` says. */

@@ -150,7 +150,8 @@ export function twitterDate(ms: number, offsetHours = 0): string {
   const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
   const p = (n: number) => String(n).padStart(2, "0");
   const off = `${offsetHours >= 0 ? "+" : "-"}${p(Math.abs(offsetHours))}00`;
-  return `${days[d.getUTCDay()]} ${months[d.getUTCMonth()]} ${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} ${off} ${d.getUTCFullYear()}`;
+  const time = `${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`;
+  return `${days[d.getUTCDay()]} ${months[d.getUTCMonth()]} ${p(d.getUTCDate())} ${time} ${off} ${d.getUTCFullYear()}`;
 }
 
 /** Parses `twitterDate` back to ms (pure; used by the x and weibo mappings). */
