@@ -24,7 +24,7 @@ import { DOCS_BUILD_COMMANDS, docsBuilt } from "./http/docs-routes.ts";
 import { randomBytes } from "node:crypto";
 import { runLeaseFromEnv } from "./config.ts";
 import { createServer } from "./storage/sqlite/server.ts";
-import { loadPlugins, pluginSettingsFromEnv } from "./connectors/plugins.ts";
+import { withPluginsFromEnv } from "./connectors/plugins.ts";
 import { DatabaseUnavailable } from "./storage/postgres/database.ts";
 import { SchemaError } from "./storage/postgres/migrations.ts";
 import { createPgServer, seedPgDemo, seedPgDemoUser } from "./storage/postgres/server.ts";
@@ -59,15 +59,14 @@ let address: ReturnType<typeof listenFromEnv>;
 try {
   ops = opsFromEnv();
   log = createLogger({ format: ops.logFormat });
-  options = { ...configFromEnv(), ...runLeaseFromEnv(), log, logFormat: ops.logFormat, metrics: ops.metrics };
-  // D158: the operator's own connectors, from the modules SDGW_CONNECTORS names, their settings from their variables.
-  const plugins = await loadPlugins(process.env["SDGW_CONNECTORS"]);
-  if (plugins.length)
-    options = {
-      ...options,
-      plugins,
-      connectors: { ...options.connectors, ...pluginSettingsFromEnv(plugins, process.env) },
-    };
+  // D158: with the operator's own connectors, from the modules SDGW_CONNECTORS names.
+  options = await withPluginsFromEnv({
+    ...configFromEnv(),
+    ...runLeaseFromEnv(),
+    log,
+    logFormat: ops.logFormat,
+    metrics: ops.metrics,
+  });
   address = listenFromEnv();
   // D92: with the HTTP reference built, every error's fix.note ends with its entry in the catalogue at /docs.
   options = { docsLinks: docsBuilt(), ...options };

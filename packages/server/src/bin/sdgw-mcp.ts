@@ -15,13 +15,12 @@
  * toolsets (default all). An unknown toolset name stops it at start, naming the flag and the allowed names.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
-import { ConfigError, configFromEnv } from "../config.ts";
-import { runLeaseFromEnv } from "../config.ts";
+import { ConfigError, configFromEnv, runLeaseFromEnv } from "../config.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { McpToolsetError, selectTools, toolFilterFromArgs } from "../mcp/toolsets.ts";
 import { createServer } from "../storage/sqlite/server.ts";
 import { createPgServer } from "../storage/postgres/server.ts";
-import { loadPlugins, pluginSettingsFromEnv } from "../connectors/plugins.ts";
+import { withPluginsFromEnv } from "../connectors/plugins.ts";
 
 async function main(): Promise<void> {
   let filter: ReturnType<typeof toolFilterFromArgs>;
@@ -37,15 +36,9 @@ async function main(): Promise<void> {
   if (!apiKey) console.error("sdgw-mcp: SDGW_API_KEY is not set; charging tools and account will answer unauthorized.");
   let server: Awaited<ReturnType<typeof createPgServer>> | ReturnType<typeof createServer>;
   try {
-    let options = { ...configFromEnv(), ...runLeaseFromEnv(), log: (...args: unknown[]) => console.error(...args) };
     // D158: the operator's own connectors, as `pnpm start` loads them.
-    const plugins = await loadPlugins(process.env["SDGW_CONNECTORS"]);
-    if (plugins.length)
-      options = {
-        ...options,
-        plugins,
-        connectors: { ...options.connectors, ...pluginSettingsFromEnv(plugins, process.env) },
-      };
+    const log = (...args: unknown[]) => console.error(...args);
+    const options = await withPluginsFromEnv({ ...configFromEnv(), ...runLeaseFromEnv(), log });
     // D108: with SDGW_DATABASE_URL the state is the shared PostgreSQL database, as `pnpm start` uses it.
     server = options.databaseUrl
       ? await createPgServer({ ...options, databaseUrl: options.databaseUrl })

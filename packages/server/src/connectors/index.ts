@@ -6,7 +6,7 @@
  * on one line for the operator: the units it spent upstream beside what its quote said and its price in credits.
  */
 import type { Platform } from "@sdgw/types";
-import type { PlatformProvider, Simulator } from "@sdgw/engine";
+import { Catalog, Finder, type PlatformProvider, Simulator } from "@sdgw/engine";
 import {
   CONNECTORS,
   isConnectorConfigError,
@@ -213,19 +213,31 @@ export function liveProviders(
   };
 }
 
-/**
- * The providers of a gateway, on either store: `options.providers` (or the simulator's), with a live connector
- * wherever the configuration sets one up, its budget and cache on the limits' Redis client when there is one.
- */
-export function gatewayProviders(o: {
-  options: Pick<GatewayOptions, "providers" | "upstreamFetch">;
-  config: ServerConfig;
+/** What a gateway reads platforms with, on either store. */
+export interface GatewayPlatforms {
+  /** The simulator, when the providers are the default ones. */
   simulator: Simulator | null;
+  providers: Readonly<Record<Platform, PlatformProvider>>;
+  /** The live connectors (D114): which platforms read their official API, their shared budget and cache. */
+  upstream: Upstream;
+  catalog: Catalog;
+  finder: Finder;
+}
+
+/**
+ * The platforms of a gateway, on either store: `options.providers` (or the simulator's), with a live connector
+ * wherever the configuration sets one up (D114; the other platforms stay on the simulator), its budget and cache on
+ * the limits' Redis client when there is one; and the catalog and finder over them.
+ */
+export function gatewayPlatforms(o: {
+  options: Pick<GatewayOptions, "providers" | "upstreamFetch" | "simulator">;
+  config: ServerConfig;
   limits: Pick<Limits, "redis">;
   now: () => number;
   log: (message: string, error?: unknown) => void;
-}): { providers: Record<Platform, PlatformProvider>; upstream: Upstream } {
-  return liveProviders(o.options.providers ?? o.simulator!.providers, {
+}): GatewayPlatforms {
+  const simulator = o.options.providers ? null : new Simulator({ now: o.now, ...o.options.simulator });
+  const { providers, upstream } = liveProviders(o.options.providers ?? simulator!.providers, {
     upstream: o.config,
     redisKeyPrefix: o.config.redisKeyPrefix,
     redis: o.limits.redis,
@@ -233,6 +245,8 @@ export function gatewayProviders(o: {
     log: o.log,
     ...(o.options.upstreamFetch ? { fetch: o.options.upstreamFetch } : {}),
   });
+  const catalog = new Catalog(providers);
+  return { simulator, providers, upstream, catalog, finder: new Finder(catalog) };
 }
 
 /** The provider, its every call reported on one line: units spent upstream, its quote, the answer, its price. */

@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 import { PLATFORMS, type Platform } from "@sdgw/types";
 import type { PlatformProvider } from "@sdgw/engine";
 import type { ConnectorDefinition, RawSettings } from "@sdgw/engine/connectors";
-import { ConfigError } from "../config.ts";
+import { ConfigError, type ServerOptions } from "../config.ts";
 
 const ROUTE_OPS = new Set(["search", "trending", "detail", "comments", "user_profile", "user_posts"]);
 
@@ -113,4 +113,19 @@ export function pluginSettingsFromEnv(
     out[def.platform] = raw;
   }
   return out;
+}
+
+/**
+ * D158: `options` with the operator's own connectors added, as `pnpm start` and `sdgw-mcp` load them: the modules
+ * `SDGW_CONNECTORS` names, each one's settings from the variables it declares (over any of this build's).
+ *
+ * @throws {@link ConfigError} naming each module at fault.
+ */
+export async function withPluginsFromEnv<O extends Pick<ServerOptions, "connectors" | "plugins">>(
+  options: O,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<O> {
+  const plugins = await loadPlugins(env["SDGW_CONNECTORS"]);
+  if (!plugins.length) return options;
+  return { ...options, plugins, connectors: { ...options.connectors, ...pluginSettingsFromEnv(plugins, env) } };
 }

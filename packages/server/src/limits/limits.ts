@@ -15,7 +15,7 @@ import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import rateLimiterFlexible from "rate-limiter-flexible";
 import type { CallLimits, LimitRefusal } from "@sdgw/engine";
-import type { LimitsConfig } from "../config.ts";
+import type { LimitsConfig, ServerConfig } from "../config.ts";
 import { outsideRequests } from "../ops/log.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { RunContext } from "../runs/types.ts";
@@ -54,6 +54,20 @@ export interface LimitsDeps {
   log?: (message: string, error?: unknown) => void;
   /** D113: where every error of Redis (the connection or a command) is counted (`sdgw_redis_errors_total`). */
   metrics?: Pick<Metrics, "redisError">;
+}
+
+/**
+ * The limits of a gateway, on either store. D107: with a Redis URL they are shared by every instance on it; a
+ * running-call slot lives as long as a run's lease (`leaseMs`), so the slot of an instance that died is free when
+ * its runs are recovered. Without one, in memory, this process alone.
+ */
+export function gatewayLimits(
+  config: Pick<ServerConfig, "limits" | "redisUrl" | "redisKeyPrefix">,
+  deps: Omit<LimitsDeps, "limits" | "redis"> & { leaseMs: number },
+): Limits {
+  const { leaseMs, ...rest } = deps;
+  const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
+  return new Limits({ ...rest, limits: config.limits, redis });
 }
 
 /** The four limits of D27. */

@@ -63,3 +63,24 @@ export interface CreatedKey {
   accountId: string;
   workspaceId: string;
 }
+
+/** What makes an account (`createAccount`): its name, plan (default paid), limits, and optionally its id. */
+export interface NewAccount {
+  name: string;
+  plan?: "free" | "paid";
+  dailyLimit?: number | null;
+  callCap?: number | null;
+  /** A fixed id (the demo account's); one taken already is refused. Default: a new one. */
+  id?: string;
+}
+
+/** What makes a key (`createKey`): its account, name, permissions, limits, and optionally its secret. */
+export interface NewKey {
+  accountId: string;
+  name?: string;
+  permissions?: string[];
+  dailyLimit?: number | null;
+  expiresAt?: string | null;
+  /** A fixed secret (tests, the conformance kit's keys); default: a new random one. */
+  secret?: string;
+}

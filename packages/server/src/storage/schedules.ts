@@ -2,6 +2,7 @@
  * Schedules (D11, D52) as every store keeps them: the stored record, a started run, the bound per workspace and the
  * API's view of a record. The embedded `Schedules` and PostgreSQL's `PgSchedules` share them.
  */
+import { EVERY_MS, isoSeconds } from "@sdgw/engine";
 import type { AppliedParams, Schedule } from "@sdgw/types";
 
 /** The API's view of a stored schedule (the same on every store). */
@@ -49,4 +50,36 @@ export interface ScheduledStart {
   /** The schedule's period and the `next_run_at` it had (the next one moves past now by whole periods). */
   every: Schedule["every"];
   nextRunAt: string;
+}
+
+/** What makes a schedule (`create`): its workspace, account and key, the body each run sends, and its period. */
+export interface NewSchedule {
+  workspaceId: string;
+  accountId: string;
+  keyId: string;
+  body: Record<string, unknown>;
+  params: AppliedParams;
+  every: Schedule["every"];
+}
+
+/** The columns a new schedule is inserted with, in the order of {@link newScheduleValues}. */
+export const NEW_SCHEDULE_COLUMNS =
+  "id, workspace_id, account_id, key_id, body, params, every, status, created_at, next_run_at";
+
+/**
+ * The values of a new schedule's row for {@link NEW_SCHEDULE_COLUMNS} but `status` (always `'active'`): made `now`,
+ * first due one period later (the creating call is its run of now).
+ */
+export function newScheduleValues(id: string, input: NewSchedule, now: number): [string, ...(string | number)[]] {
+  return [
+    id,
+    input.workspaceId,
+    input.accountId,
+    input.keyId,
+    JSON.stringify(input.body),
+    JSON.stringify(input.params),
+    input.every,
+    isoSeconds(now),
+    isoSeconds(now + EVERY_MS[input.every]),
+  ];
 }

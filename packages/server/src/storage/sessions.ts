@@ -3,6 +3,8 @@
  * the password rules (scrypt hashes compared in constant time, a dummy hash for unknown emails). The embedded
  * `Sessions` and PostgreSQL's `PgSessions` share them, so a hash or a token made by one is read by the other.
  */
+import { isoSeconds } from "@sdgw/engine";
+import { newId } from "../ids.ts";
 import { randomBytes, type ScryptOptions, scrypt, scryptSync, timingSafeEqual, createHash } from "node:crypto";
 
 /** The cookie that carries a session token. */
@@ -178,3 +180,62 @@ export function isEmail(email: string): boolean {
 
 /** How often, at most, a session's `last_seen_at` is written (D83). */
 export const LAST_SEEN_EVERY_MS = 60000;
+
+/**
+ * What `lookup` reads, on either store: a session's row joined with its user's (the user's id and creation as
+ * `u_id`, `u_created_at`); the session's id is the statement's one parameter, written after this text in each
+ * store's placeholder.
+ */
+export const SESSION_WITH_USER_SQL =
+  "SELECT s.*, u.id AS u_id, u.account_id, u.email, u.password_hash, u.created_at AS u_created_at, " +
+  "u.disabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ";
+
+/** The user's columns of a row read by {@link SESSION_WITH_USER_SQL}; `At` and `Flag` as each store reads them. */
+export interface JoinedUser<At, Flag> {
+  u_id: string;
+  account_id: string;
+  email: string;
+  password_hash: string;
+  u_created_at: At;
+  disabled: Flag;
+}
+
+/** The user of a row read by {@link SESSION_WITH_USER_SQL}, under its own column names. */
+export function joinedUser<At, Flag>(
+  row: JoinedUser<At, Flag>,
+): Omit<UserRecord, "created_at" | "disabled"> & { created_at: At; disabled: Flag } {
+  return {
+    id: row.u_id,
+    account_id: row.account_id,
+    email: row.email,
+    password_hash: row.password_hash,
+    created_at: row.u_created_at,
+    disabled: row.disabled,
+  };
+}
+
+/** A valid session and its user, with when it ends unused (`idleMs` after it was last seen, never past its end). */
+export function consoleSession(session: SessionRecord, user: UserRecord, idleMs: number): ConsoleSession {
+  return { session, user, idleExpiresAt: Math.min(session.expires_at, session.last_seen_at + idleMs) };
+}
+
+/**
+ * A new user's record, on either store: its email normalized, made `now`, enabled.
+ *
+ * @throws when the email is not an email address.
+ */
+export function newUserRecord(
+  input: { accountId: string; email: string; passwordHash: string },
+  now: number,
+): UserRecord {
+  const email = normalizeEmail(input.email);
+  if (!isEmail(email)) throw new Error(`${JSON.stringify(input.email)} is not an email address`);
+  return {
+    id: newId("usr"),
+    account_id: input.accountId,
+    email,
+    password_hash: input.passwordHash,
+    created_at: isoSeconds(now),
+    disabled: 0,
+  };
+}

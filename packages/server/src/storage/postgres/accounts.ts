@@ -18,7 +18,7 @@
  */
 import { isoSeconds, keyPrefix } from "@sdgw/engine";
 import { hashKey, newId, newKeySecret } from "../../ids.ts";
-import type { AccountRecord, CreatedKey, KeyRecord, WorkspaceRecord } from "../accounts.ts";
+import type { AccountRecord, CreatedKey, KeyRecord, NewAccount, NewKey, WorkspaceRecord } from "../accounts.ts";
 import type { Postgres, Sql } from "./database.ts";
 import { storable } from "./text.ts";
 
@@ -141,13 +141,7 @@ export class PgAccounts {
   }
 
   /** Creates an account with its default workspace, in one transaction; an `id` taken already is refused. */
-  createAccount(input: {
-    name: string;
-    plan?: "free" | "paid";
-    dailyLimit?: number | null;
-    callCap?: number | null;
-    id?: string;
-  }): Promise<{ account: AccountRecord; workspace: WorkspaceRecord }> {
+  createAccount(input: NewAccount): Promise<{ account: AccountRecord; workspace: WorkspaceRecord }> {
     const at = isoSeconds(this.deps.now());
     const id = input.id ?? newId("acc");
     const ws = newId("ws");
@@ -225,14 +219,7 @@ export class PgAccounts {
    *
    * @throws when there is no such account, or the secret is taken.
    */
-  async createKey(input: {
-    accountId: string;
-    name?: string;
-    permissions?: string[];
-    dailyLimit?: number | null;
-    expiresAt?: string | null;
-    secret?: string;
-  }): Promise<CreatedKey> {
+  async createKey(input: NewKey): Promise<CreatedKey> {
     const secret = input.secret ?? newKeySecret();
     const id = newId("key");
     const expires = expiry(input.expiresAt);

@@ -3,28 +3,32 @@
  * instance on a database that several instances share. Opening it migrates the schema (once, whoever starts
  * first), registers this instance's lease and recovers what gone instances left; closing it ends the lease.
  */
-import { Catalog, Finder, Simulator } from "@sdgw/engine";
-import { ConfigError, defaultConfig, isRedisUrl, withoutPassword, type ServerConfig } from "../../config.ts";
-import type { GatewayOptions } from "../../config.ts";
+import {
+  ConfigError,
+  DEFAULT_RUN_LEASE_MS,
+  defaultConfig,
+  type GatewayOptions,
+  isRedisUrl,
+  type ServerConfig,
+  withoutPassword,
+} from "../../config.ts";
+import { gatewayPlatforms } from "../../connectors/index.ts";
 import { newHandle } from "../../ids.ts";
+import { chargePortLimits, gatewayLimits } from "../../limits/limits.ts";
+import { Metrics } from "../../ops/metrics.ts";
 import type { AccountRecord, KeyRecord } from "../accounts.ts";
-import { chargePortLimits } from "../../limits/limits.ts";
-import { Limits } from "../../limits/limits.ts";
-import { gatewayProviders } from "../../connectors/index.ts";
-import { DEFAULT_RUN_LEASE_MS } from "../../config.ts";
 import type { GatewayPorts } from "../port.ts";
 import type { Pause } from "../service.ts";
 import { PgAccounts } from "./accounts.ts";
 import { PgCalls } from "./calls.ts";
 import { DbClock } from "./clock.ts";
 import { isPostgresUrl, Postgres, type PostgresEvent } from "./database.ts";
+import { pgHealth } from "./health.ts";
 import { migrate, type MigrationReport } from "./migrations.ts";
 import { PgRunner } from "./runner.ts";
 import { PgRuns } from "./runs.ts";
 import { PgSchedules } from "./schedules.ts";
 import { PgSessions } from "./sessions.ts";
-import { Metrics } from "../../ops/metrics.ts";
-import { pgHealth } from "./health.ts";
 
 /** A gateway on PostgreSQL: the ports, and what the server closes. */
 export interface PgGateway extends GatewayPorts {
@@ -92,11 +96,9 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
     throw e;
   }
   const now = options.now ?? clock!.now;
-  const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
-  const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
-  const limits = new Limits({ limits: config.limits, now, redis, log, metrics });
-  // D114: the platforms whose connector's credentials are set read their API; the others stay on the simulator.
-  const { providers, upstream } = gatewayProviders({ options, config, simulator, limits, now, log });
+  const limits = gatewayLimits(config, { leaseMs, now, log, metrics });
+  const platforms = gatewayPlatforms({ options, config, limits, now, log });
+  const { providers } = platforms;
   const runs = new PgRuns({
     db,
     now,
@@ -119,7 +121,6 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
   metrics.watch({ inFlight: () => runner.inFlight, pool: () => db.stats });
   await runner.start(leaseMs);
   restored = () => void runner.reconcile();
-  const catalog = new Catalog(providers);
   const freeCallsLeft = (account: AccountRecord) =>
     account.plan !== "free"
       ? null
@@ -173,11 +174,7 @@ export async function createPgGateway(options: PgGatewayOptions): Promise<PgGate
     calls: { store: calls, limits: chargePortLimits(limits) },
     limits,
     durable: async () => undefined, // every write is committed before its answer
-    providers,
-    upstream,
-    catalog,
-    finder: new Finder(catalog),
-    simulator,
+    ...platforms,
     now,
     log,
     metrics,

@@ -12,9 +12,17 @@
  * - **Follower readings** are upserted per (platform, account, moment), as `INSERT OR REPLACE` does there.
  */
 import { EVERY_MS, type FollowerReading, isoSeconds } from "@sdgw/engine";
-import type { AppliedParams, Schedule } from "@sdgw/types";
+import type { Schedule } from "@sdgw/types";
 import { newId } from "../../ids.ts";
-import { SCHEDULES_PER_WORKSPACE, type ScheduledStart, type ScheduleRecord, scheduleResource } from "../schedules.ts";
+import {
+  NEW_SCHEDULE_COLUMNS,
+  type NewSchedule,
+  newScheduleValues,
+  SCHEDULES_PER_WORKSPACE,
+  type ScheduledStart,
+  type ScheduleRecord,
+  scheduleResource,
+} from "../schedules.ts";
 import type { Postgres } from "./database.ts";
 import { storable } from "./text.ts";
 
@@ -119,14 +127,7 @@ export class PgSchedules {
    * @throws {@link ScheduleLimitReached} when the workspace already holds {@link SCHEDULES_PER_WORKSPACE} schedules
    * (a caller that checked `count` first lost a race to another create).
    */
-  async create(input: {
-    workspaceId: string;
-    accountId: string;
-    keyId: string;
-    body: Record<string, unknown>;
-    params: AppliedParams;
-    every: Schedule["every"];
-  }): Promise<Schedule> {
+  async create(input: NewSchedule): Promise<Schedule> {
     const now = this.deps.now();
     const id = newId("sch");
     const row = await this.deps.db.tx(async (sql) => {
@@ -137,19 +138,8 @@ export class PgSchedules {
       if (held!.n >= SCHEDULES_PER_WORKSPACE)
         throw new ScheduleLimitReached(input.workspaceId, SCHEDULES_PER_WORKSPACE);
       return sql.one<Row>(
-        `INSERT INTO schedules (id, workspace_id, account_id, key_id, body, params, every, status, ` +
-          `created_at, next_run_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', $8, $9) RETURNING ${COLUMNS}`,
-        [
-          id,
-          input.workspaceId,
-          input.accountId,
-          input.keyId,
-          JSON.stringify(input.body),
-          JSON.stringify(input.params),
-          input.every,
-          isoSeconds(now),
-          isoSeconds(now + EVERY_MS[input.every]),
-        ],
+        `INSERT INTO schedules (${NEW_SCHEDULE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', $8, $9) RETURNING ${COLUMNS}`,
+        newScheduleValues(id, input, now),
       );
     });
     return this.resource(record(row!));

@@ -20,15 +20,18 @@
  */
 import { isoSeconds } from "@sdgw/engine";
 import type { SessionConfig } from "../../config.ts";
-import { newId } from "../../ids.ts";
-import { LAST_SEEN_EVERY_MS } from "../sessions.ts";
 import {
   type ConsoleSession,
+  consoleSession,
+  type JoinedUser,
+  joinedUser,
+  LAST_SEEN_EVERY_MS,
+  SESSION_WITH_USER_SQL,
   hashPasswordSync,
-  isEmail,
   type NewSession,
   newPassword,
   newSessionOf,
+  newUserRecord,
   normalizeEmail,
   SESSION_COOKIE,
   type SessionRecord,
@@ -62,19 +65,13 @@ interface UserRow {
 }
 
 /** A session's row joined with its user's, as `lookup` reads it. */
-interface SessionUserRow {
+interface SessionUserRow extends JoinedUser<Date, boolean> {
   id: string;
   user_id: string;
   csrf_token: string;
   created_at: Date;
   last_seen_at: Date;
   expires_at: Date;
-  u_id: string;
-  account_id: string;
-  email: string;
-  password_hash: string;
-  u_created_at: Date;
-  disabled: boolean;
 }
 
 /** SQLSTATE of a foreign key violation (a user of an account that does not exist). */
@@ -163,16 +160,8 @@ export class PgSessions {
    * account does not exist, in SQLite's (`FOREIGN KEY constraint failed`).
    */
   async createUser(input: { accountId: string; email: string; passwordHash: string }): Promise<UserRecord> {
-    const email = normalizeEmail(input.email);
-    if (!isEmail(email)) throw new Error(`${JSON.stringify(input.email)} is not an email address`);
-    const user: UserRecord = {
-      id: newId("usr"),
-      account_id: input.accountId,
-      email,
-      password_hash: input.passwordHash,
-      created_at: isoSeconds(this.deps.now()),
-      disabled: 0,
-    };
+    const user = newUserRecord(input, this.deps.now());
+    const { email } = user;
     let inserted: unknown[];
     try {
       inserted = await this.deps.db.query(
@@ -309,11 +298,7 @@ export class PgSessions {
     if (!isTokenShaped(token)) return null;
     const { db, config } = this.deps;
     const id = sessionIdOf(token);
-    const row = await db.one<SessionUserRow>(
-      "SELECT s.*, u.id AS u_id, u.account_id, u.email, u.password_hash, u.created_at AS " +
-        "u_created_at, u.disabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = $1",
-      [id],
-    );
+    const row = await db.one<SessionUserRow>(`${SESSION_WITH_USER_SQL}$1`, [id]);
     if (!row) return null;
     const now = this.deps.now();
     const session: SessionRecord = {
@@ -332,15 +317,7 @@ export class PgSessions {
       session.last_seen_at = now;
       await db.query("UPDATE sessions SET last_seen_at = $1 WHERE id = $2 AND last_seen_at < $1", [at(now), id]);
     }
-    const user = userOf({
-      id: row.u_id,
-      account_id: row.account_id,
-      email: row.email,
-      password_hash: row.password_hash,
-      created_at: row.u_created_at,
-      disabled: row.disabled,
-    });
-    return { session, user, idleExpiresAt: Math.min(session.expires_at, session.last_seen_at + config.idleMs) };
+    return consoleSession(session, userOf(joinedUser(row)), config.idleMs);
   }
 
   /** Ends a session (sign-out), for every instance at once; true when it was there. */

@@ -11,7 +11,7 @@
 import { keyPrefix } from "@sdgw/engine";
 import { hashKey, newId, newKeySecret } from "../../ids.ts";
 import { isoSeconds, type Store } from "./store.ts";
-import type { KeyRecord, AccountRecord, WorkspaceRecord, CreatedKey } from "../accounts.ts";
+import type { AccountRecord, CreatedKey, KeyRecord, NewAccount, NewKey, WorkspaceRecord } from "../accounts.ts";
 
 /** Dependencies of the accounts system. */
 export interface AccountsDeps {
@@ -83,13 +83,7 @@ export class Accounts {
   }
 
   /** Creates an account with its default workspace. */
-  createAccount(input: {
-    name: string;
-    plan?: "free" | "paid";
-    dailyLimit?: number | null;
-    callCap?: number | null;
-    id?: string;
-  }): { account: AccountRecord; workspace: WorkspaceRecord } {
+  createAccount(input: NewAccount): { account: AccountRecord; workspace: WorkspaceRecord } {
     const { store } = this.deps;
     const at = isoSeconds(this.deps.now());
     const id = input.id ?? newId("acc");
@@ -155,14 +149,7 @@ export class Accounts {
   }
 
   /** Creates a key; the returned `secret` is shown once and stored only as a hash. */
-  createKey(input: {
-    accountId: string;
-    name?: string;
-    permissions?: string[];
-    dailyLimit?: number | null;
-    expiresAt?: string | null;
-    secret?: string;
-  }): CreatedKey {
+  createKey(input: NewKey): CreatedKey {
     const ws = this.workspaceOf(input.accountId);
     if (!ws) throw new Error(`no account ${input.accountId}`);
     const secret = input.secret ?? newKeySecret();

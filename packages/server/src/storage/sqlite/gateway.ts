@@ -2,39 +2,34 @@
  * The dependency bag: every system of the server built once from a configuration and handed to the HTTP layer.
  * Tests reach into it (the store, the ledger, the simulator's knobs) instead of going through globals.
  */
-import { ServiceState } from "./service.ts";
+import type { Catalog, ChargePorts, Finder, PlatformProvider, Simulator } from "@sdgw/engine";
 import type { Platform } from "@sdgw/types";
-import { Catalog } from "@sdgw/engine";
 import {
   ConfigError,
+  DEFAULT_RUN_LEASE_MS,
   defaultConfig,
   type GatewayOptions,
   isRedisUrl,
   type ServerConfig,
   withoutPassword,
 } from "../../config.ts";
-import { Finder } from "@sdgw/engine";
-import type { PlatformProvider } from "@sdgw/engine";
-import { Simulator } from "@sdgw/engine";
-import { Accounts } from "./accounts.ts";
-import { Idempotency } from "./idempotency.ts";
-import { Ledger } from "./ledger.ts";
-import { Limits } from "../../limits/limits.ts";
-import { Owners } from "./owners.ts";
-import { DEFAULT_RUN_LEASE_MS } from "../../config.ts";
-import { Runs } from "./runs.ts";
-import type { RunContext } from "../../runs/types.ts";
-import type { HttpAnswer } from "../../runs/types.ts";
-import { chargePorts } from "./call-store.ts";
-import type { GatewayPorts } from "../port.ts";
-import { Sessions } from "./sessions.ts";
-import type { ChargePorts } from "@sdgw/engine";
-import { Schedules } from "./schedules.ts";
-import { Store } from "./store.ts";
+import { gatewayPlatforms } from "../../connectors/index.ts";
+import { gatewayLimits, type Limits } from "../../limits/limits.ts";
 import { bounded, type HealthCheck } from "../../ops/health.ts";
 import { createLogger } from "../../ops/log.ts";
 import { Metrics } from "../../ops/metrics.ts";
-import { gatewayProviders } from "../../connectors/index.ts";
+import type { HttpAnswer, RunContext } from "../../runs/types.ts";
+import type { GatewayPorts } from "../port.ts";
+import { Accounts } from "./accounts.ts";
+import { chargePorts } from "./call-store.ts";
+import { Idempotency } from "./idempotency.ts";
+import { Ledger } from "./ledger.ts";
+import { Owners } from "./owners.ts";
+import { Runs } from "./runs.ts";
+import { Schedules } from "./schedules.ts";
+import { ServiceState } from "./service.ts";
+import { Sessions } from "./sessions.ts";
+import { Store } from "./store.ts";
 
 /** Everything the server is made of, on the embedded store: its systems as they are (a test reaches into them). */
 export interface Gateway extends GatewayPorts {
@@ -93,21 +88,16 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       ...(config.answerLogChunks ? {} : { chunkFrom: Number.POSITIVE_INFINITY }),
     },
   });
-  const simulator = options.providers ? null : new Simulator({ now, ...options.simulator });
   const accounts = new Accounts({ store, now });
   const ledger = new Ledger({ store, now, limits: config.limits, accounts });
   const idempotency = new Idempotency({ store, now, ttlMs: config.idempotencyTtlMs });
   const leaseMs = options.runLeaseMs ?? DEFAULT_RUN_LEASE_MS;
-  // D107: with a Redis URL the limits are shared by every instance on it; a running-call slot lives as long as a
-  // run's lease, so the slot of an instance that died is free when its runs are recovered.
-  const redis = config.redisUrl ? { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, slotTtlMs: leaseMs } : null;
-  const limits = new Limits({ limits: config.limits, now, redis, log, metrics });
-  // D114: the platforms whose connector's credentials are set read their API; the others stay on the simulator.
-  const { providers, upstream } = gatewayProviders({ options, config, simulator, limits, now, log });
+  const limits = gatewayLimits(config, { leaseMs, now, log, metrics });
+  const platforms = gatewayPlatforms({ options, config, limits, now, log });
+  const { providers } = platforms;
   const owners = new Owners({ store, leaseMs, log });
   const runs = new Runs({ store, ledger, idempotency, limits, owners, providers, config, now, log, metrics });
   metrics.watch({ inFlight: () => runs.inFlight });
-  const catalog = new Catalog(providers);
   const schedules = new Schedules({ store, now });
   const service = new ServiceState(store, now);
   const calls = chargePorts({ store, idempotency, runs, service, limits });
@@ -143,11 +133,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     sessions: new Sessions({ store, now, config: config.sessions }),
     durable: () => store.durable(),
     calls,
-    providers,
-    upstream,
-    catalog,
-    finder: new Finder(catalog),
-    simulator,
+    ...platforms,
     now,
     log,
     recovered,

@@ -6,11 +6,18 @@
  * Also the follower readings that scheduled runs leave behind: `account_watch` draws an account's follower series
  * from them.
  */
-import type { AppliedParams, Schedule } from "@sdgw/types";
+import type { Schedule } from "@sdgw/types";
 import { newId } from "../../ids.ts";
 import { EVERY_MS, type FollowerReading } from "@sdgw/engine";
 import { isoSeconds, type Store } from "./store.ts";
-import { type ScheduleRecord, type ScheduledStart, scheduleResource } from "../schedules.ts";
+import {
+  NEW_SCHEDULE_COLUMNS,
+  type NewSchedule,
+  newScheduleValues,
+  type ScheduledStart,
+  type ScheduleRecord,
+  scheduleResource,
+} from "../schedules.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS schedules (
@@ -53,28 +60,14 @@ export class Schedules {
   }
 
   /** Creates a schedule whose first run is `every` from now (the creating call is its run of now). */
-  create(input: {
-    workspaceId: string;
-    accountId: string;
-    keyId: string;
-    body: Record<string, unknown>;
-    params: AppliedParams;
-    every: Schedule["every"];
-  }): Schedule {
+  create(input: NewSchedule): Schedule {
     const now = this.deps.now();
     const id = newId("sch");
+    const [, ...rest] = newScheduleValues(id, input, now);
     this.deps.store.run(
-      "INSERT INTO schedules (id, workspace_id, account_id, key_id, body, params, every, status, " +
-        "created_at, next_run_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
+      `INSERT INTO schedules (${NEW_SCHEDULE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
       id,
-      input.workspaceId,
-      input.accountId,
-      input.keyId,
-      JSON.stringify(input.body),
-      JSON.stringify(input.params),
-      input.every,
-      isoSeconds(now),
-      isoSeconds(now + EVERY_MS[input.every]),
+      ...rest,
     );
     return this.resource(this.get(id)!);
   }

@@ -16,15 +16,18 @@
  * CLI disabling its user) stops working from that process's next commit on (D54).
  */
 import type { SessionConfig } from "../../config.ts";
-import { newId } from "../../ids.ts";
-import { isoSeconds, type Store } from "./store.ts";
+import type { Store } from "./store.ts";
 import {
   type ConsoleSession,
+  consoleSession,
   DUMMY_HASH,
-  isEmail,
+  type JoinedUser,
+  joinedUser,
+  SESSION_WITH_USER_SQL,
   LAST_SEEN_EVERY_MS,
   type NewSession,
   newSessionOf,
+  newUserRecord,
   normalizeEmail,
   type SessionRecord,
   type SignInResult,
@@ -69,20 +72,11 @@ export class Sessions {
    * @throws when the email is not an email, or another user has it (in any case).
    */
   createUser(input: { accountId: string; email: string; passwordHash: string }): UserRecord {
-    const email = normalizeEmail(input.email);
-    if (!isEmail(email)) throw new Error(`${JSON.stringify(input.email)} is not an email address`);
+    const user = newUserRecord(input, this.deps.now());
     const { store } = this.deps;
     return store.tx(() => {
-      if (store.get("SELECT 1 FROM users WHERE email = ?", email))
-        throw new Error(`a user with the email ${email} exists`);
-      const user: UserRecord = {
-        id: newId("usr"),
-        account_id: input.accountId,
-        email,
-        password_hash: input.passwordHash,
-        created_at: isoSeconds(this.deps.now()),
-        disabled: 0,
-      };
+      if (store.get("SELECT 1 FROM users WHERE email = ?", user.email))
+        throw new Error(`a user with the email ${user.email} exists`);
       store.run(
         "INSERT INTO users (id, account_id, email, password_hash, created_at, disabled) VALUES (?, ?, ?, ?, ?, 0)",
         user.id,
@@ -190,20 +184,7 @@ export class Sessions {
     if (!TOKEN_SHAPE.test(token)) return null;
     const { store, config } = this.deps;
     const id = sessionIdOf(token);
-    const row = store.get<
-      SessionRecord & {
-        u_id: string;
-        account_id: string;
-        email: string;
-        password_hash: string;
-        u_created_at: string;
-        disabled: number;
-      }
-    >(
-      "SELECT s.*, u.id AS u_id, u.account_id, u.email, u.password_hash, u.created_at AS " +
-        "u_created_at, u.disabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?",
-      id,
-    );
+    const row = store.get<SessionRecord & JoinedUser<string, number>>(`${SESSION_WITH_USER_SQL}?`, id);
     if (!row) return null;
     const now = this.deps.now();
     if (row.disabled || row.expires_at <= now || row.last_seen_at + config.idleMs <= now) {
@@ -224,15 +205,7 @@ export class Sessions {
         store.write("UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?", now, id, now),
       );
     }
-    const user: UserRecord = {
-      id: row.u_id,
-      account_id: row.account_id,
-      email: row.email,
-      password_hash: row.password_hash,
-      created_at: row.u_created_at,
-      disabled: row.disabled,
-    };
-    return { session, user, idleExpiresAt: Math.min(session.expires_at, session.last_seen_at + config.idleMs) };
+    return consoleSession(session, joinedUser(row), config.idleMs);
   }
 
   /** Ends a session (sign-out); true when it was there. */
