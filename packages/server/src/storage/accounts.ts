@@ -2,6 +2,9 @@
  * Accounts, workspaces and keys as every store keeps them (the embedded `Accounts`, PostgreSQL's `PgAccounts`):
  * the records both answer with, field for field, so that the HTTP layer and the tests read them alike.
  */
+import { isoSeconds, keyPrefix } from "@sdgw/engine";
+import { hashKey } from "../ids.ts";
+
 /** An account as stored. */
 export interface AccountRecord {
   id: string;
@@ -83,4 +86,24 @@ export interface NewKey {
   expiresAt?: string | null;
   /** A fixed secret (tests, the conformance kit's keys); default: a new random one. */
   secret?: string;
+}
+
+/**
+ * A new key's stored fields but its id, account, workspace and expiry, in the order of the `keys` columns `hash,
+ * prefix, name, permissions, daily_limit, created_at`: its secret only as SHA-256 and a display prefix, named
+ * `default` and allowed `read_data` unless said otherwise, made `now`.
+ */
+export function newKeyValues(
+  secret: string,
+  input: NewKey,
+  now: number,
+): [string, string, string, string, number | null, string] {
+  return [
+    hashKey(secret),
+    keyPrefix(secret),
+    input.name ?? "default",
+    JSON.stringify(input.permissions ?? ["read_data"]),
+    input.dailyLimit ?? null,
+    isoSeconds(now),
+  ];
 }

@@ -18,7 +18,15 @@
  */
 import { isoSeconds, keyPrefix } from "@sdgw/engine";
 import { hashKey, newId, newKeySecret } from "../../ids.ts";
-import type { AccountRecord, CreatedKey, KeyRecord, NewAccount, NewKey, WorkspaceRecord } from "../accounts.ts";
+import {
+  type AccountRecord,
+  type CreatedKey,
+  type KeyRecord,
+  type NewAccount,
+  type NewKey,
+  newKeyValues,
+  type WorkspaceRecord,
+} from "../accounts.ts";
 import type { Postgres, Sql } from "./database.ts";
 import { storable } from "./text.ts";
 
@@ -228,17 +236,7 @@ export class PgAccounts {
        SELECT $1, $2, w.id, $3, $4, $5, $6, 'active', $7, $8, $9 FROM workspaces w
        WHERE w.account_id = $2 ORDER BY w.created_at, w.id COLLATE "C" LIMIT 1
        RETURNING workspace_id`,
-      [
-        id,
-        input.accountId,
-        hashKey(secret),
-        keyPrefix(secret),
-        input.name ?? "default",
-        JSON.stringify(input.permissions ?? ["read_data"]),
-        input.dailyLimit ?? null,
-        isoSeconds(this.deps.now()),
-        expires,
-      ],
+      [id, input.accountId, ...newKeyValues(secret, input, this.deps.now()), expires],
     );
     if (!row) throw new Error(`no account ${input.accountId}`);
     return { id, secret, prefix: keyPrefix(secret), accountId: input.accountId, workspaceId: row.workspace_id };

@@ -11,7 +11,15 @@
 import { keyPrefix } from "@sdgw/engine";
 import { hashKey, newId, newKeySecret } from "../../ids.ts";
 import { isoSeconds, type Store } from "./store.ts";
-import type { AccountRecord, CreatedKey, KeyRecord, NewAccount, NewKey, WorkspaceRecord } from "../accounts.ts";
+import {
+  type AccountRecord,
+  type CreatedKey,
+  type KeyRecord,
+  type NewAccount,
+  type NewKey,
+  newKeyValues,
+  type WorkspaceRecord,
+} from "../accounts.ts";
 
 /** Dependencies of the accounts system. */
 export interface AccountsDeps {
@@ -160,12 +168,7 @@ export class Accounts {
       id,
       input.accountId,
       ws.id,
-      hashKey(secret),
-      keyPrefix(secret),
-      input.name ?? "default",
-      JSON.stringify(input.permissions ?? ["read_data"]),
-      input.dailyLimit ?? null,
-      isoSeconds(this.deps.now()),
+      ...newKeyValues(secret, input, this.deps.now()),
       input.expiresAt ?? null,
     );
     return { id, secret, prefix: keyPrefix(secret), accountId: input.accountId, workspaceId: ws.id };
