@@ -10,7 +10,7 @@ describe("pnpm generate", () => {
   it("is deterministic: the same spec gives byte-identical files", async () => {
     const [a, b] = [await generateAll(loadSpec()), await generateAll(loadSpec())];
     expect(a.map((f) => f.path)).toEqual(b.map((f) => f.path));
-    a.forEach((f, i) => expect(f.content === b[i]!.content, f.path).toBe(true));
+    for (const [i, f] of a.entries()) expect(f.content === b[i]!.content, f.path).toBe(true);
   });
 
   it("writes only under packages/<name>/src/generated/ and marks every file as generated", async () => {
@@ -28,7 +28,7 @@ describe("pnpm generate", () => {
 
   it("--check fails, naming the stale files, after an edit of the spec that was not regenerated", () => {
     const edited = readFileSync(SPEC_PATH, "utf8").replace(
-      /    Count:\n      description: Maximum items per platform, 1 to 20.\n      type: integer\n      minimum: 1\n      maximum: 20\n/,
+      "    Count:\n      description: Maximum items per platform, 1 to 20.\n      type: integer\n      minimum: 1\n      maximum: 20\n",
       "    Count:\n      description: Maximum items per platform, 1 to 25.\n      type: integer\n      minimum: 1\n      maximum: 25\n",
     );
     expect(edited).not.toBe(readFileSync(SPEC_PATH, "utf8"));

@@ -10,7 +10,7 @@
  *   in those READMEs that no figure measures fails the test unless it is listed as no package's size.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
@@ -36,7 +36,7 @@ interface Block {
 }
 
 /** The `ts` blocks of a Markdown file, with the line each starts on. */
-export function typescriptBlocks(file: string): Block[] {
+function typescriptBlocks(file: string): Block[] {
   const lines = readFileSync(join(ROOT, file), "utf8").split("\n");
   const blocks: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -170,7 +170,7 @@ interface Figure {
  * How far a figure may be from what is measured: 3 % of the measured size, plus half a unit of the figure's last
  * digit (`1.0 MiB` stands for 0.95–1.05 MiB; `4,049 B` for itself).
  */
-export const TOLERANCE = 0.03;
+const TOLERANCE = 0.03;
 
 const once = <T>(f: () => Promise<T>) => {
   let p: Promise<T> | undefined;
@@ -312,7 +312,8 @@ describe(`the READMEs' size figures, measured on the installed packages (within 
       console.log(`${figure.file}: "${m![0]}" → ${Math.round(bytes)} B stated, ${measured} B measured`);
       expect(
         Math.abs(bytes - measured),
-        `${figure.file}: "${m![0]}" says ${Math.round(bytes)} B; the installed package measures ${measured} B (${(measured / UNITS[m![2]!]!).toFixed(2)} ${m![2]}): update the figure`,
+        `${figure.file}: "${m![0]}" says ${Math.round(bytes)} B; the installed package ` +
+          `measures ${measured} B (${(measured / UNITS[m![2]!]!).toFixed(2)} ${m![2]}): update the figure`,
       ).toBeLessThanOrEqual(allowed);
     },
     120_000,

@@ -175,7 +175,9 @@ export function profileLines(raw: ProfileSummary, sdk: ProfileSummary): string[]
   const lpad = (s: string, w: number) => " ".repeat(Math.max(0, w - [...s].length)) + s;
   const busy = (s: ProfileSummary) => s.totalUs - (s.byCategory.get("(idle)") ?? 0);
   out(
-    `  CPU busy per call (all but idle): raw ${f(busy(raw))} µs, SDK ${f(busy(sdk))} µs, +${f(busy(sdk) - busy(raw))} µs (${raw.calls} and ${sdk.calls} calls, ${raw.samples} and ${sdk.samples} samples)`,
+    `  CPU busy per call (all but idle): raw ${f(busy(raw))} µs, SDK ${f(busy(sdk))} µs, ` +
+      `+${f(busy(sdk) - busy(raw))} µs (${raw.calls} and ${sdk.calls} calls, ${raw.samples} ` +
+      `and ${sdk.samples} samples)`,
   );
   out(`  self time by code, µs per call          ${lpad("raw", 8)} ${lpad("SDK", 8)} ${lpad("SDK-raw", 8)}`);
   for (const c of CATEGORIES) {

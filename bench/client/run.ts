@@ -431,7 +431,9 @@ const sign = (x: number) => (x >= 0 ? "+" : "") + us(x);
 const kb = (b: number) => `${(b / 1024).toFixed(2)} KiB`;
 
 out(
-  `Client benchmark: node ${process.version} (undici ${process.versions.undici}), ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? "?"}), ${new Date().toISOString()}`,
+  `Client benchmark: node ${process.version} ` +
+    `(undici ${process.versions["undici"]}), ${availableParallelism()} cores ` +
+    `(${cpus()[0]?.model.trim() ?? "?"}), ${new Date().toISOString()}`,
 );
 out(
   `Server: node:http on ${baseUrl} in its own process, GET /v1/search answers fixtures/search/ok-xiaohongshu.json (${bytes} bytes, 200, application/json)`,
@@ -440,7 +442,9 @@ out(
   `  raw: fetch(url + "?" + new URLSearchParams(query), { headers: { "X-API-Key", "Idempotency-Key": crypto.randomUUID() } }), res.ok, await res.json()`,
 );
 out(
-  `  SDK: client.search({ platform: "xiaohongshu", query: "露营装备", count: 10 }) of @sdgw/client from ${SDK_FROM === "dist" ? "packages/client/dist/index.js" : "packages/client/src/index.ts"} (${SDK_FROM === "dist" ? buildNote : "from source"})`,
+  `  SDK: client.search({ platform: "xiaohongshu", query: "露营装备", count: 10 }) of @sdgw/client ` +
+    `from ${SDK_FROM === "dist" ? "packages/client/dist/index.js" : "packages/client/src/index.ts"} ` +
+    `(${SDK_FROM === "dist" ? buildNote : "from source"})`,
 );
 out(`  both: Node's global fetch, its default keep-alive agent; the server saw, per contender:`);
 for (const mode of MODES) {
@@ -467,18 +471,32 @@ out(
   `  per turn = SDK/raw time per call of the two samples taken back to back: median, quartiles, 95% CI of the median.`,
 );
 out(
-  `  ${pad("conc", 5)} ${pad("contender", 10)} ${lpad("calls/s", 8)} ${lpad("best", 7)} ${lpad("±", 5)} ${lpad("time/call µs", 13)} ${lpad("mean µs", 9)} ${lpad("p50 µs", 9)} ${lpad("p99 µs", 9)} ${lpad("cpu µs", 8)} ${lpad("gc µs", 7)} ${lpad("calls", 7)}`,
+  `  ${pad("conc", 5)} ${pad("contender", 10)} ${lpad("calls/s", 8)} ${lpad("best", 7)} ${lpad("±", 5)} ${lpad(
+    "time/call µs",
+    13,
+  )} ${lpad("mean µs", 9)} ${lpad("p50 µs", 9)} ${lpad("p99 µs", 9)} ${lpad(
+    "cpu µs",
+    8,
+  )} ${lpad("gc µs", 7)} ${lpad("calls", 7)}`,
 );
 for (const row of table) {
   for (const mode of MODES) {
     const s = row[mode];
     out(
-      `  ${pad(String(row.concurrency), 5)} ${pad(mode === "raw" ? "raw fetch" : "SDK", 10)} ${lpad(s.callsPerSec.toFixed(0), 8)} ${lpad(s.bestCallsPerSec.toFixed(0), 7)} ${lpad(`${(s.spread * 100).toFixed(0)}%`, 5)} ${lpad(us(s.timePerCallUs), 13)} ${lpad(us(s.meanUs), 9)} ${lpad(us(s.p50Us), 9)} ${lpad(us(s.p99Us), 9)} ${lpad(us(s.cpuUs), 8)} ${lpad(us(s.gcUs), 7)} ${lpad(String(s.calls), 7)}`,
+      `  ${pad(String(row.concurrency), 5)} ${pad(mode === "raw" ? "raw fetch" : "SDK", 10)} ` +
+        `${lpad(s.callsPerSec.toFixed(0), 8)} ${lpad(s.bestCallsPerSec.toFixed(0), 7)} ` +
+        `${lpad(`${(s.spread * 100).toFixed(0)}%`, 5)} ${lpad(us(s.timePerCallUs), 13)} ` +
+        `${lpad(us(s.meanUs), 9)} ${lpad(us(s.p50Us), 9)} ${lpad(us(s.p99Us), 9)} ` +
+        `${lpad(us(s.cpuUs), 8)} ${lpad(us(s.gcUs), 7)} ${lpad(String(s.calls), 7)}`,
     );
   }
   out(
-    `  ${pad("", 5)} ${pad("SDK/raw", 10)} time per call ${row.ratio.toFixed(3)}x (${sign(row.sdk.timePerCallUs - row.raw.timePerCallUs)} µs); per turn ${row.turnRatio.toFixed(3)}x ` +
-      `(quartiles ${row.turnQuartiles[0].toFixed(2)}-${row.turnQuartiles[1].toFixed(2)}, 95% CI of the median ${row.turnCI[0].toFixed(3)}-${row.turnCI[1].toFixed(3)}); best samples ${row.bestRatio.toFixed(3)}x; client CPU per call ${row.cpuRatio.toFixed(3)}x (${sign(row.sdk.cpuUs - row.raw.cpuUs)} µs)`,
+    `  ${pad("", 5)} ${pad("SDK/raw", 10)} time per call ${row.ratio.toFixed(3)}x ` +
+      `(${sign(row.sdk.timePerCallUs - row.raw.timePerCallUs)} µs); per turn ${row.turnRatio.toFixed(3)}x ` +
+      `(quartiles ${row.turnQuartiles[0].toFixed(2)}-${row.turnQuartiles[1].toFixed(2)}, 95% CI of ` +
+      `the median ${row.turnCI[0].toFixed(3)}-${row.turnCI[1].toFixed(3)}); best ` +
+      `samples ${row.bestRatio.toFixed(3)}x; client CPU per call ${row.cpuRatio.toFixed(3)}x ` +
+      `(${sign(row.sdk.cpuUs - row.raw.cpuUs)} µs)`,
   );
 }
 out("");
@@ -489,11 +507,20 @@ out(
   `  and answers the fixture as a Response (the SDK gets it through its fetch option); ${STUB_ROUNDS} turns of ${SAMPLE_MS} ms, concurrency 1:`,
 );
 out(
-  `  raw ${us(stub.rawUs)} µs per call, SDK ${us(stub.sdkUs)} µs (${(stub.sdkUs / stub.rawUs).toFixed(2)}x; per turn ${median(stub.turnRatios).toFixed(2)}x): the SDK adds ${us(stubAddedUs)} µs ` +
+  `  raw ${us(stub.rawUs)} µs per call, SDK ${us(stub.sdkUs)} µs ` +
+    `(${(stub.sdkUs / stub.rawUs).toFixed(2)}x; per turn ${median(stub.turnRatios).toFixed(2)}x): the ` +
+    `SDK adds ${us(stubAddedUs)} µs ` +
     `per call on the client (CPU: ${sign(stub.sdkCpuUs - stub.rawCpuUs)} µs)`,
 );
 out(
-  `  ${sign(stubAddedUs)} µs on the raw time per call above would be ${table.map((row) => `${((row.raw.timePerCallUs + stubAddedUs) / row.raw.timePerCallUs).toFixed(3)}x at concurrency ${row.concurrency}`).join(", ")}: ` +
+  `  ${sign(stubAddedUs)} µs on the raw time per call above would ` +
+    `be ${table
+      .map(
+        (row) =>
+          `${((row.raw.timePerCallUs + stubAddedUs) / row.raw.timePerCallUs).toFixed(3)}x ` +
+          `at concurrency ${row.concurrency}`,
+      )
+      .join(", ")}: ` +
     `a lower bound (between real I/O, with the server busy on the other core, the same code runs slower)`,
 );
 out("");
@@ -522,33 +549,38 @@ out("Target");
 out(
   `  SDK time per call ≤ ${TARGET.toFixed(2)}x raw fetch: ${met ? "MET" : "NOT MET"} (` +
     table.map((row) => `concurrency ${row.concurrency}: ${row.ratio.toFixed(3)}x`).join(", ") +
-    `; per turn: ${table.map((row) => `${row.turnRatio.toFixed(3)}x`).join(", ")}; best samples: ${table.map((row) => `${row.bestRatio.toFixed(3)}x`).join(", ")})`,
+    `; per turn: ${table.map((row) => `${row.turnRatio.toFixed(3)}x`).join(", ")}; best ` +
+    `samples: ${table.map((row) => `${row.bestRatio.toFixed(3)}x`).join(", ")})`,
 );
 const straddle = table.filter((row) => row.turnCI[0] <= TARGET && row.turnCI[1] >= TARGET);
 if (straddle.length) {
   out(
     `  borderline: at concurrency ${straddle.map((row) => row.concurrency).join(" and ")} the 95% CI of the per-turn ratio ` +
-      `(${straddle.map((row) => `${row.turnCI[0].toFixed(3)}-${row.turnCI[1].toFixed(3)}`).join(", ")}) contains ${TARGET.toFixed(2)}: another run may give the other verdict`,
+      `(${straddle.map((row) => `${row.turnCI[0].toFixed(3)}-${row.turnCI[1].toFixed(3)}`).join(", ")}) ` +
+      `contains ${TARGET.toFixed(2)}: another run may give the other verdict`,
   );
 }
 if (instructions) {
   const { raw, sdk } = instructions;
   out(
-    `Instructions per call (valgrind callgrind, concurrency 1, (${INSTR.many} calls - ${INSTR.few} calls) / ${INSTR.many - INSTR.few}; repeatable under load): ` +
-      `raw ${Math.round(raw).toLocaleString("en")}, SDK ${Math.round(sdk).toLocaleString("en")}: ${(sdk / raw).toFixed(3)}x (${sdk >= raw ? "+" : ""}${Math.round(sdk - raw).toLocaleString("en")})`,
+    `Instructions per call (valgrind callgrind, concurrency 1, (${INSTR.many} calls - ${INSTR.few} ` +
+      `calls) / ${INSTR.many - INSTR.few}; repeatable under load): ` +
+      `raw ${Math.round(raw).toLocaleString("en")}, ` +
+      `SDK ${Math.round(sdk).toLocaleString("en")}: ${(sdk / raw).toFixed(3)}x ` +
+      `(${sdk >= raw ? "+" : ""}${Math.round(sdk - raw).toLocaleString("en")})`,
   );
 }
 out(`  (run took ${((Date.now() - started) / 1000).toFixed(0)} s)`);
 
-process.stdout.write(lines.join("\n") + "\n");
+process.stdout.write(`${lines.join("\n")}\n`);
 
 mkdirSync(join(ROOT, "bench/results"), { recursive: true });
 writeFileSync(
   join(ROOT, "bench/results/client.json"),
-  JSON.stringify(
+  `${JSON.stringify(
     {
       node: process.version,
-      undici: process.versions.undici,
+      undici: process.versions["undici"],
       cores: availableParallelism(),
       date: new Date().toISOString(),
       sdkFrom: SDK_FROM,
@@ -585,5 +617,5 @@ writeFileSync(
     },
     null,
     2,
-  ) + "\n",
+  )}\n`,
 );

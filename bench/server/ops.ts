@@ -93,7 +93,8 @@ if (process.argv[2] === "serve") {
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const [b, c] = [got["bare"]!, got["counted"]!];
     console.log(
-      `median: bare ${Math.round(median(b.rps))} requests/s, ${median(b.cpu).toFixed(1)} µs; counted ${Math.round(median(c.rps))} requests/s, ${median(c.cpu).toFixed(1)} µs; ` +
+      `median: bare ${Math.round(median(b.rps))} requests/s, ${median(b.cpu).toFixed(1)} µs; ` +
+        `counted ${Math.round(median(c.rps))} requests/s, ${median(c.cpu).toFixed(1)} µs; ` +
         `the hook and the request's context: ${(median(c.cpu) - median(b.cpu)).toFixed(1)} µs CPU per request`,
     );
   } finally {

@@ -4,7 +4,8 @@
  * two bare Fastify routes that answer the same answer: `object` (the answer parsed once, serialized by Fastify on
  * every request, as any route returning an answer does) and `bytes` (the answer's bytes sent as they are, as the
  * reference server sends its prepared bytes); and a third, `data`, that asks the same simulator for each request's own
- * query and answers its items (the cost of producing the data alone, which the gateway pays too). With autocannon, in one run, each server in its own process. Rounds
+ * query and answers its items (the cost of producing the data alone, which the gateway pays too). With autocannon, in
+ * one run, each server in its own process. Rounds
  * alternate the servers so that all see the same load of a shared machine, at each `count` (default 1 and 20).
  *
  * Default workload: varied charged calls, a new query and a new Idempotency-Key each (the simulator's memo never
@@ -566,7 +567,16 @@ try {
     a.map((r, i) => (r[m] !== null && b[i]?.[m] ? (r[m] as number) / (b[i]![m] as number) : null));
 
   const lines = [
-    `bench/server: GET /v1/search (xiaohongshu), ${replays > 0 ? `replays of ${replays} Idempotency-Keys` : fixed ? "one fixed query (the simulator's memo answers), a new Idempotency-Key each" : "varied charged calls (a new query and Idempotency-Key each)"}, ${connections} connections${onPg ? ` (split over the ${instances} instance(s) on PostgreSQL)` : ""}, ${rounds} rounds of ${seconds} s; median (min–max) over rounds`,
+    `bench/server: GET /v1/search ` +
+      `(xiaohongshu), ${
+        replays > 0
+          ? `replays of ${replays} Idempotency-Keys`
+          : fixed
+            ? "one fixed query (the simulator's memo answers), a new Idempotency-Key each"
+            : "varied charged calls (a new query and Idempotency-Key each)"
+      }, ${connections} ` +
+      `connections${onPg ? ` (split over the ${instances} instance(s) on PostgreSQL)` : ""}, ${rounds} ` +
+      `rounds of ${seconds} s; median (min–max) over rounds`,
   ];
   const report: Record<number, unknown> = {};
   let failed = false;
@@ -625,7 +635,8 @@ try {
         // `data` produces the answer's data as the gateway does: a comparison, not the issue's target (same answer).
         const targets = bare === "data" ? "" : ` (target ≤ 1.6×: ${met(cpu, 1.6)})`;
         lines.push(
-          `${SHORT[who]} / ${bare}: CPU per request ${fmt(cpu, 2, "×")}${targets}, p99 ${fmt(p99, 2, "×")}${bare === "data" ? "" : ` (target ≤ 2×: ${met(p99, 2)})`}`,
+          `${SHORT[who]} / ${bare}: CPU per request ${fmt(cpu, 2, "×")}${targets}, ` +
+            `p99 ${fmt(p99, 2, "×")}${bare === "data" ? "" : ` (target ≤ 2×: ${met(p99, 2)})`}`,
         );
       }
     }
@@ -656,7 +667,9 @@ try {
       ratios["pg/pgfloor.p99"] = p99;
       ratios["pg+backends/pgfloor+backends.cpuUs"] = cpu;
       lines.push(
-        `${SHORT.pg} / pg floor: requests/s ${fmt(rps, 2, "×")}, p99 ${fmt(p99, 2, "×")}, CPU per request with the backends ${fmt(cpu, 2, "×")}; pg floor's backends ${fmt(summary.pgfloor!.dbCpuUs ?? null)} µs/transaction`,
+        `${SHORT.pg} / pg floor: requests/s ${fmt(rps, 2, "×")}, p99 ${fmt(p99, 2, "×")}, CPU per ` +
+          `request with the backends ${fmt(cpu, 2, "×")}; pg floor's ` +
+          `backends ${fmt(summary.pgfloor!.dbCpuUs ?? null)} µs/transaction`,
       );
     }
     if (rs.base) {
@@ -681,25 +694,41 @@ try {
       const whole = spread(withDb.map((x, i) => (x !== null && rs.sdgw![i]?.cpuUs ? x / rs.sdgw![i]!.cpuUs! : null)));
       ratios["pg+backends/sdgw.cpuUs"] = whole;
       lines.push(
-        `${SHORT.pg}: PostgreSQL's backends on the bench's database, CPU µs/request ${fmt(summary.pg!.dbCpuUs ?? null)} (not in the table); servers + backends ${fmt(spread(withDb))} µs/request, ${fmt(whole, 2, "×")} ours`,
+        `${SHORT.pg}: PostgreSQL's backends on the bench's database, CPU ` +
+          `µs/request ${fmt(summary.pg!.dbCpuUs ?? null)} (not in the table); servers + ` +
+          `backends ${fmt(spread(withDb))} µs/request, ${fmt(whole, 2, "×")} ours`,
       );
     }
     report[count] = { bytes: bytesOf[count], summary, ratios, rounds: rs };
   }
   lines.push(
     "",
-    `RSS (MiB) at start → after warm-up → at the end: ${servers.map(([who]) => `${who === "pg" ? `${SHORT.pg} (sum of ${instances} process${instances > 1 ? "es" : ""})` : who} ${rss[who]!.start} → ${rss[who]!.warm} → ${rss[who]!.end}`).join("; ")} (the 2-minute growth bound is pnpm test:soak's)`,
+    `RSS (MiB) at start → after warm-up → at the ` +
+      `end: ${servers
+        .map(
+          ([who]) =>
+            `${
+              who === "pg" ? `${SHORT.pg} (sum of ${instances} process${instances > 1 ? "es" : ""})` : who
+            } ${rss[who]!.start} → ${rss[who]!.warm} → ${rss[who]!.end}`,
+        )
+        .join("; ")} (the 2-minute growth bound is pnpm test:soak's)`,
   );
   // Disk per charged call: only meaningful when every request was one (no --replays).
   if (commitsPer)
     lines.push(
-      `committed transactions (pg_stat_database.xact_commit) per charged call: ${SHORT.pg} ${commitsPer.pg.toFixed(2)}; per charge of the pg floor ${commitsPer.pgfloor.toFixed(2)} (warm-up and rounds, background work of the instances included)`,
+      `committed transactions (pg_stat_database.xact_commit) per charged ` +
+        `call: ${SHORT.pg} ${commitsPer.pg.toFixed(2)}; per charge of the pg ` +
+        `floor ${commitsPer.pgfloor.toFixed(2)} (warm-up and rounds, background work of the instances included)`,
     );
   for (const [who, id] of Object.entries(identity)) {
     const label = who === "pg" ? SHORT.pg : "ours";
     if (id.broken.length) failed = true;
     lines.push(
-      `ledger identity, ${label}: ${id.broken.length ? `BROKEN on ${id.broken.length} of ${id.accounts} accounts: ${id.broken.slice(0, 3).join("; ")}` : `balance = grants − charges and nothing held on all ${id.accounts} accounts`}; ${id.charges} charges for ${answered[who as "sdgw" | "pg"]} answers counted`,
+      `ledger identity, ${label}: ${
+        id.broken.length
+          ? `BROKEN on ${id.broken.length} of ${id.accounts} accounts: ${id.broken.slice(0, 3).join("; ")}`
+          : `balance = grants − charges and nothing held on all ${id.accounts} accounts`
+      }; ${id.charges} charges for ${answered[who as "sdgw" | "pg"]} answers counted`,
     );
   }
   if (replays === 0) {
@@ -709,7 +738,8 @@ try {
     if (disk.base) lines.push(`disk per charged call: base ${per(disk.base, answered.base!)} (${answered.base} calls)`);
     if (pgBytes !== null)
       lines.push(
-        `disk per charged call: ${SHORT.pg} ${Math.round(pgBytes / answered.pg!)} B of database (pg_database_size, answers in their rows; ${answered.pg} calls)`,
+        `disk per charged call: ${SHORT.pg} ${Math.round(pgBytes / answered.pg!)} B of database ` +
+          `(pg_database_size, answers in their rows; ${answered.pg} calls)`,
       );
   }
   console.log(lines.join("\n"));

@@ -106,11 +106,14 @@ try {
       .filter(([s]) => s.startsWith("5"))
       .reduce((a, [, v]) => a + v.count, 0);
   console.log(
-    `RSS of the server: ${start.toFixed(0)} MiB at start, ${afterWarmup.toFixed(0)} MiB after a warm-up of ${warm.requests.total} requests, ${afterLoad.toFixed(0)} MiB after ${seconds} s more (${run.requests.total} requests, ${run.requests.average.toFixed(0)}/s)`,
+    `RSS of the server: ${start.toFixed(0)} MiB at start, ${afterWarmup.toFixed(0)} MiB after a ` +
+      `warm-up of ${warm.requests.total} requests, ${afterLoad.toFixed(0)} MiB after ${seconds} s more ` +
+      `(${run.requests.total} requests, ${run.requests.average.toFixed(0)}/s)`,
   );
   const non2xx = warm.non2xx + run.non2xx;
   console.log(
-    `growth after the warm-up: ${growth.toFixed(1)} MiB (bound ${boundMiB} MiB); 5xx: ${fivexx(warm) + fivexx(run)}; other non-2xx: ${non2xx}; transport errors: ${warm.errors + run.errors}`,
+    `growth after the warm-up: ${growth.toFixed(1)} MiB (bound ${boundMiB} MiB); ` +
+      `5xx: ${fivexx(warm) + fivexx(run)}; other non-2xx: ${non2xx}; transport errors: ${warm.errors + run.errors}`,
   );
   // Every call here is valid and funded: anything but a 2xx means the load measured something else than calls.
   if (growth > boundMiB || fivexx(warm) + fivexx(run) > 0 || non2xx > 0) {

@@ -44,4 +44,4 @@ if (mode === "ajv") {
   ok = m.validateSearchEnvelope(large).ok;
 }
 const t1 = process.hrtime.bigint();
-process.stdout.write(JSON.stringify({ ms: Number(t1 - t0) / 1e6, ok }) + "\n");
+process.stdout.write(`${JSON.stringify({ ms: Number(t1 - t0) / 1e6, ok })}\n`);

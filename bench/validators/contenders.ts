@@ -63,7 +63,9 @@ async function ajv(doc: SchemaDoc, mode: "full" | "fast"): Promise<Contender> {
   return {
     key: mode === "full" ? "b" : "bf",
     label: mode === "full" ? "(b) ajv 8 at run time" : "(bf) ajv 8, fast formats",
-    route: `Ajv2020 + ajv-formats ${mode}, same document and options (inlineRefs default), compiled at start-up${mode === "fast" ? " (accepts 2025-02-30)" : ""}`,
+    route:
+      `Ajv2020 + ajv-formats ${mode}, same document and options (inlineRefs default), compiled ` +
+      `at start-up${mode === "fast" ? " (accepts 2025-02-30)" : ""}`,
     build(name) {
       const validate = instance.getSchema(`${SCHEMA_ID}#/$defs/${name}`);
       if (!validate) throw new Error(`ajv found no ${name}`);

@@ -71,7 +71,10 @@ function checksOf(c: Contender): (name: AnswerSchema) => Check {
   const cache = new Map<AnswerSchema, Check>();
   return (name) => {
     let check = cache.get(name);
-    if (!check) cache.set(name, (check = c.build(name)));
+    if (!check) {
+      check = c.build(name);
+      cache.set(name, check);
+    }
     return check;
   };
 }
@@ -130,7 +133,7 @@ function prepare(c: Contender): Entry {
   } else {
     const checks = corpus.map((f) => get(f.schema));
     const bodies = corpus.map((f) => f.body);
-    const refused = corpus.filter((f, i) => !checks[i]!(bodies[i]));
+    const refused = corpus.filter((_f, i) => !checks[i]!(bodies[i]));
     corpusW = refused.length
       ? {
           run: null,
@@ -346,7 +349,8 @@ for (const e of entries) out(`  ${pad(e.contender.label, W)} ${e.contender.route
 out("");
 out("Correctness (checked before timing; a contender is timed only on workloads it gets right)");
 out(
-  `  ${pad("contender", W)} ${pad("corpus", 14)} ${pad("large", 8)} ${broken.map((b) => pad(`rejects ${b.name}`, 33)).join("")}agrees with (a) on mutated fixtures`,
+  `  ${pad("contender", W)} ${pad("corpus", 14)} ${pad("large", 8)} ${broken.map((b) => pad(`rejects ${b.name}`, 33)).join("")}agrees ` +
+    `with (a) on mutated fixtures`,
 );
 for (const e of entries) {
   const corpusV = e.corpus.run ? e.corpus.verdict : "FAILS";
@@ -362,7 +366,9 @@ for (const e of entries) {
   for (const ex of e.disagreements.examples) out(`  ${e.contender.label} differs: ${ex}`);
 }
 out(
-  `  (mutated fixtures: ${mutated.length} variants, ${oursOnMutated.filter((x) => !x).length} of them refused by ours: first key dropped, unknown key at the top and in the last object, last string emptied, last number -1)`,
+  `  (mutated fixtures: ${mutated.length} variants, ${oursOnMutated.filter((x) => !x).length} of ` +
+    `them refused by ours: first key dropped, unknown key at the top and in the last object, last ` +
+    `string emptied, last number -1)`,
 );
 out("");
 out(
@@ -373,7 +379,10 @@ out(
 );
 out(`  that of (a): above 1x is faster than ours. range = slowest–fastest sample; ±: widest sample off the median.`);
 out(
-  `  ${pad("contender", W)} ${lpad("corpus ops/s", 13)} ${lpad("range", 13)} ${lpad("vs (a)", 7)} ${lpad("±", 5)}   ${lpad("large ops/s", 12)} ${lpad("range", 13)} ${lpad("vs (a)", 7)} ${lpad("±", 5)}`,
+  `  ${pad("contender", W)} ${lpad("corpus ops/s", 13)} ${lpad("range", 13)} ${lpad(
+    "vs (a)",
+    7,
+  )} ${lpad("±", 5)}   ${lpad("large ops/s", 12)} ${lpad("range", 13)} ${lpad("vs (a)", 7)} ${lpad("±", 5)}`,
 );
 for (const e of entries) {
   const cells = (w: "corpus" | "large", base: number | null) => {
@@ -390,7 +399,8 @@ for (const e of entries) {
   const [c, cb, cr, cs] = cells("corpus", aCorpus);
   const [l, lb, lr, ls] = cells("large", aLarge);
   out(
-    `  ${pad(e.contender.label, W)} ${lpad(c!, 13)} ${lpad(cb!, 13)} ${lpad(cr!, 7)} ${lpad(cs!, 5)}   ${lpad(l!, 12)} ${lpad(lb!, 13)} ${lpad(lr!, 7)} ${lpad(ls!, 5)}`,
+    `  ${pad(e.contender.label, W)} ${lpad(c!, 13)} ${lpad(cb!, 13)} ${lpad(cr!, 7)} ${lpad(cs!, 5)} ` +
+      `  ${lpad(l!, 12)} ${lpad(lb!, 13)} ${lpad(lr!, 7)} ${lpad(ls!, 5)}`,
   );
 }
 out("");
@@ -453,12 +463,15 @@ out(
   `  (a) >= 0.9x runtime ajv with fast formats on the large answer, one process: ${vsFast.median >= 0.9 ? "MET" : "NOT MET"} (${fmtRange(vsFast, x2)})`,
 );
 out(
-  `  (a) >= 3x runtime ajv with full formats on the fixture corpus, one process: ${vsFullCorpus.median >= 3 ? "MET" : "NOT MET"} (${fmtRange(vsFullCorpus, x2)})`,
+  `  (a) >= 3x runtime ajv with full formats on the fixture corpus, one ` +
+    `process: ${vsFullCorpus.median >= 3 ? "MET" : "NOT MET"} (${fmtRange(vsFullCorpus, x2)})`,
 );
 out(
   `  (a) at least as fast as the fastest of (b), (c), (d) on the large answer: ${speedMet ? "MET" : "NOT MET"}` +
     (fastest && aLarge !== null
-      ? ` (median: (a) ${fmtOps(aLarge)} ops/s, fastest other ${fastest.e.contender.label} ${fmtOps(fastest.ops)}, (a) at ${(aLarge / fastest.ops).toFixed(2)}x of it;`
+      ? ` (median: (a) ${fmtOps(aLarge)} ops/s, fastest ` +
+        `other ${fastest.e.contender.label} ${fmtOps(fastest.ops)}, (a) ` +
+        `at ${(aLarge / fastest.ops).toFixed(2)}x of it;`
       : "") +
     (bestOther && aLarge !== null
       ? ` best samples: (a) ${fmtOps(best(aEntry))}, ${bestOther.e.contender.label} ${fmtOps(bestOther.ops)})`
@@ -466,16 +479,18 @@ out(
 );
 const coldVerdict = (r: number | null) => (r === null ? "-" : `${r >= 5 ? "MET" : "NOT MET"} (${r.toFixed(1)}x)`);
 out(
-  `  cold start of (a) at least 5x faster than (b), judged on the shipped bundle: ${coldVerdict(coldRatioDist)} (from src, where Node also strips the types of our .ts: ${coldRatio === null ? "-" : coldRatio.toFixed(1) + "x"})`,
+  `  cold start of (a) at least 5x faster than (b), judged on the shipped ` +
+    `bundle: ${coldVerdict(coldRatioDist)} (from src, where Node also strips the types of our ` +
+    `.ts: ${coldRatio === null ? "-" : `${coldRatio.toFixed(1)}x`})`,
 );
 out(`  (run took ${((Date.now() - started) / 1000).toFixed(0)} s)`);
 
-process.stdout.write(lines.join("\n") + "\n");
+process.stdout.write(`${lines.join("\n")}\n`);
 
 mkdirSync(join(ROOT, "bench/results"), { recursive: true });
 writeFileSync(
   join(ROOT, "bench/results/validators.json"),
-  JSON.stringify(
+  `${JSON.stringify(
     {
       node: process.version,
       cores: availableParallelism(),
@@ -526,5 +541,5 @@ writeFileSync(
     },
     null,
     2,
-  ) + "\n",
+  )}\n`,
 );

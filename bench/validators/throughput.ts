@@ -39,7 +39,10 @@ for (const key of keys) {
   const cache = new Map<AnswerSchema, Check>();
   const check = (name: AnswerSchema) => {
     let c = cache.get(name);
-    if (!c) cache.set(name, (c = contender.build(name)));
+    if (!c) {
+      c = contender.build(name);
+      cache.set(name, c);
+    }
     return c;
   };
   if (input.workloads.includes("corpus")) {
@@ -92,4 +95,4 @@ for (let r = 0; r < input.rounds; r++) {
     samples[run.key]![run.workload]!.push(sample(run.fn, run.batch, input.sampleMs));
   }
 }
-process.stdout.write(JSON.stringify({ ...samples, sink }) + "\n");
+process.stdout.write(`${JSON.stringify({ ...samples, sink })}\n`);

@@ -55,7 +55,7 @@ const refName = (ref: string) => ref.replace(SCHEMA_ID, "").replace(/^#\/(\$defs
 function unionMembers(doc: OpenApiDoc, name: string): string[] {
   const def = doc.components.schemas[name] as Schema;
   const list = (def["oneOf"] ?? def["anyOf"]) as Schema[] | undefined;
-  if (!list || !list.every((b) => typeof b["$ref"] === "string")) return [name];
+  if (!list?.every((b) => typeof b["$ref"] === "string")) return [name];
   return list.flatMap((b) => [refName(b["$ref"] as string), ...unionMembers(doc, refName(b["$ref"] as string))]);
 }
 
@@ -232,7 +232,7 @@ export function mutations(corpus: Fixture[]): Array<{ schema: AnswerSchema; valu
     const walk = (node: unknown, path: Path) => {
       if (typeof node === "string") strings.push(path);
       else if (typeof node === "number") numbers.push(path);
-      else if (Array.isArray(node)) node.forEach((v, i) => walk(v, [...path, i]));
+      else if (Array.isArray(node)) for (const [i, v] of node.entries()) walk(v, [...path, i]);
       else if (node && typeof node === "object") {
         objects.push(path);
         for (const [k, v] of Object.entries(node)) walk(v, [...path, k]);
@@ -254,7 +254,7 @@ export function mutations(corpus: Fixture[]): Array<{ schema: AnswerSchema; valu
     if (firstKey) variant("key dropped", [firstKey], (h, k) => delete h[k]);
     variant("unknown key", ["zz_unknown"], (h, k) => (h[k] = 1));
     const last = objects[objects.length - 1];
-    if (last && last.length) variant("unknown key", [...last, "zz_unknown"], (h, k) => (h[k] = 1));
+    if (last?.length) variant("unknown key", [...last, "zz_unknown"], (h, k) => (h[k] = 1));
     const str = strings[strings.length - 1];
     if (str) variant("string emptied", str, (h, k) => (h[k] = ""));
     const num = numbers[numbers.length - 1];

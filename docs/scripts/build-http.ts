@@ -28,7 +28,9 @@ html = html
   .replace(CDN, "./redoc.standalone.js")
   .replace(
     "<body>",
-    '<body><p style="margin:0;padding:8px 16px;font:14px sans-serif;background:#f4f6fa">Also: <a href="./errors.html">the error catalogue</a> (every code, its HTTP status, whether to retry, an example).</p>',
+    '<body><p style="margin:0;padding:8px 16px;font:14px sans-serif;background:#f4f6fa">Also: <a ' +
+      'href="./errors.html">the error catalogue</a> (every code, its HTTP status, whether to ' +
+      "retry, an example).</p>",
   );
 if (/https:\/\/cdn\.redocly\.com\/redoc/.test(html))
   throw new Error("docs/http/index.html still loads Redoc from the CDN");
@@ -76,26 +78,43 @@ const rows = Object.entries(catalogue).map(([name, row]) => {
     .map((s) => (s === 200 ? "200 (inside an envelope's <code>error</code>)" : String(s)))
     .join(", ");
   const retry = row.retry === "depends" ? "depends: the error's own <code>retryable</code>" : row.retry ? "yes" : "no";
-  return `<section id="${esc(name)}">
+  return (
+    `<section id="${esc(name)}">
 <h2>${code(name)}</h2>
 <p>${esc(row.meaning)}</p>
-<table><tr><th>HTTP status</th><td>${statuses}</td></tr><tr><th>retry helps</th><td>${retry}</td></tr><tr><th>inside an envelope</th><td>${where[row.envelope]}</td></tr><tr><th><code>fix</code> members</th><td>${fix.length ? fix.map(code).join(", ") : "—"}</td></tr></table>
-${example ? `<p>Example (<code>fixtures/errors/${esc(example.file)}</code>):</p>\n<pre>${esc(JSON.stringify(example.body, null, 2))}</pre>` : "<p>Example: see the envelopes of the operations that answer it.</p>"}
-</section>`;
+<table><tr><th>HTTP status</th><td>${statuses}</td></tr><tr><th>retry ` +
+    `helps</th><td>${retry}</td></tr><tr><th>inside an ` +
+    `envelope</th><td>${where[row.envelope]}</td></tr><tr><th><code>fix</code> ` +
+    `members</th><td>${fix.length ? fix.map(code).join(", ") : "—"}</td></tr></table>
+${
+  example
+    ? `<p>Example (<code>fixtures/errors/${esc(example.file)}</code>):</p>\n` +
+      `<pre>${esc(JSON.stringify(example.body, null, 2))}</pre>`
+    : "<p>Example: see the envelopes of the operations that answer it.</p>"
+}
+</section>`
+  );
 });
 writeFileSync(
   join(OUT, "errors.html"),
   `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Error catalogue · Social Data Gateway HTTP API</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222}table{border-collapse:collapse}th,td{text-align:left;border:1px solid #ddd;padding:4px 8px;vertical-align:top}pre{background:#f6f8fa;padding:8px;overflow:auto}section{border-top:1px solid #eee;margin-top:1.5em}</style>
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 ` +
+    `1em;color:#222}table{border-collapse:collapse}th,td{text-align:left;border:1px solid ` +
+    `#ddd;padding:4px 8px;vertical-align:top}pre{background:#f6f8fa;padding:8px;overflow:auto}section{border-top:1px ` +
+    `solid #eee;margin-top:1.5em}</style>
 </head><body>
 <p><a href="./index.html">← the HTTP API reference</a></p>
 <h1>Error catalogue</h1>
-<p>The ${rows.length} error codes of the Social Data Gateway (contract ${esc(spec.info.version)}, <code>x-error-catalogue</code> of <code>spec/openapi.yaml</code>). No error is charged. An error answered under an HTTP status other than 200 has the error structure (<code>request_id</code>, <code>schema_version</code>, <code>code</code>, <code>message</code>, <code>retryable</code>, <code>fix</code>); one inside an HTTP 200 answer stands in the envelope's <code>error</code>.</p>
+<p>The ${rows.length} error codes of the Social Data Gateway (contract ${esc(spec.info.version)}, ` +
+    `<code>x-error-catalogue</code> of <code>spec/openapi.yaml</code>). No error is charged. An error ` +
+    `answered under an HTTP status other than 200 has the error structure (<code>request_id</code>, ` +
+    `<code>schema_version</code>, <code>code</code>, <code>message</code>, <code>retryable</code>, ` +
+    `<code>fix</code>); one inside an HTTP 200 answer stands in the envelope's <code>error</code>.</p>
 <p>${Object.keys(catalogue)
-    .map((c) => `<a href="#${esc(c)}">${code(c)}</a>`)
-    .join(" · ")}</p>
+      .map((c) => `<a href="#${esc(c)}">${code(c)}</a>`)
+      .join(" · ")}</p>
 ${rows.join("\n")}
 </body></html>
 `,

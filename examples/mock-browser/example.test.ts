@@ -11,7 +11,6 @@ import { launchLocalChromium } from "../../generators/src/testing/chromium.ts";
 import { startServer, type LocalServer } from "../../packages/client/test/local-server.ts";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
-const ROOT = join(HERE, "..", "..");
 const fromHere = createRequire(join(HERE, "package.json"));
 
 let server: LocalServer | undefined;

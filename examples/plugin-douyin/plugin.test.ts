@@ -210,9 +210,11 @@ describe("pnpm start with SDGW_CONNECTORS", () => {
       expect(out).toContain("douyin: Acme Social Data accepted the key in SDGW_ACME_KEY.");
       expect(out).not.toContain(KEY);
     } finally {
-      await new Promise<void>((r) =>
-        child.exitCode !== null ? r() : (child.once("exit", () => r()), child.kill("SIGTERM")),
-      );
+      await new Promise<void>((r) => {
+        if (child.exitCode !== null) return r();
+        child.once("exit", () => r());
+        child.kill("SIGTERM");
+      });
       await upstream.close();
     }
   }, 90_000);

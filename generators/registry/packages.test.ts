@@ -44,46 +44,104 @@ interface Probe {
   tsWrong: string;
 }
 
-const ERROR_SERVER = `
+const ERROR_SERVER =
+  `
 const http = require("node:http");
 const server = http.createServer((req, res) => {
   res.writeHead(401, { "content-type": "application/json" });
-  res.end(JSON.stringify({ request_id: "req_probe", schema_version: "v1", code: "unauthorized", message: "The key is not valid.", retryable: false, fix: { action_url: "https://example.test/keys" } }));
+  res.end(JSON.stringify({ request_id: "req_probe", schema_version: "v1", code: "unauthorized", ` +
+  `message: "The key is not valid.", retryable: false, fix: { action_url: "https://example.test/keys" } }));
 });`;
 
 const PROBES: Record<string, Probe> = {
   "@sdgw/types": {
-    esm: `import { PLATFORMS, ERROR_CODES, ERROR_CATALOGUE } from "@sdgw/types";\nconsole.log(PLATFORMS.length, ERROR_CODES.length, ERROR_CATALOGUE.invalid_params.http[0]);`,
-    cjs: `const { PLATFORMS, ERROR_CODES, ERROR_CATALOGUE } = require("@sdgw/types");\nconsole.log(PLATFORMS.length, ERROR_CODES.length, ERROR_CATALOGUE.invalid_params.http[0]);`,
+    esm:
+      `import { PLATFORMS, ERROR_CODES, ERROR_CATALOGUE } from "@sdgw/types";\n` +
+      `console.log(PLATFORMS.length, ERROR_CODES.length, ERROR_CATALOGUE.invalid_params.http[0]);`,
+    cjs:
+      `const { PLATFORMS, ERROR_CODES, ERROR_CATALOGUE } = require("@sdgw/types");\n` +
+      `console.log(PLATFORMS.length, ERROR_CODES.length, ERROR_CATALOGUE.invalid_params.http[0]);`,
     prints: /^10 19 400$/,
-    ts: `import type { SearchEnvelope } from "@sdgw/types";\nexport const first = (e: SearchEnvelope): string => (e.status === "ok" ? e.items[0]!.kind : e.status);\n`,
+    ts:
+      `import type { SearchEnvelope } from "@sdgw/types";\nexport const first = (e: ` +
+      `SearchEnvelope): string => (e.status === "ok" ? e.items[0]!.kind : e.status);\n`,
     tsWrong: `import type { SearchEnvelope } from "@sdgw/types";\nexport const wrong = (e: SearchEnvelope) => e.no_such_field;\n`,
   },
   "@sdgw/validators": {
-    esm: `import { validateSearchQuery, parseQuery, OPERATIONS } from "@sdgw/validators";\nconst q = validateSearchQuery(parseQuery(OPERATIONS.search, "platform=x&query=a&count=21"));\nconsole.log(q.ok, q.invalid.param, q.answer("req_1").code);`,
-    cjs: `const { validateSearchQuery, parseQuery, OPERATIONS } = require("@sdgw/validators");\nconst q = validateSearchQuery(parseQuery(OPERATIONS.search, "platform=x&query=a&count=21"));\nconsole.log(q.ok, q.invalid.param, q.answer("req_1").code);`,
+    esm:
+      `import { validateSearchQuery, parseQuery, OPERATIONS } from "@sdgw/validators";\nconst q ` +
+      `= validateSearchQuery(parseQuery(OPERATIONS.search, "platform=x&query=a&count=21"));\n` +
+      `console.log(q.ok, q.invalid.param, q.answer("req_1").code);`,
+    cjs:
+      `const { validateSearchQuery, parseQuery, OPERATIONS } = require("@sdgw/validators");\n` +
+      `const q = validateSearchQuery(parseQuery(OPERATIONS.search, "platform=x&query=a&count=21"));\n` +
+      `console.log(q.ok, q.invalid.param, q.answer("req_1").code);`,
     prints: /^false count invalid_params$/,
-    ts: `import { validateSearchEnvelope } from "@sdgw/validators";\nexport function id(body: unknown): string | undefined {\n  const r = validateSearchEnvelope(body);\n  return r.ok ? r.value.request_id : r.errors[0]?.path;\n}\n`,
-    tsWrong: `import { validateSearchEnvelope } from "@sdgw/validators";\nexport function id(body: unknown) {\n  const r = validateSearchEnvelope(body);\n  return r.ok ? r.value.no_such_field : undefined;\n}\n`,
+    ts:
+      `import { validateSearchEnvelope } from "@sdgw/validators";\nexport function id(body: ` +
+      `unknown): string | undefined {\n  const r = validateSearchEnvelope(body);\n  return r.ok ? ` +
+      `r.value.request_id : r.errors[0]?.path;\n}\n`,
+    tsWrong:
+      `import { validateSearchEnvelope } from "@sdgw/validators";\nexport function id(body: ` +
+      `unknown) {\n  const r = validateSearchEnvelope(body);\n  return r.ok ? ` +
+      `r.value.no_such_field : undefined;\n}\n`,
   },
   "@sdgw/engine": {
-    esm: `import { Catalog, Simulator, planPlatforms } from "@sdgw/engine";\nconst sim = new Simulator({ anchor: "2026-11-20T00:00:00Z" });\nconst catalog = new Catalog(sim.providers);\nconst planned = planPlatforms(catalog, "search", { platforms: ["x", "reddit"], query: "probe" }, "search");\nconsole.log(catalog.operations.length > 60, planned.ok && planned.plan.calls.length);`,
-    cjs: `const { Catalog, Simulator } = require("@sdgw/engine");\nconst { TOOLS } = require("@sdgw/engine/tools");\nconst catalog = new Catalog(new Simulator().providers);\nconsole.log(catalog.operations.length > 60, Object.keys(TOOLS).length);`,
+    esm:
+      `import { Catalog, Simulator, planPlatforms } from "@sdgw/engine";\nconst sim = new ` +
+      `Simulator({ anchor: "2026-11-20T00:00:00Z" });\nconst catalog = new Catalog(sim.providers);\n` +
+      `const planned = planPlatforms(catalog, "search", { platforms: ["x", "reddit"], query: "probe" }, ` +
+      `"search");\nconsole.log(catalog.operations.length > 60, planned.ok && planned.plan.calls.length);`,
+    cjs:
+      `const { Catalog, Simulator } = require("@sdgw/engine");\nconst { TOOLS } = ` +
+      `require("@sdgw/engine/tools");\nconst catalog = new Catalog(new Simulator().providers);\n` +
+      `console.log(catalog.operations.length > 60, Object.keys(TOOLS).length);`,
     prints: /^true [27]$/,
-    ts: `import { Catalog, Simulator, type CallPlan } from "@sdgw/engine";\nexport const ops: number = new Catalog(new Simulator().providers).operations.length;\nexport const shape = (p: CallPlan): string => p.shape;\n`,
+    ts:
+      `import { Catalog, Simulator, type CallPlan } from "@sdgw/engine";\nexport const ops: ` +
+      `number = new Catalog(new Simulator().providers).operations.length;\nexport const shape = (p: ` +
+      `CallPlan): string => p.shape;\n`,
     tsWrong: `import { Catalog, Simulator } from "@sdgw/engine";\nexport const wrong = new Catalog(new Simulator().providers).no_such_field;\n`,
   },
   "@sdgw/client": {
-    esm: `import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);\n${ERROR_SERVER}\nimport { createClient, isSdgwError } from "@sdgw/client";\nserver.listen(0, "127.0.0.1", async () => {\n  const sdgw = createClient({ baseUrl: "http://127.0.0.1:" + server.address().port, apiKey: "sdgw_probe" });\n  try { await sdgw.account(); console.log("no error"); } catch (e) { console.log(isSdgwError(e, "unauthorized"), e.status, e.request_id); }\n  server.close();\n});`,
-    cjs: `${ERROR_SERVER}\nconst { createClient, isSdgwError } = require("@sdgw/client");\nserver.listen(0, "127.0.0.1", async () => {\n  const sdgw = createClient({ baseUrl: "http://127.0.0.1:" + server.address().port, apiKey: "sdgw_probe" });\n  try { await sdgw.account(); console.log("no error"); } catch (e) { console.log(isSdgwError(e, "unauthorized"), e.status, e.request_id); }\n  server.close();\n});`,
+    esm:
+      `import { createRequire } from "node:module";\nconst require = ` +
+      `createRequire(import.meta.url);\n${ERROR_SERVER}\nimport { createClient, isSdgwError } from ` +
+      `"@sdgw/client";\nserver.listen(0, "127.0.0.1", async () => {\n  const sdgw = createClient({ ` +
+      `baseUrl: "http://127.0.0.1:" + server.address().port, apiKey: "sdgw_probe" });\n  try { await ` +
+      `sdgw.account(); console.log("no error"); } catch (e) { console.log(isSdgwError(e, ` +
+      `"unauthorized"), e.status, e.request_id); }\n  server.close();\n});`,
+    cjs:
+      `${ERROR_SERVER}\nconst { createClient, isSdgwError } = require("@sdgw/client");\n` +
+      `server.listen(0, "127.0.0.1", async () => {\n  const sdgw = createClient({ baseUrl: ` +
+      `"http://127.0.0.1:" + server.address().port, apiKey: "sdgw_probe" });\n  try { await ` +
+      `sdgw.account(); console.log("no error"); } catch (e) { console.log(isSdgwError(e, ` +
+      `"unauthorized"), e.status, e.request_id); }\n  server.close();\n});`,
     prints: /^true 401 req_probe$/,
-    ts: `import { createClient, isSdgwError } from "@sdgw/client";\nconst sdgw = createClient({ baseUrl: "http://127.0.0.1:8787", apiKey: "k" });\nexport async function kinds(): Promise<string[]> {\n  try {\n    const a = await sdgw.search({ platform: "x", query: "q" });\n    return a.status === "ok" ? a.items.map((i) => i.kind) : [a.status];\n  } catch (e) {\n    if (isSdgwError(e, "max_cost_exceeded")) return [String(e.quote_credits)];\n    throw e;\n  }\n}\n`,
-    tsWrong: `import { createClient } from "@sdgw/client";\nconst sdgw = createClient({ baseUrl: "http://127.0.0.1:8787", apiKey: "k" });\nexport async function wrong() {\n  const a = await sdgw.search({ platform: "x", query: "q" });\n  return a.no_such_field;\n}\n`,
+    ts:
+      `import { createClient, isSdgwError } from "@sdgw/client";\nconst sdgw = createClient({ ` +
+      `baseUrl: "http://127.0.0.1:8787", apiKey: "k" });\nexport async function kinds(): ` +
+      `Promise<string[]> {\n  try {\n    const a = await sdgw.search({ platform: "x", query: "q" });\n   ` +
+      ` return a.status === "ok" ? a.items.map((i) => i.kind) : [a.status];\n  } catch (e) {\n    if ` +
+      `(isSdgwError(e, "max_cost_exceeded")) return [String(e.quote_credits)];\n    throw e;\n  }\n}\n`,
+    tsWrong:
+      `import { createClient } from "@sdgw/client";\nconst sdgw = createClient({ baseUrl: ` +
+      `"http://127.0.0.1:8787", apiKey: "k" });\nexport async function wrong() {\n  const a = await ` +
+      `sdgw.search({ platform: "x", query: "q" });\n  return a.no_such_field;\n}\n`,
   },
   "@sdgw/mock": {
-    esm: `import { setupServer } from "msw/node";\nimport { createMock } from "@sdgw/mock";\nconst mock = createMock({ baseUrl: "http://127.0.0.1:8787" });\nconst server = setupServer(...mock.handlers);\nserver.listen({ onUnhandledFrame: "error" });\nconst r = await fetch("http://127.0.0.1:8787/v1/search?platform=x&query=probe", { headers: { "X-API-Key": "sdgw_test_key", "Idempotency-Key": "probe-1" } });\nconst body = await r.json();\nconsole.log(r.status, body.status, body.items.length > 0);\nserver.close();`,
+    esm:
+      `import { setupServer } from "msw/node";\nimport { createMock } from "@sdgw/mock";\nconst ` +
+      `mock = createMock({ baseUrl: "http://127.0.0.1:8787" });\nconst server = ` +
+      `setupServer(...mock.handlers);\nserver.listen({ onUnhandledFrame: "error" });\nconst r = await ` +
+      `fetch("http://127.0.0.1:8787/v1/search?platform=x&query=probe", { headers: { "X-API-Key": ` +
+      `"sdgw_test_key", "Idempotency-Key": "probe-1" } });\nconst body = await r.json();\n` +
+      `console.log(r.status, body.status, body.items.length > 0);\nserver.close();`,
     prints: /^200 ok true$/,
-    ts: `import { createMock, scenario } from "@sdgw/mock";\nimport type { HttpHandler } from "msw";\nconst mock = createMock({ baseUrl: "http://127.0.0.1:8787" });\nmock.use(scenario("rate_limited", { times: 1 }));\nexport const handlers: HttpHandler[] = mock.handlers;\n`,
+    ts:
+      `import { createMock, scenario } from "@sdgw/mock";\nimport type { HttpHandler } from ` +
+      `"msw";\nconst mock = createMock({ baseUrl: "http://127.0.0.1:8787" });\n` +
+      `mock.use(scenario("rate_limited", { times: 1 }));\nexport const handlers: HttpHandler[] = mock.handlers;\n`,
     tsWrong: `import { createMock } from "@sdgw/mock";\nexport const wrong = createMock({ baseUrl: "http://127.0.0.1:8787" }).no_such_field;\n`,
   },
   "@sdgw/conformance": {
@@ -91,15 +149,30 @@ const PROBES: Record<string, Probe> = {
     cjs: `const { CHECKS } = require("@sdgw/conformance");\nconsole.log(CHECKS.length > 40, CHECKS.every((c) => typeof c.run === "function"));`,
     prints: /^true true$/,
     bins: [["sdgw-conformance", ["--list"], /^auth\.x-api-key\b/m]],
-    ts: `import { runConformance, formatReport } from "@sdgw/conformance";\nexport async function failed(): Promise<number> {\n  const report = await runConformance({ baseUrl: "http://127.0.0.1:8787", key: "k" });\n  formatReport(report);\n  return report.failed;\n}\n`,
-    tsWrong: `import { runConformance } from "@sdgw/conformance";\nexport async function wrong() {\n  return (await runConformance({ baseUrl: "http://127.0.0.1:8787", key: "k" })).no_such_field;\n}\n`,
+    ts:
+      `import { runConformance, formatReport } from "@sdgw/conformance";\nexport async function ` +
+      `failed(): Promise<number> {\n  const report = await runConformance({ baseUrl: ` +
+      `"http://127.0.0.1:8787", key: "k" });\n  formatReport(report);\n  return report.failed;\n}\n`,
+    tsWrong:
+      `import { runConformance } from "@sdgw/conformance";\nexport async function wrong() {\n` +
+      `  return (await runConformance({ baseUrl: "http://127.0.0.1:8787", key: "k" })).no_such_field;\n}\n`,
   },
   "@sdgw/server": {
-    esm: `import { createServer } from "@sdgw/server";\nconst s = createServer({ dbPath: "./probe.sqlite" });\nconst r = await s.app.inject({ method: "GET", url: "/v1/capabilities" });\nconsole.log(r.statusCode, JSON.parse(r.body).request_id.startsWith("req_"));\nawait s.close();`,
-    cjs: `const { createServer } = require("@sdgw/server");\n(async () => {\n  const s = createServer({ dbPath: "./probe-cjs.sqlite" });\n  const r = await s.app.inject({ method: "GET", url: "/v1/capabilities" });\n  console.log(r.statusCode, JSON.parse(r.body).request_id.startsWith("req_"));\n  await s.close();\n})();`,
+    esm:
+      `import { createServer } from "@sdgw/server";\nconst s = createServer({ dbPath: ` +
+      `"./probe.sqlite" });\nconst r = await s.app.inject({ method: "GET", url: "/v1/capabilities" });\n` +
+      `console.log(r.statusCode, JSON.parse(r.body).request_id.startsWith("req_"));\nawait s.close();`,
+    cjs:
+      `const { createServer } = require("@sdgw/server");\n(async () => {\n  const s = ` +
+      `createServer({ dbPath: "./probe-cjs.sqlite" });\n  const r = await s.app.inject({ method: "GET", ` +
+      `url: "/v1/capabilities" });\n  console.log(r.statusCode, ` +
+      `JSON.parse(r.body).request_id.startsWith("req_"));\n  await s.close();\n})();`,
     prints: /^200 true$/,
     bins: [["sdgw-admin", ["--help"], /create-account/]],
-    ts: `import { createServer } from "@sdgw/server";\nconst server = createServer({ dbPath: "./data.sqlite" });\nconst { account } = server.gateway.accounts.createAccount({ name: "Acme", plan: "paid" });\nexport const id: string = account.id;\n`,
+    ts:
+      `import { createServer } from "@sdgw/server";\nconst server = createServer({ dbPath: ` +
+      `"./data.sqlite" });\nconst { account } = server.gateway.accounts.createAccount({ name: "Acme", ` +
+      `plan: "paid" });\nexport const id: string = account.id;\n`,
     tsWrong: `import { createServer } from "@sdgw/server";\nexport const wrong = createServer({ dbPath: "./data.sqlite" }).gateway.no_such_field;\n`,
   },
 };
@@ -120,7 +193,9 @@ const TSCONFIG = (resolution: "node16" | "bundler", files: string[]) =>
 
 const packages = workspacePackages();
 const projects: ConsumerProject[] = [];
-afterAll(() => projects.forEach((p) => p.remove()));
+afterAll(() => {
+  for (const p of projects) p.remove();
+});
 
 it("probes every published package", () => {
   expect(packages.map((p) => p.name).sort()).toEqual(Object.keys(PROBES).sort());

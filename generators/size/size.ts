@@ -82,7 +82,9 @@ export const ENTRIES: SizeEntry[] = [
   {
     name: "@sdgw/types (types only)",
     pkg: "types",
-    contents: `import type { components, operations } from ${src("types")};\nexport type Envelope = components["schemas"]["SearchEnvelope"];\nexport type Ops = operations;`,
+    contents:
+      `import type { components, operations } from ${src("types")};\nexport type Envelope = ` +
+      `components["schemas"]["SearchEnvelope"];\nexport type Ops = operations;`,
     platform: "browser",
   },
   { name: "@sdgw/types (everything)", pkg: "types", contents: `export * from ${src("types")};`, platform: "browser" },
@@ -184,7 +186,11 @@ export function formatSize(s: Size, budget: number | undefined): string {
   const pad = (t: string, w: number) => t.padEnd(w);
   const lpad = (t: string, w: number) => t.padStart(w);
   const over = budget !== undefined && s.gzip > budget ? "  OVER BUDGET" : "";
-  return `${pad(s.name, 42)} ${pad(s.platform, 8)} ${lpad(String(s.min), 8)} B min ${lpad(String(s.gzip), 7)} B gzip (${lpad(kb(s.gzip), 9)})   budget ${budget === undefined ? "-" : `${budget} B`}${over}`;
+  return (
+    `${pad(s.name, 42)} ${pad(s.platform, 8)} ${lpad(String(s.min), 8)} B ` +
+    `min ${lpad(String(s.gzip), 7)} B gzip (${lpad(kb(s.gzip), 9)})   ` +
+    `budget ${budget === undefined ? "-" : `${budget} B`}${over}`
+  );
 }
 
 if (import.meta.main) {

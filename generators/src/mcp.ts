@@ -33,7 +33,9 @@ interface RootMcp {
 
 /** The description of the MCP-only `handle` argument. */
 const HANDLE_DESCRIPTION =
-  "A results handle from an earlier answer (`handle` of a running answer) or `more.handle` (written handle.position). With it the tool only reads that stored result: nothing runs, nothing is charged, other arguments are ignored.";
+  "A results handle from an earlier answer (`handle` of a running answer) or `more.handle` (written " +
+  "handle.position). With it the tool only reads that stored result: nothing runs, nothing is " +
+  "charged, other arguments are ignored.";
 
 /** The description of the MCP-only `idempotency_key` argument. */
 const IDEMPOTENCY_DESCRIPTION =
@@ -182,7 +184,10 @@ function pruneDefs(schema: Json): Json {
   const defs = (schema["$defs"] as Json | undefined) ?? {};
   const used = new Set<string>();
   const walk = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(walk);
+    if (Array.isArray(node)) {
+      for (const n of node) walk(n);
+      return;
+    }
     if (!node || typeof node !== "object") return;
     for (const [k, v] of Object.entries(node as Json)) {
       if (k === "$defs") continue;
@@ -199,7 +204,10 @@ function pruneDefs(schema: Json): Json {
   // A definition referred to once is written where it is used: sharing needs two places.
   const uses = new Map<string, number>();
   const count = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(count);
+    if (Array.isArray(node)) {
+      for (const n of node) count(n);
+      return;
+    }
     if (!node || typeof node !== "object") return;
     for (const [k, v] of Object.entries(node as Json)) {
       if (k === "$ref" && typeof v === "string") uses.set(v, (uses.get(v) ?? 0) + 1);
@@ -227,7 +235,7 @@ function pruneDefs(schema: Json): Json {
 }
 
 /** The inputSchema of a tool: the request body's schema inlined, top-level combinators and `required` dropped. */
-function inputSchema(doc: OpenApiDoc, op: Operation, charging: boolean, schemas: Json): Json {
+function inputSchema(_doc: OpenApiDoc, op: Operation, charging: boolean, schemas: Json): Json {
   let properties: Json = {};
   let description: string | undefined;
   const body = op.requestBody?.content["application/json"]?.schema;
@@ -346,7 +354,8 @@ export function generateMcpTools(doc: OpenApiDoc): GeneratedFile[] {
     `  /** The HTTP route it forwards to. */\n  method: "GET" | "POST";\n  path: string;\n  operationId: string;\n` +
     `  /** The component schema of its request body, or null for a tool without arguments. */\n  bodySchema: string | null;\n` +
     `  /** Whether a call charges credits (tags Data or Tools); such a tool takes \`handle\` and \`idempotency_key\`. */\n  charging: boolean;\n` +
-    `  /** Its MCP tool annotations. */\n  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };\n` +
+    `  /** Its MCP tool annotations. */\n  annotations: { title: string; readOnlyHint: boolean; ` +
+    `destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };\n` +
     `  /** JSON Schema of its arguments. */\n  inputSchema: { type: "object"; [k: string]: unknown };\n` +
     `  /** JSON Schema 2020-12 of its \`structuredContent\` (D77). */\n  outputSchema: { type: "object"; [k: string]: unknown };\n` +
     `}\n\n` +
@@ -527,10 +536,9 @@ class OutputCompactor {
         const vs = "const" in b ? [b["const"]] : Array.isArray(b["enum"]) ? (b["enum"] as unknown[]) : null;
         const t = plain["type"];
         return (
-          (vs !== null &&
-            vs.every((v) =>
-              t === "integer" ? Number.isInteger(v) : t === "number" ? typeof v === "number" : typeof v === t,
-            )) ||
+          vs?.every((v) =>
+            t === "integer" ? Number.isInteger(v) : t === "number" ? typeof v === "number" : typeof v === t,
+          ) ||
           (b["type"] === t && Object.keys(b).every((k) => k === "type" || k === "pattern"))
         );
       })
@@ -643,8 +651,10 @@ class OutputCompactor {
       if (typeof o["$ref"] === "string") {
         let name = refName(o["$ref"] as string);
         // A component that only names another (CreditBillingFree, once its rule is gone) is that other.
-        for (let c = this.component(name); Object.keys(c).length === 1 && typeof c["$ref"] === "string"; )
-          c = this.component((name = refName(c["$ref"] as string)));
+        for (let c = this.component(name); Object.keys(c).length === 1 && typeof c["$ref"] === "string"; ) {
+          name = refName(c["$ref"] as string);
+          c = this.component(name);
+        }
         const small = isLeaf(name);
         if (small) return small;
         if (!defs.has(name)) {
@@ -683,7 +693,10 @@ function hoist(roots: Json[], defs: Map<string, Json>, setRoots: (r: unknown) =>
   for (let round = 0; round < 100; round++) {
     const seen = new Map<string, { count: number; name: string }>();
     const count = (node: unknown, key: string, top: boolean): void => {
-      if (Array.isArray(node)) return node.forEach((n) => count(n, key, false));
+      if (Array.isArray(node)) {
+        for (const n of node) count(n, key, false);
+        return;
+      }
       if (!node || typeof node !== "object") return;
       const text = JSON.stringify(node);
       if (!top && text.length >= 80 && !("$ref" in (node as Json))) {
@@ -697,7 +710,7 @@ function hoist(roots: Json[], defs: Map<string, Json>, setRoots: (r: unknown) =>
         else count(v, k === "items" || k === "additionalProperties" ? `${key}_entry` : key, false);
       }
     };
-    roots.forEach((r) => count(r, "answer", true));
+    for (const r of roots) count(r, "answer", true);
     for (const d of defs.values()) count(d, "def", true);
     const best = [...seen.entries()].filter(([, s]) => s.count > 1).sort((a, b) => b[0].length - a[0].length)[0];
     if (!best) return;

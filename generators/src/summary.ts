@@ -22,7 +22,7 @@ export const FIXTURES_DIR = fileURLToPath(new URL("../../fixtures/", import.meta
 
 /** The fixture index, or an empty list when there is none yet. */
 export function loadFixtureIndex(): FixtureEntry[] {
-  const path = FIXTURES_DIR + "index.json";
+  const path = `${FIXTURES_DIR}index.json`;
   return existsSync(path) ? (JSON.parse(readFileSync(path, "utf8")) as FixtureEntry[]) : [];
 }
 

@@ -35,7 +35,7 @@ function schemaAt(doc: OpenApiDoc, name: string): Schema {
 
 /** The `enum` of a string schema, checked to be non-empty strings. */
 function stringEnum(doc: OpenApiDoc, name: string): string[] {
-  const values = schemaAt(doc, name).enum;
+  const values = schemaAt(doc, name)["enum"];
   if (!Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === "string" && v.length > 0)) {
     throw new Error(`spec: components.schemas.${name} must be a string enum`);
   }
@@ -57,13 +57,13 @@ function refName(ref: unknown, where: string): string {
  */
 function exactlyOneOfKeys(schema: Schema): string[][] | undefined {
   const { oneOf } = schema;
-  if (schema.type !== "object" || !isObject(schema.properties) || !Array.isArray(oneOf) || oneOf.length < 2)
+  if (schema["type"] !== "object" || !isObject(schema["properties"]) || !Array.isArray(oneOf) || oneOf.length < 2)
     return undefined;
   const branches: string[][] = [];
   for (const b of oneOf) {
     if (!isObject(b) || Object.keys(b).some((k) => k !== "required")) return undefined;
-    if (!Array.isArray(b.required) || !b.required.every((k) => typeof k === "string")) return undefined;
-    branches.push(b.required as string[]);
+    if (!Array.isArray(b["required"]) || !b["required"].every((k) => typeof k === "string")) return undefined;
+    branches.push(b["required"] as string[]);
   }
   return branches;
 }
@@ -74,10 +74,10 @@ function exactlyOneOfKeys(schema: Schema): string[][] | undefined {
  */
 function forbiddenWith(schema: Schema): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  if (!isObject(schema.dependentSchemas)) return out;
-  for (const [key, dep] of Object.entries(schema.dependentSchemas)) {
-    if (!isObject(dep) || Object.keys(dep).length !== 1 || !isObject(dep.not)) continue;
-    const { required } = dep.not;
+  if (!isObject(schema["dependentSchemas"])) return out;
+  for (const [key, dep] of Object.entries(schema["dependentSchemas"])) {
+    if (!isObject(dep) || Object.keys(dep).length !== 1 || !isObject(dep["not"])) continue;
+    const { required } = dep["not"];
     if (Array.isArray(required) && required.every((k) => typeof k === "string")) out.set(key, required as string[]);
   }
   return out;
@@ -128,18 +128,18 @@ function exactlyOneOfType(
  */
 function enumKeyedMapType(doc: OpenApiDoc, name: string, schema: Schema): ts.TypeNode | undefined {
   const { propertyNames, additionalProperties } = schema;
-  if (!isObject(propertyNames) || typeof propertyNames.$ref !== "string" || !isObject(additionalProperties))
+  if (!isObject(propertyNames) || typeof propertyNames["$ref"] !== "string" || !isObject(additionalProperties))
     return undefined;
-  if (schema.properties !== undefined || schema.patternProperties !== undefined) {
+  if (schema["properties"] !== undefined || schema["patternProperties"] !== undefined) {
     throw new Error(
       `spec: ${name} mixes propertyNames with properties; update enumKeyedMapType in generators/src/types.ts`,
     );
   }
-  stringEnum(doc, refName(propertyNames.$ref, `${name}.propertyNames`));
-  const value = oapiRef(SCHEMA_PREFIX + refName(additionalProperties.$ref, `${name}.additionalProperties`));
+  stringEnum(doc, refName(propertyNames["$ref"], `${name}.propertyNames`));
+  const value = oapiRef(SCHEMA_PREFIX + refName(additionalProperties["$ref"], `${name}.additionalProperties`));
   return ts.factory.createMappedTypeNode(
     undefined,
-    ts.factory.createTypeParameterDeclaration(undefined, "K", oapiRef(propertyNames.$ref)),
+    ts.factory.createTypeParameterDeclaration(undefined, "K", oapiRef(propertyNames["$ref"])),
     undefined,
     QUESTION_TOKEN,
     value,
@@ -247,12 +247,12 @@ async function openapiFile(doc: OpenApiDoc): Promise<string> {
 
 /** The `kind` of each branch of `Item`, in the spec's order. */
 function itemKinds(doc: OpenApiDoc): string[] {
-  const oneOf = schemaAt(doc, "Item").oneOf;
+  const oneOf = schemaAt(doc, "Item")["oneOf"];
   if (!Array.isArray(oneOf) || oneOf.length === 0) throw new Error("spec: components.schemas.Item must be a oneOf");
   return oneOf.map((branch, i) => {
-    const name = refName(isObject(branch) ? branch.$ref : undefined, `Item.oneOf[${i}]`);
-    const props = schemaAt(doc, name).properties;
-    const kind = isObject(props) && isObject(props.kind) ? props.kind.const : undefined;
+    const name = refName(isObject(branch) ? branch["$ref"] : undefined, `Item.oneOf[${i}]`);
+    const props = schemaAt(doc, name)["properties"];
+    const kind = isObject(props) && isObject(props["kind"]) ? props["kind"]["const"] : undefined;
     if (typeof kind !== "string") throw new Error(`spec: ${name}.properties.kind must have a string const`);
     return kind;
   });

@@ -90,7 +90,10 @@ export function injectDiscriminators(defs: Record<string, Schema>): void {
     return p && typeof p["const"] === "string" && req?.includes(prop) ? (p["const"] as string) : undefined;
   };
   const visit = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(visit);
+    if (Array.isArray(node)) {
+      for (const n of node) visit(n);
+      return;
+    }
     if (!node || typeof node !== "object") return;
     const s = node as Schema;
     const oneOf = s["oneOf"] as Schema[] | undefined;
@@ -418,20 +421,23 @@ export function generateValidators(doc: OpenApiDoc): GeneratedFile[] {
   const dts =
     BANNER +
     `/** A precompiled validator: returns whether the value is valid and leaves ajv's errors in \`.errors\`. */\n` +
-    `export interface RawValidator {\n  (data: unknown): boolean;\n  errors?: Array<{ instancePath: string; schemaPath: string; keyword: string; params: Record<string, unknown>; message?: string }> | null;\n}\n` +
+    `export interface RawValidator {\n  (data: unknown): boolean;\n  errors?: Array<{ instancePath: ` +
+    `string; schemaPath: string; keyword: string; params: Record<string, unknown>; message?: ` +
+    `string }> | null;\n}\n` +
     names.map((n) => `export declare const ${n}: RawValidator;\n`).join("");
 
   const tableTs =
     BANNER +
     `import type { OperationInfo } from "../table-types.ts";\n\n` +
     `/** Every operation of the spec: route, parameters (with the seed's wording of each bound) and documented answers. @group Parsing */\n` +
-    `export const OPERATIONS = ${JSON.stringify(Object.fromEntries(table.map((t) => [t.operationId, t])), null, 2)} as const satisfies Record<string, OperationInfo>;\n\n` +
+    `export const OPERATIONS = ${JSON.stringify(Object.fromEntries(table.map((t) => [t.operationId, t])), null, 2)} ` +
+    `as const satisfies Record<string, OperationInfo>;\n\n` +
     `/** Names of the component schemas exported as named validators. @group Answers */\n` +
     `export const NAMED_SCHEMAS = ${JSON.stringify(NAMED_SCHEMAS)} as const;\n`;
 
   return [
     { path: `${OUT}/bindings.ts`, content: bindings(table) },
-    { path: `${OUT}/standalone.js`, content: BANNER + "// @ts-nocheck\n/* eslint-disable */\n" + standalone },
+    { path: `${OUT}/standalone.js`, content: `${BANNER}// @ts-nocheck\n/* eslint-disable */\n${standalone}` },
     { path: `${OUT}/standalone.d.ts`, content: dts },
     { path: `${OUT}/table.ts`, content: tableTs },
   ];
@@ -444,7 +450,8 @@ function bindings(table: OperationInfo[]): string {
   const out: string[] = [BANNER];
   out.push(`import type { components } from "@sdgw/types";`);
   out.push(
-    `import { requestValidator, responseValidator, schemaGuard, schemaValidator, type AnswerOf, type BodyOf, type HeadersOf, type PathOf, type QueryOf } from "../core.ts";`,
+    `import { requestValidator, responseValidator, schemaGuard, schemaValidator, type AnswerOf, ` +
+      `type BodyOf, type HeadersOf, type PathOf, type QueryOf } from "../core.ts";`,
   );
   out.push(`import * as raw from "./standalone.js";`);
   out.push(`import { OPERATIONS } from "./table.ts";\n`);
@@ -493,7 +500,10 @@ function bindings(table: OperationInfo[]): string {
   out.push(`/** Every request validator, by operationId and request part. @group Requests */`);
   out.push(`export const requestValidators = {\n${reqMap.join("\n")}\n} as const;\n`);
   out.push(
-    `/**\n * Every answer validator, by operationId. @group Answers\n * @example\n * \`\`\`ts\n * const result = responseValidators.search(res.status, await res.json());\n * if (!result.ok) console.error(result.errors); // [{ path: "/items", message: "must NOT have fewer than 1 items", keyword: "minItems" }]\n * \`\`\`\n */`,
+    `/**\n * Every answer validator, by operationId. @group Answers\n * @example\n * \`\`\`ts\n * ` +
+      `const result = responseValidators.search(res.status, await res.json());\n * if (!result.ok) ` +
+      `console.error(result.errors); // [{ path: "/items", message: "must NOT have fewer than 1 items", ` +
+      `keyword: "minItems" }]\n * \`\`\`\n */`,
   );
   out.push(`export const responseValidators = {\n${respMap.join("\n")}\n} as const;\n`);
   return out.join("\n");

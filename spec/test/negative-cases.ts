@@ -1,5 +1,6 @@
 /**
- * Negative payloads (shared by the spec tests and the generated validators' tests): each breaks exactly one rule of the seed (or of a decision) and must be rejected, while the
+ * Negative payloads (shared by the spec tests and the generated validators' tests): each breaks exactly one rule of
+ * the seed (or of a decision) and must be rejected, while the
  * valid base it was made from is accepted. Written as `[rule, schema, make]` rows so a new rule is one line.
  */
 export type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- test payloads are free-form JSON

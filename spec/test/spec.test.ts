@@ -36,9 +36,9 @@ const schemas = spec.components.schemas as Record<string, Record<string, unknown
 /** Component schemas of the non-200 error structure, by the `code` const they carry. */
 function errorStructuresByCode(): Map<string, string> {
   const out = new Map<string, string>();
-  for (const ref of schemas.ErrorStructure!.oneOf as Array<{ $ref: string }>) {
+  for (const ref of schemas["ErrorStructure"]!["oneOf"] as Array<{ $ref: string }>) {
     const name = ref.$ref.split("/").pop()!;
-    const code = (schemas[name]!.properties as Record<string, { const?: string }>).code!.const!;
+    const code = (schemas[name]!["properties"] as Record<string, { const?: string }>)["code"]!.const!;
     out.set(code, name);
   }
   return out;
@@ -47,8 +47,8 @@ function errorStructuresByCode(): Map<string, string> {
 /** Codes an envelope's error object may carry, following oneOf refs. */
 function codesOf(schemaName: string): string[] {
   const s = schemas[schemaName]!;
-  if (s.oneOf) return (s.oneOf as Array<{ $ref: string }>).flatMap((r) => codesOf(r.$ref.split("/").pop()!));
-  return [(s.properties as Record<string, { const: string }>).code!.const];
+  if (s["oneOf"]) return (s["oneOf"] as Array<{ $ref: string }>).flatMap((r) => codesOf(r.$ref.split("/").pop()!));
+  return [(s["properties"] as Record<string, { const: string }>)["code"]!.const];
 }
 
 describe("the contract's header", () => {
@@ -66,7 +66,7 @@ describe("the contract's header", () => {
 
 describe("the 19 error codes", () => {
   const catalogue = spec["x-error-catalogue"];
-  const enumCodes = (schemas.ErrorCode!.enum as string[]).slice().sort();
+  const enumCodes = (schemas["ErrorCode"]!["enum"] as string[]).slice().sort();
 
   it("lists exactly the seed's 19 codes, in the catalogue and in ErrorCode", () => {
     expect(Object.keys(catalogue).sort()).toEqual(Object.keys(SEED_ERRORS).sort());
@@ -86,7 +86,7 @@ describe("the 19 error codes", () => {
       const resp = spec.components.responses[`Error${status}`];
       expect(resp, `components.responses.Error${status}`).toBeDefined();
       expect(JSON.stringify(resp!.content)).toContain(`#/components/schemas/${name}"`);
-      const retryable = (schemas[name!]!.properties as Record<string, { const?: boolean }>).retryable!.const;
+      const retryable = (schemas[name!]!["properties"] as Record<string, { const?: boolean }>)["retryable"]!.const;
       expect(retryable).toBe(catalogue[code]!.retry === true);
     }
   });
@@ -186,11 +186,11 @@ describe("every operation", () => {
 
 describe("authentication", () => {
   it("accepts X-API-Key and Bearer and documents the query key as refused", () => {
-    expect(spec.security).toEqual([{ ApiKeyHeader: [] }, { BearerAuth: [] }]);
+    expect(spec["security"]).toEqual([{ ApiKeyHeader: [] }, { BearerAuth: [] }]);
     const s = spec.components.securitySchemes as Record<string, { in?: string; name?: string; description?: string }>;
-    expect(s.ApiKeyHeader).toMatchObject({ in: "header", name: "X-API-Key" });
-    expect(s.KeyInQuery).toMatchObject({ in: "query", name: "key" });
-    expect(s.KeyInQuery!.description).toMatch(/key_in_query/);
+    expect(s["ApiKeyHeader"]).toMatchObject({ in: "header", name: "X-API-Key" });
+    expect(s["KeyInQuery"]).toMatchObject({ in: "query", name: "key" });
+    expect(s["KeyInQuery"]!.description).toMatch(/key_in_query/);
     expect(JSON.stringify(spec.paths)).not.toContain("KeyInQuery");
   });
 

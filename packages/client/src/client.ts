@@ -427,7 +427,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A `timeout` as given, or a TypeError naming it: a number of milliseconds above 0, or `Infinity` for none. */
 function checkTimeout(timeout: unknown): number {
-  if (!(typeof timeout == "number" && timeout > 0))
+  if (!(typeof timeout === "number" && timeout > 0))
     throw new TypeError(`timeout: ms above 0, or Infinity (got ${timeout})`);
   return timeout;
 }
@@ -444,7 +444,7 @@ async function readJson(response: Response): Promise<unknown> {
 function retryAfterMs(res: Response, body?: { retry_after?: number; retry_after_seconds?: number }): number {
   const ms = res.headers.get("retry-after-ms");
   const s = res.headers.get("retry-after");
-  const header = ms ? +ms : s ? (isNaN(+s) ? Date.parse(s) - Date.now() : 1000 * +s) : 0;
+  const header = ms ? +ms : s ? (Number.isNaN(+s) ? Date.parse(s) - Date.now() : 1000 * +s) : 0;
   return Math.max(header || 0, 1000 * Math.max(body?.retry_after ?? 0, body?.retry_after_seconds ?? 0));
 }
 
@@ -476,7 +476,7 @@ export function createClient(options: ClientOptions): Client {
   const base = new URL(options.baseUrl);
   if (base.searchParams.has("key")) throw new TypeError(KEY_IN_URL);
   const headers: Record<string, string> = { ...options.headers };
-  const sentRequestId = Object.entries(headers).find(([k]) => k.toLowerCase() == "x-request-id")?.[1];
+  const sentRequestId = Object.entries(headers).find(([k]) => k.toLowerCase() === "x-request-id")?.[1];
   if (options.apiKey) {
     if (options.auth === "bearer") headers["Authorization"] = `Bearer ${options.apiKey}`;
     else headers["X-API-Key"] = options.apiKey;
@@ -649,7 +649,10 @@ export function createClient(options: ClientOptions): Client {
   /** Answers the data of a sent call as an {@link SdgwPromise}; `poll` polls a 202 first. */
   function wrap<T>(sent: Promise<Sent>, poll?: CallOptions): SdgwPromise<T> {
     let response: Response;
-    const done = (r: Sent) => ((response = r.response), r.data);
+    const done = (r: Sent) => {
+      response = r.response;
+      return r.data;
+    };
     const out = sent.then((r) =>
       poll && r.response.status === 202 && poll.wait !== false
         ? pollUntilFinished(r.data as HandleAnswer, r, poll).then(done)
@@ -789,7 +792,8 @@ export function createClient(options: ClientOptions): Client {
           opts,
         );
         if (response.status === 202) throw new TypeError(`the run ${handle} is still running; wait for it first`);
-        const reader = (data as ReadableStream).pipeThrough(new TextDecoderStream()).getReader(); // byte chunks, typed loosely: DOM and Node type them differently
+        // byte chunks, typed loosely: DOM and Node type them differently
+        const reader = (data as ReadableStream).pipeThrough(new TextDecoderStream()).getReader();
         let rest = "";
         for (;;) {
           const { value, done } = await reader.read().catch((e: unknown) => {

@@ -75,9 +75,10 @@ describe("typed calls", () => {
     const own: string[] = [];
     const pinned = createClient({
       baseUrl: "https://api.example.test",
-      fetch: (async (url: string | URL | Request) => (
-        own.push(String(url)), new Response(JSON.stringify(OK), { status: 200 })
-      )) as typeof fetch,
+      fetch: (async (url: string | URL | Request) => {
+        own.push(String(url));
+        return new Response(JSON.stringify(OK), { status: 200 });
+      }) as typeof fetch,
     });
     await pinned.search({ platform: "x", query: "q" });
     expect(own).toHaveLength(1);

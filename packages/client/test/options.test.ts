@@ -64,10 +64,16 @@ describe("timeout", () => {
   });
 
   it("takes the call's timeout over the client's, and answers when the server is faster than it", async () => {
-    const sdgw = await serve(async () => (await new Promise((r) => setTimeout(r, 300)), { status: 200, body: OK }), {
-      timeout: 100,
-      maxRetries: 0,
-    });
+    const sdgw = await serve(
+      async () => {
+        await new Promise((r) => setTimeout(r, 300));
+        return { status: 200, body: OK };
+      },
+      {
+        timeout: 100,
+        maxRetries: 0,
+      },
+    );
     await expect(sdgw.search({ platform: "x", query: "q" })).rejects.toBeInstanceOf(SdgwTimeoutError);
     expect(await sdgw.search({ platform: "x", query: "q" }, { timeout: 2000 })).toEqual(OK);
   });
@@ -118,16 +124,23 @@ describe("timeout", () => {
   });
 
   it("takes Infinity, or more than a timer can wait, as no timeout: a slow answer arrives, and fetch gets no signal but the caller's (D106)", async () => {
-    const sdgw = await serve(async () => (await new Promise((r) => setTimeout(r, 200)), { status: 200, body: OK }), {
-      timeout: Infinity,
-    });
+    const sdgw = await serve(
+      async () => {
+        await new Promise((r) => setTimeout(r, 200));
+        return { status: 200, body: OK };
+      },
+      {
+        timeout: Infinity,
+      },
+    );
     expect(await sdgw.search({ platform: "x", query: "q" })).toEqual(OK);
     // 2^31 ms and more would fire a Node timer at once (clamped to 1 ms): it means no timeout instead.
     expect(await sdgw.search({ platform: "x", query: "q" }, { timeout: 3_000_000_000 })).toEqual(OK);
     const signals: Array<AbortSignal | null | undefined> = [];
-    const fetch = (async (_url: string, init: RequestInit) => (
-      signals.push(init.signal), Response.json(OK)
-    )) as unknown as typeof globalThis.fetch;
+    const fetch = (async (_url: string, init: RequestInit) => {
+      signals.push(init.signal);
+      return Response.json(OK);
+    }) as unknown as typeof globalThis.fetch;
     const quick = createClient({ baseUrl: "http://127.0.0.1:1", apiKey: KEY, fetch, timeout: Infinity });
     const caller = new AbortController();
     await quick.search({ platform: "x", query: "q" });
@@ -226,7 +239,10 @@ describe("per-call options", () => {
         const c = req.query.get("cursor");
         if (c === "c1")
           return { status: 202, body: { ...RUNNING, retry_after_seconds: 0 }, headers: { "retry-after-ms": "5" } };
-        if (c === "c2" && !failed) return ((failed = true), { status: 500, body: err("internal_error") });
+        if (c === "c2" && !failed) {
+          failed = true;
+          return { status: 500, body: err("internal_error") };
+        }
         return { status: 200, body: c === null ? page(1, true) : page(3, false) };
       },
       { maxRetries: 0 },
@@ -469,9 +485,10 @@ describe("MCP more: retries", () => {
     expect(error).toMatchObject({ name: "SdgwTransportError", requestId: "mine", attempts: 3 });
     let n = 0;
     const refused: McpToolCaller = {
-      callTool: async () => (
-        n++, { isError: true, structuredContent: err("insufficient_balance", { retryable: false }) }
-      ),
+      callTool: async () => {
+        n++;
+        return { isError: true, structuredContent: err("insufficient_balance", { retryable: false }) };
+      },
     };
     await expect(collectMore(refused, "search", { query: "q" }, { sleep: async () => {} })).rejects.toMatchObject({
       code: "insufficient_balance",
@@ -489,7 +506,12 @@ describe("MCP more: retries", () => {
     expect(n).toBe(2);
     const free: Array<Record<string, unknown> | undefined> = [];
     await collectMore(
-      { callTool: async ({ arguments: a }) => (free.push(a), { structuredContent: { ...OK, items: [] } }) },
+      {
+        callTool: async ({ arguments: a }) => {
+          free.push(a);
+          return { structuredContent: { ...OK, items: [] } };
+        },
+      },
       "find",
       { query: "q" },
     );

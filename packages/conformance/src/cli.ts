@@ -66,38 +66,43 @@ and the checks that could not run and why (all of it in --json-report too).
 
 Exit status: 0 when no check failed, 1 when one did, 2 for wrong options (or a report file that cannot be written).`;
 
+/** The options given, or an error naming the wrong one. */
+function parseOptions(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    options: {
+      "base-url": { type: "string" },
+      key: { type: "string" },
+      "second-key": { type: "string" },
+      "noscope-key": { type: "string" },
+      "insufficient-balance-key": { type: "string" },
+      "daily-limit-key": { type: "string" },
+      "keys-command": { type: "string" },
+      "rate-limit-burst": { type: "string" },
+      platform: { type: "string" },
+      fanout: { type: "string" },
+      "slow-query": { type: "string" },
+      "slow-tool": { type: "string" },
+      "slow-tool-body": { type: "string" },
+      "poll-budget": { type: "string" },
+      timeout: { type: "string" },
+      seed: { type: "string" },
+      "mcp-path": { type: "string" },
+      only: { type: "string" },
+      list: { type: "boolean" },
+      json: { type: "boolean" },
+      "json-report": { type: "string" },
+      junit: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  }).values;
+}
+
 function main(argv: string[]): Promise<number> | number {
-  let values;
+  let values: ReturnType<typeof parseOptions>;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        "base-url": { type: "string" },
-        key: { type: "string" },
-        "second-key": { type: "string" },
-        "noscope-key": { type: "string" },
-        "insufficient-balance-key": { type: "string" },
-        "daily-limit-key": { type: "string" },
-        "keys-command": { type: "string" },
-        "rate-limit-burst": { type: "string" },
-        platform: { type: "string" },
-        fanout: { type: "string" },
-        "slow-query": { type: "string" },
-        "slow-tool": { type: "string" },
-        "slow-tool-body": { type: "string" },
-        "poll-budget": { type: "string" },
-        timeout: { type: "string" },
-        seed: { type: "string" },
-        "mcp-path": { type: "string" },
-        only: { type: "string" },
-        list: { type: "boolean" },
-        json: { type: "boolean" },
-        "json-report": { type: "string" },
-        junit: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      strict: true,
-    }));
+    values = parseOptions(argv);
   } catch (e) {
     console.error(`sdgw-conformance: ${(e as Error).message}\n\n${USAGE}`);
     return 2;
@@ -242,7 +247,8 @@ function keysFrom(command: string): Promise<ConformanceKeys> {
         // Not the parser's message: it quotes the output, which may hold keys.
         reject(
           new TypeError(
-            `--keys-command printed no JSON (${stdout.length} characters on standard output, not shown: they may hold keys); it must print {"key":…,"secondKey":…,…}`,
+            `--keys-command printed no JSON (${stdout.length} characters on standard output, not ` +
+              `shown: they may hold keys); it must print {"key":…,"secondKey":…,…}`,
           ),
         );
         return;

@@ -51,13 +51,23 @@ export function ruleOf(body: unknown, e: ValidationError): string {
     const error = /(^|\/)error$/.test(e.path) ? value : isObject(value) ? value["error"] : undefined;
     if (isObject(error) && "fix" in error && ENVELOPE_CODES.includes(String(error["code"]))) {
       const where = /(^|\/)error$/.test(e.path) ? e.path : `${e.path === "/" ? "" : e.path}/error`;
-      return `the envelope error object at ${where} (code ${String(error["code"])}) carries \`fix\`: the seed allows no other fields in error objects, and D36 keeps the seed's six envelope error codes without \`fix\``;
+      return (
+        `the envelope error object at ${where} (code ${String(error["code"])}) carries ` +
+        `\`fix\`: the seed allows no other fields in error objects, and D36 keeps the seed's six envelope ` +
+        `error codes without \`fix\``
+      );
     }
     const keys = isObject(value) ? Object.keys(value).join(", ") : "";
-    return `an extra field at ${e.path} (fields: ${keys}): the seed allows no other fields in the envelope, items, billing or error objects, and D3/D12 close the fanout answer and the error structure`;
+    return (
+      `an extra field at ${e.path} (fields: ${keys}): the seed allows no other fields in the ` +
+      `envelope, items, billing or error objects, and D3/D12 close the fanout answer and the error structure`
+    );
   }
   if (last === "items" && e.keyword === "minItems" && isObject(parent)) {
-    return `status \`${String(parent["status"])}\` with ${Array.isArray(value) ? value.length : 0} items: the seed's rules by status say \`ok\` has at least 1 item`;
+    return (
+      `status \`${String(parent["status"])}\` with ${Array.isArray(value) ? value.length : 0} ` +
+      `items: the seed's rules by status say \`ok\` has at least 1 item`
+    );
   }
   if (
     last === "items" &&
@@ -65,11 +75,18 @@ export function ruleOf(body: unknown, e: ValidationError): string {
     isObject(parent) &&
     ITEM_STATUSES_WITHOUT_ITEMS.includes(String(parent["status"]))
   ) {
-    return `status \`${String(parent["status"])}\` with items: the seed's rules by status say \`empty\`, \`error\`, \`not_supported\` and \`timeout\` have 0 items`;
+    return (
+      `status \`${String(parent["status"])}\` with items: the seed's rules by status say ` +
+      `\`empty\`, \`error\`, \`not_supported\` and \`timeout\` have 0 items`
+    );
   }
   if (last === "cost" && /billing$/.test(e.path.replace(/\/cost$/, ""))) {
     const env = at(body, e.path.replace(/\/billing\/cost$/, "") || "/");
-    return `billing.cost ${JSON.stringify(value)} with status \`${isObject(env) ? String(env["status"]) : "?"}\`: the seed says cost is greater than 0 for \`ok\` and \`empty\` and exactly 0 otherwise (D4 for fanout)`;
+    return (
+      `billing.cost ${JSON.stringify(value)} with status ` +
+      `\`${isObject(env) ? String(env["status"]) : "?"}\`: the seed says cost is greater than 0 for ` +
+      `\`ok\` and \`empty\` and exactly 0 otherwise (D4 for fanout)`
+    );
   }
   if (last === "schema_version")
     return `schema_version ${JSON.stringify(value)}: the seed's versioning says every answer carries \`v1\``;
@@ -107,7 +124,8 @@ export function schemaProblems(op: OperationKey | null, status: number, body: un
     ) => { ok: true } | { ok: false; errors: ValidationError[] }) & { statuses: readonly number[] };
     if (!validate.statuses.includes(status)) {
       return [
-        `HTTP ${status} is not an answer the contract documents for ${op} (${OPERATIONS[op].method.toUpperCase()} ${OPERATIONS[op].path} answers ${validate.statuses.join(", ")})`,
+        `HTTP ${status} is not an answer the contract documents for ${op} ` +
+          `(${OPERATIONS[op].method.toUpperCase()} ${OPERATIONS[op].path} answers ${validate.statuses.join(", ")})`,
       ];
     }
     errors = failures(validate(status, body));
@@ -144,7 +162,9 @@ export function contractProblems(x: Exchange): string[] {
   if ([202, 409, 429, 503].includes(x.status)) {
     if (retryAfter === null || !/^\d+$/.test(retryAfter.trim()) || Number(retryAfter) < 1) {
       problems.push(
-        `HTTP ${x.status} without a Retry-After of whole seconds ≥ 1 (got ${retryAfter === null ? "none" : JSON.stringify(retryAfter)}; D32: Retry-After is sent on every 202, 409, 429 and 503)`,
+        `HTTP ${x.status} without a Retry-After of whole seconds ≥ 1 ` +
+          `(got ${retryAfter === null ? "none" : JSON.stringify(retryAfter)}; D32: Retry-After is sent on ` +
+          `every 202, 409, 429 and 503)`,
       );
     } else if (
       x.status === 202 &&
@@ -152,7 +172,8 @@ export function contractProblems(x: Exchange): string[] {
       body["retry_after_seconds"] !== Number(retryAfter)
     ) {
       problems.push(
-        `202 with retry_after_seconds ${String(body["retry_after_seconds"])} but Retry-After ${retryAfter} (seed: retry_after_seconds is the same number as the Retry-After header)`,
+        `202 with retry_after_seconds ${String(body["retry_after_seconds"])} but ` +
+          `Retry-After ${retryAfter} (seed: retry_after_seconds is the same number as the Retry-After header)`,
       );
     } else if (typeof body["retry_after"] === "number" && Math.ceil(body["retry_after"]) !== Number(retryAfter)) {
       problems.push(

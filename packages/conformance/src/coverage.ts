@@ -142,7 +142,10 @@ const route = (op: OperationKey) => `${OPERATIONS[op].method.toUpperCase()} ${OP
  */
 export function formatCoverage(c: Coverage): string {
   const lines = [
-    `Coverage: ${c.operations.exercised} of ${c.operations.total} operations exercised, ${c.errorCodes.reached.length} of ${c.errorCodes.total} error codes reached, ${c.runs.started} background run${c.runs.started === 1 ? "" : "s"} started (${c.runs.ended} ended), ${c.requests} requests`,
+    `Coverage: ${c.operations.exercised} of ${c.operations.total} operations ` +
+      `exercised, ${c.errorCodes.reached.length} of ${c.errorCodes.total} error codes ` +
+      `reached, ${c.runs.started} background run${c.runs.started === 1 ? "" : "s"} started ` +
+      `(${c.runs.ended} ended), ${c.requests} requests`,
     ...Object.entries(c.operations.statuses).map(([op, s]) => {
       const codes = c.operations.errorCodes?.[op as OperationKey];
       return `  ${route(op as OperationKey)} (${op}): ${s!.join(" ")}${codes?.length ? ` — ${codes.join(", ")}` : ""}`;

@@ -333,7 +333,9 @@ export class Http {
       }
     }
     const requestHeaders: Record<string, string> = {};
-    headers.forEach((v, k) => (requestHeaders[k] = this.redact(v)));
+    headers.forEach((v, k) => {
+      requestHeaders[k] = this.redact(v);
+    });
     const x: Exchange = {
       op: operationOf(method, u.pathname),
       method: method.toUpperCase(),
@@ -416,7 +418,11 @@ export function heldBack(x: Exchange): string | undefined {
   const body = x.json as { code?: unknown; retry_at?: unknown } | undefined;
   if (x.status !== 429 || body?.code !== "free_failure_limit") return undefined;
   const until = String(body.retry_at);
-  return `the server held the key back with 429 free_failure_limit until ${until} (${sent(x)}): it counts failed calls (D45), and this suite makes some on purpose; run again after ${until}, or give --second-key to carry the deliberate refusals`;
+  return (
+    `the server held the key back with 429 free_failure_limit until ${until} (${sent(x)}): it ` +
+    `counts failed calls (D45), and this suite makes some on purpose; run again after ${until}, or ` +
+    `give --second-key to carry the deliberate refusals`
+  );
 }
 
 /** `sent → got`, the usual way a message quotes an exchange. */

@@ -77,7 +77,9 @@ export function resolveOptions(options: ConformanceOptions): ResolvedOptions {
 export function parseConformanceKeys(value: unknown, source = "keys"): ConformanceKeys {
   if (typeof value !== "object" || value === null || Array.isArray(value))
     throw new TypeError(
-      `${source} must give a JSON object { "key": "…", "secondKey": "…", "noscopeKey": "…", "insufficientBalanceKey": "…", "dailyLimitKey": "…" } (key required), not ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}`,
+      `${source} must give a JSON object { "key": "…", "secondKey": "…", "noscopeKey": "…", ` +
+        `"insufficientBalanceKey": "…", "dailyLimitKey": "…" } (key required), ` +
+        `not ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}`,
     );
   const record = value as Record<string, unknown>;
   const unknown = Object.keys(record).filter((k) => !(KEY_FIELDS as readonly string[]).includes(k));
@@ -95,7 +97,8 @@ export function parseConformanceKeys(value: unknown, source = "keys"): Conforman
     }
     if (typeof v !== "string" || !/^[\x21-\x7e]{1,512}$/.test(v))
       throw new TypeError(
-        `${source}: field "${field}" must be a key, a non-empty string of printable characters without spaces (got ${typeof v === "string" ? `a string of ${v.length} characters` : typeof v})`,
+        `${source}: field "${field}" must be a key, a non-empty string of printable characters ` +
+          `without spaces (got ${typeof v === "string" ? `a string of ${v.length} characters` : typeof v})`,
       );
     out[field] = v;
   }
@@ -111,11 +114,23 @@ export function parseConformanceKeys(value: unknown, source = "keys"): Conforman
 export function runWarning(options: Pick<ResolvedOptions, "secondKey" | "slowTool">, ownKeys = false): string {
   const credits = RUN_CREDITS + (options.slowTool ? 11 : 0);
   const held = options.secondKey ? "<second-key>" : "<key>";
-  const spend = `this run spends about ${RUN_CREDITS} credits of the account of <key> (up to ${credits} when the server answers the slow search within the request and the tool fallback runs)`;
-  const lock = `sends about 35 deliberate refusals, which can make a server hold ${held} back for 5 minutes (429 free_failure_limit, D45)${options.secondKey ? "" : " — with --second-key they go to that key instead"}`;
+  const spend =
+    `this run spends about ${RUN_CREDITS} credits of the account of <key> (up ` +
+    `to ${credits} when the server answers the slow search within the request and the tool fallback runs)`;
+  const lock =
+    `sends about 35 deliberate refusals, which can make a server hold ${held} back for 5 ` +
+    `minutes (429 free_failure_limit, ` +
+    `D45)${options.secondKey ? "" : " — with --second-key they go to that key instead"}`;
   if (ownKeys)
-    return `warning: ${spend}, and ${lock}; these keys came from the keys hook (--keys-command, D178): keys of the suite's own, none of yours is spent or locked.`;
-  return `warning: ${spend}, and ${lock}. To keep your own keys untouched, give the suite keys of its own: --keys-command "sdgw-admin conformance-keys" (a new funded account and every key, D178; option keys in code).`;
+    return (
+      `warning: ${spend}, and ${lock}; these keys came from the keys hook (--keys-command, ` +
+      `D178): keys of the suite's own, none of yours is spent or locked.`
+    );
+  return (
+    `warning: ${spend}, and ${lock}. To keep your own keys untouched, give the suite keys of ` +
+    `its own: --keys-command "sdgw-admin conformance-keys" (a new funded account and every key, D178; ` +
+    `option keys in code).`
+  );
 }
 
 /** One run of the suite against one server: a context shared by the checks, and a runner of one check. */

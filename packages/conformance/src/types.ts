@@ -55,7 +55,10 @@ export interface ConformanceOptions {
    * Default {@link DEFAULT_SLOW_TOOL}: `batch_stats` of 11 reddit posts (11 calls, 11 credits). `false`: no fallback.
    */
   slowTool?: SlowTool | false;
-  /** How long the suite follows each background run from its 202 (the 202 run, and those settled before a balance is compared), polling no sooner than `Retry-After`. Default 90 000 ms. */
+  /**
+   * How long the suite follows each background run from its 202 (the 202 run, and those settled before a balance is
+   * compared), polling no sooner than `Retry-After`. Default 90 000 ms.
+   */
   pollBudgetMs?: number;
   /** How long one request may take (a call may wait up to the seed's 40 s before answering 202). Default 60 000 ms. */
   requestTimeoutMs?: number;

@@ -43,7 +43,9 @@ export async function startBrokenServer(): Promise<BrokenServer> {
       const response = (await getResponse(mock!.handlers, request)) ?? new Response("no route", { status: 404 });
       let text = await response.text();
       const out: Record<string, string> = {};
-      response.headers.forEach((v, k) => (out[k] = v));
+      response.headers.forEach((v, k) => {
+        out[k] = v;
+      });
       if (url.pathname === "/v1/search" && response.status === 200 && out["content-type"]?.includes("json")) {
         const answer = JSON.parse(text) as Record<string, any>;
         if (answer["fanout"]?.["reddit"]) {

@@ -30,7 +30,10 @@ async function printed(fn: () => Promise<unknown>): Promise<string[]> {
     vi.spyOn(console, m).mockImplementation((...a: unknown[]) => void lines.push(a.map(String).join(" "))),
   );
   const writes = [process.stdout, process.stderr].map((s) =>
-    vi.spyOn(s, "write").mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)),
+    vi.spyOn(s, "write").mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    }),
   );
   try {
     await fn();

@@ -111,8 +111,9 @@ const BASES = SAMPLES.map((s) =>
 function mutated(base: (typeof BASES)[number], kind: number, pick: number, value: unknown): Case {
   const req: Req = structuredClone(base.req);
   const label = `${base.label}`;
-  const params =
-    (req.method ?? "GET") === "GET" ? (req.query ??= {}) : ((req.body as Record<string, unknown> | undefined) ?? {});
+  const get = (req.method ?? "GET") === "GET";
+  if (get) req.query ??= {};
+  const params = get ? req.query! : ((req.body as Record<string, unknown> | undefined) ?? {});
   const names = Object.keys(params);
   const name = names.length > 0 ? names[pick % names.length]! : "query";
   const set = (k: string, v: unknown) => {

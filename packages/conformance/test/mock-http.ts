@@ -43,7 +43,9 @@ export async function startMockHttp(options: Omit<MockOptions, "baseUrl"> = {}):
           return;
         }
         const headers: Record<string, string> = {};
-        response.headers.forEach((v, k) => (headers[k] = v));
+        response.headers.forEach((v, k) => {
+          headers[k] = v;
+        });
         res.writeHead(response.status, headers).end(Buffer.from(await response.arrayBuffer()));
       } catch (e) {
         res.writeHead(500, { "content-type": "text/plain" }).end(`mock adapter: ${(e as Error).message}`);

@@ -154,7 +154,10 @@ describe("keys of the suite's own, and the warning before the first request (D17
     const report = await runConformance(
       {
         baseUrl: mock.baseUrl,
-        keys: async () => (events.push("keys"), { key: "sdgw_test_key", secondKey: "sdgw_second_key" }),
+        keys: async () => {
+          events.push("keys");
+          return { key: "sdgw_test_key", secondKey: "sdgw_second_key" };
+        },
         fetch: recording,
       },
       { only: ["auth.x-api-key", "auth.both-differ"], onStart: (w) => events.push(`warning ${w}`) },
@@ -184,7 +187,10 @@ describe("keys of the suite's own, and the warning before the first request (D17
 
   it("refuses keys beside a key option (D179), and keys that give a bad field, naming it; nothing is sent", async () => {
     let sent = 0;
-    const counting: typeof fetch = (input, init) => (sent++, fetch(input, init));
+    const counting: typeof fetch = (input, init) => {
+      sent++;
+      return fetch(input, init);
+    };
     await expect(
       runConformance({ baseUrl: mock.baseUrl, key: "sdgw_test_key", keys: () => ({ key: "k" }), fetch: counting }),
     ).rejects.toThrow(/keys gives every key of the run: leave out key, or leave out keys \(D179/);

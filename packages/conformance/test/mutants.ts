@@ -120,7 +120,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     name: "mcp-more-skips-rows",
     breaks:
-      "an MCP tool called with { handle: more.handle } reads on one row after the position it names: a row of every later page is lost (seed: MCP large-answer object more; D30)",
+      "an MCP tool called with { handle: more.handle } reads on one row after the position it " +
+      "names: a row of every later page is lost (seed: MCP large-answer object more; D30)",
     caughtBy: ["mcp.more"],
     request(r) {
       if (r.url.pathname !== "/mcp" || !r.body) return r;
@@ -135,7 +136,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     name: "tool-run-charged-over-quote",
     breaks:
-      "a tool run sent with max_cost_credits at its quote is charged again behind its answer: the balance moves by twice the quote (D51: a run is charged at most its quote, once)",
+      "a tool run sent with max_cost_credits at its quote is charged again behind its answer: the " +
+      "balance moves by twice the quote (D51: a run is charged at most its quote, once)",
     caughtBy: ["flows.quote-run"],
     async response(r, a, ctx) {
       if (
@@ -208,7 +210,9 @@ export const MUTANTS: readonly Mutant[] = [
     caughtBy: ["params.count-21", "params.generated.search"],
     response: (_r, a) =>
       a.status === 400 && parse(a)?.["code"] === "invalid_params"
-        ? editJson(a, (b) => void (b["code"] = "not_found"))
+        ? editJson(a, (b) => {
+            b["code"] = "not_found";
+          })
         : a,
   },
   {
@@ -217,7 +221,9 @@ export const MUTANTS: readonly Mutant[] = [
     caughtBy: ["params.count-0", "params.generated.detail"],
     response: (_r, a) =>
       a.status === 400 && parse(a)?.["code"] === "invalid_params"
-        ? editJson(a, (b) => void (b["fix"] = { note: "Check the parameters." }))
+        ? editJson(a, (b) => {
+            b["fix"] = { note: "Check the parameters." };
+          })
         : a,
   },
   {

@@ -117,7 +117,9 @@ describe("the reference server behind Prism's validating proxy", () => {
     const seen = recorder();
     const report = await runConformance({ baseUrl: base, ...server.keys, rateLimitBurst: 15, fetch: seen.fetch });
     console.log(
-      `Prism: ${seen.counts.answers} answers checked, ${seen.answerViolations.length} answer violations, ${seen.counts.requestViolations} request violations (the suite's deliberate bad requests); suite ${report.passed} passed, ${report.failed} failed, ${report.notApplicable} n/a`,
+      `Prism: ${seen.counts.answers} answers checked, ${seen.answerViolations.length} answer ` +
+        `violations, ${seen.counts.requestViolations} request violations (the suite's deliberate bad ` +
+        `requests); suite ${report.passed} passed, ${report.failed} failed, ${report.notApplicable} n/a`,
     );
     expect(seen.answerViolations).toEqual([]);
     expect(seen.counts.answers).toBeGreaterThan(50);

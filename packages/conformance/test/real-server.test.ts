@@ -183,7 +183,10 @@ afterAll(async () => {
           if (c.exitCode !== null || c.signalCode !== null) return resolve();
           c.once("exit", () => resolve());
           c.kill("SIGTERM");
-          setTimeout(() => (c.kill("SIGKILL"), resolve()), 5000).unref();
+          setTimeout(() => {
+            c.kill("SIGKILL");
+            resolve();
+          }, 5000).unref();
         }),
     ),
   );

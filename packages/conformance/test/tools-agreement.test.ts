@@ -271,7 +271,9 @@ describe("@sdgw/mock and @sdgw/server create schedules alike (D11, D52)", () => 
         { accounts: ["https://x.com/vercel"], range: "7d" },
       ]);
       expect(made.body["warnings"][0]).toBe(
-        `Schedule ${created["id"]} created: this account_watch call runs again every 6h under this key, charged like this call (next at ${created["next_run_at"]}); GET /v1/schedules lists it, DELETE /v1/schedules/${created["id"]} stops it.`,
+        `Schedule ${created["id"]} created: this account_watch call runs again every 6h under this ` +
+          `key, charged like this call (next at ${created["next_run_at"]}); GET /v1/schedules lists it, ` +
+          `DELETE /v1/schedules/${created["id"]} stops it.`,
       );
       expect(made.body["applied_params"]["schedule.every"]).toBe("6h");
       expect((await call(side, "DELETE", `/v1/schedules/${created["id"]}`)).body["deleted"]).toBe(true);

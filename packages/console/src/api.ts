@@ -12,6 +12,7 @@ export interface SessionInfo {
 
 export interface Answer {
   status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: any route's JSON (or text); the pages read the fields they show
   body: any;
   headers: Headers;
 }

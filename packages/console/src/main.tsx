@@ -40,7 +40,10 @@ function App() {
     const onEnded = () => setSession(null);
     addEventListener("popstate", onPop);
     addEventListener(SESSION_ENDED, onEnded);
-    return () => (removeEventListener("popstate", onPop), removeEventListener(SESSION_ENDED, onEnded));
+    return () => {
+      removeEventListener("popstate", onPop);
+      removeEventListener(SESSION_ENDED, onEnded);
+    };
   }, []);
   useEffect(() => {
     document.title = `${page === "sign-in" || !session ? "Sign in" : PAGES[page]} · SDGW console`;
@@ -71,14 +74,25 @@ function App() {
             <a
               href={`/console/${p}`}
               aria-current={p === current ? "page" : undefined}
-              onClick={(e) => (e.preventDefault(), go(p as Page))}
+              onClick={(e) => {
+                e.preventDefault();
+                go(p as Page);
+              }}
             >
               {label}
             </a>
           ))}
         </nav>
         <span class="who">{session.user.email}</span>
-        <button type="button" onClick={() => void signOut().then(() => (setSession(null), go("sign-in")))}>
+        <button
+          type="button"
+          onClick={() =>
+            void signOut().then(() => {
+              setSession(null);
+              go("sign-in");
+            })
+          }
+        >
           Sign out
         </button>
       </header>

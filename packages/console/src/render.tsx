@@ -21,6 +21,7 @@ export function Prose({ text }: { text: string }) {
 }
 const KINDS = ["item", "profile_card", "leaderboard", "distribution", "timeseries"] as const;
 type Kind = (typeof KINDS)[number];
+// biome-ignore lint/suspicious/noExplicitAny: an item of any kind, as the server wrote it; the cards read the fields they show
 type AnyItem = Record<string, any> & { kind: Kind };
 
 /** Every item of an answer, wherever it sits (items, fanout, targets). */
@@ -44,18 +45,18 @@ const n = (v: unknown) => (typeof v === "number" ? v.toLocaleString("en") : "");
 function ContentCard({ it }: { it: AnyItem }) {
   return (
     <article class="card">
-      <h3>{it.title ?? it.author?.name ?? it.id}</h3>
-      {it.text && <p>{String(it.text).slice(0, 280)}</p>}
+      <h3>{it["title"] ?? it["author"]?.name ?? it["id"]}</h3>
+      {it["text"] && <p>{String(it["text"]).slice(0, 280)}</p>}
       <p class="muted">
-        {it.author?.name && <>by {it.author.name} · </>}
-        {it.metrics &&
-          Object.entries(it.metrics)
+        {it["author"]?.name && <>by {it["author"].name} · </>}
+        {it["metrics"] &&
+          Object.entries(it["metrics"])
             .map(([k, v]) => `${k} ${n(v)}`)
             .join(" · ")}
       </p>
-      {it.url && (
-        <a href={it.url} rel="noreferrer noopener" target="_blank">
-          Open post {it.id}
+      {it["url"] && (
+        <a href={it["url"]} rel="noreferrer noopener" target="_blank">
+          Open post {it["id"]}
         </a>
       )}
     </article>
@@ -66,12 +67,12 @@ function ProfileCard({ it }: { it: AnyItem }) {
   return (
     <article class="card">
       <h3>
-        {it.name}
-        {it.verified ? " ✓" : ""}
+        {it["name"]}
+        {it["verified"] ? " ✓" : ""}
       </h3>
-      {it.bio && <p>{it.bio}</p>}
+      {it["bio"] && <p>{it["bio"]}</p>}
       <p class="muted">
-        {n(it.followers)} followers · {n(it.posts_count)} posts
+        {n(it["followers"])} followers · {n(it["posts_count"])} posts
       </p>
     </article>
   );
@@ -91,9 +92,9 @@ function Leaderboard({ items }: { items: AnyItem[] }) {
       <tbody>
         {items.map((it) => (
           <tr>
-            <td>{it.rank}</td>
-            <td>{it.title}</td>
-            <td>{n(it.heat)}</td>
+            <td>{it["rank"]}</td>
+            <td>{it["title"]}</td>
+            <td>{n(it["heat"])}</td>
           </tr>
         ))}
       </tbody>
@@ -102,20 +103,20 @@ function Leaderboard({ items }: { items: AnyItem[] }) {
 }
 
 function Distribution({ it }: { it: AnyItem }) {
-  const max = Math.max(...it.buckets.map((b: { value: number }) => b.value), 1e-9);
+  const max = Math.max(...it["buckets"].map((b: { value: number }) => b.value), 1e-9);
   return (
     <table class="bars">
       <caption>
-        {it.dimension} ({it.unit})
+        {it["dimension"]} ({it["unit"]})
       </caption>
       <tbody>
-        {it.buckets.map((b: { label: string; value: number }) => (
+        {it["buckets"].map((b: { label: string; value: number }) => (
           <tr>
             <th scope="row">{b.label}</th>
             <td>
               <div class="bar" style={{ width: `${Math.max(1, (b.value / max) * 100)}%` }} />
             </td>
-            <td>{it.unit === "ratio" ? `${(b.value * 100).toFixed(1)}%` : n(b.value)}</td>
+            <td>{it["unit"] === "ratio" ? `${(b.value * 100).toFixed(1)}%` : n(b.value)}</td>
           </tr>
         ))}
       </tbody>
@@ -223,7 +224,7 @@ export function AnswerView({ answer }: { answer: unknown }) {
         <Distribution it={it} />
       ))}
       {of("timeseries").map((it) => (
-        <Line points={it.points} label={`${it.metric}${it.unit ? ` (${it.unit})` : ""}`} />
+        <Line points={it["points"]} label={`${it["metric"]}${it["unit"] ? ` (${it["unit"]})` : ""}`} />
       ))}
       <details>
         <summary>Raw JSON</summary>

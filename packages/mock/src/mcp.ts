@@ -70,7 +70,9 @@ export function mcpHandlers(ctx: MockContext & { mcpKept: McpKept }): HttpHandle
       newRequestId(),
       {
         reason: "no_such_route",
-        message: `${request.method} /mcp is not served: this MCP endpoint is stateless, so it opens no SSE stream and has no session to end. Send MCP messages with POST /mcp.`,
+        message:
+          `${request.method} /mcp is not served: this MCP endpoint is stateless, so it opens ` +
+          `no SSE stream and has no session to end. Send MCP messages with POST /mcp.`,
         fix: { allowed: ["POST /mcp"], example_call: { method: "POST", path: "/mcp" } },
       } as never,
       { urls: ctx.urls, now: new Date(ctx.clock()) },
@@ -140,7 +142,8 @@ async function serve(
         capabilities: { tools: {}, tasks: { list: {}, requests: { tools: { call: {} } } } },
         serverInfo: { name: "sdgw-mock", version: "1.0.0" },
         instructions:
-          "Social Data Gateway (mock): the gateway's 16 tools answered by @sdgw/mock. Pass a result's handle or more.handle as handle to the same tool to read on (free).",
+          "Social Data Gateway (mock): the gateway's 16 tools answered by @sdgw/mock. Pass a " +
+          "result's handle or more.handle as handle to the same tool to read on (free).",
       };
     }
     case "ping":
@@ -213,7 +216,8 @@ async function serve(
       throw new RpcError(
         -32602,
         task["status"] === "working"
-          ? `Task ${taskId} cannot be cancelled: a run of the gateway cannot be stopped once started. It ends on its own; nothing is charged for a run that fails.`
+          ? `Task ${taskId} cannot be cancelled: a run of the gateway cannot be stopped once ` +
+              `started. It ends on its own; nothing is charged for a run that fails.`
           : `Task ${taskId} cannot be cancelled: it is already ${String(task["status"])}.`,
       );
     }
@@ -240,7 +244,8 @@ function taskIdOf(params: Json): string {
 function noSuchTask(taskId: string): never {
   throw new RpcError(
     -32602,
-    `Failed to retrieve task: no task ${taskId.slice(0, 140)} of this key. A task id is the handle of a run of one of the charging tools, readable by the key that started it for 24 hours.`,
+    `Failed to retrieve task: no task ${taskId.slice(0, 140)} of this key. A task id is the handle ` +
+      `of a run of one of the charging tools, readable by the key that started it for 24 hours.`,
   );
 }
 
@@ -379,7 +384,10 @@ function errorResult(tool: string, status: number, body: Json): ToolResult {
     content: [
       {
         type: "text",
-        text: `${tool} failed (HTTP ${status}) ${String(body["code"])}: ${String(body["message"] ?? "")}${hint} (request_id ${String(body["request_id"] ?? "")})`,
+        text:
+          `${tool} failed ` +
+          `(HTTP ${status}) ${String(body["code"])}: ${String(body["message"] ?? "")}${hint} ` +
+          `(request_id ${String(body["request_id"] ?? "")})`,
       },
     ],
   };
@@ -461,7 +469,10 @@ function result(
   if (!body) return { content: [{ type: "text", text: r.file?.text ?? "" }] };
   if (r.status >= 400) return errorResult(tool.name, r.status, body);
   if (r.status === 202) {
-    const note = `${tool.name} is still running. Nothing is charged until it ends. Call ${tool.name} with { "handle": "${String(body["handle"])}" } after ${String(body["retry_after_seconds"] ?? 1)} s to read it (free).`;
+    const note =
+      `${tool.name} is still running. Nothing is charged until it ends. ` +
+      `Call ${tool.name} with { "handle": "${String(body["handle"])}" } ` +
+      `after ${String(body["retry_after_seconds"] ?? 1)} s to read it (free).`;
     return {
       structuredContent: body,
       content: [

@@ -61,7 +61,9 @@ describe("@sdgw/mock dist", () => {
   it("bundles for a browser with msw/browser: no Node built-in, no file read", async () => {
     const out = await build({
       stdin: {
-        contents: `import { setupWorker } from "msw/browser"; import { createMock } from ${JSON.stringify(join(OUT, "index.js"))}; export const worker = setupWorker(...createMock().handlers);`,
+        contents:
+          `import { setupWorker } from "msw/browser"; import { createMock } ` +
+          `from ${JSON.stringify(join(OUT, "index.js"))}; export const worker = setupWorker(...createMock().handlers);`,
         resolveDir: PKG,
       },
       bundle: true,

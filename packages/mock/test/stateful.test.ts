@@ -131,38 +131,42 @@ describe("request validation through @sdgw/validators", () => {
     }
   });
 
-  it("a JSON body sent without Content-Type: application/json: invalid_params on body (seed invalid_params case 1), before the key is looked at (D50)", async () => {
-    const body = JSON.stringify({ platform: "x", query: "typescript" });
-    for (const headers of [
-      {},
-      { "Content-Type": "text/plain" },
-      { "Content-Type": "application/x-www-form-urlencoded" },
-    ] as Array<Record<string, string>>) {
-      for (const key of [KEY, "sdgw_nope"]) {
-        const res = await fetch(`${BASE}/v1/search`, {
-          method: "POST",
-          headers: { ...headers, "X-API-Key": key },
-          body,
-        });
-        const got = (await res.json()) as { code: string; fix: { param: string; note: string } };
-        expect([res.status, got.code, got.fix.param, got.fix.note], JSON.stringify(headers)).toEqual([
-          400,
-          "invalid_params",
-          "body",
-          "Send one JSON object with `Content-Type: application/json`.",
-        ]);
+  it(
+    "a JSON body sent without Content-Type: application/json: invalid_params on body (seed " +
+      "invalid_params case 1), before the key is looked at (D50)",
+    async () => {
+      const body = JSON.stringify({ platform: "x", query: "typescript" });
+      for (const headers of [
+        {},
+        { "Content-Type": "text/plain" },
+        { "Content-Type": "application/x-www-form-urlencoded" },
+      ] as Array<Record<string, string>>) {
+        for (const key of [KEY, "sdgw_nope"]) {
+          const res = await fetch(`${BASE}/v1/search`, {
+            method: "POST",
+            headers: { ...headers, "X-API-Key": key },
+            body,
+          });
+          const got = (await res.json()) as { code: string; fix: { param: string; note: string } };
+          expect([res.status, got.code, got.fix.param, got.fix.note], JSON.stringify(headers)).toEqual([
+            400,
+            "invalid_params",
+            "body",
+            "Send one JSON object with `Content-Type: application/json`.",
+          ]);
+        }
       }
-    }
-    const find = await fetch(`${BASE}/v1/find`, { method: "POST", body: JSON.stringify({ query: "弹幕" }) });
-    expect(find.status).toBe(400);
-    const typed = await fetch(`${BASE}/v1/search`, {
-      method: "POST",
-      headers: { "X-API-Key": KEY, "Content-Type": "Application/JSON; charset=utf-8" },
-      body,
-    });
-    expect(typed.status).toBe(200);
-    expect(mock.state.balance).toBe(99);
-  });
+      const find = await fetch(`${BASE}/v1/find`, { method: "POST", body: JSON.stringify({ query: "弹幕" }) });
+      expect(find.status).toBe(400);
+      const typed = await fetch(`${BASE}/v1/search`, {
+        method: "POST",
+        headers: { "X-API-Key": KEY, "Content-Type": "Application/JSON; charset=utf-8" },
+        body,
+      });
+      expect(typed.status).toBe(200);
+      expect(mock.state.balance).toBe(99);
+    },
+  );
 
   it("format of a result: json, csv or ndjson", async () => {
     const handle = await startRun();
@@ -510,29 +514,33 @@ describe("202 runs and GET /v1/results/{handle}", () => {
 });
 
 describe("idempotency (seed: Idempotency; D35)", () => {
-  it("same key and parameters while running: 409 with Retry-After; after the run ended: the first answer again, Idempotent-Replayed, no new charge", async () => {
-    const key = idem();
-    const body = { platform: "bilibili", query: "slow 装修" };
-    const first = await post("/v1/search", body, { "Idempotency-Key": key });
-    expect(first.status).toBe(202);
-    const busy = await post("/v1/search", body, { "Idempotency-Key": key });
-    expect([busy.status, busy.body.code, busy.headers.get("retry-after")]).toEqual([
-      409,
-      "idempotency_in_progress",
-      "1",
-    ]);
-    await send({ path: `/v1/results/${first.body.handle}` });
-    const finished = await send({ path: `/v1/results/${first.body.handle}` });
-    expect([finished.status, mock.state.balance]).toEqual([200, 99]);
-    const replay = await post("/v1/search", body, { "Idempotency-Key": key });
-    expect([
-      replay.status,
-      replay.headers.get("idempotent-replayed"),
-      replay.body.billing.cost,
-      mock.state.balance,
-    ]).toEqual([200, "true", 1, 99]);
-    expect(replay.body.request_id).toBe(finished.body.request_id);
-  });
+  it(
+    "same key and parameters while running: 409 with Retry-After; after the run ended: the first " +
+      "answer again, Idempotent-Replayed, no new charge",
+    async () => {
+      const key = idem();
+      const body = { platform: "bilibili", query: "slow 装修" };
+      const first = await post("/v1/search", body, { "Idempotency-Key": key });
+      expect(first.status).toBe(202);
+      const busy = await post("/v1/search", body, { "Idempotency-Key": key });
+      expect([busy.status, busy.body.code, busy.headers.get("retry-after")]).toEqual([
+        409,
+        "idempotency_in_progress",
+        "1",
+      ]);
+      await send({ path: `/v1/results/${first.body.handle}` });
+      const finished = await send({ path: `/v1/results/${first.body.handle}` });
+      expect([finished.status, mock.state.balance]).toEqual([200, 99]);
+      const replay = await post("/v1/search", body, { "Idempotency-Key": key });
+      expect([
+        replay.status,
+        replay.headers.get("idempotent-replayed"),
+        replay.body.billing.cost,
+        mock.state.balance,
+      ]).toEqual([200, "true", 1, 99]);
+      expect(replay.body.request_id).toBe(finished.body.request_id);
+    },
+  );
 
   it("an answered call replays unchanged (cost as charged, balance unmoved); other parameters under the key are 422", async () => {
     const key = idem();
@@ -679,26 +687,30 @@ describe("routes", () => {
     ]);
   });
 
-  it("with a base address, any path under it outside the contract answers as the gateway: 404 no_such_route with the routes and GET /v1/capabilities", async () => {
-    for (const [method, path] of [
-      ["GET", "/v2/search"],
-      ["GET", "/nothing"],
-      ["GET", "/"],
-      ["POST", "/v2/search"],
-      ["DELETE", "/v1/search"],
-    ] as const) {
-      const got = await send({ method, path, ...(method === "POST" ? { body: {} } : {}) });
-      expect([got.status, got.body.code, got.body.reason, got.body.fix.example_call], `${method} ${path}`).toEqual([
-        404,
-        "not_found",
-        "no_such_route",
-        { method: "GET", path: "/v1/capabilities" },
-      ]);
-      expect(got.body.fix.allowed).toContain("GET /v1/search");
-      expect(got.body.fix.allowed).toHaveLength(22);
-      expect(got.body.message).toBe(`There is no route ${method} ${path}.`);
-    }
-  });
+  it(
+    "with a base address, any path under it outside the contract answers as the gateway: 404 " +
+      "no_such_route with the routes and GET /v1/capabilities",
+    async () => {
+      for (const [method, path] of [
+        ["GET", "/v2/search"],
+        ["GET", "/nothing"],
+        ["GET", "/"],
+        ["POST", "/v2/search"],
+        ["DELETE", "/v1/search"],
+      ] as const) {
+        const got = await send({ method, path, ...(method === "POST" ? { body: {} } : {}) });
+        expect([got.status, got.body.code, got.body.reason, got.body.fix.example_call], `${method} ${path}`).toEqual([
+          404,
+          "not_found",
+          "no_such_route",
+          { method: "GET", path: "/v1/capabilities" },
+        ]);
+        expect(got.body.fix.allowed).toContain("GET /v1/search");
+        expect(got.body.fix.allowed).toHaveLength(22);
+        expect(got.body.message).toBe(`There is no route ${method} ${path}.`);
+      }
+    },
+  );
 
   it("never answers other origins, nor, under a base with a path, what is outside that path; with the base * only /v1/ paths when asked", async () => {
     const answered = async (handlers: Parameters<typeof getResponse>[0], url: string) =>

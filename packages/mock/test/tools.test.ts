@@ -282,20 +282,26 @@ describe("refusals before the key (D41, D50, D51)", () => {
       NINE,
     ]);
     expect(got.body.message).toBe(
-      "wechat does not offer comments, which this tool reads for `https://mp.weixin.qq.com/s/AbCdEfGhIjKlMnOpQr`; xiaohongshu, douyin, x, reddit, weibo, bilibili, zhihu, kuaishou, youtube do. Nothing ran and nothing was charged.",
+      "wechat does not offer comments, which this tool reads for " +
+        "`https://mp.weixin.qq.com/s/AbCdEfGhIjKlMnOpQr`; xiaohongshu, douyin, x, reddit, weibo, bilibili, " +
+        "zhihu, kuaishou, youtube do. Nothing ran and nothing was charged.",
     );
   });
 
-  it("a platform without the operation a search-based tool reads is no_such_capability on platforms with fix.allowed (every platform offers search today)", () => {
-    expect(searchPlatforms(["weibo", "wechat"], ctx, "comments")).toEqual({
-      code: "not_supported",
-      reason: "no_such_capability",
-      param: "platforms",
-      message: `wechat does not offer comments; ${NINE.join(", ")} do.`,
-      allowed: NINE,
-    });
-    expect(searchPlatforms(["weibo", "wechat"], ctx)).toEqual({ platforms: ["weibo", "wechat"], warnings: [] });
-  });
+  it(
+    "a platform without the operation a search-based tool reads is no_such_capability on platforms " +
+      "with fix.allowed (every platform offers search today)",
+    () => {
+      expect(searchPlatforms(["weibo", "wechat"], ctx, "comments")).toEqual({
+        code: "not_supported",
+        reason: "no_such_capability",
+        param: "platforms",
+        message: `wechat does not offer comments; ${NINE.join(", ")} do.`,
+        allowed: NINE,
+      });
+      expect(searchPlatforms(["weibo", "wechat"], ctx)).toEqual({ platforms: ["weibo", "wechat"], warnings: [] });
+    },
+  );
 
   it("a link that cannot be told: 400 invalid_params naming targets or accounts", async () => {
     const short = await tool("comment_insights", { targets: ["https://b23.tv/abc123"] }, null);
@@ -355,7 +361,9 @@ describe("schedules (D11, D52)", () => {
     const made = after.at(-1)!;
     expect([made.every, made.params]).toEqual(["1h", { accounts: ["https://x.com/vercel"], range: "7d" }]);
     expect(got.body.warnings[0]).toBe(
-      `Schedule ${made.id} created: this account_watch call runs again every 1h under this key, charged like this call (next at ${made.next_run_at}); GET /v1/schedules lists it, DELETE /v1/schedules/${made.id} stops it.`,
+      `Schedule ${made.id} created: this account_watch call runs again every 1h under this key, ` +
+        `charged like this call (next at ${made.next_run_at}); GET /v1/schedules lists it, DELETE ` +
+        `/v1/schedules/${made.id} stops it.`,
     );
     expect(got.body.applied_params["schedule.every"]).toBe("1h");
   });

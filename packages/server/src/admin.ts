@@ -307,7 +307,8 @@ async function openAdmin(databaseUrl: string | undefined, dbPath: string | undef
   if (databaseUrl !== undefined && databaseUrl !== "") {
     if (!isPostgresUrl(databaseUrl))
       throw new Error(
-        `SDGW_DATABASE_URL (--database-url) must be a PostgreSQL URL, postgres://user[:password]@host[:port]/database (got ${JSON.stringify(withoutPassword(databaseUrl))})`,
+        `SDGW_DATABASE_URL (--database-url) must be a PostgreSQL URL, ` +
+          `postgres://user[:password]@host[:port]/database (got ${JSON.stringify(withoutPassword(databaseUrl))})`,
       );
     const { openPgAdmin } = await import("./storage/postgres/admin.ts");
     return openPgAdmin(databaseUrl);

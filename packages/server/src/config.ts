@@ -8,9 +8,15 @@ import {
   type RawSettings,
   switchedOn,
 } from "@sdgw/engine/connectors";
-import { CorsOriginsError, checkCorsOrigins, parseCorsOrigins, type CorsOrigins } from "./http/cors.ts";
-import { TrustProxyError, checkTrustProxy, parseTrustProxy, type TrustProxy } from "./http/proxies.ts";
-import { MCP_READ_ONLY_ENV, MCP_TOOLSETS_ENV, McpToolsetError, parseReadOnly, parseToolsets } from "./mcp/toolsets.ts";
+import { type CorsOriginsError, checkCorsOrigins, parseCorsOrigins, type CorsOrigins } from "./http/cors.ts";
+import { type TrustProxyError, checkTrustProxy, parseTrustProxy, type TrustProxy } from "./http/proxies.ts";
+import {
+  MCP_READ_ONLY_ENV,
+  MCP_TOOLSETS_ENV,
+  type McpToolsetError,
+  parseReadOnly,
+  parseToolsets,
+} from "./mcp/toolsets.ts";
 import type { PlatformProvider, SimulatorOptions } from "@sdgw/engine";
 import type { LogFormat } from "./ops/log.ts";
 import type { MetricsOptions } from "./ops/metrics.ts";
@@ -127,7 +133,7 @@ export interface ServerConfig {
    * place of the simulator (or of this build's connector); their settings are `connectors[platform]` (env: the
    * variables each names). `pnpm start` loads them from the modules `SDGW_CONNECTORS` names. Default: none.
    */
-  plugins: readonly ConnectorDefinition<any>[];
+  plugins: readonly ConnectorDefinition[];
   /** D122: keep the answers of live connectors for a while, per operation (default true; env `SDGW_UPSTREAM_CACHE=0`). */
   upstreamCache: boolean;
   /** D123: record what live connectors receive, redacted, into this folder (env `SDGW_UPSTREAM_RECORD`). */
@@ -510,7 +516,8 @@ export function runLeaseFromEnv(env: NodeJS.ProcessEnv = process.env): { runLeas
   const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < 300)
     throw new ConfigError([
-      `SDGW_RUN_LEASE_MS must be the milliseconds the runs of a process stay its own without a heartbeat, a whole number from 300 up (got ${JSON.stringify(raw)})`,
+      `SDGW_RUN_LEASE_MS must be the milliseconds the runs of a process stay its own without a ` +
+        `heartbeat, a whole number from 300 up (got ${JSON.stringify(raw)})`,
     ]);
   return { runLeaseMs: value };
 }

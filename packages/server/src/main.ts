@@ -117,7 +117,8 @@ const lines = [
   // D114: which platforms read their official API, which the deterministic simulator (never a secret).
   `Platforms: ${server.gateway.upstream.summary()}.`,
   config.redisUrl
-    ? `Limits: counted in Redis at ${withoutPassword(config.redisUrl)}, shared by every instance on it (prefix ${config.redisKeyPrefix}); while it does not answer, calls are refused with 503.`
+    ? `Limits: counted in Redis at ${withoutPassword(config.redisUrl)}, shared by every instance on ` +
+      `it (prefix ${config.redisKeyPrefix}); while it does not answer, calls are refused with 503.`
     : "",
   embedded?.gateway.recovered
     ? `Recovered ${embedded.gateway.recovered} run(s) left running by a process that is gone: ended as broken, holds released, nothing charged.`
@@ -128,15 +129,18 @@ const lines = [
   `Console: ${consoleBuilt() ? `${url}/console/` : `not built (${CONSOLE_DIST}); build it with ${pnpm} console:build, then open ${url}/console/`} — ${
     demoUser.password
       ? `sign in as ${demoUser.email} with the password (shown once, stored only as a hash):\n\n  ${demoUser.password}\n`
-      : `sign in as ${demoUser.email} (its password was shown on the first start; another user: ${pnpm} admin create-user --account ${demo.accountId} --email you@example.com)`
+      : `sign in as ${demoUser.email} (its password was shown on the first start; another ` +
+        `user: ${pnpm} admin create-user --account ${demo.accountId} --email you@example.com)`
   }`,
   "Send the key in a header (X-API-Key or Authorization: Bearer). A key sent in a URL (?key=…) is refused and burned:",
   "the server marks it exposed and refuses it from then on; revoke it and create a new one.",
   "Try (each start prints a new Idempotency-Key: the same key again replays the first answer, charged once):",
   `  curl -s -H 'X-API-Key: ${key}' -H 'Idempotency-Key: ${firstCallKey}' '${url}/v1/search?platform=xiaohongshu&query=%E9%9C%B2%E8%90%A5&count=3'`,
   `  curl -s ${url}/v1/capabilities`,
-  `  curl -s -H 'X-API-Key: ${key}' -H 'Content-Type: application/json' -d '{"query":"露营","platforms":["weibo","xiaohongshu"],"confirm":false}' ${url}/v1/tools/brand_buzz`,
-  `Calls answer within ${config.waitMs} ms or 202 with a handle to poll every ${config.pollAfterSeconds} s; to see 202s, start with SDGW_WAIT_MS=50 SDGW_LATENCY_MS=1000.`,
+  `  curl -s -H 'X-API-Key: ${key}' -H 'Content-Type: application/json' -d ` +
+    `'{"query":"露营","platforms":["weibo","xiaohongshu"],"confirm":false}' ${url}/v1/tools/brand_buzz`,
+  `Calls answer within ${config.waitMs} ms or 202 with a handle to poll ` +
+    `every ${config.pollAfterSeconds} s; to see 202s, start with SDGW_WAIT_MS=50 SDGW_LATENCY_MS=1000.`,
   `Read a 202's handle (its "handle", h_…) until it answers 200: curl -s -H 'X-API-Key: ${key}' ${url}/v1/results/h_…`,
   docsBuilt()
     ? `HTTP reference: ${url}/docs (errors: ${url}/docs/errors.html); the contract: ${url}/openapi.json`

@@ -315,7 +315,10 @@ describe("sdgw-admin", () => {
       new Proxy(p, {
         get(target, name) {
           if (name === "call")
-            return async (req: Parameters<PlatformProvider["call"]>[0]) => (await gate, target.call(req));
+            return async (req: Parameters<PlatformProvider["call"]>[0]) => {
+              await gate;
+              return target.call(req);
+            };
           const v = Reflect.get(target, name, target) as unknown;
           return typeof v === "function" ? v.bind(target) : v;
         },
@@ -334,7 +337,7 @@ describe("sdgw-admin", () => {
       });
       return JSON.parse(res.body) as Record<string, any>;
     };
-    expect((await get("/v1/search?platform=x&query=a")).billing).toMatchObject({ cost: 1, balance: 9 });
+    expect((await get("/v1/search?platform=x&query=a"))["billing"]).toMatchObject({ cost: 1, balance: 9 });
     // A run that answered 202 holds durably; the CLI opening the database leaves it alone.
     const running = await get("/v1/search?platform=reddit&query=a");
     expect(running["status"]).toBe("running");
@@ -343,14 +346,14 @@ describe("sdgw-admin", () => {
       balance: 14,
     });
     await nextTurn(); // the server checks for other connections' writes once per turn of its event loop
-    expect((await get("/v1/account")).billing).toMatchObject({ balance_credits: 14, today_spend_credits: 2 });
+    expect((await get("/v1/account"))["billing"]).toMatchObject({ balance_credits: 14, today_spend_credits: 2 });
     open();
     await gw.runs.drain();
     await gw.store.durable(); // the CLI runs in this process here: let the server's turn commit before it writes
     expect(gw.ledger.audit(account.id)).toMatchObject({ balance: 13, charges: 2, held: 0, holdsHeld: 0 });
     await runAdmin(["revoke-key", "--db", db, "--key", key.id]);
     await nextTurn();
-    expect((await get("/v1/search?platform=x&query=a")).reason).toBe("revoked");
+    expect((await get("/v1/search?platform=x&query=a"))["reason"]).toBe("revoked");
     await server.close();
   });
 

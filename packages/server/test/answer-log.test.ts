@@ -250,7 +250,9 @@ describe("idempotency records on a database file", () => {
     ); CREATE UNIQUE INDEX idempotency_key ON idempotency(key_id, idem_key);`);
     old
       .prepare(
-        "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, http_status, headers, answer, created_at, expires_at) VALUES ('key_1', 'k', 'print', 'done', 200, '{}', '{\"old\":true}', '2026-11-21T00:00:00Z', '2026-11-22T00:00:00Z')",
+        "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, http_status, headers, " +
+          "answer, created_at, expires_at) VALUES ('key_1', 'k', 'print', 'done', 200, '{}', " +
+          "'{\"old\":true}', '2026-11-21T00:00:00Z', '2026-11-22T00:00:00Z')",
       )
       .run();
     old.close();

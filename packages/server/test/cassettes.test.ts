@@ -100,7 +100,9 @@ describe("record and replay", () => {
       const missing = await g.call("/v1/detail", { platform: "youtube", id: YT.V4 });
       expect([missing.http, missing.code]).toEqual([500, "internal_error"]);
       expect(g.logs).toContain(
-        `replay: no recording in ${recordings} answers GET /youtube/v3/videos?id=${YT.V4}&part=snippet%2Cstatistics%2CcontentDetails; record it (SDGW_UPSTREAM_RECORD) or add a fixture`,
+        `replay: no recording in ${recordings} answers GET ` +
+          `/youtube/v3/videos?id=${YT.V4}&part=snippet%2Cstatistics%2CcontentDetails; record it ` +
+          `(SDGW_UPSTREAM_RECORD) or add a fixture`,
       );
     } finally {
       await g.server.close();

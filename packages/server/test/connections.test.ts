@@ -59,7 +59,9 @@ describe("requests that never arrive whole", () => {
   it("a body that stalls is answered 400 naming body and closed within 4/3 of the timeout; nothing is charged", async () => {
     const port = await listen({ http: { requestTimeoutMs: 1200 } });
     const before = h.server.gateway.accounts.account(h.accountId)!.balance;
-    const head = `POST /v1/detail HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${h.key}\r\nIdempotency-Key: ${newIdem()}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`;
+    const head =
+      `POST /v1/detail HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${h.key}\r\n` +
+      `Idempotency-Key: ${newIdem()}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`;
     // 20 such connections at once: each is closed, none outlives the bound.
     const all = await Promise.all(Array.from({ length: 20 }, () => raw(port, [head])));
     for (const { text, ms } of all) {

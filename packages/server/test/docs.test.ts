@@ -126,8 +126,8 @@ describe("GET / (D131)", () => {
   });
 
   it("without a built reference, says how to build it on Node 20 and on Node 24", async () => {
-    expect(homeAnswer(false).note).toContain("`npx -y -p node@24 -p pnpm@12 -- pnpm run docs`");
-    expect(homeAnswer(false).note).toContain("`pnpm run docs` (Node 24");
+    expect(homeAnswer(false)["note"]).toContain("`npx -y -p node@24 -p pnpm@12 -- pnpm run docs`");
+    expect(homeAnswer(false)["note"]).toContain("`pnpm run docs` (Node 24");
     const bare = Fastify();
     homeRoute(bare, "/nonexistent/sdgw-docs/");
     const res = await bare.inject({ method: "GET", url: "/" });

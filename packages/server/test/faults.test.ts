@@ -112,7 +112,8 @@ function callsOf(round: number, n: number): Array<{ path: string; idem: string }
 }
 
 describe("kill -9 during charged calls, repeated", () => {
-  it("after each of 4 kills at a random moment: the ledger adds up, no hold is left, answers replay byte for byte, handles read; charged = sum of final costs", async () => {
+  it("after each of 4 kills at a random moment: the ledger adds up, no hold is left, answers replay " +
+    "byte for byte, handles read; charged = sum of final costs", async () => {
     const db = join(dir, "faults.sqlite");
     let server: Started = await startServer(db, ENV);
     const key = server.key!;

@@ -21,7 +21,7 @@ import { createServer, type SdgwServer } from "../src/storage/sqlite/server.ts";
 import { GENEROUS, harness, type Harness } from "./helpers.ts";
 import { faultProxy } from "./fault-proxy.ts";
 import { kill, sameClockEnv, startServer, stopAll } from "./processes.ts";
-import { parsePrometheus, valueOf } from "./prometheus.ts";
+import { parsePrometheus, sampleValue } from "./prometheus.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sdgw-ops-"));
 let h: Harness | null = null;
@@ -132,16 +132,16 @@ describe("GET /metrics (D113)", () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers["content-type"]).toMatch(/^text\/plain; version=0\.0\.4/);
     const samples = parsePrometheus(res.body);
-    const requests = (labels: Record<string, string>) => valueOf(samples, "sdgw_http_requests_total", labels);
+    const requests = (labels: Record<string, string>) => sampleValue(samples, "sdgw_http_requests_total", labels);
     expect(requests({ method: "GET", route: "/v1/search", status: "200" })).toBe(3);
     expect(requests({ method: "GET", route: "/v1/search", status: "401" })).toBe(1);
     expect(requests({ method: "GET", route: "/v1/results/:handle", status: "404" })).toBe(1);
     expect(requests({ method: "GET", route: "(unmatched)", status: "404" })).toBe(1);
-    expect(valueOf(samples, "sdgw_http_request_duration_seconds_count", { route: "/v1/search" })).toBe(4);
-    expect(valueOf(samples, "sdgw_charged_credits_total")).toBe(3);
-    expect(valueOf(samples, "sdgw_runs_in_flight")).toBe(0);
-    expect(valueOf(samples, "process_cpu_user_seconds_total")).toBeGreaterThan(0);
-    expect(valueOf(samples, "nodejs_eventloop_lag_seconds")).toBeGreaterThanOrEqual(0);
+    expect(sampleValue(samples, "sdgw_http_request_duration_seconds_count", { route: "/v1/search" })).toBe(4);
+    expect(sampleValue(samples, "sdgw_charged_credits_total")).toBe(3);
+    expect(sampleValue(samples, "sdgw_runs_in_flight")).toBe(0);
+    expect(sampleValue(samples, "process_cpu_user_seconds_total")).toBeGreaterThan(0);
+    expect(sampleValue(samples, "nodejs_eventloop_lag_seconds")).toBeGreaterThanOrEqual(0);
     // Bounded labels: route templates only, never what a caller sent or who called.
     const routes = new Set(samples.filter((s) => s.labels["route"]).map((s) => s.labels["route"]));
     expect([...routes].every((r) => r === "(unmatched)" || /^\/[\w/:.-]*$/.test(r!))).toBe(true);
@@ -171,7 +171,7 @@ describe("GET /metrics (D113)", () => {
     for (let i = 0; i < 3; i++) await one.app.inject({ method: "GET", url: "/v1/capabilities" });
     await two.app.inject({ method: "GET", url: "/v1/capabilities" });
     const count = async (s: SdgwServer) =>
-      valueOf(
+      sampleValue(
         parsePrometheus((await s.app.inject({ method: "GET", url: "/metrics" })).body),
         "sdgw_http_requests_total",
         {

@@ -109,25 +109,29 @@ describe("PgAccounts across three instances (D108)", () => {
     expect((await accounts[0]!.keyAndAccount(hash))!.account.status).toBe("suspended");
   });
 
-  it("30 keys made at once on one account across instances: 30 keys, each found by its secret everywhere; one secret made twice at once → one key", async () => {
-    const { account, workspace } = await accounts[0]!.createAccount({ name: "Many keys" });
-    const made = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => accounts[i % 3]!.createKey({ accountId: account.id, name: `k${i}` })),
-    );
-    expect(new Set(made.map((k) => k.id)).size).toBe(30);
-    expect(made.every((k) => k.workspaceId === workspace.id)).toBe(true);
-    const listed = await accounts[1]!.keys(account.id);
-    expect(listed.map((k) => k.id).sort()).toEqual(made.map((k) => k.id).sort());
-    for (const [i, k] of made.entries()) expect((await accounts[(i + 1) % 3]!.keyBySecret(k.secret))!.id).toBe(k.id);
+  it(
+    "30 keys made at once on one account across instances: 30 keys, each found by its secret " +
+      "everywhere; one secret made twice at once → one key",
+    async () => {
+      const { account, workspace } = await accounts[0]!.createAccount({ name: "Many keys" });
+      const made = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => accounts[i % 3]!.createKey({ accountId: account.id, name: `k${i}` })),
+      );
+      expect(new Set(made.map((k) => k.id)).size).toBe(30);
+      expect(made.every((k) => k.workspaceId === workspace.id)).toBe(true);
+      const listed = await accounts[1]!.keys(account.id);
+      expect(listed.map((k) => k.id).sort()).toEqual(made.map((k) => k.id).sort());
+      for (const [i, k] of made.entries()) expect((await accounts[(i + 1) % 3]!.keyBySecret(k.secret))!.id).toBe(k.id);
 
-    const same = "sdgw_SameSecretMadeTwiceAtOnce00000000";
-    const twice = await Promise.allSettled(
-      Array.from({ length: 6 }, (_, i) => accounts[i % 3]!.createKey({ accountId: account.id, secret: same })),
-    );
-    expect(twice.filter((t) => t.status === "fulfilled")).toHaveLength(1);
-    for (const t of twice) if (t.status === "rejected") expect((t.reason as { code?: string }).code).toBe("23505"); // the unique hash
-    expect((await accounts[2]!.keys(account.id)).filter((k) => k.hash === hashKey(same))).toHaveLength(1);
-  });
+      const same = "sdgw_SameSecretMadeTwiceAtOnce00000000";
+      const twice = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) => accounts[i % 3]!.createKey({ accountId: account.id, secret: same })),
+      );
+      expect(twice.filter((t) => t.status === "fulfilled")).toHaveLength(1);
+      for (const t of twice) if (t.status === "rejected") expect((t.reason as { code?: string }).code).toBe("23505"); // the unique hash
+      expect((await accounts[2]!.keys(account.id)).filter((k) => k.hash === hashKey(same))).toHaveLength(1);
+    },
+  );
 
   it("concurrent grants on three instances add up, each with its ledger row", async () => {
     const { account } = await accounts[0]!.createAccount({ name: "Grants" });

@@ -168,7 +168,10 @@ async function everyKeyOnce(base: string, key: string, id: string, sent: Sent[],
 }
 
 const statuses = (sent: Sent[]) =>
-  sent.reduce<Record<string, number>>((m, s) => ({ ...m, [s.status]: (m[s.status] ?? 0) + 1 }), {});
+  sent.reduce<Record<string, number>>((m, s) => {
+    m[s.status] = (m[s.status] ?? 0) + 1;
+    return m;
+  }, {});
 
 /** What each instance logged since it started (its last words, when it died). */
 const logs = new WeakMap<Started, () => string>();
@@ -283,7 +286,9 @@ describe("PostgreSQL faults under load (issue 30, D109)", () => {
   }, 120_000);
 
   for (const way of ["both", "answers"] as const) {
-    it(`an instance's connections blackholed for 14 s (${way === "both" ? "no byte either way" : "statements arrive, answers lost"}): 503 within 11 s, nothing left open once it answers, no restart`, async () => {
+    it(`an instance's connections blackholed for 14 s ` +
+      `(${way === "both" ? "no byte either way" : "statements arrive, answers lost"}): 503 within 11 s, ` +
+      `nothing left open once it answers, no restart`, async () => {
       const proxy = await faultProxy(5432);
       try {
         const { one, log } = await behindProxy(proxy);

@@ -74,7 +74,8 @@ export async function pgAccount(
   ]);
   await db.query("INSERT INTO workspaces (id, account_id, name, created_at) VALUES ($1, $2, $1, $3)", [ws, id, at]);
   await db.query(
-    "INSERT INTO keys (id, account_id, workspace_id, hash, prefix, name, permissions, status, daily_limit, created_at) VALUES ($1, $2, $3, $1, 'sdgw_', $1, 'read_data', 'active', $4, $5)",
+    "INSERT INTO keys (id, account_id, workspace_id, hash, prefix, name, permissions, status, " +
+      "daily_limit, created_at) VALUES ($1, $2, $3, $1, 'sdgw_', $1, 'read_data', 'active', $4, $5)",
     [keyId, id, ws, o.keyDailyLimit ?? null, at],
   );
   const ctx = {

@@ -84,7 +84,11 @@ async function read(base: string, key: string, handle: string): Promise<Got> {
   return { status: res.status, headers: res.headers, body: JSON.parse(text) as Record<string, any>, text };
 }
 
-const count = (xs: number[]) => xs.reduce<Record<number, number>>((m, s) => ({ ...m, [s]: (m[s] ?? 0) + 1 }), {});
+const count = (xs: number[]) =>
+  xs.reduce<Record<number, number>>((m, s) => {
+    m[s] = (m[s] ?? 0) + 1;
+    return m;
+  }, {});
 
 describe("the reference server as three instances on one PostgreSQL (issue 20, D108)", () => {
   it("started together: each version of the schema applied once, one demo account, every instance answers", async () => {

@@ -9,7 +9,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PgCalls } from "../src/storage/postgres/calls.ts";
 import { PgRuns, type RunEnding } from "../src/storage/postgres/runs.ts";
 import type { RunContext } from "../src/runs/types.ts";
-import type { HttpAnswer } from "../src/runs/types.ts";
 import { pgAccount, testDatabase, type TestDatabase } from "./pg-helpers.ts";
 
 const NOW = Date.parse("2026-11-25T09:00:00Z");
@@ -28,7 +27,7 @@ interface Instance {
   runs: PgRuns;
   calls: PgCalls;
 }
-let made: string[] = [];
+const made: string[] = [];
 
 beforeAll(async () => {
   t = await testDatabase("runs");

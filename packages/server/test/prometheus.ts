@@ -69,6 +69,6 @@ export function parsePrometheus(text: string): Sample[] {
 }
 
 /** The value of the sample `name` with exactly these labels (among others it may have), or undefined. */
-export function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+export function sampleValue(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
   return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 }

@@ -20,7 +20,7 @@ beforeAll(async () => {
   const started = await Promise.all(
     Object.entries(settings).map(([, trust]) => startServer(":memory:", { ...env, SDGW_TRUST_PROXY: trust })),
   );
-  Object.keys(settings).forEach((name, i) => (servers[name as keyof typeof servers] = started[i]!));
+  for (const [i, name] of Object.keys(settings).entries()) servers[name as keyof typeof servers] = started[i]!;
 }, 60_000);
 
 afterAll(() => stopAll());

@@ -52,7 +52,9 @@ describe("parsing SDGW_TRUST_PROXY", () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).problems).toEqual([
-      `SDGW_TRUST_PROXY must be the number of proxies in front (a whole number from 1) or a comma-separated list of the proxies' addresses or CIDR ranges (IPv4 or IPv6; loopback, linklocal, uniquelocal) (got ${JSON.stringify(raw)})`,
+      `SDGW_TRUST_PROXY must be the number of proxies in front (a whole number from 1) or a ` +
+        `comma-separated list of the proxies' addresses or CIDR ranges (IPv4 or IPv6; loopback, linklocal, ` +
+        `uniquelocal) (got ${JSON.stringify(raw)})`,
     ]);
   });
 

@@ -52,9 +52,11 @@ describe("pnpm start with the SDGW_REDDIT_* variables", () => {
   let child: ChildProcess | null = null;
   afterAll(
     () =>
-      new Promise<void>((r) =>
-        child && child.exitCode === null ? (child.once("exit", () => r()), child.kill("SIGTERM")) : r(),
-      ),
+      new Promise<void>((r) => {
+        if (!child || child.exitCode !== null) return r();
+        child.once("exit", () => r());
+        child.kill("SIGTERM");
+      }),
   );
 
   it("says reddit is live, checks the app once, never prints the client id, secret or token, and answers from the API", async () => {
@@ -75,7 +77,8 @@ describe("pnpm start with the SDGW_REDDIT_* variables", () => {
     started.stderr!.on("data", (d) => (out += d));
     await until(() => out.includes("Stop with Ctrl-C.") && out.includes("reddit: "), 60_000);
     expect(out).toContain(
-      `Platforms: reddit live (Reddit Data API at ${upstream.url}; budgets and cache in this process); xiaohongshu, douyin, x, wechat, weibo, bilibili, zhihu, kuaishou, youtube simulated.`,
+      `Platforms: reddit live (Reddit Data API at ${upstream.url}; budgets and cache in this ` +
+        `process); xiaohongshu, douyin, x, wechat, weibo, bilibili, zhihu, kuaishou, youtube simulated.`,
     );
     expect(out).toMatch(/reddit: Reddit issued an app-only token to the app in SDGW_REDDIT_CLIENT_ID \(valid \d+ s\)/);
     const url = /reference server on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;

@@ -189,29 +189,33 @@ describe("sign-in and sign-out", () => {
 });
 
 describe("throttling (D84)", () => {
-  it("after 5 failures for one email, sign-in is refused (429, Retry-After) before the password is checked, the right one too, until the window ends", async () => {
-    const { clock, signIn, inject } = setup();
-    for (let i = 0; i < 5; i++) {
-      clock.now += 60_000;
-      expect((await signIn(EMAIL, `wrong-${i}-password`, `10.0.1.${i}`)).statusCode).toBe(401);
-    }
-    const failuresAt = clock.now - 4 * 60_000; // the first of the five
-    const refused = await signIn(EMAIL, PASSWORD, "10.0.2.1");
-    expect(refused.statusCode).toBe(429);
-    const json = check(refused);
-    expect([json.code, json.reason]).toEqual(["rate_limited", "address"]);
-    expect(Number(refused.headers["retry-after"])).toBe(Math.ceil((failuresAt + 15 * 60_000 - clock.now) / 1000));
-    // Any case of the email is the same email; another email is not held back.
-    expect((await signIn("ADA@example.COM", PASSWORD)).statusCode).toBe(429);
-    // A bad body is still 400 first (D50's order).
-    expect((await inject("POST", { body: { email: EMAIL } })).statusCode).toBe(400);
-    // Once the oldest failure leaves the window, the count is under the limit again.
-    clock.now = failuresAt + 15 * 60_000 - 1;
-    expect((await signIn()).statusCode).toBe(429);
-    clock.now = failuresAt + 15 * 60_000;
-    const ok = await signIn();
-    expect(ok.statusCode).toBe(200);
-  });
+  it(
+    "after 5 failures for one email, sign-in is refused (429, Retry-After) before the password is " +
+      "checked, the right one too, until the window ends",
+    async () => {
+      const { clock, signIn, inject } = setup();
+      for (let i = 0; i < 5; i++) {
+        clock.now += 60_000;
+        expect((await signIn(EMAIL, `wrong-${i}-password`, `10.0.1.${i}`)).statusCode).toBe(401);
+      }
+      const failuresAt = clock.now - 4 * 60_000; // the first of the five
+      const refused = await signIn(EMAIL, PASSWORD, "10.0.2.1");
+      expect(refused.statusCode).toBe(429);
+      const json = check(refused);
+      expect([json.code, json.reason]).toEqual(["rate_limited", "address"]);
+      expect(Number(refused.headers["retry-after"])).toBe(Math.ceil((failuresAt + 15 * 60_000 - clock.now) / 1000));
+      // Any case of the email is the same email; another email is not held back.
+      expect((await signIn("ADA@example.COM", PASSWORD)).statusCode).toBe(429);
+      // A bad body is still 400 first (D50's order).
+      expect((await inject("POST", { body: { email: EMAIL } })).statusCode).toBe(400);
+      // Once the oldest failure leaves the window, the count is under the limit again.
+      clock.now = failuresAt + 15 * 60_000 - 1;
+      expect((await signIn()).statusCode).toBe(429);
+      clock.now = failuresAt + 15 * 60_000;
+      const ok = await signIn();
+      expect(ok.statusCode).toBe(200);
+    },
+  );
 
   it("after 20 failures from one address, its sign-ins are refused; another address is not", async () => {
     const { signIn } = setup();
@@ -282,6 +286,7 @@ describe("the seed's 401 without a reason (D28)", () => {
         fc.boolean(),
         fc.constantFrom("GET", "DELETE") as fc.Arbitrary<"GET" | "DELETE">,
         async (v, named, method) => {
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: a header may not carry CR, LF or NUL
           const header = (named ? `sdgw_session=${v}` : v).replace(/[\r\n\u0000]/g, "");
           const res = await inject(method, {
             headers: { cookie: header, "x-csrf-token": v.replace(/[^\x21-\x7e]/g, "") || "x" },

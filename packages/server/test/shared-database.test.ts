@@ -185,7 +185,8 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
 }
 
 describe("runs of a process that is gone", () => {
-  it("a server killed (SIGKILL) during a 202 run: the next processes end it broken once, uncharged, hold released; the same Idempotency-Key then runs and charges once", async () => {
+  it("a server killed (SIGKILL) during a 202 run: the next processes end it broken once, uncharged, " +
+    "hold released; the same Idempotency-Key then runs and charges once", async () => {
     const db = join(dir, "killed.sqlite");
     const first = await startServer(db, { SDGW_LATENCY_MS: "6000", SDGW_RUN_LEASE_MS: "1000" });
     const key = first.key!;
@@ -230,7 +231,8 @@ describe("runs of a process that is gone", () => {
     expect(t.balance + t.charges).toBe(t.grants);
   }, 30_000);
 
-  it("a server frozen (SIGSTOP) past its lease: a live sdgw-mcp's heartbeat ends its run broken; woken up, the server charges nothing for it and its caller reads 500", async () => {
+  it("a server frozen (SIGSTOP) past its lease: a live sdgw-mcp's heartbeat ends its run broken; " +
+    "woken up, the server charges nothing for it and its caller reads 500", async () => {
     const db = join(dir, "frozen.sqlite");
     // Its calls take 0.5 to 1.5 s: they are over when it wakes up, so it ends its run at once then.
     // Leases of 20 s: sdgw-mcp may take several seconds to start on a busy machine, and must start within it.

@@ -143,7 +143,11 @@ function start(env: Record<string, string>): Promise<{ banner: string; child: Ch
   });
 }
 
-const stop = (child: ChildProcess) => new Promise((r) => (child.once("exit", r), child.kill("SIGTERM")));
+const stop = (child: ChildProcess) =>
+  new Promise((r) => {
+    child.once("exit", r);
+    child.kill("SIGTERM");
+  });
 
 describe("pnpm start", () => {
   it("refuses to start on a wrong setting, naming the variable", async () => {

@@ -80,28 +80,32 @@ describe("deferred writes", () => {
     expect(s.all<{ v: number }>("SELECT v FROM t").map((r) => r.v)).toEqual([1]);
   });
 
-  it("a deferred write that fails undoes the turn's deferred writes, rejects their durable() and whenWritten, resets the caches; the rest of the turn commits", async () => {
-    const s = store();
-    let resets = 0;
-    s.onReset(() => resets++);
-    s.run("INSERT INTO t (v) VALUES (100)"); // runs now, in the turn's transaction
-    const told: boolean[] = [];
-    s.tx(() => {
-      s.write("INSERT INTO t (v) VALUES (1)");
-      s.whenWritten((ok) => told.push(ok));
-    });
-    s.tx(() => s.write("INSERT INTO t (v) VALUES (-1)")); // the CHECK refuses it when it runs
-    const waiting = s.durable();
-    await expect(waiting).rejects.toThrow(/CHECK/);
-    await nextTurn();
-    expect(told).toEqual([false]);
-    expect(resets).toBe(1);
-    expect(s.all<{ v: number }>("SELECT v FROM t").map((r) => r.v)).toEqual([100]);
-    // the next turn writes again as usual
-    s.tx(() => s.write("INSERT INTO t (v) VALUES (2)"));
-    await s.durable();
-    expect(count(s)).toBe(2);
-  });
+  it(
+    "a deferred write that fails undoes the turn's deferred writes, rejects their durable() and " +
+      "whenWritten, resets the caches; the rest of the turn commits",
+    async () => {
+      const s = store();
+      let resets = 0;
+      s.onReset(() => resets++);
+      s.run("INSERT INTO t (v) VALUES (100)"); // runs now, in the turn's transaction
+      const told: boolean[] = [];
+      s.tx(() => {
+        s.write("INSERT INTO t (v) VALUES (1)");
+        s.whenWritten((ok) => told.push(ok));
+      });
+      s.tx(() => s.write("INSERT INTO t (v) VALUES (-1)")); // the CHECK refuses it when it runs
+      const waiting = s.durable();
+      await expect(waiting).rejects.toThrow(/CHECK/);
+      await nextTurn();
+      expect(told).toEqual([false]);
+      expect(resets).toBe(1);
+      expect(s.all<{ v: number }>("SELECT v FROM t").map((r) => r.v)).toEqual([100]);
+      // the next turn writes again as usual
+      s.tx(() => s.write("INSERT INTO t (v) VALUES (2)"));
+      await s.durable();
+      expect(count(s)).toBe(2);
+    },
+  );
 
   it("whenWritten: true once committed, at once when nothing waits", async () => {
     const s = store();

@@ -46,9 +46,11 @@ describe("pnpm start with SDGW_X_BEARER_TOKEN and the SDGW_REDDIT_* variables", 
   let child: ChildProcess | null = null;
   afterAll(
     () =>
-      new Promise<void>((r) =>
-        child && child.exitCode === null ? (child.once("exit", () => r()), child.kill("SIGTERM")) : r(),
-      ),
+      new Promise<void>((r) => {
+        if (!child || child.exitCode !== null) return r();
+        child.once("exit", () => r());
+        child.kill("SIGTERM");
+      }),
   );
 
   it("says x and reddit are live, checks both, prints no token or secret, and answers x from the API", async () => {
@@ -74,7 +76,9 @@ describe("pnpm start with SDGW_X_BEARER_TOKEN and the SDGW_REDDIT_* variables", 
     started.stderr!.on("data", (d) => (out += d));
     await until(() => out.includes("Stop with Ctrl-C.") && out.includes("x: ") && out.includes("reddit: "), 60_000);
     expect(out).toContain(
-      `Platforms: reddit live (Reddit Data API at ${redditUp.url}; budgets and cache in this process); x live (X API v2 at ${xUp.url}/2; budgets and cache in this process); xiaohongshu, douyin, wechat, weibo, bilibili, zhihu, kuaishou, youtube simulated.`,
+      `Platforms: reddit live (Reddit Data API at ${redditUp.url}; budgets and cache in this ` +
+        `process); x live (X API v2 at ${xUp.url}/2; budgets and cache in this process); xiaohongshu, ` +
+        `douyin, wechat, weibo, bilibili, zhihu, kuaishou, youtube simulated.`,
     );
     expect(out).toContain("x: X API v2 accepted the Bearer token (1 account read).");
     const url = /reference server on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;

@@ -121,9 +121,11 @@ describe("pnpm start with SDGW_YOUTUBE_API_KEY and SDGW_YOUTUBE_BASE_URL", () =>
   let child: ChildProcess | null = null;
   afterAll(
     () =>
-      new Promise<void>((r) =>
-        child && child.exitCode === null ? (child.once("exit", () => r()), child.kill("SIGTERM")) : r(),
-      ),
+      new Promise<void>((r) => {
+        if (!child || child.exitCode !== null) return r();
+        child.once("exit", () => r());
+        child.kill("SIGTERM");
+      }),
   );
 
   it("says youtube is live and the other nine simulated, checks the key once, never prints it, and answers from the API", async () => {
@@ -144,7 +146,8 @@ describe("pnpm start with SDGW_YOUTUBE_API_KEY and SDGW_YOUTUBE_BASE_URL", () =>
     started.stderr!.on("data", (d) => (out += d));
     await until(() => out.includes("Stop with Ctrl-C.") && out.includes("youtube: "), 60_000);
     expect(out).toContain(
-      `Platforms: youtube live (YouTube Data API v3 at ${upstream.url}/youtube/v3; budgets and cache in this process); xiaohongshu, douyin, x, reddit, wechat, weibo, bilibili, zhihu, kuaishou simulated.`,
+      `Platforms: youtube live (YouTube Data API v3 at ${upstream.url}/youtube/v3; budgets and ` +
+        `cache in this process); xiaohongshu, douyin, x, reddit, wechat, weibo, bilibili, zhihu, kuaishou simulated.`,
     );
     expect(out).toContain("youtube: the YouTube Data API accepted the key (1 unit).");
     const url = /reference server on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
@@ -209,7 +212,10 @@ describe("pnpm start with SDGW_YOUTUBE_API_KEY and SDGW_YOUTUBE_BASE_URL", () =>
       expect(out).not.toContain(YT.KEY);
       expect(out, "the operator's line carries no stack of main.ts").not.toContain("main.ts:");
     } finally {
-      await new Promise<void>((r) => (refused.once("exit", () => r()), refused.kill("SIGTERM")));
+      await new Promise<void>((r) => {
+        refused.once("exit", () => r());
+        refused.kill("SIGTERM");
+      });
     }
   }, 90_000);
 

@@ -16,12 +16,12 @@ const schemas = doc.components.schemas as Record<
 
 describe("catalogue constants equal the spec", () => {
   test("PLATFORMS is components.schemas.Platform", () => {
-    expect(PLATFORMS).toEqual(schemas.Platform!.enum);
+    expect(PLATFORMS).toEqual(schemas["Platform"]!.enum);
     expect(PLATFORMS).toHaveLength(10);
   });
 
   test("ERROR_CODES is components.schemas.ErrorCode", () => {
-    expect(ERROR_CODES).toEqual(schemas.ErrorCode!.enum);
+    expect(ERROR_CODES).toEqual(schemas["ErrorCode"]!.enum);
     expect(ERROR_CODES).toHaveLength(19);
   });
 
@@ -31,14 +31,14 @@ describe("catalogue constants equal the spec", () => {
   });
 
   test("TOOL_NAMES, ANSWER_STATUSES", () => {
-    expect(TOOL_NAMES).toEqual(schemas.ToolName!.enum);
+    expect(TOOL_NAMES).toEqual(schemas["ToolName"]!.enum);
     expect(TOOL_NAMES).toHaveLength(7);
-    expect(ANSWER_STATUSES).toEqual(schemas.AnswerStatus!.enum);
+    expect(ANSWER_STATUSES).toEqual(schemas["AnswerStatus"]!.enum);
     expect(ANSWER_STATUSES).toHaveLength(5);
   });
 
   test("ITEM_KINDS is the kind const of each Item branch", () => {
-    const kinds = schemas.Item!.oneOf!.map((b) => schemas[b.$ref.split("/").pop()!]!.properties!.kind!.const);
+    const kinds = schemas["Item"]!.oneOf!.map((b) => schemas[b.$ref.split("/").pop()!]!.properties!["kind"]!.const);
     expect(ITEM_KINDS).toEqual(kinds);
     expect(ITEM_KINDS).toHaveLength(5);
   });

@@ -3,7 +3,7 @@
  * @sdgw/types): the HTTP status, the headers the seed requires, and a body with the fields each code requires.
  * The mock and the reference server answer through these, so both say the same thing the same way.
  */
-import { ERROR_CATALOGUE, type ErrorCode, type ErrorOf, type ErrorStructure } from "@sdgw/types";
+import { ERROR_CATALOGUE, type ErrorOf, type ErrorStructure } from "@sdgw/types";
 
 /** Addresses the error structures point to (`{console_url}`, `{billing_url}`, `{sign_in_url}`, `{status_url}`). @group Answers */
 export interface ServiceUrls {

@@ -46,21 +46,17 @@ export function toCsv(answer: Record<string, Json>): string {
     flatten(r, "", m);
     return m;
   });
-  const columns: string[] = [];
   const seen = new Set<string>();
-  for (const m of rows) for (const k of m.keys()) if (!seen.has(k)) seen.add(k), columns.push(k);
-  return (
-    [columns.map(cell).join(","), ...rows.map((m) => columns.map((c) => cell(m.get(c))).join(","))].join("\n") + "\n"
-  );
+  for (const m of rows) for (const k of m.keys()) seen.add(k);
+  const columns = [...seen];
+  const lines = [columns.map(cell).join(","), ...rows.map((m) => columns.map((c) => cell(m.get(c))).join(","))];
+  return `${lines.join("\n")}\n`;
 }
 
 /** The answer as NDJSON: one row per line. @group Answers */
 export function toNdjson(answer: Record<string, Json>): string {
-  return (
-    resultRows(answer)
-      .map((r) => JSON.stringify(r))
-      .join("\n") + "\n"
-  );
+  const lines = resultRows(answer).map((r) => JSON.stringify(r));
+  return `${lines.join("\n")}\n`;
 }
 
 /**

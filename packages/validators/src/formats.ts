@@ -3,7 +3,8 @@
  * the calendar (`2025-02-30`, `2025-02-29` and `2024-02-30` are refused, `2024-02-29` is a date) with one regular
  * expression and a few character codes read only when the day is past the 28th or the second is 60, at about what
  * ajv-formats' *fast* regular expression costs (1.1–1.3× its time, against 30× for its full mode); `uri` is
- * ajv-formats' *full* RFC 3986 check, same answers (D37), with plain http(s) links read without the expression. Each is a plain function of its own, so a bundle keeps only the ones it reaches.
+ * ajv-formats' *full* RFC 3986 check, same answers (D37), with plain http(s) links read without the expression. Each
+ * is a plain function of its own, so a bundle keeps only the ones it reaches.
  *
  * `date-time` is RFC 3339 §5.6: `YYYY-MM-DDTHH:MM:SS`, an optional fraction (`.` and one or more digits), then `Z`
  * or `+hh:mm` / `-hh:mm` (hours 00–23, minutes 00–59). `T` and `Z` may be lower case, as the RFC's ABNF allows; a

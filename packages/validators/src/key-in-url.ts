@@ -19,7 +19,9 @@ export function keysInQuery(rawQuery: string): string[] | null {
   if (!MAY_NAME_KEY.test(rawQuery)) return null;
   let found: string[] | null = null;
   for (const [name, value] of new URLSearchParams(rawQuery)) {
-    if (NAMES.has(name.toLowerCase())) (found ??= []).push(value);
+    if (!NAMES.has(name.toLowerCase())) continue;
+    found ??= [];
+    found.push(value);
   }
   return found;
 }

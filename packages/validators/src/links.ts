@@ -229,7 +229,9 @@ export function resolveLink(link: string, kind: LinkKind): LinkResolution {
     const p = shortener ?? redditShare!;
     return {
       ok: false,
-      message: `\`${shown}\` is a short link (${p}); which ${what} it points at cannot be told without opening it. Send the full link of the ${what}, or \`${p}:<id>\`.`,
+      message:
+        `\`${shown}\` is a short link (${p}); which ${what} it points at cannot be told ` +
+        `without opening it. Send the full link of the ${what}, or \`${p}:<id>\`.`,
     };
   }
   const platform = platformOfHost(url);
@@ -249,7 +251,9 @@ export function resolveLink(link: string, kind: LinkKind): LinkResolution {
   if (other) {
     return {
       ok: false,
-      message: `\`${shown}\` is a link to ${kind === "post" ? "an account" : "a post"} on ${platform}, not ${kind === "post" ? "a post" : "an account"}; send the ${what}'s own link.`,
+      message:
+        `\`${shown}\` is a link to ${kind === "post" ? "an account" : "a post"} ` +
+        `on ${platform}, not ${kind === "post" ? "a post" : "an account"}; send the ${what}'s own link.`,
     };
   }
   return {

@@ -65,7 +65,9 @@ export function normalizeHeaders(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   if (typeof Headers !== "undefined" && input instanceof Headers) {
-    input.forEach((v, k) => own(out, k.toLowerCase(), v));
+    input.forEach((v, k) => {
+      own(out, k.toLowerCase(), v);
+    });
     return out;
   }
   for (const [k, v] of Object.entries(input)) {

@@ -24,14 +24,15 @@ export function ucs2length(str: string): number {
 }
 
 /** Deep equality of JSON values (`const`, `enum` and `uniqueItems` on objects and arrays). */
+// biome-ignore lint/suspicious/noExplicitAny: the two values may be any JSON; the function reads their fields as it finds them
 export function equal(a: any, b: any): boolean {
   if (a === b) return true;
-  if (a && b && typeof a == "object" && typeof b == "object") {
+  if (a && b && typeof a === "object" && typeof b === "object") {
     if (a.constructor !== b.constructor) return false;
     let length: number, i: number;
     if (Array.isArray(a)) {
       length = a.length;
-      if (length != b.length) return false;
+      if (length !== b.length) return false;
       for (i = length; i-- !== 0; ) if (!equal(a[i], b[i])) return false;
       return true;
     }
@@ -41,7 +42,7 @@ export function equal(a: any, b: any): boolean {
     const keys = Object.keys(a);
     length = keys.length;
     if (length !== Object.keys(b).length) return false;
-    for (i = length; i-- !== 0; ) if (!Object.prototype.hasOwnProperty.call(b, keys[i]!)) return false;
+    for (i = length; i-- !== 0; ) if (!Object.hasOwn(b, keys[i]!)) return false;
     for (i = length; i-- !== 0; ) {
       const key = keys[i]!;
       if (!equal(a[key], b[key])) return false;
@@ -49,5 +50,5 @@ export function equal(a: any, b: any): boolean {
     return true;
   }
   // true if both NaN, false otherwise
-  return a !== a && b !== b;
+  return Number.isNaN(a) && Number.isNaN(b);
 }

@@ -57,7 +57,9 @@ describe("@sdgw/validators dist", () => {
   it("bundles for a browser and runs with no Node globals", async () => {
     const out = await build({
       stdin: {
-        contents: `import { isSearchEnvelope } from ${JSON.stringify(join(DIST, "index.js"))}; globalThis.result = [isSearchEnvelope(globalThis.good), isSearchEnvelope(globalThis.bad)];`,
+        contents:
+          `import { isSearchEnvelope } from ${JSON.stringify(join(DIST, "index.js"))}; ` +
+          `globalThis.result = [isSearchEnvelope(globalThis.good), isSearchEnvelope(globalThis.bad)];`,
         resolveDir: PKG,
       },
       bundle: true,

@@ -314,7 +314,7 @@ describe("parseQuery", () => {
     });
     expect(q("platforms=all&query=a")).toEqual({ platforms: "all", query: "a" });
     expect(q("platforms=x&query=a")).toEqual({ platforms: ["x"], query: "a" });
-    expect(q(new URLSearchParams({ count: "07" }) + "")).toEqual({ count: 7 });
+    expect(q(`${new URLSearchParams({ count: "07" })}`)).toEqual({ count: 7 });
     expect(q("count=1e3")).toEqual({ count: "1e3" });
   });
 });

@@ -92,14 +92,16 @@ export const capabilityChecks: Check[] = [
   {
     id: "capabilities.no-operation",
     title:
-      "a platform without the operation (as GET /v1/capabilities lists it) → 400 not_supported no_such_capability, fix.allowed the platforms that have it (D41), with or without a key (D50)",
+      "a platform without the operation (as GET /v1/capabilities lists it) → 400 not_supported " +
+      "no_such_capability, fix.allowed the platforms that have it (D41), with or without a key (D50)",
     async run(ctx) {
       const c = await catalog(ctx);
       if ("failure" in c) return fail(c.failure);
       const gap = operationGap(c.byName, Object.keys(TYPED));
       if (!gap)
         return na(
-          "GET /v1/capabilities lists every typed operation (search, trending, detail, comments, user_profile, user_posts) on every platform that has any: no gap to ask for",
+          "GET /v1/capabilities lists every typed operation (search, trending, detail, comments, " +
+            "user_profile, user_posts) on every platform that has any: no gap to ask for",
         );
       const x = await ctx.http.send({ ...TYPED[gap.name]!(gap.platform), key: refusalKey(ctx) });
       const wrong = refusal(x, { status: 400, code: "not_supported", reason: "no_such_capability", rule: RULE });
@@ -107,7 +109,8 @@ export const capabilityChecks: Check[] = [
       const allowed = fixOf(x)["allowed"];
       if (!Array.isArray(allowed) || [...allowed].map(String).sort().join(",") !== [...gap.allowed].sort().join(",")) {
         return fail(
-          `${exchangeLine(x)}; fix.allowed ${JSON.stringify(allowed ?? null)}, expected the platforms GET /v1/capabilities lists for ${gap.name}: ${JSON.stringify(gap.allowed)} (${RULE}; D36)`,
+          `${exchangeLine(x)}; fix.allowed ${JSON.stringify(allowed ?? null)}, expected the ` +
+            `platforms GET /v1/capabilities lists for ${gap.name}: ${JSON.stringify(gap.allowed)} (${RULE}; D36)`,
         );
       }
       // D50: decided from the request alone, like validation, so it comes before the key is looked at.
@@ -127,7 +130,8 @@ export const capabilityChecks: Check[] = [
   {
     id: "capabilities.no-value",
     title:
-      "a platform with the operation but not the value (wechat content_type=video, x sort=most_collected) → HTTP 200 status not_supported, cost 0, nothing charged (D41)",
+      "a platform with the operation but not the value (wechat content_type=video, x " +
+      "sort=most_collected) → HTTP 200 status not_supported, cost 0, nothing charged (D41)",
     async run(ctx) {
       const c = await catalog(ctx);
       if ("failure" in c) return fail(c.failure);
@@ -158,7 +162,9 @@ export const capabilityChecks: Check[] = [
           billing["cost"] !== 0
         ) {
           return fail(
-            `${exchangeLine(x, 200)}; expected HTTP 200 with status not_supported, error not_supported and billing.cost 0 (D41: ${g.platform} has search but not ${g.param}=${g.value}; it is the platform's limit met while running, answered like a timeout, and never charged)`,
+            `${exchangeLine(x, 200)}; expected HTTP 200 with status not_supported, error ` +
+              `not_supported and billing.cost 0 (D41: ${g.platform} has search but not ${g.param}=${g.value}; it ` +
+              `is the platform's limit met while running, answered like a timeout, and never charged)`,
           );
         }
         seen.push(`${g.platform} ${g.param}=${g.value}`);
@@ -216,7 +222,9 @@ export const capabilityChecks: Check[] = [
         if ("verdict" in fv) return fv.verdict;
         if (entryStatus(fv.fanout, "wechat") !== "not_supported")
           return fail(
-            `${exchangeLine(fv.x, 200)}; the wechat entry is ${entryStatus(fv.fanout, "wechat")}, expected not_supported (D41: wechat has search but not content_type=video; in a fanout it is a not_supported entry)`,
+            `${exchangeLine(fv.x, 200)}; the wechat entry is ${entryStatus(fv.fanout, "wechat")}, ` +
+              `expected not_supported (D41: wechat has search but not content_type=video; in a fanout it is a ` +
+              `not_supported entry)`,
           );
         seen.push(`search wechat,${other} content_type=video: wechat not_supported`);
       }
@@ -224,7 +232,10 @@ export const capabilityChecks: Check[] = [
         if ("verdict" in fo) return fo.verdict;
         if (entryStatus(fo.fanout, gap.platform) !== "not_supported")
           return fail(
-            `${exchangeLine(fo.x, 200)}; the ${gap.platform} entry is ${entryStatus(fo.fanout, gap.platform)}, expected not_supported (D41: ${gap.platform} has no ${gap.name}, as GET /v1/capabilities lists it; in a fanout it is a not_supported entry, not a refusal of the call)`,
+            `${exchangeLine(fo.x, 200)}; the ${gap.platform} entry ` +
+              `is ${entryStatus(fo.fanout, gap.platform)}, expected not_supported (D41: ${gap.platform} has ` +
+              `no ${gap.name}, as GET /v1/capabilities lists it; in a fanout it is a not_supported entry, not a ` +
+              `refusal of the call)`,
           );
         seen.push(`${gap.name} ${gap.platform},${partner}: ${gap.platform} not_supported`);
       }
@@ -265,7 +276,9 @@ export const capabilityChecks: Check[] = [
             !warnings.some((w) => typeof w === "string" && /platforms=all|\ball\b/.test(w))
           ) {
             return fail(
-              `${exchangeLine(f.x, 200)}; warnings ${JSON.stringify(warnings ?? null)} say nothing of platforms=all (D41: platforms=all leaves out both kinds and says so in a warning; D3: a warning about the whole request)`,
+              `${exchangeLine(f.x, 200)}; warnings ${JSON.stringify(warnings ?? null)} say nothing ` +
+                `of platforms=all (D41: platforms=all leaves out both kinds and says so in a warning; D3: a ` +
+                `warning about the whole request)`,
             );
           }
           seen.push(`${spec.path} without ${left} (${keys.length} entries)`);

@@ -83,7 +83,8 @@ export const errorChecks: Check[] = [
   {
     id: "routes.outside-v1",
     title:
-      "a path outside /v1 that is no route (GET /v2/search, GET /nothing) → 404 not_found no_such_route, fix.allowed the routes, example_call GET /v1/capabilities",
+      "a path outside /v1 that is no route (GET /v2/search, GET /nothing) → 404 not_found " +
+      "no_such_route, fix.allowed the routes, example_call GET /v1/capabilities",
     async run(ctx) {
       const seen: string[] = [];
       for (const path of ["/v2/search", "/nothing"]) {
@@ -107,7 +108,8 @@ export const errorChecks: Check[] = [
           call.path !== "/v1/capabilities"
         ) {
           return fail(
-            `${exchangeLine(x)}; expected fix.allowed (the route list, "GET /v1/capabilities" among them) and fix.example_call GET /v1/capabilities (seed not_found: no such route)`,
+            `${exchangeLine(x)}; expected fix.allowed (the route list, "GET /v1/capabilities" among ` +
+              `them) and fix.example_call GET /v1/capabilities (seed not_found: no such route)`,
           );
         }
         seen.push(path);
@@ -130,7 +132,8 @@ export const errorChecks: Check[] = [
       const allowed = fixOf(x)["allowed"];
       if (!Array.isArray(allowed) || [...allowed].sort().join(",") !== [...TOOL_NAMES].sort().join(",")) {
         return fail(
-          `${exchangeLine(x)}; fix.allowed ${JSON.stringify(allowed ?? null)}, expected the seven tools ${TOOL_NAMES.join(", ")} (seed not_found: fix.allowed lists the seven tools)`,
+          `${exchangeLine(x)}; fix.allowed ${JSON.stringify(allowed ?? null)}, expected the seven ` +
+            `tools ${TOOL_NAMES.join(", ")} (seed not_found: fix.allowed lists the seven tools)`,
         );
       }
       return pass("HTTP 404 no_such_tool with the seven tools");
@@ -214,7 +217,9 @@ export const errorChecks: Check[] = [
       const limited = answers.find((x) => x.status === 429);
       if (!limited)
         return fail(
-          `${burst} simultaneous GET /v1/account answered ${[...new Set(answers.map((x) => x.status))].join(", ")}, none 429 rate_limited (seed Limits: a rate per key applies to all calls; the burst was told to exceed it)`,
+          `${burst} simultaneous GET /v1/account ` +
+            `answered ${[...new Set(answers.map((x) => x.status))].join(", ")}, none 429 rate_limited (seed ` +
+            `Limits: a rate per key applies to all calls; the burst was told to exceed it)`,
         );
       const wrong = refusal(limited, {
         status: 429,

@@ -51,7 +51,8 @@ export const idempotencyChecks: Check[] = [
       return x.status === 200 || x.status === 202
         ? pass(`HTTP ${x.status}`)
         : fail(
-            `${exchangeLine(x)}; expected HTTP 200 or 202 (seed: a test must accept the shorter bound, 1 to 255 printable ASCII characters, as certainly valid; D15)`,
+            `${exchangeLine(x)}; expected HTTP 200 or 202 (seed: a test must accept the shorter ` +
+              `bound, 1 to 255 printable ASCII characters, as certainly valid; D15)`,
           );
     },
   },
@@ -101,7 +102,8 @@ export const idempotencyChecks: Check[] = [
       const after = await balanceOf(ctx);
       if (!after.ok) return after.verdict;
       const rule =
-        "seed Idempotency: same key and parameters after the run has ended → the first result again, cost 0; D35: unchanged, with Idempotent-Replayed: true, and the balance does not move";
+        "seed Idempotency: same key and parameters after the run has ended → the first result " +
+        "again, cost 0; D35: unchanged, with Idempotent-Replayed: true, and the balance does not move";
       if (after.balance !== before.balance)
         return fail(
           `the replay ${exchangeLine(again, 160)} charged again: the balance went ${before.balance} → ${after.balance} (${rule})`,

@@ -12,7 +12,8 @@ const rateLimited = errorChecks.filter((c) => c.id === "errors.rate-limited");
 
 /**
  * Every check, in the order they run: keys, plain and fanout search, parameter bounds, capability gaps, idempotency, the 202 run
- * and its results, every operation both ways (valid and generated invalid requests), paging, schedules and MCP, error codes and routes, and last the rate-limit burst (so that its refusals delay nothing else).
+ * and its results, every operation both ways (valid and generated invalid requests), paging, schedules and MCP, error
+ * codes and routes, and last the rate-limit burst (so that its refusals delay nothing else).
  */
 export const CHECKS: readonly Check[] = Object.freeze([
   ...authChecks,

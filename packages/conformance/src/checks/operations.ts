@@ -219,15 +219,29 @@ export function breakagesOf(op: OperationKey): Breakage[] {
     if (rule.required)
       out.push({ param: name, what: `without the required \`${name}\``, apply: (b) => void delete b[name] });
     if (rule.allowed && rule.coerce === "string")
-      out.push({ param: name, what: `${name}="conformance-none"`, apply: (b) => void (b[name] = "conformance-none") });
+      out.push({
+        param: name,
+        what: `${name}="conformance-none"`,
+        apply: (b) => {
+          b[name] = "conformance-none";
+        },
+      });
     if (rule.allowed && rule.coerce === "list" && op !== "search")
       out.push({
         param: name,
         what: `${name}=["conformance-none"]`,
-        apply: (b) => void (b[name] = ["conformance-none"]),
+        apply: (b) => {
+          b[name] = ["conformance-none"];
+        },
       });
     if (rule.coerce === "integer")
-      out.push({ param: name, what: `${name}=1.5 (not a whole number)`, apply: (b) => void (b[name] = 1.5) });
+      out.push({
+        param: name,
+        what: `${name}=1.5 (not a whole number)`,
+        apply: (b) => {
+          b[name] = 1.5;
+        },
+      });
   }
   // `platform` and `platforms` are alternatives (D17): leaving one out is no breakage when the other may stand in.
   return out.filter((b) => !(b.what.startsWith("without") && b.param === "platform" && "platforms" in params));
@@ -367,18 +381,27 @@ const flowChecks: Check[] = [
       const moved = b1.balance - b2.balance;
       if (moved !== cost)
         return fail(
-          `the run ${exchangeLine(ran, 120)} says billing.cost_credits ${String(cost)} but the balance moved by ${moved} (${b1.balance} → ${b2.balance}) (seed Billing: the answer says what was charged)`,
+          `the run ${exchangeLine(ran, 120)} says billing.cost_credits ${String(cost)} but the ` +
+            `balance moved by ${moved} (${b1.balance} → ${b2.balance}) (seed Billing: the answer says what was charged)`,
         );
       if (moved > credits)
         return fail(
-          `quoted ${credits} credits and run with max_cost_credits ${credits}, the call was charged ${moved} (${b1.balance} → ${b2.balance}): more than its quote (${rule}: a cost over max_cost_credits is refused 402 max_cost_exceeded, never charged)`,
+          `quoted ${credits} credits and run with max_cost_credits ${credits}, the call was ` +
+            `charged ${moved} (${b1.balance} → ${b2.balance}): more than its quote (${rule}: a cost over ` +
+            `max_cost_credits is refused 402 max_cost_exceeded, never charged)`,
         );
       if (moved < credits && answer["status"] === "ok")
         return fail(
-          `quoted ${credits} credits, the run answered status ok and was charged ${moved} (${b1.balance} → ${b2.balance}): with every planned call answered, the charge is the quote (D51: 1 credit per planned call that answers)`,
+          `quoted ${credits} credits, the run answered status ok and was charged ${moved} ` +
+            `(${b1.balance} → ${b2.balance}): with every planned call answered, the charge is the quote (D51: ` +
+            `1 credit per planned call that answers)`,
         );
       return pass(
-        `batch_stats of ${body.targets.length} post(s): quoted ${credits} (free), run and charged ${moved} (${b1.balance} → ${b2.balance})${moved < credits ? `, status ${String(answer["status"])}: calls that did not answer are not charged` : ""}`,
+        `batch_stats of ${body.targets.length} post(s): quoted ${credits} (free), run and ` +
+          `charged ${moved} (${b1.balance} ` +
+          `→ ${b2.balance})${
+            moved < credits ? `, status ${String(answer["status"])}: calls that did not answer are not charged` : ""
+          }`,
       );
     },
   },
@@ -550,7 +573,8 @@ const mcpChecks: Check[] = [
       const result = isObject(init.message?.["result"]) ? init.message["result"] : undefined;
       if (init.status !== 200 || !result || typeof result["protocolVersion"] !== "string")
         return fail(
-          `${where} initialize → HTTP ${init.status} ${init.text}; expected a JSON-RPC result with protocolVersion (seed: the same functions are offered over MCP as tools)`,
+          `${where} initialize → HTTP ${init.status} ${init.text}; expected a JSON-RPC result with ` +
+            `protocolVersion (seed: the same functions are offered over MCP as tools)`,
         );
       await rpc(ctx, "notifications/initialized", {}, null);
       const list = await rpc(ctx, "tools/list", {}, 2);
@@ -569,7 +593,8 @@ const mcpChecks: Check[] = [
       } = await callTool(ctx, "search", { platform: ctx.options.platform, query: "conformance mcp", count: 2 }, 3);
       if (r?.["isError"] === true && /free_failure_limit/.test(call.text))
         return na(
-          `${where} tools/call search: the server held the key back with 429 free_failure_limit until ${String(structured?.["retry_at"] ?? "its retry_at")} after the suite's deliberate refusals (D45)`,
+          `${where} tools/call search: the server held the key back with 429 free_failure_limit ` +
+            `until ${String(structured?.["retry_at"] ?? "its retry_at")} after the suite's deliberate refusals (D45)`,
         );
       if (call.status !== 200 || !r || r["isError"] === true || !structured)
         return fail(
@@ -586,7 +611,8 @@ const mcpChecks: Check[] = [
   {
     id: "mcp.more",
     title:
-      "MCP: an answer too large for one message carries more; { handle: more.handle } reads on until no more, the rows are those of GET /v1/results of the handle",
+      "MCP: an answer too large for one message carries more; { handle: more.handle } reads on " +
+      "until no more, the rows are those of GET /v1/results of the handle",
     notApplicable: (o) => (o.mcpPath === false ? "MCP is not checked (mcpPath: false)" : undefined),
     async run(ctx): Promise<Verdict> {
       const where = `POST ${ctx.options.mcpPath} tools/call search`;
@@ -603,7 +629,9 @@ const mcpChecks: Check[] = [
       const first = await callTool(ctx, "search", args, 2);
       if (first.result?.["isError"] === true && /free_failure_limit/.test(first.call.text))
         return na(
-          `${where}: the server held the key back with 429 free_failure_limit until ${String(first.structured?.["retry_at"] ?? "its retry_at")} after the suite's deliberate refusals (D45)`,
+          `${where}: the server held the key back with 429 free_failure_limit ` +
+            `until ${String(first.structured?.["retry_at"] ?? "its retry_at")} after the suite's ` +
+            `deliberate refusals (D45)`,
         );
       if (first.call.status !== 200 || !first.structured || first.result?.["isError"] === true)
         return fail(
@@ -616,7 +644,9 @@ const mcpChecks: Check[] = [
       if (more === undefined) {
         const bytes = first.call.text.length >= 200 ? "" : ` (${first.call.text.length} bytes)`;
         return na(
-          `the fanout search of ${platforms.join(", ")} (count 20) answered ${rows.length} row(s) in one MCP message${bytes}, without more: nothing to read on; the seed bounds a message at about 60 KB (D78), and the suite cannot make a larger answer from outside`,
+          `the fanout search of ${platforms.join(", ")} (count 20) answered ${rows.length} row(s) ` +
+            `in one MCP message${bytes}, without more: nothing to read on; the seed bounds a message at about ` +
+            `60 KB (D78), and the suite cannot make a larger answer from outside`,
         );
       }
       const collected = [...rows];
@@ -644,7 +674,9 @@ const mcpChecks: Check[] = [
         pages++;
         if (page.call.status !== 200 || !page.structured || page.result?.["isError"] === true)
           return fail(
-            `${where} { handle: ${JSON.stringify(handle)} } (page ${pages}) → HTTP ${page.call.status} ${page.call.text}; expected the next rows (${rule}: pass more.handle to the same tool for the next rows)`,
+            `${where} { handle: ${JSON.stringify(handle)} } (page ${pages}) → ` +
+              `HTTP ${page.call.status} ${page.call.text}; expected the next rows (${rule}: pass more.handle to ` +
+              `the same tool for the next rows)`,
           );
         const next = answerRows(page.structured) ?? [];
         if (!next.length) return fail(`page ${pages} ({ handle: ${JSON.stringify(handle)} }) has no rows (${rule})`);
@@ -655,7 +687,13 @@ const mcpChecks: Check[] = [
           (nextMore === undefined ? left !== 0 : !isObject(nextMore) || nextMore["rows_left"] !== left)
         )
           return fail(
-            `page ${pages - 1} said rows_left ${String(rowsLeft)}, page ${pages} carries ${next.length} row(s) and ${nextMore === undefined ? "no more" : `rows_left ${String(isObject(nextMore) ? nextMore["rows_left"] : nextMore)}`} (${rule})`,
+            `page ${pages - 1} said rows_left ${String(rowsLeft)}, page ${pages} ` +
+              `carries ${next.length} row(s) ` +
+              `and ${
+                nextMore === undefined
+                  ? "no more"
+                  : `rows_left ${String(isObject(nextMore) ? nextMore["rows_left"] : nextMore)}`
+              } (${rule})`,
           );
         collected.push(...next);
         more = nextMore;
@@ -663,12 +701,16 @@ const mcpChecks: Check[] = [
       const whole = await ctx.http.send({ path: `/v1/results/${encodeURIComponent(base!)}` });
       if (whole.status !== 200)
         return fail(
-          `${exchangeLine(whole, 160)}; expected HTTP 200 with the whole result (seed: over HTTP the same handle without the position returns the whole result at once)`,
+          `${exchangeLine(whole, 160)}; expected HTTP 200 with the whole result (seed: over HTTP ` +
+            `the same handle without the position returns the whole result at once)`,
         );
       const want = answerRows(bodyOf(whole)) ?? [];
       if (!sameJson(collected, want))
         return fail(
-          `the ${collected.length} rows read over MCP in ${pages} pages are not the ${want.length} rows of GET /v1/results/${base}: first difference at ${firstDifference(collected, want) ?? "(none)"} (${rule}: the pages are the result's rows in order, each once)`,
+          `the ${collected.length} rows read over MCP in ${pages} pages are not the ${want.length} ` +
+            `rows of GET /v1/results/${base}: first difference ` +
+            `at ${firstDifference(collected, want) ?? "(none)"} (${rule}: the pages are the result's rows ` +
+            `in order, each once)`,
         );
       return pass(`${pages} pages, ${collected.length} rows, equal to GET /v1/results/${base}`);
     },

@@ -99,7 +99,8 @@ async function startTool(
         ...run,
         notApplicable:
           heldBack(quote) ??
-          `${why}; the fallback's quote ${exchangeLine(quote, 160)} is not a tool quote (D51: confirm: false answers the plan and price, free), so no background run either`,
+          `${why}; the fallback's quote ${exchangeLine(quote, 160)} is not a tool quote (D51: ` +
+            `confirm: false answers the plan and price, free), so no background run either`,
       },
     };
   }
@@ -108,7 +109,10 @@ async function startTool(
     return {
       end: {
         ...run,
-        notApplicable: `${why}; the fallback ${slow.tool} was quoted mode ${String(q["mode"])} with ${String(q["calls_planned"])} planned call(s), and only a plan of more than 10 provider calls is a background run that answers 202 (D51): give --slow-tool-body a bigger plan`,
+        notApplicable:
+          `${why}; the fallback ${slow.tool} was quoted mode ${String(q["mode"])} ` +
+          `with ${String(q["calls_planned"])} planned call(s), and only a plan of more than 10 provider ` +
+          `calls is a background run that answers 202 (D51): give --slow-tool-body a bigger plan`,
       },
     };
   }
@@ -120,13 +124,19 @@ async function startTool(
   const idem = ctx.http.newIdempotencyKey("run");
   const first = await ctx.http.send({ ...call, idempotencyKey: idem });
   if (first.status === 200) {
-    const violation = `${exchangeLine(first, 160)}; its quote said mode background with ${run.callsPlanned} planned calls, but the confirmed call answered HTTP 200 in the request (D51: a plan of more than 10 calls is a background run, HTTP 202 with a handle at once; seed States and transitions: a tool call whose quote says background → running, 202)`;
+    const violation =
+      `${exchangeLine(first, 160)}; its quote said mode background ` +
+      `with ${run.callsPlanned} planned calls, but the confirmed call answered HTTP 200 in the request ` +
+      `(D51: a plan of more than 10 calls is a background run, HTTP 202 with a handle at once; seed ` +
+      `States and transitions: a tool call whose quote says background → running, 202)`;
     return {
       end: {
         ...run,
         first,
         violation,
-        notApplicable: `${why}; the fallback ${slow.tool} (quoted background, ${run.callsPlanned} calls) answered HTTP 200 too, not 202 (D51): no run to follow`,
+        notApplicable:
+          `${why}; the fallback ${slow.tool} (quoted background, ${run.callsPlanned} ` +
+          `calls) answered HTTP 200 too, not 202 (D51): no run to follow`,
       },
     };
   }
@@ -151,7 +161,10 @@ function endedTooSoon(run: SlowRun, x: Exchange, what: string): string {
   const after = sentAfter(x, run.first!);
   const why =
     run.kind === "tool"
-      ? `the fallback ${run.tool} run (${run.callsPlanned} planned calls) ended within that time, as this server's platforms answer at once (the reference server without SDGW_LATENCY_MS), so it cannot be seen running; a server whose platform calls take time (e.g. the reference server started with SDGW_WAIT_MS=50 SDGW_LATENCY_MS=1000) shows it`
+      ? `the fallback ${run.tool} run (${run.callsPlanned} planned calls) ended within that time, ` +
+        `as this server's platforms answer at once (the reference server without SDGW_LATENCY_MS), so it ` +
+        `cannot be seen running; a server whose platform calls take time (e.g. the reference server ` +
+        `started with SDGW_WAIT_MS=50 SDGW_LATENCY_MS=1000) shows it`
       : "nothing was left running to look at";
   return `the run had already ended when ${what}, ${after} ms after its 202 (${got(x, 100)}): ${why}`;
 }
@@ -192,7 +205,8 @@ export function slowRun(ctx: CheckContext): Promise<SlowRun> {
       const fallback = ctx.options.slowTool ? "" : " (the tool fallback is off)";
       run.notApplicable =
         heldBack(first) ??
-        `${exchangeLine(first, 120)}: the call answered HTTP ${first.status}, not 202, so no run to follow (give slowSearch / --slow-query parameters that this server answers with 202${fallback})`;
+        `${exchangeLine(first, 120)}: the call answered HTTP ${first.status}, not 202, so no run to ` +
+          `follow (give slowSearch / --slow-query parameters that this server answers with 202${fallback})`;
       return run;
     }
     const handle = bodyOf(first)["handle"];
@@ -217,7 +231,10 @@ export function slowRun(ctx: CheckContext): Promise<SlowRun> {
     for (let polls = 0; last.status === 202; polls++) {
       const asked = retryAfterMs(last);
       if (Date.now() + asked - started > budget || polls >= 60) {
-        run.notApplicable = `the run ${handle} had not ended after ${Math.round((Date.now() - started) / 1000)} s of polling (budget ${budget / 1000} s; last ${got(last, 120)})`;
+        run.notApplicable =
+          `the run ${handle} had not ended ` +
+          `after ${Math.round((Date.now() - started) / 1000)} s of polling (budget ${budget / 1000} s; ` +
+          `last ${got(last, 120)})`;
         break;
       }
       await sleep(asked);
@@ -300,12 +317,16 @@ export function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (cell += '"'), i++;
-      else if (c === '"') quoted = false;
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
       else cell += c;
     } else if (c === '"') quoted = true;
-    else if (c === ",") row.push(cell), (cell = "");
-    else if (c === "\n" || c === "\r") {
+    else if (c === ",") {
+      row.push(cell);
+      cell = "";
+    } else if (c === "\n" || c === "\r") {
       if (c === "\r" && text[i + 1] === "\n") i++;
       row.push(cell);
       rows.push(row);
@@ -313,7 +334,10 @@ export function parseCsv(text: string): string[][] {
       cell = "";
     } else cell += c;
   }
-  if (cell !== "" || row.length) row.push(cell), rows.push(row);
+  if (cell !== "" || row.length) {
+    row.push(cell);
+    rows.push(row);
+  }
   return rows;
 }
 
@@ -345,10 +369,16 @@ export const runChecks: Check[] = [
       const billing = body["billing"] as Record<string, unknown>;
       if (billing["cost_credits"] !== 0)
         return fail(
-          `${exchangeLine(first)}; billing.cost_credits ${String(billing["cost_credits"])} (${RUN_RULE}: charge 0; seed Billing: nothing is charged before a run ends)`,
+          `${exchangeLine(first)}; billing.cost_credits ${String(billing["cost_credits"])} ` +
+            `(${RUN_RULE}: charge 0; seed Billing: nothing is charged before a run ends)`,
         );
       return pass(
-        `${run.kind === "tool" ? `${sent(first)} (the slow search answered 200; the ${run.tool} fallback, ${run.callsPlanned} planned calls, D51): ` : ""}handle ${run.handle}, Retry-After ${first.headers.get("retry-after")}`,
+        `${
+          run.kind === "tool"
+            ? `${sent(first)} (the slow search answered 200; the ${run.tool} ` +
+              `fallback, ${run.callsPlanned} planned calls, D51): `
+            : ""
+        }handle ${run.handle}, Retry-After ${first.headers.get("retry-after")}`,
       );
     },
   },
@@ -383,7 +413,8 @@ export const runChecks: Check[] = [
       const body = bodyOf(read);
       if (body["handle"] !== run.handle || body["status"] !== "running")
         return fail(
-          `${exchangeLine(read)}; expected the handle answer of ${run.handle} with status running (GET /v1/results: running → HTTP 202 with the handle body, whatever the format)`,
+          `${exchangeLine(read)}; expected the handle answer of ${run.handle} with status running ` +
+            `(GET /v1/results: running → HTTP 202 with the handle body, whatever the format)`,
         );
       return pass("HTTP 202 handle answer for format=csv");
     },
@@ -403,7 +434,9 @@ export const runChecks: Check[] = [
         /had not ended after/.test(started.notApplicable ?? "")
       )
         return fail(
-          `${started.notApplicable}: a 202 run must end (${RUN_RULE}: running → finished, or timeout); D172: within the poll budget the suite is given (raise --poll-budget for a server whose runs take longer)`,
+          `${started.notApplicable}: a 202 run must end (${RUN_RULE}: running → finished, or ` +
+            `timeout); D172: within the poll budget the suite is given (raise --poll-budget for a server ` +
+            `whose runs take longer)`,
         );
       const r = await withRun(ctx, true);
       if (r.verdict) return r.verdict;
@@ -422,23 +455,29 @@ export const runChecks: Check[] = [
       const own = schemaProblems(op, 200, body);
       if (own.length)
         return fail(
-          `the finished read ${exchangeLine(run.finished!, 160)} is not a valid answer of ${sent(run.first!).split(" [")[0]}: ${own.join("; ")} (${RUN_RULE}: finished → what the original call would have answered; D31)`,
+          `the finished read ${exchangeLine(run.finished!, 160)} is not a valid answer ` +
+            `of ${sent(run.first!).split(" [")[0]}: ${own.join("; ")} (${RUN_RULE}: finished → what the ` +
+            `original call would have answered; D31)`,
         );
       if (run.kind === "tool") {
         if (body["tool"] !== run.tool)
           return fail(
-            `the finished read ${exchangeLine(run.finished!, 160)} is not the ${run.tool} answer the call asked for (tool ${JSON.stringify(body["tool"] ?? null)}; ${RUN_RULE}: finished → exactly what the original call would have answered)`,
+            `the finished read ${exchangeLine(run.finished!, 160)} is not the ${run.tool} answer ` +
+              `the call asked for (tool ${JSON.stringify(body["tool"] ?? null)}; ${RUN_RULE}: finished → exactly ` +
+              `what the original call would have answered)`,
           );
       } else {
         const params = run.params;
         if (params["platforms"] !== undefined) {
           if (!isObject(body["fanout"]))
             return fail(
-              `the finished read ${exchangeLine(run.finished!, 160)} is not the fanout answer the call asked for (${RUN_RULE}: finished → the original answer; D17)`,
+              `the finished read ${exchangeLine(run.finished!, 160)} is not the fanout answer the ` +
+                `call asked for (${RUN_RULE}: finished → the original answer; D17)`,
             );
         } else if ("fanout" in body || body["platform"] !== params["platform"]) {
           return fail(
-            `the finished read ${exchangeLine(run.finished!, 160)} is not the ${params["platform"]} envelope the call asked for (${RUN_RULE}: finished → exactly what the original call would have answered)`,
+            `the finished read ${exchangeLine(run.finished!, 160)} is not the ${params["platform"]} ` +
+              `envelope the call asked for (${RUN_RULE}: finished → exactly what the original call would have answered)`,
           );
         }
         const applied = isObject(body["applied_params"]) ? body["applied_params"]["query"] : undefined;
@@ -449,7 +488,8 @@ export const runChecks: Check[] = [
       }
       const waits = run.polls.map((p) => `${Math.round(p.waitedMs / 100) / 10}s≥${p.askedMs / 1000}s`).join(", ");
       return pass(
-        `${run.kind === "tool" ? `${run.tool} run: ` : ""}${run.polls.length} poll(s) after Retry-After (${waits || "none needed"}); finished status ${String(body["status"])}`,
+        `${run.kind === "tool" ? `${run.tool} run: ` : ""}${run.polls.length} poll(s) after ` +
+          `Retry-After (${waits || "none needed"}); finished status ${String(body["status"])}`,
       );
     },
   },
@@ -466,7 +506,10 @@ export const runChecks: Check[] = [
       const moved = run.balanceBefore - run.balanceAfter;
       if (moved !== cost) {
         return fail(
-          `the balance moved by ${moved} (${run.balanceBefore} → ${run.balanceAfter}) over the run, its reads and its replay, but the finished answer's ${run.kind === "tool" ? "billing.cost_credits" : "billing.cost"} is ${cost} (${RUN_RULE}: charge applied once; seed Billing: reading a stored result is free; D7)`,
+          `the balance moved by ${moved} (${run.balanceBefore} → ${run.balanceAfter}) over the run, ` +
+            `its reads and its replay, but the finished ` +
+            `answer's ${run.kind === "tool" ? "billing.cost_credits" : "billing.cost"} is ${cost} ` +
+            `(${RUN_RULE}: charge applied once; seed Billing: reading a stored result is free; D7)`,
         );
       }
       return pass(
@@ -488,7 +531,10 @@ export const runChecks: Check[] = [
       for (const x of reads) {
         if (bodyOf(x)["request_id"] !== id) {
           return fail(
-            `${exchangeLine(x, 160)}; request_id ${JSON.stringify(bodyOf(x)["request_id"] ?? null)}, expected the call's ${JSON.stringify(id)} (D47: a running or finished read keeps the original call's request_id: one call, one id to quote)`,
+            `${exchangeLine(x, 160)}; ` +
+              `request_id ${JSON.stringify(bodyOf(x)["request_id"] ?? null)}, expected the ` +
+              `call's ${JSON.stringify(id)} (D47: a running or finished read keeps the original call's ` +
+              `request_id: one call, one id to quote)`,
           );
         }
       }
@@ -532,20 +578,25 @@ export const runChecks: Check[] = [
       const csv = run.csv!;
       if (csv.status !== 200 || !/^text\/csv\b/i.test(csv.headers.get("content-type") ?? ""))
         return fail(
-          `${exchangeLine(csv, 160)} (content-type ${JSON.stringify(csv.headers.get("content-type"))}); expected HTTP 200 text/csv (GET /v1/results: format csv)`,
+          `${exchangeLine(csv, 160)} ` +
+            `(content-type ${JSON.stringify(csv.headers.get("content-type"))}); expected HTTP 200 text/csv ` +
+            `(GET /v1/results: format csv)`,
         );
       for (const [r, row] of parseCsv(csv.text).entries()) {
         for (const [c, cell] of row.entries()) {
           if (/^[=+\-@]/.test(cell))
             return fail(
-              `csv row ${r + 1} column ${c + 1} is ${JSON.stringify(cell.slice(0, 60))}: a cell that starts with =, +, - or @ must get an apostrophe in front (seed File formats 4)`,
+              `csv row ${r + 1} column ${c + 1} is ${JSON.stringify(cell.slice(0, 60))}: a cell ` +
+                `that starts with =, +, - or @ must get an apostrophe in front (seed File formats 4)`,
             );
         }
       }
       const want = toCsv(body);
       if (csv.text !== want)
         return fail(
-          `the csv is not the rendering of the JSON read: ${lineDiff(want, csv.text)} (seed File formats 1–4: a column for every field, nested a.b, lists in one cell; D31: RFC 4180 quoting, header order as first met, lists as JSON)`,
+          `the csv is not the rendering of the JSON read: ${lineDiff(want, csv.text)} (seed File ` +
+            `formats 1–4: a column for every field, nested a.b, lists in one cell; D31: RFC 4180 quoting, ` +
+            `header order as first met, lists as JSON)`,
         );
       return pass(`${csv.text.split("\n").length - 2} row(s), byte-identical to toCsv`);
     },
@@ -560,12 +611,15 @@ export const runChecks: Check[] = [
       const nd = run.ndjson!;
       if (nd.status !== 200 || !/^application\/x-ndjson\b/i.test(nd.headers.get("content-type") ?? ""))
         return fail(
-          `${exchangeLine(nd, 160)} (content-type ${JSON.stringify(nd.headers.get("content-type"))}); expected HTTP 200 application/x-ndjson (GET /v1/results: format ndjson)`,
+          `${exchangeLine(nd, 160)} ` +
+            `(content-type ${JSON.stringify(nd.headers.get("content-type"))}); expected HTTP 200 ` +
+            `application/x-ndjson (GET /v1/results: format ndjson)`,
         );
       const want = toNdjson(body);
       if (nd.text !== want)
         return fail(
-          `the ndjson is not the rendering of the JSON read: ${lineDiff(want, nd.text)} (seed File formats 5: one JSON object per line; D31: rows are the items in order)`,
+          `the ndjson is not the rendering of the JSON read: ${lineDiff(want, nd.text)} (seed File ` +
+            `formats 5: one JSON object per line; D31: rows are the items in order)`,
         );
       return pass(`${nd.text.split("\n").filter(Boolean).length} line(s), byte-identical to toNdjson`);
     },
@@ -581,7 +635,8 @@ export const runChecks: Check[] = [
       const replay = run.replay!;
       if (replay.status !== 200)
         return fail(
-          `${exchangeLine(replay)}; expected HTTP 200 with the finished answer (seed Idempotency: after the run has ended the first result is returned again; D40)`,
+          `${exchangeLine(replay)}; expected HTTP 200 with the finished answer (seed Idempotency: ` +
+            `after the run has ended the first result is returned again; D40)`,
         );
       if (replay.headers.get("idempotent-replayed") !== "true")
         return fail(`${exchangeLine(replay, 120)} came without Idempotent-Replayed: true (D35)`);
@@ -591,7 +646,9 @@ export const runChecks: Check[] = [
           : v;
       if (!sameJson(keep(body), keep(replay.json)))
         return fail(
-          `the replay differs from the finished read at ${firstDifference(keep(body), keep(replay.json))} (seed Idempotency: the first result is returned again; D35: unchanged)`,
+          `the replay differs from the finished read ` +
+            `at ${firstDifference(keep(body), keep(replay.json))} (seed Idempotency: the first result is ` +
+            `returned again; D35: unchanged)`,
         );
       return pass("HTTP 200, same status, items and cost, Idempotent-Replayed: true");
     },

@@ -177,7 +177,9 @@ export const searchChecks: Check[] = [
       const charged = body["status"] === "ok" || body["status"] === "empty";
       if (charged && moved !== cost)
         return fail(
-          `${exchangeLine(x, 160)}; billing.cost ${cost} but the balance moved by ${moved} (${before.balance} → ${after.balance}) (seed: billing is in credits; an ok or empty call is charged its cost once)`,
+          `${exchangeLine(x, 160)}; billing.cost ${cost} but the balance moved by ${moved} ` +
+            `(${before.balance} → ${after.balance}) (seed: billing is in credits; an ok or empty call is ` +
+            `charged its cost once)`,
         );
       if (!charged && moved !== 0)
         return fail(
@@ -185,10 +187,12 @@ export const searchChecks: Check[] = [
         );
       if (charged && billing["balance"] !== after.balance)
         return fail(
-          `${exchangeLine(x, 160)}; billing.balance ${String(billing["balance"])} but GET /v1/account then says ${after.balance} (seed: the billing block shows the balance)`,
+          `${exchangeLine(x, 160)}; billing.balance ${String(billing["balance"])} but GET ` +
+            `/v1/account then says ${after.balance} (seed: the billing block shows the balance)`,
         );
       return pass(
-        `status ${String(body["status"])}, ${Array.isArray(body["items"]) ? body["items"].length : 0} items, cost ${cost}, balance ${before.balance} → ${after.balance}`,
+        `status ${String(body["status"])}, ${Array.isArray(body["items"]) ? body["items"].length : 0} ` +
+          `items, cost ${cost}, balance ${before.balance} → ${after.balance}`,
       );
     },
   },
@@ -212,13 +216,15 @@ export const searchChecks: Check[] = [
       const keys = Object.keys(fanout).sort();
       if (keys.join(",") !== [a, b].sort().join(","))
         return fail(
-          `${exchangeLine(x, 160)}; fanout has entries ${JSON.stringify(keys)}, expected exactly ${JSON.stringify([a, b].sort())} (seed: fanout is keyed by the requested platforms)`,
+          `${exchangeLine(x, 160)}; fanout has entries ${JSON.stringify(keys)}, expected ` +
+            `exactly ${JSON.stringify([a, b].sort())} (seed: fanout is keyed by the requested platforms)`,
         );
       const statuses = keys.map((k) => String((fanout[k] as Record<string, unknown>)["status"]));
       const want = fanoutStatus(statuses);
       if (body["status"] !== want)
         return fail(
-          `${exchangeLine(x, 160)}; entries ${keys.map((k, i) => `${k}:${statuses[i]}`).join(", ")} make the top-level status \`${want}\`, got \`${String(body["status"])}\` (D4)`,
+          `${exchangeLine(x, 160)}; entries ${keys.map((k, i) => `${k}:${statuses[i]}`).join(", ")} ` +
+            `make the top-level status \`${want}\`, got \`${String(body["status"])}\` (D4)`,
         );
       return pass(`status ${want} from ${keys.map((k, i) => `${k}:${statuses[i]}`).join(", ")}`);
     },

@@ -32,7 +32,11 @@ export interface Refusal {
 /** Checks an exchange against an expected refusal; a failed verdict saying what differs, or `undefined` when it matches. */
 export function refusal(x: Exchange, want: Refusal): Verdict | undefined {
   const body = bodyOf(x);
-  const expected = `expected HTTP ${want.status} \`${want.code}\`${want.reason ? ` reason \`${want.reason}\`` : ""}${want.param ? ` with fix.param \`${want.param.join("` or `")}\`` : ""} (${want.rule})`;
+  const expected =
+    `expected HTTP ${want.status} ` +
+    `\`${want.code}\`${want.reason ? ` reason \`${want.reason}\`` : ""}${
+      want.param ? ` with fix.param \`${want.param.join("` or `")}\`` : ""
+    } (${want.rule})`;
   const wrong: string[] = [];
   if (x.status !== want.status) wrong.push(`HTTP ${x.status}`);
   if (body["code"] !== want.code) wrong.push(`code ${JSON.stringify(body["code"] ?? null)}`);
@@ -87,7 +91,9 @@ export async function balanceOf(
     return {
       ok: false,
       verdict: na(
-        `${settled.open.length} background run(s) the suite started had not ended after the poll budget of ${ctx.options.pollBudgetMs / 1000} s: ${runs}; each is charged when it ends, so a balance compared now could move by its charge (raise --poll-budget)`,
+        `${settled.open.length} background run(s) the suite started had not ended after the poll ` +
+          `budget of ${ctx.options.pollBudgetMs / 1000} s: ${runs}; each is charged when it ends, so a ` +
+          `balance compared now could move by its charge (raise --poll-budget)`,
       ),
     };
   }
@@ -99,7 +105,9 @@ export async function balanceOf(
     return {
       ok: false,
       verdict: fail(
-        `could not read the balance (${(e as Error).message}): ${last ? exchangeLine(last) : "no answer"} (D10: GET /v1/account answers billing.balance_credits)`,
+        `could not read the balance ` +
+          `(${(e as Error).message}): ${last ? exchangeLine(last) : "no answer"} (D10: GET /v1/account ` +
+          `answers billing.balance_credits)`,
       ),
     };
   }

@@ -47,6 +47,7 @@ export interface ConnectorFault {
   /** The route's body without `platform`. */
   body: Body;
   /** Makes the fault happen (an override of the fake upstream, a knob of the simulator); may return an undo. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: void lets an inject that returns nothing, such as `(u) => u!.override(…)`, be given
   inject(upstream: FakeUpstream | null): void | (() => void);
   /** The envelope status and error code it must answer, and whether `retryable` (for `upstream_error`). */
   expect: { status: "error" | "timeout"; code?: string; retryable?: boolean };
@@ -72,7 +73,7 @@ export interface ConnectorSubject {
   /** The exchanges the fake upstream answers (one hand-written answer per upstream request). */
   exchanges?: readonly UpstreamExchange[];
   /** The connector (built from settings); or `provider` for one without settings, such as the simulator. */
-  connector?: ConnectorDefinition<any>;
+  connector?: ConnectorDefinition;
   /** Settings that work against the fake upstream at `upstreamUrl`. */
   settings?: (upstreamUrl: string) => RawSettings;
   /** Settings that must be refused, and the setting the refusal must name. */
@@ -298,7 +299,8 @@ export async function runConnectorAcceptance(
         const r = await run(catalog, provider, op, subject.calls[op] ?? {});
         if (!("refused" in r) || r.refused.code !== "not_supported" || r.refused.reason !== "not_available_yet")
           fail(
-            `${op}: expected 400 not_supported, reason not_available_yet, got ${"refused" in r ? `${r.refused.code} (${r.refused.reason})` : describeAnswer(r.answer)}`,
+            `${op}: expected 400 not_supported, reason not_available_yet, ` +
+              `got ${"refused" in r ? `${r.refused.code} (${r.refused.reason})` : describeAnswer(r.answer)}`,
           );
         if ((upstream?.requests.length ?? 0) !== before) fail(`${op}: a request went upstream`);
         return `refused before running: ${(r as { refused: { message: string } }).refused.message.slice(0, 80)}…`;

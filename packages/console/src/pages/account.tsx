@@ -140,7 +140,7 @@ export function Keys() {
             </tr>
           </thead>
           <tbody>
-            {a.body.keys.map((k: any) => (
+            {a.body.keys.map((k: Answer["body"]) => (
               <tr data-key={k.name}>
                 <td>{k.name}</td>
                 <td>
@@ -234,7 +234,7 @@ export function Results() {
           </tr>
         </thead>
         <tbody>
-          {a.body.results.map((r: any) => (
+          {a.body.results.map((r: Answer["body"]) => (
             <tr>
               <td>{r.started_at}</td>
               <td>
@@ -298,7 +298,7 @@ export function Schedules() {
           </tr>
         </thead>
         <tbody>
-          {a.body.schedules.map((s: any) => (
+          {a.body.schedules.map((s: Answer["body"]) => (
             <tr>
               <td>{s.schedule_id ?? s.id}</td>
               <td>{s.every}</td>

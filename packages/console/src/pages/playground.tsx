@@ -4,6 +4,7 @@
  * run on confirm; a 202 shows its waves and is read by handle until it ends. Calls go out with the session.
  */
 import { requestValidators } from "@sdgw/validators";
+import type { JSX } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { call, errorText, type Answer } from "../api.ts";
 import { FORMS, type FormField, type FormOperation } from "../generated/forms.ts";
@@ -86,7 +87,7 @@ function Field({
   const hintId = `${fid}-hint`;
   const common = { id: fid, name: f.name, "aria-describedby": hint ? hintId : undefined };
   const v = values[f.name];
-  let input;
+  let input: JSX.Element;
   switch (f.kind) {
     case "enum":
       input = (
@@ -212,7 +213,10 @@ function ProblemView({ p }: { p: Problem }) {
 export function platformChoice(fields: readonly FormField[]): string | null {
   const names = new Set(fields.map((f) => f.name));
   if (!names.has("platform") || !names.has("platforms")) return null;
-  return "Fill in one of platform and platforms, not both: platform searches one platform and can page on with a cursor; platforms searches several at once (or all) and answers one result per platform, without a cursor.";
+  return (
+    "Fill in one of platform and platforms, not both: platform searches one platform and can page on with a cursor; " +
+    "platforms searches several at once (or all) and answers one result per platform, without a cursor."
+  );
 }
 
 /** Which platforms read their official API and which the simulator (D114), as `GET /v1/capabilities` says. */
@@ -242,7 +246,7 @@ export function Playground() {
   const form = useMemo(() => FORMS.find((f) => f.operationId === opId) ?? FORMS[0]!, [opId]);
   const [values, setValues] = useState<Values>({});
   const [problem, setProblem] = useState<Problem | null>(null);
-  const [quote, setQuote] = useState<any>(null);
+  const [quote, setQuote] = useState<Answer["body"]>(null);
   const [answer, setAnswer] = useState<Answer | null>(null);
   const [progress, setProgress] = useState<{ done: number; planned: number; handle: string } | null>(null);
   const [busy, setBusy] = useState(false);
@@ -313,7 +317,11 @@ export function Playground() {
       <select
         id="op"
         value={opId}
-        onChange={(e) => (setOpId((e.currentTarget as HTMLSelectElement).value), setValues({}), reset())}
+        onChange={(e) => {
+          setOpId((e.currentTarget as HTMLSelectElement).value);
+          setValues({});
+          reset();
+        }}
       >
         {FORMS.map((f) => (
           <option value={f.operationId}>

@@ -115,7 +115,8 @@ export class SettingsReader {
     }
     if (!/^[!-~]{1,512}$/.test(v))
       this.problems.push(
-        `${this.label(name)} must be ${what}, 1 to 512 visible ASCII characters without spaces (got ${v.length} characters${/\s/.test(v) ? " with a space or line break" : ""}; the value is not shown)`,
+        `${this.label(name)} must be ${what}, 1 to 512 visible ASCII characters without spaces ` +
+          `(got ${v.length} characters${/\s/.test(v) ? " with a space or line break" : ""}; the value is not shown)`,
       );
     return v;
   }
@@ -139,7 +140,9 @@ export class SettingsReader {
       u.hash !== ""
     ) {
       this.problems.push(
-        `${this.label(name)} must be an https:// URL (or http:// to 127.0.0.1, ::1 or localhost, for a fake upstream) without user, password, query or fragment (got ${JSON.stringify(u ? `${u.protocol}//${u.host}${u.pathname}` : v.slice(0, 80))})`,
+        `${this.label(name)} must be an https:// URL (or http:// to 127.0.0.1, ::1 or localhost, ` +
+          `for a fake upstream) without user, password, query or fragment ` +
+          `(got ${JSON.stringify(u ? `${u.protocol}//${u.host}${u.pathname}` : v.slice(0, 80))})`,
       );
       return v;
     }

@@ -101,4 +101,4 @@ export {
 export type { XApiMedia, XApiTweet, XApiUser, XIncludes, XSettings } from "../providers/x/live.ts";
 
 /** The live connectors of this package, by platform: a platform listed here goes live when its credentials are set. */
-export const CONNECTORS: readonly ConnectorDefinition<any>[] = [youtubeConnector, redditConnector, xConnector];
+export const CONNECTORS: readonly ConnectorDefinition[] = [youtubeConnector, redditConnector, xConnector];

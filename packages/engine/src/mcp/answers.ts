@@ -128,7 +128,10 @@ export function fitAnswer(answer: Json, options: FitOptions): Fitted {
   if (rows.total - from <= 1 || size(whole) <= maxBytes) return done(whole, rows.total - from);
   const handle = typeof options.handle === "function" ? options.handle() : options.handle;
   if (!handle) {
-    const warning = `This MCP answer is over the ${maxBytes}-byte bound: nothing could be stored to read on from, so all ${rows.total - from} rows are given at once rather than dropping rows that were paid for.`;
+    const warning =
+      `This MCP answer is over the ${maxBytes}-byte bound: nothing could be stored to ` +
+      `read on from, so all ${rows.total - from} rows are given at once rather than dropping rows ` +
+      `that were paid for.`;
     return done(
       { ...whole, warnings: [...(Array.isArray(whole["warnings"]) ? (whole["warnings"] as string[]) : []), warning] },
       rows.total - from,

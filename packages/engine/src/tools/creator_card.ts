@@ -4,7 +4,7 @@
  * (with `platform_extra.metrics` computed from the recent posts when `include` has `metrics`), then its latest
  * posts when `include` has `posts`.
  */
-import type { CreatorCardRequest, Item, ProfileCard } from "@sdgw/types";
+import type { CreatorCardRequest, Item } from "@sdgw/types";
 import { validateCreatorCardBody } from "@sdgw/validators";
 import { DAY_MS, median, postsOf, round, tagged, type FetchedPost } from "./analysis.ts";
 import type { ResolvedLink } from "./links.ts";

@@ -55,7 +55,7 @@ export function searchPlatforms(
       };
     const which =
       requested === undefined
-        ? "platforms not given: every platform that offers " + operation + " is read"
+        ? `platforms not given: every platform that offers ${operation} is read`
         : "platforms=all";
     return {
       platforms: offering,

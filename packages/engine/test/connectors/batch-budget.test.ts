@@ -11,7 +11,14 @@ import { MemoryBudget } from "../../src/connectors/memory.ts";
 describe("Batcher", () => {
   it("calls that start together share one request; more than max keys are split", async () => {
     const runs: string[][] = [];
-    const b = new Batcher({ windowMs: 5, max: 2, run: async (keys) => (runs.push(keys), keys.length) });
+    const b = new Batcher({
+      windowMs: 5,
+      max: 2,
+      run: async (keys) => {
+        runs.push(keys);
+        return keys.length;
+      },
+    });
     const signal = new AbortController().signal;
     const got = await Promise.all(["a", "b", "a", "c"].map((k) => b.load(k, signal)));
     expect(runs).toEqual([["a", "b"], ["c"]]);
@@ -42,7 +49,10 @@ describe("Batcher", () => {
     const three = new AbortController();
     const four = new AbortController();
     const both = Promise.allSettled([b.load("c", three.signal), b.load("d", four.signal)]);
-    setTimeout(() => (three.abort(), four.abort()), 10);
+    setTimeout(() => {
+      three.abort();
+      four.abort();
+    }, 10);
     expect((await both).map((r) => r.status)).toEqual(["rejected", "rejected"]);
     expect(seen!.aborted).toBe(true);
   });

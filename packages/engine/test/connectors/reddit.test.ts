@@ -10,7 +10,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { validateItem } from "@sdgw/validators";
 import { describe, expect, it } from "vitest";
-import { MemoryBudget, MemoryCache, MemoryShared } from "../../src/connectors/memory.ts";
+import { MemoryBudget, MemoryShared } from "../../src/connectors/memory.ts";
 import type { ConnectorContext, SharedStore } from "../../src/connectors/context.ts";
 import {
   REDDIT_TOKEN_MARGIN_MS,
@@ -239,7 +239,7 @@ const tokenAnswer = (lifeS = 86_400) => ({
 
 describe("the app-only token", () => {
   it("is fetched with Basic auth and the client-credentials grant, sent as a bearer with the User-Agent, and kept", async () => {
-    const up = fakeReddit((method, url) => (method === "POST" ? tokenAnswer() : { status: 200, body: about }));
+    const up = fakeReddit((method) => (method === "POST" ? tokenAnswer() : { status: 200, body: about }));
     const { run } = provider({ fetch: up.fetch });
     for (let i = 0; i < 3; i++) expect((await run("user_profile", { id: "tidepool_notes" })).status).toBe("ok");
     const posts = up.sent.filter((r) => r.method === "POST");
@@ -444,7 +444,7 @@ describe.skipIf(!existsSync(SAMPLES))("the real samples of ../shared/upstream-sa
       const l = listingOf(sample(f), "t3")!;
       expect(l.data.length, f).toBeGreaterThan(0);
       for (const d of l.data) valid(redditPost(d));
-      l.data.forEach((d, i) => valid(redditTrend(d, i + 1)));
+      for (const [i, d] of l.data.entries()) valid(redditTrend(d, i + 1));
     }
     for (const f of ["user_profile/about_spez.json", "user_profile/about_automoderator.json"])
       valid(redditAccount(sample(f).data));

@@ -158,13 +158,20 @@ describe.skipIf(!existsSync(SAMPLES))("the real samples of ../shared/upstream-sa
     ];
     let n = 0;
     for (const f of videos)
-      for (const v of sample(f).items) valid(youtube.map.post(v)), valid(youtube.map.trend(v)), n++;
+      for (const v of sample(f).items) {
+        valid(youtube.map.post(v));
+        valid(youtube.map.trend(v));
+        n++;
+      }
     for (const f of [
       "channels/info_multi_full_parts.json",
       "channels/info_single_statistics.json",
       "channels/info_snippet_only.json",
     ])
-      for (const c of sample(f).items) valid(youtube.map.user(c)), n++;
+      for (const c of sample(f).items) {
+        valid(youtube.map.user(c));
+        n++;
+      }
     for (const f of [
       "comment_threads/by_video_p1.json",
       "comment_threads/by_video_p2.json",

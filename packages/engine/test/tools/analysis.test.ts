@@ -195,7 +195,7 @@ describe("shares, windows, rankings", () => {
           }
           expect(validateItem(d).ok).toBe(true);
           expectShares(d!.buckets);
-          d!.buckets.forEach((b, i) => expect(b.value).toBe(counts[i]![1] / total));
+          for (const [i, b] of d!.buckets.entries()) expect(b.value).toBe(counts[i]![1] / total);
         },
       ),
       { numRuns: 500 },
@@ -212,7 +212,7 @@ describe("shares, windows, rankings", () => {
         (now, days, offsets) => {
           const w = dayWindow(now, days);
           expect(w.days).toHaveLength(days);
-          w.days.forEach((d, i) => i > 0 && expect(d).toBe(w.days[i - 1]! + 1));
+          for (const [i, d] of w.days.entries()) if (i > 0) expect(d).toBe(w.days[i - 1]! + 1);
           expect(w.days.at(-1)).toBe(Math.floor((now - 1) / DAY_MS));
           const entries = offsets.map((o) => ({ ms: now + o, value: 1 }));
           const points = dailySums(entries, w);

@@ -99,7 +99,8 @@ describe("find_creators run", () => {
     expect(board.map((b) => b.heat)).toEqual(top.map((a) => a.reach));
     const cards = ofKind(r.items, "profile_card");
     expect(cards.map((c) => `${c.platform_extra!["platform"]}|${c.id}`)).toEqual(top.map((a) => a.key));
-    cards.forEach((c, i) => expect(c.platform_extra).toMatchObject({ rank: i + 1, relevant_reach: top[i]!.reach }));
+    for (const [i, c] of cards.entries())
+      expect(c.platform_extra).toMatchObject({ rank: i + 1, relevant_reach: top[i]!.reach });
     expect(board.map((b) => b.title)).toEqual(cards.map((c) => c.name));
   });
 

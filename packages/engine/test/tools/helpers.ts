@@ -1,5 +1,5 @@
 /** Helpers of the tool tests: a context on the simulator, a recording of every provider call, and contract checks. */
-import type { Item, Platform, Quote, Step, TimeseriesItem, ToolName } from "@sdgw/types";
+import type { Item, Platform, Quote, TimeseriesItem, ToolName } from "@sdgw/types";
 import { PLATFORMS } from "@sdgw/types";
 import { validateItem, validateToolAnswer, validateToolQuoteAnswer } from "@sdgw/validators";
 import { expect } from "vitest";
@@ -110,7 +110,7 @@ export function expectValidRun(tool: ToolName, plan: ToolPlan, r: RunResult): vo
   expect(r.calls_made).toBeLessThanOrEqual(plan.quote.calls_planned);
   expect(r.calls_charged).toBeLessThanOrEqual(r.calls_made);
   expect(r.steps.map((s) => s.name)).toEqual(plan.quote.plan.map((s) => s.name));
-  r.steps.forEach((s: Step, i) => expect(s.calls_done).toBeLessThanOrEqual(plan.quote.plan[i]!.calls_planned));
+  for (const [i, s] of r.steps.entries()) expect(s.calls_done).toBeLessThanOrEqual(plan.quote.plan[i]!.calls_planned);
   expect(r.steps.reduce((n, s) => n + s.calls_done, 0)).toBe(r.calls_made);
   if (r.status === "ok") expect(r.items.length).toBeGreaterThan(0);
   else expect(r.items).toEqual([]);
@@ -125,7 +125,7 @@ export function ofKind<K extends Item["kind"]>(items: readonly Item[], kind: K):
 export function expectDaily(ts: TimeseriesItem, days: number, now = ANCHOR): void {
   expect(ts.points).toHaveLength(days);
   const last = Math.floor((now - 1) / DAY_MS);
-  ts.points.forEach((p, i) => expect(p.t).toBe(dayIso(last - days + 1 + i)));
+  for (const [i, p] of ts.points.entries()) expect(p.t).toBe(dayIso(last - days + 1 + i));
 }
 
 /** Checks shares: buckets in [0, 1] summing to 1 within 1e-9. */

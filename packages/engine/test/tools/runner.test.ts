@@ -87,7 +87,10 @@ describe("Runner", () => {
     let called = 0;
     const r = runner({
       providers: providers(
-        () => (called++, ok()),
+        () => {
+          called++;
+          return ok();
+        },
         () => "no such thing here",
       ),
     });

@@ -23,7 +23,7 @@ import { createPgServer } from "../storage/postgres/server.ts";
 import { withPluginsFromEnv } from "../connectors/plugins.ts";
 
 async function main(): Promise<void> {
-  let filter;
+  let filter: ReturnType<typeof toolFilterFromArgs>;
   try {
     filter = toolFilterFromArgs(process.argv.slice(2));
     selectTools(filter);
@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   }
   const apiKey = process.env["SDGW_API_KEY"] ?? null;
   if (!apiKey) console.error("sdgw-mcp: SDGW_API_KEY is not set; charging tools and account will answer unauthorized.");
-  let server;
+  let server: Awaited<ReturnType<typeof createPgServer>> | ReturnType<typeof createServer>;
   try {
     // D158: the operator's own connectors, as `pnpm start` loads them.
     const log = (...args: unknown[]) => console.error(...args);

@@ -262,7 +262,9 @@ function reported(provider: PlatformProvider, log: (message: string) => void): P
         const answered = outcome.status === "error" ? `error ${outcome.failure.code}` : outcome.status;
         const charged = outcome.status === "ok" || outcome.status === "empty" ? `${price} credit(s)` : "nothing";
         log(
-          `upstream ${provider.platform}.${req.operation}: ${spent.cached ? "from the cache, 0 units" : `${spent.units} unit(s) in ${spent.requests} request(s)`} (quoted ${quoted}); ${answered}; charges ${charged}`,
+          `upstream ${provider.platform}.${req.operation}: ${
+            spent.cached ? "from the cache, 0 units" : `${spent.units} unit(s) in ${spent.requests} request(s)`
+          } (quoted ${quoted}); ${answered}; charges ${charged}`,
         );
       }
       return outcome;

@@ -75,12 +75,12 @@ export function pluggedProvider(
  * Loads the modules of `SDGW_CONNECTORS` (comma-separated paths, relative to `cwd`) and checks what each exports;
  * throws a {@link ConfigError} naming each module at fault.
  */
-export async function loadPlugins(list: string | undefined, cwd = process.cwd()): Promise<ConnectorDefinition<any>[]> {
+export async function loadPlugins(list: string | undefined, cwd = process.cwd()): Promise<ConnectorDefinition[]> {
   const paths = (list ?? "")
     .split(",")
     .map((p) => p.trim())
     .filter(Boolean);
-  const out: ConnectorDefinition<any>[] = [];
+  const out: ConnectorDefinition[] = [];
   const problems: string[] = [];
   for (const path of paths) {
     let mod: Record<string, unknown>;
@@ -95,7 +95,7 @@ export async function loadPlugins(list: string | undefined, cwd = process.cwd())
     const def = mod["default"] ?? mod["connector"];
     const wrong = definitionProblems(def);
     if (wrong.length) problems.push(...wrong.map((w) => `SDGW_CONNECTORS: ${path}: ${w}`));
-    else out.push(def as ConnectorDefinition<any>);
+    else out.push(def as ConnectorDefinition);
   }
   if (problems.length) throw new ConfigError(problems);
   return out;
@@ -103,7 +103,7 @@ export async function loadPlugins(list: string | undefined, cwd = process.cwd())
 
 /** The settings of loaded plug-ins from the variables each declares, by platform. */
 export function pluginSettingsFromEnv(
-  plugins: readonly ConnectorDefinition<any>[],
+  plugins: readonly ConnectorDefinition[],
   env: NodeJS.ProcessEnv,
 ): Partial<Record<Platform, RawSettings>> {
   const out: Partial<Record<Platform, RawSettings>> = {};

@@ -2,7 +2,7 @@
  * The shared steps of every charging route, from the idempotency claim to the answer (`charging`), and a data call
  * through them (`runCall`).
  */
-import { chargeCall, quoteOf, type Awaitable, type CallPlan, type Price } from "@sdgw/engine";
+import { chargeCall, quoteOf, type Awaitable, type CallPlan, type ChargeOutcome, type Price } from "@sdgw/engine";
 import { newRunId } from "../ids.ts";
 import type { RunContext } from "../runs/types.ts";
 import type { HttpAnswer } from "../runs/types.ts";
@@ -53,7 +53,7 @@ export async function charging(deps: RouteDeps, o: ChargeOptions): Promise<HttpA
   };
   const runId = newRunId(gw.now());
   const call = { caller: ctx, keyId: caller.key.id, runId, operationId, params, idempotencyKey, price };
-  let out;
+  let out: ChargeOutcome<HttpAnswer>;
   try {
     out = await chargeCall(rechecking(gw.calls, caller), { ...call, start: () => o.start(runId, ctx) });
   } catch (e) {

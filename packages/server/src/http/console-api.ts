@@ -17,7 +17,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { GatewayPorts as Gateway } from "../storage/port.ts";
 import { newRequestId } from "../ids.ts";
 import type { KeyRecord } from "../storage/accounts.ts";
-import { type ConsoleSession } from "../storage/sessions.ts";
+import type { ConsoleSession } from "../storage/sessions.ts";
 import { sessionOf } from "./console-session.ts";
 import { consoleKeyName } from "./auth.ts";
 import { csrfRefusal, jsonObjectOf, originRefusal, sessionRequired } from "./console-session.ts";

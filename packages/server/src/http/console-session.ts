@@ -284,7 +284,8 @@ function signInRefusal(
     const message =
       result.by === "email"
         ? `Too many failed sign-ins for this email (${sessions.failuresPerEmail} within ${minutes} minutes); sign-in is refused until Retry-After seconds pass.`
-        : `Too many failed sign-ins from this network address (${sessions.failuresPerAddress} within ${minutes} minutes); sign-in is refused until Retry-After seconds pass.`;
+        : `Too many failed sign-ins from this network address (${sessions.failuresPerAddress} ` +
+          `within ${minutes} minutes); sign-in is refused until Retry-After seconds pass.`;
     const fix = { note: "Wait Retry-After seconds, then sign in with the right password." };
     const refusal = { reason: "address", message, retry_after: retry, fix };
     return fromError(errorAnswer("rate_limited", requestId, refusal as never, errorOpts(gw)));

@@ -28,7 +28,8 @@ const TYPES: Record<string, string> = {
  * Inline style attributes are allowed (the bars' widths); inline scripts are not.
  */
 export const CONSOLE_CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: " +
+  "blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 interface StaticFile {
   type: string;
@@ -58,7 +59,12 @@ export function consoleBuilt(dir: string = CONSOLE_DIST): boolean {
   return existsSync(join(dir, "index.html"));
 }
 
-const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Console not built</title></head><body><main><h1>The console is not built</h1><p>This server serves the console from <code>packages/console/dist</code>, which does not exist yet. Build it with <code>pnpm --filter @sdgw/console build</code> (the test run builds it too), then reload. The API under <code>/v1/</code> works without it.</p></main></body></html>`;
+const NOT_BUILT =
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Console not ` +
+  `built</title></head><body><main><h1>The console is not built</h1><p>This server serves the ` +
+  `console from <code>packages/console/dist</code>, which does not exist yet. Build it with ` +
+  `<code>pnpm --filter @sdgw/console build</code> (the test run builds it too), then reload. The API ` +
+  `under <code>/v1/</code> works without it.</p></main></body></html>`;
 
 /** Registers `GET /console` (a redirect), `GET /console/` and `GET /console/*`. Called once by `buildApp`. */
 export function consoleStaticRoutes(app: FastifyInstance, dir: string = CONSOLE_DIST): void {

@@ -25,7 +25,8 @@ const NAMED: Readonly<Record<string, readonly string[]>> = {
 };
 
 const WHAT =
-  "the number of proxies in front (a whole number from 1) or a comma-separated list of the proxies' addresses or CIDR ranges (IPv4 or IPv6; loopback, linklocal, uniquelocal)";
+  "the number of proxies in front (a whole number from 1) or a comma-separated list of the proxies' " +
+  "addresses or CIDR ranges (IPv4 or IPv6; loopback, linklocal, uniquelocal)";
 
 /** A value of `trustProxy` that is not one: the message names the setting (`SDGW_TRUST_PROXY` or `trustProxy`). */
 export class TrustProxyError extends Error {

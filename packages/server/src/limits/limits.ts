@@ -373,7 +373,10 @@ class RedisSlots {
 
   /** Pushes back the expiry of every slot this instance holds (one script per workspace, pipelined). */
   private renew(): void {
-    if (!this.mine.size) return this.stopTimer();
+    if (!this.mine.size) {
+      this.stopTimer();
+      return;
+    }
     const pipeline = this.client.pipeline();
     for (const [workspaceId, members] of this.mine)
       (pipeline as unknown as Record<string, (...args: string[]) => unknown>)["sdgwRenewSlots"]!(

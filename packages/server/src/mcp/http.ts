@@ -155,7 +155,9 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
           message: `Requests from the origin ${origin.slice(0, 200)} are not allowed at /mcp (DNS-rebinding protection).`,
           fix: {
             param: "Origin",
-            note: `Allowed: http://127.0.0.1:*, http://localhost:*, http://[::1]:*, this server's own origin, and the origins the operator lists in ${MCP_ALLOWED_ORIGINS_ENV}.`,
+            note:
+              `Allowed: http://127.0.0.1:*, http://localhost:*, http://[::1]:*, this server's ` +
+              `own origin, and the origins the operator lists in ${MCP_ALLOWED_ORIGINS_ENV}.`,
           },
         },
         errorOptions(),
@@ -168,7 +170,9 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
         requestId(),
         {
           reason: "no_such_route",
-          message: `${req.method} /mcp is not served: this MCP endpoint is stateless, so it opens no SSE stream and has no session to end. Send MCP messages with POST /mcp.`,
+          message:
+            `${req.method} /mcp is not served: this MCP endpoint is stateless, so it opens ` +
+            `no SSE stream and has no session to end. Send MCP messages with POST /mcp.`,
           fix: { allowed: ["POST /mcp"], example_call: { method: "POST", path: "/mcp" } },
         },
         errorOptions(),
@@ -200,7 +204,9 @@ export async function mcpRoutes(app: FastifyInstance, options: McpRoutesOptions 
     }
     // D112: a message nested deeper than any tool's arguments need is refused before anything parses it.
     if (typeof req.body === "string" && nestsDeeperThan(req.body, MAX_BODY_DEPTH)) {
-      const message = `Parse error: the body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels; a message to /mcp may nest at most ${MAX_BODY_DEPTH}.`;
+      const message =
+        `Parse error: the body nests arrays and objects deeper than ${MAX_BODY_DEPTH} ` +
+        `levels; a message to /mcp may nest at most ${MAX_BODY_DEPTH}.`;
       return sendError(reply, 400, {}, { jsonrpc: "2.0", error: { code: -32700, message }, id: null });
     }
     const server = createMcpServer({

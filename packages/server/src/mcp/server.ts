@@ -69,12 +69,23 @@ export const RESULTS_URI_PREFIX = "sdgw://results/";
  */
 export const MCP_INSTRUCTIONS = [
   "Social Data Gateway: public social-media data (search, trending, posts, comments, profiles) from ten platforms, and seven analysis tools, as MCP tools.",
-  "Costs: find, capabilities and account are free. The other 13 tools charge credits (1 per platform or per planned provider call); account shows the balance. What a call cost is billing.cost in the answers of the six data tools (search, trending, detail, comments, user_profile, user_posts) and billing.cost_credits in the answers of the seven analysis tools and account.",
-  "Quotes: pass confirm: false to brand_buzz, comment_insights, account_watch, find_creators, creator_card, batch_stats or viral_finder to get the plan and its price (quote.quote_credits) without running or charging; then call again without confirm, optionally with max_cost_credits set to the quote as a ceiling.",
-  "Handles: an answer that is still running (status running) or too large for one message (with more) carries a handle; an answer that finished whole in the call has none, and is all there is. Calling the same tool with only { handle } reads that result again for free; nothing runs. An answer with status running is still working: wait retry_after_seconds, then call the tool with its handle.",
-  "More: an answer too large for one message carries its first rows and a more object; call the same tool with { handle: more.handle } to read the next rows (free), until an answer has no more.",
+  "Costs: find, capabilities and account are free. The other 13 tools charge credits (1 per " +
+    "platform or per planned provider call); account shows the balance. What a call cost is " +
+    "billing.cost in the answers of the six data tools (search, trending, detail, comments, " +
+    "user_profile, user_posts) and billing.cost_credits in the answers of the seven analysis tools and account.",
+  "Quotes: pass confirm: false to brand_buzz, comment_insights, account_watch, find_creators, " +
+    "creator_card, batch_stats or viral_finder to get the plan and its price (quote.quote_credits) " +
+    "without running or charging; then call again without confirm, optionally with max_cost_credits " +
+    "set to the quote as a ceiling.",
+  "Handles: an answer that is still running (status running) or too large for one message (with " +
+    "more) carries a handle; an answer that finished whole in the call has none, and is all there is. " +
+    "Calling the same tool with only { handle } reads that result again for free; nothing runs. An " +
+    "answer with status running is still working: wait retry_after_seconds, then call the tool with its handle.",
+  "More: an answer too large for one message carries its first rows and a more object; call the " +
+    "same tool with { handle: more.handle } to read the next rows (free), until an answer has no more.",
   "Repeats: pass idempotency_key (any string you choose) to make a retry of the same call answer the first result instead of charging again.",
-  "Errors: a failed call is a result with isError and an error structure (code, message, fix naming what to change); nothing was charged for it. Not sure which tool fits? Call find with a plain-language need.",
+  "Errors: a failed call is a result with isError and an error structure (code, message, fix naming " +
+    "what to change); nothing was charged for it. Not sure which tool fits? Call find with a plain-language need.",
 ].join("\n");
 
 const HANDLE_ARG = /^([A-Za-z0-9_-]{1,128})(?:\.([0-9]{1,9}))?$/;
@@ -154,7 +165,9 @@ function errorText(tool: string, status: number, body: Json): string {
         .filter(Boolean)
         .join("; ")
     : "";
-  return `${tool} failed (HTTP ${status}) ${String(body["code"])}: ${String(body["message"] ?? "")}${hint ? ` Fix: ${hint}` : ""} (request_id ${String(body["request_id"] ?? "")})`;
+  return `${tool} failed (HTTP ${status}) ${String(body["code"])}: ${String(body["message"] ?? "")}${
+    hint ? ` Fix: ${hint}` : ""
+  } (request_id ${String(body["request_id"] ?? "")})`;
 }
 
 /**
@@ -188,7 +201,10 @@ function resultLink(handle: string, tool: string, format: "json" | FileFormat, r
     uri: `${RESULTS_URI_PREFIX}${handle}${format === "json" ? "" : `?format=${format}`}`,
     name: `${handle}.${format}`,
     title: `Whole result of ${tool}${format === "json" ? "" : ` as ${format}`}`,
-    description: `The whole stored result${rows !== null ? ` (${rows} rows)` : ""}, free to read for 24 hours: resources/read this URI, or GET /v1/results/${handle}${format === "json" ? "" : `?format=${format}`} over HTTP with the same key.`,
+    description:
+      `The whole stored result${rows !== null ? ` (${rows} rows)` : ""}, free to read ` +
+      `for 24 hours: resources/read this URI, or GET ` +
+      `/v1/results/${handle}${format === "json" ? "" : `?format=${format}`} over HTTP with the same key.`,
     mimeType: MIME[format],
   };
 }
@@ -366,7 +382,11 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   function running(tool: string, json: Json, waitedMs: number): CallToolResult {
     const waves = json["waves"] as { planned?: number; done?: number } | undefined;
     const progress = waves ? ` ${waves.done ?? 0} of ${waves.planned ?? "?"} waves done.` : "";
-    const note = `${tool} is still running${waitedMs > 0 ? ` after ${Math.round(waitedMs / 1000)} s` : ""}.${progress} Nothing is charged until it ends. Call ${tool} with { "handle": "${String(json["handle"])}" } after ${String(json["retry_after_seconds"] ?? 5)} s to read it (free).`;
+    const note =
+      `${tool} is still ` +
+      `running${waitedMs > 0 ? ` after ${Math.round(waitedMs / 1000)} s` : ""}.${progress} Nothing is ` +
+      `charged until it ends. Call ${tool} with { "handle": "${String(json["handle"])}" } ` +
+      `after ${String(json["retry_after_seconds"] ?? 5)} s to read it (free).`;
     return {
       structuredContent: json,
       content: [
@@ -585,7 +605,14 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       if (left <= 0 || signal.aborted) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(interval, left));
-        signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+        signal.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
       if (signal.aborted) break;
       const r = await forward("GET", `/v1/results/${encodeURIComponent(handle)}?format=json`, null, null);
@@ -603,7 +630,8 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   /** A task not found for this key (D145): MCP's -32602, as for any unknown task id. */
   function noSuchTask(taskId: string): never {
     return invalidParams(
-      `Failed to retrieve task: no task ${taskId.slice(0, 140)} of this key. A task id is the handle of a run of one of the charging tools, readable by the key that started it for 24 hours.`,
+      `Failed to retrieve task: no task ${taskId.slice(0, 140)} of this key. A task id is the ` +
+        `handle of a run of one of the charging tools, readable by the key that started it for 24 hours.`,
     );
   }
 
@@ -713,7 +741,14 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       const interval = options.pollIntervalMs ?? Math.max(1, Number(r.json?.["retry_after_seconds"] ?? 1)) * 1000;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, interval);
-        signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+        signal.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
     }
   }
@@ -755,7 +790,8 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       const { task } = await taskOf(params.taskId);
       return invalidParams(
         task["status"] === "working"
-          ? `Task ${params.taskId} cannot be cancelled: a run of the gateway cannot be stopped once started. It ends on its own; nothing is charged for a run that fails.`
+          ? `Task ${params.taskId} cannot be cancelled: a run of the gateway cannot be stopped once ` +
+              `started. It ends on its own; nothing is charged for a run that fails.`
           : `Task ${params.taskId} cannot be cancelled: it is already ${String(task["status"])}.`,
       );
     });
@@ -872,7 +908,8 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
             name: "result",
             title: "A stored result",
             description:
-              "The whole result under a handle (from a tool answer's handle or more.handle before the dot), as json (default), csv or ndjson. Free; readable by the key that made it for 24 hours.",
+              "The whole result under a handle (from a tool answer's handle or more.handle before " +
+              "the dot), as json (default), csv or ndjson. Free; readable by the key that made it for 24 hours.",
             mimeType: "application/json",
           },
         ],

@@ -171,9 +171,9 @@ export function normalizeEmail(email: string): string {
 
 /** Whether a text is plausibly an email address (one `@`, a dot in the domain, no spaces or controls, at most 254). */
 export function isEmail(email: string): boolean {
-  // eslint-disable-next-line no-control-regex
   return (
     email.length <= 254 &&
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
     /^[^\s@\u0000-\u001f\u007f]+@[^\s@\u0000-\u001f\u007f]+\.[^\s@\u0000-\u001f\u007f]+$/.test(email)
   );
 }
@@ -187,7 +187,8 @@ export const LAST_SEEN_EVERY_MS = 60000;
  * store's placeholder.
  */
 export const SESSION_WITH_USER_SQL =
-  "SELECT s.*, u.id AS u_id, u.account_id, u.email, u.password_hash, u.created_at AS u_created_at, u.disabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ";
+  "SELECT s.*, u.id AS u_id, u.account_id, u.email, u.password_hash, u.created_at AS u_created_at, " +
+  "u.disabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ";
 
 /** The user's columns of a row read by {@link SESSION_WITH_USER_SQL}; `At` and `Flag` as each store reads them. */
 export interface JoinedUser<At, Flag> {

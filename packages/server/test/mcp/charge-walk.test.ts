@@ -172,15 +172,26 @@ function csvRecords(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (c === '"') quoted = false;
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"') quoted = true;
-    else if (c === ",") record.push(field), (field = "");
-    else if (c === "\n") record.push(field), records.push(record), (record = []), (field = "");
-    else field += c;
+    else if (c === ",") {
+      record.push(field);
+      field = "";
+    } else if (c === "\n") {
+      record.push(field);
+      records.push(record);
+      record = [];
+      field = "";
+    } else field += c;
   }
-  if (field || record.length) record.push(field), records.push(record);
+  if (field || record.length) {
+    record.push(field);
+    records.push(record);
+  }
   return records;
 }
 
@@ -423,7 +434,16 @@ describe.each([
   });
   afterAll(async () => {
     console.log(
-      `[${path}, waitMs ${waitMs}] ${figures.length} walks:\n  ${figures.map((f) => `${f.name} (${f.format}): ${f.answers} answers, ${f.rows} rows${f.fileBytes ? `, ${f.fileBytes} B of file` : ""}, charged ${f.charged}${f.handle ? `, ${f.handle}` : ""}, largest result ${f.maxBytes} B${f.cut ? " (cut)" : ""}`).join("\n  ")}`,
+      `[${path}, waitMs ${waitMs}] ${figures.length} walks:\n ` +
+        ` ${figures
+          .map(
+            (f) =>
+              `${f.name} (${f.format}): ${f.answers} answers, ${f.rows} ` +
+              `rows${f.fileBytes ? `, ${f.fileBytes} B of file` : ""}, ` +
+              `charged ${f.charged}${f.handle ? `, ${f.handle}` : ""}, largest result ${f.maxBytes} ` +
+              `B${f.cut ? " (cut)" : ""}`,
+          )
+          .join("\n  ")}`,
     );
     await client.close();
     await g.server.close({ drainMs: 3000 });

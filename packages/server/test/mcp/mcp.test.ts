@@ -178,7 +178,13 @@ describe("MCP server (in memory)", () => {
     expect(JSON.parse(whole.body)["more"]).toBeUndefined();
     expect(await balance(client)).toBe(afterRun);
     console.log(
-      `more walk: ${answers.map((a) => `${JSON.stringify(a.args)} -> ${a.rows} rows, ${a.bytes} B${a.more ? `, more ${a.more["handle"]} (${a.more["rows_left"]} left)` : ""}`).join("; ")}`,
+      `more walk: ${answers
+        .map(
+          (a) =>
+            `${JSON.stringify(a.args)} -> ${a.rows} rows, ${a.bytes} ` +
+            `B${a.more ? `, more ${a.more["handle"]} (${a.more["rows_left"]} left)` : ""}`,
+        )
+        .join("; ")}`,
     );
   });
 

@@ -124,7 +124,10 @@ describe("fitAnswer (D30)", () => {
 
   it("asks a lazy handle only when the answer must be cut", () => {
     let asked = 0;
-    const lazy = () => (asked++, "h_lazy");
+    const lazy = () => {
+      asked++;
+      return "h_lazy";
+    };
     expect(fitAnswer(envelope, { handle: lazy, position: 0, maxBytes: 60_000 }).answer["more"]).toBeUndefined();
     expect(asked).toBe(0);
     const cut = fitAnswer(envelope, { handle: lazy, position: 0, maxBytes: 2_000 });

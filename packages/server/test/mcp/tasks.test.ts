@@ -451,7 +451,6 @@ describe("the in-process 'answer now' header (D174) is the MCP layer's alone", (
     gate.open(1000); // the platforms answer at once: a call ends well within the gateway's wait
     const { server, key } = gatedServer(gate, "respond now", "http");
     try {
-      const gw = server.gateway;
       const base = await server.listen({ host: "127.0.0.1", port: 0 });
       const post = (headers: Record<string, string>) =>
         fetch(`${base}/v1/search`, {

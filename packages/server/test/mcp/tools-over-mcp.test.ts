@@ -221,7 +221,14 @@ describe("collectMore over Streamable HTTP at /mcp and over stdio", () => {
     expect(spent).toBeGreaterThan(0);
     expect(spent).toBeLessThanOrEqual(21);
     console.log(
-      `[${label}] ${[...rec.answers, ...tool.answers].map((a) => `${a.name}(${JSON.stringify(a.args).slice(0, 90)}) -> ${a.status}, ${a.rows} rows, ${a.bytes} B${a.more ? `, more ${a.more["handle"]} (${a.more["rows_left"]} left)` : ""}`).join("\n  ")}`,
+      `[${label}] ${[...rec.answers, ...tool.answers]
+        .map(
+          (a) =>
+            `${a.name}(${JSON.stringify(a.args).slice(0, 90)}) ` +
+            `-> ${a.status}, ${a.rows} rows, ${a.bytes} ` +
+            `B${a.more ? `, more ${a.more["handle"]} (${a.more["rows_left"]} left)` : ""}`,
+        )
+        .join("\n  ")}`,
     );
     void server;
   }

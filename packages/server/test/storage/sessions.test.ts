@@ -295,12 +295,16 @@ async function pgRows(pairs: Pairs) {
   );
   return sortRows(
     pairs.norm(1, {
-      users: users.map((u) => ({ ...u, created_at: (u.created_at as Date).getTime(), disabled: u.disabled ? 1 : 0 })),
+      users: users.map((u) => ({
+        ...u,
+        created_at: (u["created_at"] as Date).getTime(),
+        disabled: u["disabled"] ? 1 : 0,
+      })),
       sessions: sessions.map((s) => ({
         ...s,
-        created_at: (s.created_at as Date).getTime(),
-        last_seen_at: (s.last_seen_at as Date).getTime(),
-        expires_at: (s.expires_at as Date).getTime(),
+        created_at: (s["created_at"] as Date).getTime(),
+        last_seen_at: (s["last_seen_at"] as Date).getTime(),
+        expires_at: (s["expires_at"] as Date).getTime(),
       })),
       failures: failures.map((f) => ({ ...f, at: f.at.getTime() })),
     }),
@@ -311,7 +315,7 @@ function sqliteRows(store: Store, pairs: Pairs) {
   const users = store.all<Record<string, unknown>>("SELECT * FROM users");
   return sortRows(
     pairs.norm(0, {
-      users: users.map((u) => ({ ...u, created_at: Date.parse(u.created_at as string) })),
+      users: users.map((u) => ({ ...u, created_at: Date.parse(u["created_at"] as string) })),
       sessions: store.all("SELECT * FROM sessions"),
       failures: store.all("SELECT email, address, at FROM sign_in_failures"),
     }),

@@ -89,7 +89,8 @@ export const redditConnector: ConnectorDefinition<RedditSettings> = {
       name: "clientId",
       env: "SDGW_REDDIT_CLIENT_ID",
       description:
-        "The client id of the operator's Reddit app (a script or web app, reddit.com/prefs/apps); with the secret it switches reddit from the simulator to the API.",
+        "The client id of the operator's Reddit app (a script or web app, reddit.com/prefs/apps); " +
+        "with the secret it switches reddit from the simulator to the API.",
       secret: true,
       switch: true,
     },
@@ -138,11 +139,13 @@ export const redditConnector: ConnectorDefinition<RedditSettings> = {
     const userAgent = r.text("userAgent");
     if (userAgent === undefined)
       r.problems.push(
-        `${label("userAgent")} is required: Reddit refuses generic agents; write <platform>:<app id>:<version> (by /u/<username>), e.g. "server:sdgw-acme:1.0 (by /u/acme_ops)"`,
+        `${label("userAgent")} is required: Reddit refuses generic agents; write <platform>:<app ` +
+          `id>:<version> (by /u/<username>), e.g. "server:sdgw-acme:1.0 (by /u/acme_ops)"`,
       );
     else if (!USER_AGENT.test(userAgent))
       r.problems.push(
-        `${label("userAgent")} must be Reddit's form <platform>:<app id>:<version> (by /u/<username>), visible ASCII, at most 300 characters (got ${JSON.stringify(userAgent.slice(0, 80))})`,
+        `${label("userAgent")} must be Reddit's form <platform>:<app id>:<version> (by ` +
+          `/u/<username>), visible ASCII, at most 300 characters (got ${JSON.stringify(userAgent.slice(0, 80))})`,
       );
     const baseUrl = r.baseUrl("baseUrl");
     const tokenUrl = r.baseUrl("tokenUrl");
@@ -934,7 +937,10 @@ class RedditLive {
     const left = flat.notSent + (flat.items.length - items.length);
     if (left > 0 || flat.continued > 0)
       warnings.push(
-        `reddit did not send every comment of this post in one read${left > 0 ? ` (${left} more)` : ""}${flat.continued > 0 ? `; ${flat.continued} thread(s) continue deeper` : ""}; the gateway reads the first ${limit} and does not page further`,
+        `reddit did not send every comment of this post in one ` +
+          `read${left > 0 ? ` (${left} more)` : ""}${
+            flat.continued > 0 ? `; ${flat.continued} thread(s) continue deeper` : ""
+          }; the gateway reads the first ${limit} and does not page further`,
       );
     return items.length
       ? { status: "ok", items, page: { has_more: false }, ...(warnings.length ? { warnings } : {}) }

@@ -37,7 +37,8 @@ export class Gen {
 
   /** A number in [0, 1). */
   next(): number {
-    let t = (this.state = (this.state + 0x6d2b79f5) | 0);
+    this.state = (this.state + 0x6d2b79f5) | 0;
+    let t = this.state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
@@ -50,7 +51,7 @@ export class Gen {
 
   /** A count with a long tail, as engagement numbers have: mostly small, sometimes huge. */
   count(scale: number): number {
-    return Math.floor(scale * Math.pow(this.next(), 3) * 10) + this.int(0, Math.max(1, Math.floor(scale / 10)));
+    return Math.floor(scale * this.next() ** 3 * 10) + this.int(0, Math.max(1, Math.floor(scale / 10)));
   }
 
   pick<T>(list: readonly T[]): T {
@@ -149,7 +150,8 @@ export function twitterDate(ms: number, offsetHours = 0): string {
   const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
   const p = (n: number) => String(n).padStart(2, "0");
   const off = `${offsetHours >= 0 ? "+" : "-"}${p(Math.abs(offsetHours))}00`;
-  return `${days[d.getUTCDay()]} ${months[d.getUTCMonth()]} ${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} ${off} ${d.getUTCFullYear()}`;
+  const time = `${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`;
+  return `${days[d.getUTCDay()]} ${months[d.getUTCMonth()]} ${p(d.getUTCDate())} ${time} ${off} ${d.getUTCFullYear()}`;
 }
 
 /** Parses `twitterDate` back to ms (pure; used by the x and weibo mappings). */

@@ -28,7 +28,7 @@ import { seedText } from "../../canonical.ts";
 export { seedText };
 
 /** Every platform folder, by platform. */
-export const PLATFORM_MODULES: Readonly<Record<Platform, PlatformModule<any, any, any, any>>> = {
+export const PLATFORM_MODULES: Readonly<Record<Platform, PlatformModule>> = {
   xiaohongshu,
   douyin,
   x,
@@ -182,7 +182,7 @@ export class Simulator {
     return { ...this.knobs["*"], ...this.knobs[platform] };
   }
 
-  private provider(m: PlatformModule<any, any, any, any>): PlatformProvider {
+  private provider(m: PlatformModule): PlatformProvider {
     return {
       platform: m.platform,
       operations: m.operations,
@@ -194,7 +194,7 @@ export class Simulator {
     };
   }
 
-  private async call(m: PlatformModule<any, any, any, any>, req: ProviderRequest): Promise<ProviderOutcome> {
+  private async call(m: PlatformModule, req: ProviderRequest): Promise<ProviderOutcome> {
     const k = this.knobsFor(m.platform);
     const latency = Array.isArray(k.latencyMs)
       ? k.latencyMs[0]! + Math.random() * (k.latencyMs[1]! - k.latencyMs[0]!)
@@ -216,7 +216,7 @@ export class Simulator {
   }
 
   /** The data of one call: pure given the request and the anchor. */
-  private answer(m: PlatformModule<any, any, any, any>, req: ProviderRequest, anchor: number): ProviderOutcome {
+  private answer(m: PlatformModule, req: ProviderRequest, anchor: number): ProviderOutcome {
     const p = req.params;
     const op = req.operation;
     const cursor = typeof p["cursor"] === "string" ? p["cursor"] : undefined;

@@ -83,9 +83,12 @@ export const X_CACHE_TTL_MS: Readonly<Record<string, number>> = {
 const DAY_MS = 86_400_000;
 
 const TRENDING_WHY =
-  "x.trending is not available on live X: X API v2 gives trends by place only to some paid tiers (and personalised trends only to a signed-in user), and the gateway reads X with an app-only token. Nothing ran and nothing was charged.";
+  "x.trending is not available on live X: X API v2 gives trends by place only to some paid tiers " +
+  "(and personalised trends only to a signed-in user), and the gateway reads X with an app-only " +
+  "token. Nothing ran and nothing was charged.";
 const FOLLOWERS_WHY =
-  "x.user_followers is not available on live X: X API v2 lists followers only on tiers above the gateway's app-only reads. Nothing ran and nothing was charged.";
+  "x.user_followers is not available on live X: X API v2 lists followers only on tiers above the " +
+  "gateway's app-only reads. Nothing ran and nothing was charged.";
 
 /** The operator's settings of the X connector. */
 export const xConnector: ConnectorDefinition<XSettings> = {

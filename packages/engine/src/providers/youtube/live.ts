@@ -71,7 +71,9 @@ const RANGE_DAYS: Readonly<Record<string, number>> = { "1d": 1, "7d": 7, "30d": 
 const VIDEO_PARTS = "snippet,statistics,contentDetails";
 
 const TRANSCRIPT_WHY =
-  "youtube.video_transcript is not available on live YouTube yet: the YouTube Data API gives captions (captions.download) only to an OAuth token of the video's owner, and the gateway reads YouTube with an API key. Nothing ran and nothing was charged.";
+  "youtube.video_transcript is not available on live YouTube yet: the YouTube Data API gives " +
+  "captions (captions.download) only to an OAuth token of the video's owner, and the gateway reads " +
+  "YouTube with an API key. Nothing ran and nothing was charged.";
 
 /** The operator's settings of the YouTube connector. */
 export const youtubeConnector: ConnectorDefinition<YouTubeSettings> = {

@@ -128,7 +128,11 @@ function picked<T>(row: Record<string, unknown>, prefix: string, columns: readon
   return out as T;
 }
 
-const KEY_AND_ACCOUNT = `SELECT ${KEY_COLUMNS.map((c) => `k.${c} AS k_${c}`).join(", ")}, ${ACCOUNT_COLUMNS.map((c) => `a.${c} AS a_${c}`).join(", ")} FROM keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`;
+const KEY_AND_ACCOUNT =
+  `SELECT ${KEY_COLUMNS.map((c) => `k.${c} AS k_${c}`).join(
+    ", ",
+  )}, ${ACCOUNT_COLUMNS.map((c) => `a.${c} AS a_${c}`).join(", ")} FROM keys k ` +
+  `JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`;
 
 /** How many keys `knownKeyAndAccount` remembers before it starts over (D101's bound). */
 const KNOWN_KEYS = 4096;

@@ -87,7 +87,7 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
   }
 
   async claim(slot: IdempotencySlot, call: { operationId: string; params: unknown; runId: string }) {
-    const { db, now } = this.o;
+    const { now } = this.o;
     const print = fingerprint(call.operationId, call.params);
     const at = new Date(now()).toISOString();
     const key = [slot.keyId, slot.idemKey];
@@ -117,7 +117,8 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
     const { db } = this.o;
     const insert = () =>
       db.query(
-        "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, owner, created_at) VALUES ($1, $2, $3, 'running', $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1",
+        "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, owner, created_at) " +
+          "VALUES ($1, $2, $3, 'running', $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1",
         [...key, print, runId, this.o.owner, at],
       );
     // One round trip for a new key (the usual case); a key taken already is read.
@@ -358,7 +359,8 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
       );
       if (refusal) return refusal;
       await sql.query(
-        "INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, owner, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'held', $8, $9)",
+        "INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, " +
+          "owner, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'held', $8, $9)",
         [
           run.runId,
           account.id,

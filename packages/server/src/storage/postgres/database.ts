@@ -144,7 +144,10 @@ const PREPARED = new Map<string, string>();
 const MAX_PREPARED = 256;
 function prepared(text: string): string | undefined {
   let name = PREPARED.get(text);
-  if (name === undefined && PREPARED.size < MAX_PREPARED) PREPARED.set(text, (name = `sdgw_${PREPARED.size + 1}`));
+  if (name === undefined && PREPARED.size < MAX_PREPARED) {
+    name = `sdgw_${PREPARED.size + 1}`;
+    PREPARED.set(text, name);
+  }
   return name;
 }
 

@@ -101,7 +101,9 @@ export class PgRuns {
   /** Writes (or renews) this instance's owner row: live for `leaseMs` from now on the database's clock. */
   async register(): Promise<void> {
     await this.o.db.query(
-      "INSERT INTO owners (id, host, pid, started_at, lease_until) VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp() + $4 * interval '1 millisecond') ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until",
+      "INSERT INTO owners (id, host, pid, started_at, lease_until) VALUES ($1, $2, $3, " +
+        "clock_timestamp(), clock_timestamp() + $4 * interval '1 millisecond') ON CONFLICT (id) DO UPDATE " +
+        "SET lease_until = excluded.lease_until",
       [this.owner, hostname(), process.pid, this.o.leaseMs],
     );
   }
@@ -136,7 +138,9 @@ export class PgRuns {
   /** The row of a run that answers 202, owned by this instance, committed before the 202 is sent. */
   async persist(run: PersistedRun): Promise<void> {
     await this.o.db.query(
-      "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, waves, owner, started_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'running', $9, $10, $11, $12)",
+      "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, " +
+        "shape, state, quote, waves, owner, started_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'running', " +
+        "$9, $10, $11, $12)",
       [
         run.id,
         run.handle,
@@ -207,7 +211,8 @@ export class PgRuns {
           );
         if (o.slot)
           await sql.query(
-            "UPDATE idempotency SET state = 'done', http_status = $4, headers = $5, answer = $6, expires_at = $7 WHERE key_id = $1 AND idem_key = $2 AND run_id = $3",
+            "UPDATE idempotency SET state = 'done', http_status = $4, headers = $5, answer = $6, " +
+              "expires_at = $7 WHERE key_id = $1 AND idem_key = $2 AND run_id = $3",
             [
               o.slot.keyId,
               o.slot.idemKey,
@@ -299,7 +304,8 @@ export class PgRuns {
   async read(handle: string): Promise<RunRow | undefined> {
     if (!storable(handle)) return undefined;
     const row = await this.o.db.one<Omit<RunRow, "expires_at"> & { expires_at: Date | null }>(
-      "SELECT id, handle, key_id, account_id, state, request_id, shape, quote, charged, owner, waves, http_status, headers, answer, expires_at FROM runs WHERE handle = $1",
+      "SELECT id, handle, key_id, account_id, state, request_id, shape, quote, charged, owner, " +
+        "waves, http_status, headers, answer, expires_at FROM runs WHERE handle = $1",
       [handle],
     );
     return row && { ...row, expires_at: row.expires_at && iso(row.expires_at.getTime()) };
@@ -332,7 +338,9 @@ export class PgRuns {
   async keep(o: KeptRow): Promise<string> {
     const ms = this.o.now();
     await this.o.db.query(
-      "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, shape, state, quote, charged, http_status, headers, answer, started_at, ended_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'kept', 'finished', 0, 0, 200, $8, $9, $10, $10, $11)",
+      "INSERT INTO runs (id, handle, key_id, account_id, workspace_id, operation, request_id, " +
+        "shape, state, quote, charged, http_status, headers, answer, started_at, ended_at, expires_at) " +
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, 'kept', 'finished', 0, 0, 200, $8, $9, $10, $10, $11)",
       [
         `kept_${o.handle}`,
         o.handle,
@@ -357,7 +365,8 @@ export class PgRuns {
   async consoleResults(accountId: string, keyName: string): Promise<ConsoleResult[]> {
     type Times = Record<"started_at" | "ended_at" | "expires_at", Date | null>;
     const rows = await this.o.db.query<Omit<ConsoleResult, keyof Times> & Times>(
-      `SELECT r.id AS run_id, r.handle, r.operation, r.state, r.quote, r.charged, r.started_at, r.ended_at, r.expires_at FROM runs r JOIN keys k ON k.id = r.key_id WHERE r.account_id = $1 AND k.name = $2
+      `SELECT r.id AS run_id, r.handle, r.operation, r.state, r.quote, r.charged, r.started_at, ` +
+        `r.ended_at, r.expires_at FROM runs r JOIN keys k ON k.id = r.key_id WHERE r.account_id = $1 AND k.name = $2
        UNION ALL
        SELECT l.run_id, NULL, l.note, 'finished', l.amount, l.amount, l.created_at, l.created_at, NULL FROM ledger l JOIN keys k ON k.id = l.key_id
          WHERE l.account_id = $1 AND k.name = $2 AND l.kind = 'charge' AND l.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r2 WHERE r2.id = l.run_id)
@@ -397,7 +406,8 @@ export class PgRuns {
       if (!locked?.ok) return [];
       const live = "SELECT id FROM owners WHERE lease_until > clock_timestamp()";
       const ended = await sql.query<{ id: string }>(
-        `UPDATE runs SET state = 'broken', http_status = 500, ended_at = $1, expires_at = $2 WHERE state = 'running' AND (owner IS NULL OR owner NOT IN (${live})) RETURNING id`,
+        `UPDATE runs SET state = 'broken', http_status = 500, ended_at = $1, expires_at = $2 WHERE ` +
+          `state = 'running' AND (owner IS NULL OR owner NOT IN (${live})) RETURNING id`,
         [iso(ms), iso(ms + this.o.retentionMs)],
       );
       const holds = await sql.query<{ run_id: string }>(
@@ -440,7 +450,8 @@ export class PgRuns {
         ended.add(h.run_id);
       }
       const runs = await sql.query<{ id: string }>(
-        "UPDATE runs SET state = 'broken', http_status = 500, ended_at = $3, expires_at = $4 WHERE id = ANY($1) AND owner = $2 AND state = 'running' RETURNING id",
+        "UPDATE runs SET state = 'broken', http_status = 500, ended_at = $3, expires_at = $4 WHERE " +
+          "id = ANY($1) AND owner = $2 AND state = 'running' RETURNING id",
         [debris, this.owner, iso(ms), iso(ms + this.o.retentionMs)],
       );
       const claims = await sql.query<{ run_id: string }>(

@@ -220,7 +220,8 @@ export class PgSchedules {
       if (rows.length === 0) return [];
       const claimed = rows.map(record);
       await sql.query(
-        "UPDATE schedules s SET claimed_run_at = s.next_run_at, next_run_at = c.next FROM unnest($1::text[], $2::timestamptz[]) AS c(id, next) WHERE s.id = c.id",
+        "UPDATE schedules s SET claimed_run_at = s.next_run_at, next_run_at = c.next FROM " +
+          "unnest($1::text[], $2::timestamptz[]) AS c(id, next) WHERE s.id = c.id",
         [claimed.map((r) => r.id), claimed.map((r) => isoSeconds(nextRunAfter(r.next_run_at, r.every, now)))],
       );
       return claimed;
@@ -255,7 +256,8 @@ export class PgSchedules {
       charged_credits: 0,
     };
     await this.deps.db.query(
-      "UPDATE schedules SET status = 'active', paused_reason = NULL, next_run_at = GREATEST(next_run_at, $1::timestamptz), last_run = $2, last_run_id = $3, claimed_run_at = NULL WHERE id = $4",
+      "UPDATE schedules SET status = 'active', paused_reason = NULL, next_run_at = " +
+        "GREATEST(next_run_at, $1::timestamptz), last_run = $2, last_run_id = $3, claimed_run_at = NULL WHERE id = $4",
       [isoSeconds(nextRunAfter(nextRunAt, every, now)), JSON.stringify(lastRun), runId, id],
     );
   }
@@ -341,7 +343,9 @@ export class PgSchedules {
     if (last.size === 0) return;
     const rows = [...last.values()];
     await this.deps.db.query(
-      "INSERT INTO follower_readings (platform, account_id, t, value) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) ON CONFLICT (platform, account_id, t) DO UPDATE SET value = EXCLUDED.value",
+      "INSERT INTO follower_readings (platform, account_id, t, value) SELECT * FROM " +
+        "unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) ON CONFLICT (platform, account_id, t) " +
+        "DO UPDATE SET value = EXCLUDED.value",
       [rows.map((r) => r.platform), rows.map((r) => r.accountId), rows.map((r) => r.t), rows.map((r) => r.value)],
     );
   }

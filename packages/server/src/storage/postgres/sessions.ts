@@ -165,7 +165,8 @@ export class PgSessions {
     let inserted: unknown[];
     try {
       inserted = await this.deps.db.query(
-        "INSERT INTO users (id, account_id, email, password_hash, created_at, disabled) VALUES ($1, $2, $3, $4, $5, false) ON CONFLICT (email) DO NOTHING RETURNING id",
+        "INSERT INTO users (id, account_id, email, password_hash, created_at, disabled) VALUES ($1, " +
+          "$2, $3, $4, $5, false) ON CONFLICT (email) DO NOTHING RETURNING id",
         [user.id, user.account_id, user.email, user.password_hash, user.created_at],
       );
     } catch (e) {
@@ -273,7 +274,8 @@ export class PgSessions {
         at(now - config.idleMs),
       ]);
       return sql.query(
-        "INSERT INTO sessions (id, user_id, csrf_token, created_at, last_seen_at, expires_at) SELECT $1, id, $3, $4, $5, $6 FROM users WHERE id = $2 AND NOT disabled RETURNING 1",
+        "INSERT INTO sessions (id, user_id, csrf_token, created_at, last_seen_at, expires_at) " +
+          "SELECT $1, id, $3, $4, $5, $6 FROM users WHERE id = $2 AND NOT disabled RETURNING 1",
         [
           session.id,
           session.user_id,

@@ -163,7 +163,8 @@ export class Accounts {
     const secret = input.secret ?? newKeySecret();
     const id = newId("key");
     this.deps.store.run(
-      "INSERT INTO keys (id, account_id, workspace_id, hash, prefix, name, permissions, status, daily_limit, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)",
+      "INSERT INTO keys (id, account_id, workspace_id, hash, prefix, name, permissions, status, " +
+        "daily_limit, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?)",
       id,
       input.accountId,
       ws.id,

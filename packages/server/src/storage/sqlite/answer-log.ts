@@ -321,7 +321,7 @@ export class AnswerLog {
       const key = crc32(part) * 2 ** 21 + part.byteLength;
       const known = seg.chunks.get(key);
       let at: number;
-      if (known && known.bytes.equals(part)) at = known.at;
+      if (known?.bytes.equals(part)) at = known.at;
       else {
         const bytes = Buffer.from(part); // a copy: the index must not keep the whole answer alive
         at = seg.end;

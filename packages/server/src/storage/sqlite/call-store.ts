@@ -5,7 +5,7 @@
  * through them.
  */
 import type { CallStore, ChargePorts } from "@sdgw/engine";
-import { type Idempotency } from "./idempotency.ts";
+import type { Idempotency } from "./idempotency.ts";
 import { fingerprint } from "../idempotency.ts";
 import { chargePortLimits, type Limits } from "../../limits/limits.ts";
 import type { Runs } from "./runs.ts";

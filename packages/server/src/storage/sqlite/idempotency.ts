@@ -211,7 +211,8 @@ export class Idempotency {
     if (!this.mayBeStored(id)) return { kind: "claimed" };
     // A record still deferred is in `completing`: no need to run the deferred writes for it.
     const row = this.deps.store.readNow<Stored>(
-      "SELECT state, fingerprint, http_status, headers, answer, expires_at, answer_file, answer_at, answer_len, answer_crc, answer_form FROM idempotency WHERE key_id = ? AND idem_key = ?",
+      "SELECT state, fingerprint, http_status, headers, answer, expires_at, answer_file, answer_at, " +
+        "answer_len, answer_crc, answer_form FROM idempotency WHERE key_id = ? AND idem_key = ?",
       keyId,
       idemKey,
     );
@@ -285,7 +286,9 @@ export class Idempotency {
     if (store.answers) {
       const ref = store.answers.append(typeof body === "string" ? Buffer.from(body, "utf8") : body);
       store.write(
-        "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, created_at, expires_at, answer_file, answer_at, answer_len, answer_crc, answer_form) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, " +
+          "http_status, headers, created_at, expires_at, answer_file, answer_at, answer_len, answer_crc, " +
+          "answer_form) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         ...common,
         ref.file,
         ref.at,
@@ -295,7 +298,9 @@ export class Idempotency {
       );
     } else {
       store.write(
-        "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, http_status, headers, created_at, expires_at, answer) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, CAST(? AS TEXT))",
+        "INSERT OR REPLACE INTO idempotency (key_id, idem_key, fingerprint, state, run_id, " +
+          "http_status, headers, created_at, expires_at, answer) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, " +
+          "?, CAST(? AS TEXT))",
         ...common,
         body,
       );
@@ -320,8 +325,10 @@ export class Idempotency {
     this.seen?.add(`${keyId}\n${idemKey}`);
     this.deps.store.run(
       `INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, created_at) VALUES (?, ?, ?, 'running', ?, ?)
-       ON CONFLICT(key_id, idem_key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running', run_id = excluded.run_id, http_status = NULL, headers = NULL,
-         answer = NULL, created_at = excluded.created_at, expires_at = NULL, answer_file = NULL, answer_at = NULL, answer_len = NULL, answer_crc = NULL, answer_form = NULL
+       ON CONFLICT(key_id, idem_key) DO UPDATE SET fingerprint = excluded.fingerprint, state = ` +
+        `'running', run_id = excluded.run_id, http_status = NULL, headers = NULL,
+         answer = NULL, created_at = excluded.created_at, expires_at = NULL, answer_file = NULL, ` +
+        `answer_at = NULL, answer_len = NULL, answer_crc = NULL, answer_form = NULL
        WHERE idempotency.state = 'done'`,
       keyId,
       idemKey,

@@ -308,7 +308,9 @@ export class Ledger {
       // The conditional update is the "exactly once": only a hold still `held` ends, and it says what it was.
       const hold = store
         .sql(
-          "UPDATE holds SET captured = MIN(?, amount), state = CASE WHEN MIN(?, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = ? WHERE run_id = ? AND state = 'held' RETURNING account_id, key_id, amount, calls, free_plan, captured",
+          "UPDATE holds SET captured = MIN(?, amount), state = CASE WHEN MIN(?, amount) > 0 THEN " +
+            "'captured' ELSE 'released' END, ended_at = ? WHERE run_id = ? AND state = 'held' RETURNING " +
+            "account_id, key_id, amount, calls, free_plan, captured",
         )
         .get(Math.max(0, amount), Math.max(0, amount), at, runId) as
         | { account_id: string; key_id: string; amount: number; calls: number; free_plan: number; captured: number }

@@ -102,7 +102,8 @@ export class Owners {
   register(): void {
     const now = this.clock();
     this.deps.store.run(
-      "INSERT INTO owners (id, host, pid, started_at, lease_until, answer_segment) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET lease_until = excluded.lease_until",
+      "INSERT INTO owners (id, host, pid, started_at, lease_until, answer_segment) VALUES (?, ?, ?, " +
+        "?, ?, ?) ON CONFLICT(id) DO UPDATE SET lease_until = excluded.lease_until",
       this.id,
       this.host,
       process.pid,

@@ -690,10 +690,13 @@ export class Runs {
    */
   consoleResults(accountId: string, keyName: string): ConsoleResult[] {
     return this.deps.store.all<ConsoleResult>(
-      `SELECT r.id AS run_id, r.handle, r.operation, r.state, r.quote, r.charged, r.started_at, r.ended_at, r.expires_at FROM runs r JOIN keys k ON k.id = r.key_id WHERE r.account_id = :accountId AND k.name = :keyName
+      `SELECT r.id AS run_id, r.handle, r.operation, r.state, r.quote, r.charged, r.started_at, ` +
+        `r.ended_at, r.expires_at FROM runs r JOIN keys k ON k.id = r.key_id WHERE r.account_id = ` +
+        `:accountId AND k.name = :keyName
        UNION ALL
        SELECT l.run_id, NULL, l.note, 'finished', l.amount, l.amount, l.created_at, l.created_at, NULL FROM ledger l JOIN keys k ON k.id = l.key_id
-         WHERE l.account_id = :accountId AND k.name = :keyName AND l.kind = 'charge' AND l.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r2 WHERE r2.id = l.run_id)
+         WHERE l.account_id = :accountId AND k.name = :keyName AND l.kind = 'charge' AND l.run_id ` +
+        `IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r2 WHERE r2.id = l.run_id)
        ORDER BY started_at DESC, run_id DESC LIMIT 200`,
       { accountId, keyName },
     );

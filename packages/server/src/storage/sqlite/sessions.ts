@@ -16,7 +16,7 @@
  * CLI disabling its user) stops working from that process's next commit on (D54).
  */
 import type { SessionConfig } from "../../config.ts";
-import { type Store } from "./store.ts";
+import type { Store } from "./store.ts";
 import {
   type ConsoleSession,
   consoleSession,
