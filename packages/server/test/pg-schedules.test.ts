@@ -15,6 +15,7 @@ import { Postgres } from "../src/storage/postgres/database.ts";
 import { migrate } from "../src/storage/postgres/migrations.ts";
 import { nextRunAfter, PgSchedules, ScheduleLimitReached } from "../src/storage/postgres/schedules.ts";
 import { SCHEDULES_PER_WORKSPACE } from "../src/storage/schedules.ts";
+import { EVERY, input } from "./storage/schedule-fixtures.ts";
 
 const ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 const DB = `sdgw_test_sch_${process.pid}_${Date.now()}`;
@@ -54,16 +55,6 @@ async function fresh(): Promise<void> {
   await instances[0]!.query("TRUNCATE schedules, follower_readings");
   now = START;
 }
-
-const EVERY = ["1h", "6h", "1d"] as const;
-const input = (workspaceId: string, every: Schedule["every"], n = 0) => ({
-  workspaceId,
-  accountId: `acc_${workspaceId}`,
-  keyId: `key_${workspaceId}_${n % 2}`,
-  body: { accounts: [`https://x.com/a${n}`], range: "7d" },
-  params: { accounts: [`https://x.com/a${n}`], range: "7d" } as never,
-  every,
-});
 
 // ---------------------------------------------------------------------------------------------------------------
 // Several instances

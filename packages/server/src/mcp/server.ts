@@ -603,17 +603,7 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       const left = maxWaitMs - (Date.now() - started);
       const interval = options.pollIntervalMs ?? Math.max(1, Number(last["retry_after_seconds"] ?? 1)) * 1000;
       if (left <= 0 || signal.aborted) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(interval, left));
-        signal.addEventListener(
-          "abort",
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-          { once: true },
-        );
-      });
+      await pause(Math.min(interval, left), signal);
       if (signal.aborted) break;
       const r = await forward("GET", `/v1/results/${encodeURIComponent(handle)}?format=json`, null, null);
       if (r.status !== 202 || !r.json) {
@@ -739,17 +729,7 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
       const r = await forward("GET", `/v1/results/${encodeURIComponent(handle)}?format=json`, null, null);
       if (r.status !== 202) return;
       const interval = options.pollIntervalMs ?? Math.max(1, Number(r.json?.["retry_after_seconds"] ?? 1)) * 1000;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, interval);
-        signal.addEventListener(
-          "abort",
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-          { once: true },
-        );
-      });
+      await pause(interval, signal);
     }
   }
 
@@ -936,4 +916,19 @@ export function createMcpServer(options: CreateMcpServerOptions): Server {
   });
 
   return server;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 }

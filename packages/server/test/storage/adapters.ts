@@ -15,7 +15,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ChargePorts } from "@sdgw/engine";
+import type { CallLimits, ChargePorts } from "@sdgw/engine";
 import { expect } from "vitest";
 import type { GatewayOptions } from "../../src/config.ts";
 import { createGateway, type Gateway } from "../../src/storage/sqlite/gateway.ts";
@@ -251,3 +251,11 @@ export function poolOf(i: Instance): Postgres {
   if (i.db.engine !== "postgres") throw new Error("not a PostgreSQL instance");
   return i.db.pool;
 }
+
+/** Limits that never refuse: the contracts of storage call the ports without the limits' rules in the way. */
+export const NO_LIMITS: CallLimits<RunContext> = {
+  failureBlock: () => null,
+  keyCall: () => null,
+  startRun: () => null,
+  endRun: () => undefined,
+};

@@ -10,19 +10,12 @@
  * Needs PostgreSQL on 127.0.0.1:5432 (user postgres, trust; CI's `.ci/run` starts it): without it this file fails,
  * it does not skip.
  */
-import { chargeCall, type CallLimits, type ChargeOutcome } from "@sdgw/engine";
+import { chargeCall, type ChargeOutcome } from "@sdgw/engine";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { HttpAnswer, RunContext } from "../../src/runs/types.ts";
-import { adapters, type Storage } from "./adapters.ts";
+import { adapters, NO_LIMITS, type Storage } from "./adapters.ts";
 
 const NOW = Date.parse("2026-11-25T09:00:00Z");
-
-const NO_LIMITS: CallLimits<RunContext> = {
-  failureBlock: () => null,
-  keyCall: () => null,
-  startRun: () => null,
-  endRun: () => undefined,
-};
 
 const kinds = (outs: ChargeOutcome<HttpAnswer>[]) => {
   const count: Record<string, number> = {};

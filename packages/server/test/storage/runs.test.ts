@@ -14,19 +14,13 @@
  * PostgreSQL on 127.0.0.1:5432 (user postgres, trust; CI's `.ci/run` starts it): without it this file fails, it
  * does not skip.
  */
-import { chargeCall, planPlatforms, quoteOf, type CallLimits, type CallPlan } from "@sdgw/engine";
+import { chargeCall, planPlatforms, quoteOf, type CallPlan } from "@sdgw/engine";
 import { validateSearchEnvelope } from "@sdgw/validators";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { HttpAnswer, RunContext } from "../../src/runs/types.ts";
-import { adapters, type Instance, type Storage } from "./adapters.ts";
+import { adapters, NO_LIMITS, type Instance, type Storage } from "./adapters.ts";
 
 const NOW = Date.parse("2026-11-25T09:00:00Z");
-const NO_LIMITS: CallLimits<RunContext> = {
-  failureBlock: () => null,
-  keyCall: () => null,
-  startRun: () => null,
-  endRun: () => undefined,
-};
 
 const json = (a: HttpAnswer) => JSON.parse(String(a.body)) as Record<string, any>;
 

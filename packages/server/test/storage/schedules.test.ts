@@ -22,6 +22,7 @@ import { SCHEDULES_PER_WORKSPACE, type ScheduleRecord } from "../../src/storage/
 import { Schedules } from "../../src/storage/sqlite/schedules.ts";
 import { Store } from "../../src/storage/sqlite/store.ts";
 import { adapters, poolOf, postgres, type Storage } from "./adapters.ts";
+import { EVERY, input } from "./schedule-fixtures.ts";
 
 const START = Date.parse("2026-11-25T09:00:00Z");
 const HOUR = 3_600_000;
@@ -46,16 +47,6 @@ async function fresh(): Promise<void> {
   await instances[0]!.query("TRUNCATE schedules, follower_readings");
   now = START;
 }
-
-const EVERY = ["1h", "6h", "1d"] as const;
-const input = (workspaceId: string, every: Schedule["every"], n = 0) => ({
-  workspaceId,
-  accountId: `acc_${workspaceId}`,
-  keyId: `key_${workspaceId}_${n % 2}`,
-  body: { accounts: [`https://x.com/a${n}`], range: "7d" },
-  params: { accounts: [`https://x.com/a${n}`], range: "7d" } as never,
-  every,
-});
 
 // ---------------------------------------------------------------------------------------------------------------
 // Written once
