@@ -494,48 +494,48 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
 export type ClaimHold = "key" | "run" | "none";
 
 /**
- * The common table expressions that end a hold (`h`), write its charge (`l`), move the key's (`k`) and the account's
+ * The common table expressions that end a hold (`h`, `g`, both in `hg`), write its charge (`l`), move the key's (`k`) and the account's
  * (`a`, returning the balance after and the charge) figures, over the parameters $1 run id, $2 amount to charge, $3
  * when, $4 its UTC day, $5 calls, $6 the operation or tool charged for (the charge's `note`, which the console
  * lists), and with `claim` `key` $7, $8 the Idempotency-Key; `condition` narrows the hold (e.g. ` AND LEAST($2,
- * amount) = $2`). A hold in `holds` ends by its conditional update (`h1`); one on a claim's row (D187) is locked by
- * `h2` (`tid`: its place), and the statement that uses these ends it on that row (`held = false`, `captured`) in the
- * same statement. The statement selects from `h` and `a`.
+ * amount) = $2`). A hold in `holds` ends by its conditional update (`h`); one on a claim's row (D187) is locked by
+ * `g` (`tid`: its place), and the statement that uses these ends it on that row (`held = false`, `captured`) in the
+ * same statement. The statement selects from `hg` (both) and `a`.
  */
 export function settleCtes(condition: string, claim: ClaimHold = "none"): string {
-  const h2 =
+  const g =
     claim === "none"
       ? ""
       : `,
-     h2 AS (
+     g AS (
        SELECT ctid AS tid, account_id, key_id, amount, calls, false AS free_plan, LEAST($2, amount) AS captured
        FROM idempotency
        WHERE ${claim === "key" ? "key_id = $7 AND idem_key = $8 AND run_id = $1" : "state = 'running' AND run_id = $1"}
          AND held${condition}
        FOR NO KEY UPDATE)`;
-  return `h1 AS (
+  return `h AS (
        UPDATE holds SET captured = LEAST($2, amount),
          state = CASE WHEN LEAST($2, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = $3
        WHERE run_id = $1 AND state = 'held'${condition}
-       RETURNING account_id, key_id, amount, calls, free_plan, captured)${h2},
-     h AS (SELECT account_id, key_id, amount, calls, free_plan, captured FROM h1${
-       claim === "none" ? "" : " UNION ALL SELECT account_id, key_id, amount, calls, free_plan, captured FROM h2"
+       RETURNING account_id, key_id, amount, calls, free_plan, captured)${g},
+     hg AS (SELECT account_id, key_id, amount, calls, free_plan, captured FROM h${
+       claim === "none" ? "" : " UNION ALL SELECT account_id, key_id, amount, calls, free_plan, captured FROM g"
      }),
      l AS (
        INSERT INTO ledger (account_id, kind, amount, key_id, run_id, note, day, created_at)
-       SELECT account_id, 'charge', captured, key_id, $1, $6::text, $4, $3 FROM h WHERE captured > 0),
+       SELECT account_id, 'charge', captured, key_id, $1, $6::text, $4, $3 FROM hg WHERE captured > 0),
      k AS (
-       UPDATE keys SET spend_today = CASE WHEN spend_day >= $4 THEN spend_today + h.captured ELSE h.captured END,
+       UPDATE keys SET spend_today = CASE WHEN spend_day >= $4 THEN spend_today + hg.captured ELSE hg.captured END,
          spend_day = GREATEST(spend_day, $4)
-       FROM h WHERE keys.id = h.key_id AND h.captured > 0),
+       FROM hg WHERE keys.id = hg.key_id AND hg.captured > 0),
      a AS (
-       UPDATE accounts SET balance = balance - h.captured, held = held - h.amount,
-         free_calls_held = free_calls_held - CASE WHEN h.free_plan THEN h.calls ELSE 0 END,
-         free_calls_used = free_calls_used + CASE WHEN h.free_plan AND h.captured > 0 THEN LEAST($5, h.calls) ELSE 0 END,
-         spend_today = CASE WHEN spend_day >= $4 THEN spend_today + h.captured ELSE h.captured END,
+       UPDATE accounts SET balance = balance - hg.captured, held = held - hg.amount,
+         free_calls_held = free_calls_held - CASE WHEN hg.free_plan THEN hg.calls ELSE 0 END,
+         free_calls_used = free_calls_used + CASE WHEN hg.free_plan AND hg.captured > 0 THEN LEAST($5, hg.calls) ELSE 0 END,
+         spend_today = CASE WHEN spend_day >= $4 THEN spend_today + hg.captured ELSE hg.captured END,
          spend_day = GREATEST(spend_day, $4)
-       FROM h WHERE accounts.id = h.account_id
-       RETURNING accounts.balance, h.captured)`;
+       FROM hg WHERE accounts.id = hg.account_id
+       RETURNING accounts.balance, hg.captured)`;
 }
 
 /**
@@ -568,9 +568,9 @@ export async function settleHold(
   const end =
     claim === "none"
       ? ""
-      : `, e AS (UPDATE idempotency SET held = false, captured = h2.captured FROM h2 WHERE idempotency.ctid = h2.tid)`;
+      : `, e AS (UPDATE idempotency SET held = false, captured = g.captured FROM g WHERE idempotency.ctid = g.tid)`;
   const ended = await sql.one<{ charged: number; balance: number }>(
-    `WITH ${settleCtes("", claim)}${end} SELECT h.captured AS charged, a.balance FROM h, a`,
+    `WITH ${settleCtes("", claim)}${end} SELECT hg.captured AS charged, a.balance FROM hg, a`,
     params,
   );
   if (ended) return { ...ended, ended: true };
@@ -587,6 +587,9 @@ export async function settleHold(
     );
     return { charged: done?.captured ?? 0, balance: done?.balance ?? 0, ended: false };
   }
+  // Its key not known here: a hold on a claim's row that a recovery or a break freed (with the claim) reads as ended,
+  // nothing charged (the balance is not known then: 0).
+  if (o.slot === undefined) return { charged: 0, balance: 0, ended: false };
   throw new Error(`run ${o.runId} holds nothing`);
 }
 

@@ -187,7 +187,7 @@ export class PgRuns {
           calls: o.calls,
           ms,
           operation: o.operation ?? null,
-          slot: o.slot ?? null,
+          slot: o.slot,
         });
         // A hold already ended means a recovery ended this run (a run without a row): its end would be free data.
         if (!settled.ended) throw new EndedElsewhere(runId);
@@ -258,7 +258,7 @@ export class PgRuns {
              http_status = $9, headers = $10,
              answer = $11::bytea || convert_to(a.balance::text, 'UTF8') || $12::bytea, expires_at = $13
            FROM a WHERE key_id = $7 AND idem_key = $8 AND run_id = $1 RETURNING 1)
-       SELECT h.captured AS charged, a.balance, (SELECT count(*) FROM i) AS answered FROM h, a`,
+       SELECT hg.captured AS charged, a.balance, (SELECT count(*) FROM i) AS answered FROM hg, a`,
       [
         runId,
         Math.max(0, o.charged),
