@@ -121,7 +121,7 @@ async function open(): Promise<{ claims: number; holds: number; runs: number }> 
   const db = t.instances[0]!;
   const [row] = await db.query<{ claims: number; holds: number; runs: number }>(
     `SELECT (SELECT count(*) FROM idempotency WHERE state = 'running')::int AS claims,
-            ((SELECT count(*) FROM holds WHERE state = 'held') + (SELECT count(*) FROM idempotency WHERE held))::int AS holds,
+            (SELECT count(*) FROM holds WHERE state = 'held')::int AS holds,
             (SELECT count(*) FROM runs WHERE state = 'running')::int AS runs`,
   );
   return row!;

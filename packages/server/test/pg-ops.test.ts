@@ -94,7 +94,7 @@ describe("an instance on PostgreSQL as its operator sees it (D113)", () => {
       const ready = await get(s.url, "/readyz");
       expect([ready.status, ready.body["checks"]["database"]["detail"], ready.body["checks"]["redis"]["ok"]]).toEqual([
         200,
-        "schema version 2",
+        "schema version 1",
         true,
       ]);
       expect((await search(s.url, key, "ops", "ops-1")).status).toBe(200);

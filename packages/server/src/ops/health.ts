@@ -11,7 +11,7 @@ export interface HealthCheck {
   ok: boolean;
   /** Milliseconds the check took (its bound when it did not answer). */
   ms: number;
-  /** What it found when it passed (`schema version 2`). */
+  /** What it found when it passed (`schema version 1`). */
   detail?: string;
   /** Why it failed, in words an operator acts on. */
   error?: string;

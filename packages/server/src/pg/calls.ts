@@ -201,14 +201,23 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
     const ms = this.o.now();
     const at = new Date(ms).toISOString();
     const run = { runId: call.runId, ...hold };
-    // $1–$7: the hold, when, and this instance; $8–$9: the claim, when a key was sent, else $8 the hold's day.
-    const params: unknown[] = [ctx.account.id, ctx.key.id, hold.credits, call.runId, hold.calls, at, this.o.owner];
+    // $1–$8: the hold and this instance; $9–$10: the claim, when a key was sent.
+    const params: unknown[] = [
+      ctx.account.id,
+      ctx.key.id,
+      hold.credits,
+      call.runId,
+      hold.calls,
+      utcDay(ms),
+      at,
+      this.o.owner,
+    ];
     const print = slot ? fingerprint(call.operationId, call.params) : null;
     if (slot) params.push(slot.idemKey, print);
-    else params.push(utcDay(ms));
     // D186: a key taken as last read is checked here, in the snapshot that claims and holds: the key active, not
     // exposed nor expired, allowed `read_data`, its account active (authentication's checks); else nothing is written.
     const checked = ctx.keyUnchecked === true;
+    if (checked) params.push(at);
     const go = checked ? `NOT EXISTS (SELECT 1 FROM p) AND EXISTS (SELECT 1 FROM v)` : `NOT EXISTS (SELECT 1 FROM p)`;
     const row = await this.o.db.one<{ paused: string | null; claimed: boolean; held: boolean; key_ok: boolean }>(
       `WITH p AS (SELECT value FROM meta WHERE name = 'paused'),
@@ -217,31 +226,27 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
            ? `v AS (
          SELECT 1 FROM keys k JOIN accounts o ON o.id = k.account_id
            WHERE k.id = $2 AND k.status = 'active' AND k.exposed_at IS NULL
-             AND (k.expires_at IS NULL OR k.expires_at > $6::timestamptz)
+             AND (k.expires_at IS NULL OR k.expires_at > $${params.length}::timestamptz)
              AND k.permissions::jsonb ? 'read_data' AND o.status = 'active'),`
            : ""
        }
        ${
          slot
-           ? // D187: the account's row locked if the usual hold applies, then the claim's row, holding on it if so
-             `u AS (
-         SELECT 1 FROM accounts WHERE id = $1 AND ${go} AND status = 'active' AND plan = 'paid' AND call_cap IS NULL
+           ? `c AS (
+         INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, owner, created_at)
+           SELECT $2, $9, $10, 'running', $4, $8, $7 WHERE ${go}
+           ON CONFLICT DO NOTHING RETURNING 1),`
+           : ""
+       }
+       a AS (
+         UPDATE accounts SET held = held + $3 WHERE id = $1 AND ${go}
+           ${slot ? "AND EXISTS (SELECT 1 FROM c)" : ""} AND status = 'active' AND plan = 'paid' AND call_cap IS NULL
            AND daily_limit IS NULL AND balance - held >= $3
-           AND EXISTS (SELECT 1 FROM keys WHERE id = $2 AND daily_limit IS NULL) FOR NO KEY UPDATE),
-       c AS (
-         INSERT INTO idempotency (key_id, idem_key, fingerprint, state, run_id, owner, created_at, account_id, amount, calls, held)
-           SELECT $2, $8, $9, 'running', $4, $7, $6, $1, $3, $5, EXISTS (SELECT 1 FROM u) WHERE ${go}
-           ON CONFLICT DO NOTHING RETURNING held),
-       h AS (UPDATE accounts SET held = held + $3 WHERE id = $1 AND EXISTS (SELECT 1 FROM c WHERE held) RETURNING 1)`
-           : `a AS (
-         UPDATE accounts SET held = held + $3 WHERE id = $1 AND ${go} AND status = 'active' AND plan = 'paid'
-           AND call_cap IS NULL AND daily_limit IS NULL AND balance - held >= $3
            AND EXISTS (SELECT 1 FROM keys WHERE id = $2 AND daily_limit IS NULL) RETURNING id),
        h AS (
          INSERT INTO holds (run_id, account_id, key_id, amount, calls, free_plan, day, state, owner, created_at)
-           SELECT $4, a.id, $2, $3, $5, false, $8, 'held', $7, $6
-           FROM a RETURNING 1)`
-       }
+           SELECT $4, a.id, $2, $3, $5, false, $6, 'held', $8, $7
+           FROM a RETURNING 1)
        SELECT (SELECT value FROM p) AS paused, ${slot ? "EXISTS (SELECT 1 FROM c)" : "true"} AS claimed,
          EXISTS (SELECT 1 FROM h) AS held, ${checked ? "EXISTS (SELECT 1 FROM v)" : "true"} AS key_ok`,
       params,
@@ -264,12 +269,12 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
     return { kind: "hold", refusal };
   }
 
-  /** Deletes a claim still running that holds nothing (the call was refused before it ran). */
+  /** Deletes a claim still running (the call was refused before it ran). */
   private async deleteClaim(slot: IdempotencySlot): Promise<void> {
-    await this.o.db.query(
-      "DELETE FROM idempotency WHERE key_id = $1 AND idem_key = $2 AND state = 'running' AND NOT held",
-      [slot.keyId, slot.idemKey],
-    );
+    await this.o.db.query("DELETE FROM idempotency WHERE key_id = $1 AND idem_key = $2 AND state = 'running'", [
+      slot.keyId,
+      slot.idemKey,
+    ]);
   }
 
   /**
@@ -469,9 +474,7 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
         `SELECT a.balance, a.held,
            (SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE account_id = a.id AND kind = 'grant') AS grants,
            (SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE account_id = a.id AND kind = 'charge') AS charges,
-           (SELECT COALESCE(SUM(amount), 0) FROM holds WHERE account_id = a.id AND state = 'held')
-             + (SELECT COALESCE(SUM(amount), 0) FROM idempotency WHERE state = 'running' AND held AND account_id = a.id)
-             AS holds_held
+           (SELECT COALESCE(SUM(amount), 0) FROM holds WHERE account_id = a.id AND state = 'held') AS holds_held
          FROM accounts a WHERE a.id = $1`,
         [accountId],
       );
@@ -488,54 +491,33 @@ export class PgCalls implements CallStore<RunContext, HttpAnswer> {
 }
 
 /**
- * Where a hold may be besides `holds` (D187): on the claim's row of the Idempotency-Key $7, $8 (`key`), on a running
- * claim's row of the run (`run`: the key is not known here), or nowhere else (`none`: the call had no key).
+ * The common table expressions that end a hold (`h`), write its charge (`l`), move the key's (`k`) and the account's
+ * (`a`, returning the balance after) figures, over the parameters $1 run id, $2 amount to charge, $3 when, $4 its
+ * UTC day, $5 calls, $6 the operation or tool charged for (the charge's `note`, which the console lists);
+ * `condition` narrows the hold (e.g. ` AND LEAST($2, amount) = $2`). The statement that uses them selects from `h`
+ * and `a`.
  */
-export type ClaimHold = "key" | "run" | "none";
-
-/**
- * The common table expressions that end a hold (`h`, `g`, both in `hg`), write its charge (`l`), move the key's (`k`) and the account's
- * (`a`, returning the balance after and the charge) figures, over the parameters $1 run id, $2 amount to charge, $3
- * when, $4 its UTC day, $5 calls, $6 the operation or tool charged for (the charge's `note`, which the console
- * lists), and with `claim` `key` $7, $8 the Idempotency-Key; `condition` narrows the hold (e.g. ` AND LEAST($2,
- * amount) = $2`). A hold in `holds` ends by its conditional update (`h`); one on a claim's row (D187) is locked by
- * `g` (`tid`: its place), and the statement that uses these ends it on that row (`held = false`, `captured`) in the
- * same statement. The statement selects from `hg` (both) and `a`.
- */
-export function settleCtes(condition: string, claim: ClaimHold = "none"): string {
-  const g =
-    claim === "none"
-      ? ""
-      : `,
-     g AS (
-       SELECT ctid AS tid, account_id, key_id, amount, calls, false AS free_plan, LEAST($2, amount) AS captured
-       FROM idempotency
-       WHERE ${claim === "key" ? "key_id = $7 AND idem_key = $8 AND run_id = $1" : "state = 'running' AND run_id = $1"}
-         AND held${condition}
-       FOR NO KEY UPDATE)`;
+export function settleCtes(condition: string): string {
   return `h AS (
        UPDATE holds SET captured = LEAST($2, amount),
          state = CASE WHEN LEAST($2, amount) > 0 THEN 'captured' ELSE 'released' END, ended_at = $3
        WHERE run_id = $1 AND state = 'held'${condition}
-       RETURNING account_id, key_id, amount, calls, free_plan, captured)${g},
-     hg AS (SELECT account_id, key_id, amount, calls, free_plan, captured FROM h${
-       claim === "none" ? "" : " UNION ALL SELECT account_id, key_id, amount, calls, free_plan, captured FROM g"
-     }),
+       RETURNING account_id, key_id, amount, calls, free_plan, captured),
      l AS (
        INSERT INTO ledger (account_id, kind, amount, key_id, run_id, note, day, created_at)
-       SELECT account_id, 'charge', captured, key_id, $1, $6::text, $4, $3 FROM hg WHERE captured > 0),
+       SELECT account_id, 'charge', captured, key_id, $1, $6::text, $4, $3 FROM h WHERE captured > 0),
      k AS (
-       UPDATE keys SET spend_today = CASE WHEN spend_day >= $4 THEN spend_today + hg.captured ELSE hg.captured END,
+       UPDATE keys SET spend_today = CASE WHEN spend_day >= $4 THEN spend_today + h.captured ELSE h.captured END,
          spend_day = GREATEST(spend_day, $4)
-       FROM hg WHERE keys.id = hg.key_id AND hg.captured > 0),
+       FROM h WHERE keys.id = h.key_id AND h.captured > 0),
      a AS (
-       UPDATE accounts SET balance = balance - hg.captured, held = held - hg.amount,
-         free_calls_held = free_calls_held - CASE WHEN hg.free_plan THEN hg.calls ELSE 0 END,
-         free_calls_used = free_calls_used + CASE WHEN hg.free_plan AND hg.captured > 0 THEN LEAST($5, hg.calls) ELSE 0 END,
-         spend_today = CASE WHEN spend_day >= $4 THEN spend_today + hg.captured ELSE hg.captured END,
+       UPDATE accounts SET balance = balance - h.captured, held = held - h.amount,
+         free_calls_held = free_calls_held - CASE WHEN h.free_plan THEN h.calls ELSE 0 END,
+         free_calls_used = free_calls_used + CASE WHEN h.free_plan AND h.captured > 0 THEN LEAST($5, h.calls) ELSE 0 END,
+         spend_today = CASE WHEN spend_day >= $4 THEN spend_today + h.captured ELSE h.captured END,
          spend_day = GREATEST(spend_day, $4)
-       FROM hg WHERE accounts.id = hg.account_id
-       RETURNING accounts.balance, hg.captured)`;
+       FROM h WHERE accounts.id = h.account_id
+       RETURNING accounts.balance)`;
 }
 
 /**
@@ -546,66 +528,22 @@ export function settleCtes(condition: string, claim: ClaimHold = "none"): string
  */
 export async function settleHold(
   sql: Sql,
-  o: {
-    runId: string;
-    amount: number;
-    calls: number;
-    ms: number;
-    operation?: string | null;
-    /**
-     * The run's Idempotency-Key (D187: its hold may be on the claim's row), null when it had none; left out, a hold
-     * on a running claim's row of the run is looked for.
-     */
-    slot?: IdempotencySlot | null;
-  },
+  o: { runId: string; amount: number; calls: number; ms: number; operation?: string | null },
 ): Promise<{ charged: number; balance: number; ended: boolean }> {
   const [day, at] = [utcDay(o.ms), new Date(o.ms).toISOString()];
-  const claim: ClaimHold = o.slot ? "key" : o.slot === null ? "none" : "run";
-  const params = [o.runId, Math.max(0, o.amount), at, day, o.calls, o.operation ?? null];
-  if (o.slot) params.push(o.slot.keyId, o.slot.idemKey);
   // One statement (its own atomic step even outside a transaction): the hold ends by its conditional update, and its
   // charge (one ledger row under the unique index per run), the key's and the account's figures move with it.
-  const end =
-    claim === "none"
-      ? ""
-      : `, e AS (UPDATE idempotency SET held = false, captured = g.captured FROM g WHERE idempotency.ctid = g.tid)`;
   const ended = await sql.one<{ charged: number; balance: number }>(
-    `WITH ${settleCtes("", claim)}${end} SELECT hg.captured AS charged, a.balance FROM hg, a`,
-    params,
+    `WITH ${settleCtes("")} SELECT h.captured AS charged, a.balance FROM h, a`,
+    [o.runId, Math.max(0, o.amount), at, day, o.calls, o.operation ?? null],
   );
   if (ended) return { ...ended, ended: true };
   const row = await sql.one<{ captured: number; balance: number }>(
     "SELECT h.captured, a.balance FROM holds h JOIN accounts a ON a.id = h.account_id WHERE h.run_id = $1",
     [o.runId],
   );
-  if (row) return { charged: row.captured, balance: row.balance, ended: false };
-  if (o.slot) {
-    // A hold on the claim's row that ended: the claim answered (its charge is on it), or was freed (nothing charged).
-    const done = await sql.one<{ captured: number | null; balance: number }>(
-      "SELECT i.captured, a.balance FROM idempotency i JOIN accounts a ON a.id = i.account_id WHERE i.key_id = $1 AND i.idem_key = $2 AND i.run_id = $3",
-      [o.slot.keyId, o.slot.idemKey, o.runId],
-    );
-    return { charged: done?.captured ?? 0, balance: done?.balance ?? 0, ended: false };
-  }
-  // Its key not known here: a hold on a claim's row that a recovery or a break freed (with the claim) reads as ended,
-  // nothing charged (the balance is not known then: 0).
-  if (o.slot === undefined) return { charged: 0, balance: 0, ended: false };
-  throw new Error(`run ${o.runId} holds nothing`);
-}
-
-/**
- * D187: deletes the running claims that `where` selects (over the claim's columns; `params` its parameters) and
- * releases the holds on their rows (nothing charged), in one statement. Returns the runs of the claims deleted.
- */
-export async function freeClaims(sql: Sql, where: string, params: readonly unknown[]): Promise<string[]> {
-  const rows = await sql.query<{ run_id: string | null }>(
-    `WITH d AS (DELETE FROM idempotency WHERE state = 'running' AND ${where} RETURNING run_id, account_id, amount, held),
-       s AS (SELECT account_id, SUM(amount) AS amount FROM d WHERE held GROUP BY account_id),
-       a AS (UPDATE accounts SET held = accounts.held - s.amount FROM s WHERE accounts.id = s.account_id)
-     SELECT run_id FROM d`,
-    params,
-  );
-  return rows.flatMap((r) => (r.run_id === null ? [] : [r.run_id]));
+  if (!row) throw new Error(`run ${o.runId} holds nothing`);
+  return { charged: row.captured, balance: row.balance, ended: false };
 }
 
 const slotKey = (slot: IdempotencySlot) => `${slot.keyId}\u0000${slot.idemKey}`;
@@ -613,8 +551,7 @@ const slotKey = (slot: IdempotencySlot) => `${slot.keyId}\u0000${slot.idemKey}`;
 /** Credits the key's calls in flight hold, on every instance. */
 async function heldBy(sql: Sql | Postgres, keyId: string): Promise<number> {
   const row = await sql.one<{ s: number }>(
-    `SELECT (SELECT COALESCE(SUM(amount), 0) FROM holds WHERE key_id = $1 AND state = 'held')
-       + (SELECT COALESCE(SUM(amount), 0) FROM idempotency WHERE state = 'running' AND held AND key_id = $1) AS s`,
+    "SELECT COALESCE(SUM(amount), 0) AS s FROM holds WHERE key_id = $1 AND state = 'held'",
     [keyId],
   );
   return row?.s ?? 0;

@@ -115,22 +115,8 @@ CREATE INDEX sign_in_failures_address ON sign_in_failures(address, at);
 CREATE INDEX sign_in_failures_at ON sign_in_failures(at);
 `;
 
-/**
- * Version 2 (D187): the usual hold of a call with an Idempotency-Key is kept on its claim's row instead of a row of
- * `holds` — the account it holds on, the credits and calls held, `held` while it holds, `captured` once it ended —
- * so that a charged call writes one row and five index entries fewer. A call without a key, or one that takes the full
- * hold (an account or key with limits, a free plan), still holds in `holds`.
- */
-const V2 = `
-ALTER TABLE idempotency ADD COLUMN account_id text, ADD COLUMN amount bigint, ADD COLUMN calls bigint,
-  ADD COLUMN captured bigint, ADD COLUMN held boolean NOT NULL DEFAULT false;
-`;
-
 /** Every migration, oldest first. */
-export const MIGRATIONS: readonly Migration[] = [
-  { version: 1, name: "initial", sql: V1 },
-  { version: 2, name: "holds on claims", sql: V2 },
-];
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: "initial", sql: V1 }];
 
 /** The advisory lock that makes one instance at a time migrate (an arbitrary 64-bit constant: "sdgw mig"). */
 const MIGRATE_LOCK = "7306926204398691687";

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { isoSeconds, type IdempotencySlot } from "@sdgw/engine";
 import type { ConsoleResult } from "../systems/runs.ts";
-import { freeClaims, settleCtes, settleHold, utcDay } from "./calls.ts";
+import { settleCtes, settleHold, utcDay } from "./calls.ts";
 import type { Postgres } from "./database.ts";
 import { DB_NOW_MS, type DbClock } from "./clock.ts";
 import { storable } from "./text.ts";
@@ -187,7 +187,6 @@ export class PgRuns {
           calls: o.calls,
           ms,
           operation: o.operation ?? null,
-          slot: o.slot,
         });
         // A hold already ended means a recovery ended this run (a run without a row): its end would be free data.
         if (!settled.ended) throw new EndedElsewhere(runId);
@@ -251,14 +250,12 @@ export class PgRuns {
   ): Promise<{ charged: number; balance: number } | null> {
     const ms = this.o.now();
     const row = await this.o.db.one<{ charged: number; balance: number }>(
-      `WITH ${settleCtes(" AND LEAST($2, amount) = $2", o.slot ? "key" : "none")},
+      `WITH ${settleCtes(" AND LEAST($2, amount) = $2")},
          i AS (
-           UPDATE idempotency SET state = 'done', held = false,
-             captured = CASE WHEN idempotency.held THEN a.captured ELSE idempotency.captured END,
-             http_status = $9, headers = $10,
+           UPDATE idempotency SET state = 'done', http_status = $9, headers = $10,
              answer = $11::bytea || convert_to(a.balance::text, 'UTF8') || $12::bytea, expires_at = $13
            FROM a WHERE key_id = $7 AND idem_key = $8 AND run_id = $1 RETURNING 1)
-       SELECT hg.captured AS charged, a.balance, (SELECT count(*) FROM i) AS answered FROM hg, a`,
+       SELECT h.captured AS charged, a.balance, (SELECT count(*) FROM i) AS answered FROM h, a`,
       [
         runId,
         Math.max(0, o.charged),
@@ -285,14 +282,16 @@ export class PgRuns {
   async breakRun(runId: string, slot?: IdempotencySlot): Promise<void> {
     const ms = this.o.now();
     await this.o.db.tx(async (sql) => {
-      // a run that held nothing; a hold on its claim's row (D187) is released with the claim below
-      await settleHold(sql, { runId, amount: 0, calls: 0, ms, slot: null }).catch(() => undefined);
+      await settleHold(sql, { runId, amount: 0, calls: 0, ms }).catch(() => undefined); // a run that held nothing
       await sql.query(
         "UPDATE runs SET state = 'broken', http_status = 500, ended_at = $2, expires_at = $3 WHERE id = $1 AND state = 'running'",
         [runId, iso(ms), iso(ms + this.o.retentionMs)],
       );
       if (slot)
-        await freeClaims(sql, "key_id = $1 AND idem_key = $2 AND run_id = $3", [slot.keyId, slot.idemKey, runId]);
+        await sql.query(
+          "DELETE FROM idempotency WHERE key_id = $1 AND idem_key = $2 AND run_id = $3 AND state = 'running'",
+          [slot.keyId, slot.idemKey, runId],
+        );
     });
   }
 
@@ -405,7 +404,7 @@ export class PgRuns {
         `SELECT run_id FROM holds WHERE state = 'held' AND owner NOT IN (${live}) ORDER BY run_id FOR UPDATE`,
       );
       for (const h of holds) await settleHold(sql, { runId: h.run_id, amount: 0, calls: 0, ms });
-      await freeClaims(sql, `owner NOT IN (${live})`, []); // with the holds on their rows (D187)
+      await sql.query(`DELETE FROM idempotency WHERE state = 'running' AND owner NOT IN (${live})`);
       await sql.query("DELETE FROM owners WHERE lease_until <= clock_timestamp()");
       return ended.map((r) => r.id);
     });
@@ -444,9 +443,11 @@ export class PgRuns {
         "UPDATE runs SET state = 'broken', http_status = 500, ended_at = $3, expires_at = $4 WHERE id = ANY($1) AND owner = $2 AND state = 'running' RETURNING id",
         [debris, this.owner, iso(ms), iso(ms + this.o.retentionMs)],
       );
-      // Its claims, with the holds on their rows (D187).
-      const claims = await freeClaims(sql, "run_id = ANY($1) AND owner = $2", [debris, this.owner]);
-      for (const r of [...runs.map((x) => x.id), ...claims]) ended.add(r);
+      const claims = await sql.query<{ run_id: string }>(
+        "DELETE FROM idempotency WHERE run_id = ANY($1) AND owner = $2 AND state = 'running' RETURNING run_id",
+        [debris, this.owner],
+      );
+      for (const r of [...runs.map((x) => x.id), ...claims.map((x) => x.run_id)]) ended.add(r);
       return [...ended];
     });
   }
