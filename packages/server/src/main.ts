@@ -16,13 +16,12 @@
  * still running is ended broken, uncharged, by the next process), the storage and Redis close, exit status 0. A
  * second signal exits at once (128 + the signal's number).
  */
-import { ConfigError, configFromEnv, listenFromEnv, withoutPassword } from "./config.ts";
+import { ConfigError, configFromEnv, listenFromEnv, runLeaseFromEnv, withoutPassword } from "./config.ts";
 import { isLoopback } from "./ops/health.ts";
 import { seedDemo, seedDemoUser } from "./demo.ts";
 import { CONSOLE_DIST, consoleBuilt } from "./http/console-static.ts";
 import { DOCS_BUILD_COMMANDS, docsBuilt } from "./http/docs-routes.ts";
 import { randomBytes } from "node:crypto";
-import { runLeaseFromEnv } from "./config.ts";
 import { createServer } from "./storage/sqlite/server.ts";
 import { withPluginsFromEnv } from "./connectors/plugins.ts";
 import { DatabaseUnavailable } from "./storage/postgres/database.ts";

@@ -23,8 +23,13 @@ import {
   type UpstreamCache,
 } from "@sdgw/engine/connectors";
 import type { Redis } from "ioredis";
-import { ConfigError, withoutPassword, type ServerConfig } from "../config.ts";
-import type { GatewayOptions, UpstreamConfig } from "../config.ts";
+import {
+  ConfigError,
+  type GatewayOptions,
+  type ServerConfig,
+  type UpstreamConfig,
+  withoutPassword,
+} from "../config.ts";
 import type { Limits } from "../limits/limits.ts";
 import { ignoredParams, recordingFetch, replayingFetch } from "./cassettes.ts";
 import { RedisBudget, RedisCache, RedisShared } from "./redis.ts";

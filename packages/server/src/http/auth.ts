@@ -8,8 +8,7 @@ import { hashKey, rememberKeyHash } from "../ids.ts";
 import type { GatewayPorts as Gateway } from "../storage/port.ts";
 import type { AccountRecord, KeyRecord } from "../storage/accounts.ts";
 import { SESSION_COOKIE, type UserRecord } from "../storage/sessions.ts";
-import { sessionOf } from "./console-session.ts";
-import { csrfRefusal, originRefusal, sessionRequired } from "./console-session.ts";
+import { csrfRefusal, originRefusal, sessionOf, sessionRequired } from "./console-session.ts";
 
 /** An authenticated caller. */
 export interface Caller {

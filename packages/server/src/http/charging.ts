@@ -4,8 +4,7 @@
  */
 import { chargeCall, quoteOf, type Awaitable, type CallPlan, type ChargeOutcome, type Price } from "@sdgw/engine";
 import { newRunId } from "../ids.ts";
-import type { RunContext } from "../runs/types.ts";
-import type { HttpAnswer } from "../runs/types.ts";
+import type { HttpAnswer, RunContext } from "../runs/types.ts";
 import type { OperationId } from "./admission.ts";
 import type { Caller } from "./auth.ts";
 import { KeyChanged } from "../storage/key-changed.ts";

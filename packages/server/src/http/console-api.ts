@@ -18,9 +18,8 @@ import type { GatewayPorts as Gateway } from "../storage/port.ts";
 import { newRequestId } from "../ids.ts";
 import type { KeyRecord } from "../storage/accounts.ts";
 import type { ConsoleSession } from "../storage/sessions.ts";
-import { sessionOf } from "./console-session.ts";
+import { csrfRefusal, jsonObjectOf, originRefusal, sessionOf, sessionRequired } from "./console-session.ts";
 import { consoleKeyName } from "./auth.ts";
-import { csrfRefusal, jsonObjectOf, originRefusal, sessionRequired } from "./console-session.ts";
 import { withRequestId } from "../ops/log.ts";
 
 const JSON_TYPE = "application/json; charset=utf-8";

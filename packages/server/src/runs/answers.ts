@@ -20,8 +20,7 @@ import {
 } from "@sdgw/engine";
 import { resultFile, type ServiceUrls } from "@sdgw/validators";
 import { serializeAnswer } from "../serialize.ts";
-import type { ToolRunRequest } from "./types.ts";
-import type { HttpAnswer } from "./types.ts";
+import type { HttpAnswer, ToolRunRequest } from "./types.ts";
 
 /** The media type of every JSON answer. */
 export const JSON_TYPE = "application/json; charset=utf-8";

@@ -5,11 +5,15 @@
  */
 import type { ToolName, ToolRequest } from "@sdgw/types";
 import type { GatewayPorts as Gateway } from "../storage/port.ts";
-import type { ToolRunRequest } from "./types.ts";
-import type { RunContext } from "./types.ts";
-import type { HttpAnswer } from "./types.ts";
-import { TOOLS, followerReadings } from "@sdgw/engine";
-import type { ToolPlanResult as PlanResult, RunResult, ToolContext, ToolPlan } from "@sdgw/engine";
+import type { HttpAnswer, RunContext, ToolRunRequest } from "./types.ts";
+import {
+  followerReadings,
+  type RunResult,
+  type ToolContext,
+  type ToolPlan,
+  type ToolPlanResult as PlanResult,
+  TOOLS,
+} from "@sdgw/engine";
 
 /** The context the tools get on this gateway, for an account of `accountPlan`. */
 export function toolContext(gw: Gateway, accountPlan: "free" | "paid"): ToolContext {

@@ -132,6 +132,7 @@ export const DUMMY_HASH = `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${"A".repe
 export function newPassword(): string {
   return b64(randomBytes(18));
 }
+
 // ------------------------------------------------------------------------------------------ tokens and cookies
 /** The SHA-256 (hex) of a session token: the session's id. */
 export function sessionIdOf(token: string): string {

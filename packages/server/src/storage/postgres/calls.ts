@@ -12,12 +12,21 @@
  * - **Answers are rows.** A completed claim keeps its answer's status, headers and bytes in its row, written in one
  *   statement: a replay on any instance gives the same bytes back.
  */
-import { creditView, holdRefusal, isoSeconds, type CallStore, type Claim, type CreditView } from "@sdgw/engine";
-import type { AdmitRequest, Admitted, HoldRefusal, IdempotencySlot } from "@sdgw/engine";
+import {
+  type AdmitRequest,
+  type Admitted,
+  type CallStore,
+  type Claim,
+  creditView,
+  type CreditView,
+  holdRefusal,
+  type HoldRefusal,
+  type IdempotencySlot,
+  isoSeconds,
+} from "@sdgw/engine";
 import type { AccountRecord } from "../accounts.ts";
 import { fingerprint } from "../idempotency.ts";
-import type { RunContext } from "../../runs/types.ts";
-import type { HttpAnswer } from "../../runs/types.ts";
+import type { HttpAnswer, RunContext } from "../../runs/types.ts";
 import type { Postgres, Sql } from "./database.ts";
 import { InFlight } from "./in-flight.ts";
 import { KeyChanged } from "../key-changed.ts";

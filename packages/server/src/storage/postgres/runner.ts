@@ -7,20 +7,34 @@
  * the handle reads 500, the key is free. A heartbeat renews this instance's lease and recovers gone instances' runs.
  */
 import { type RunListener, RunWatchers } from "../../runs/progress.ts";
-import { cellOf, isoSeconds, REFUSALS, toolCharge, type CallPlan, type EndedCall, type RunResult } from "@sdgw/engine";
-import type { CreditView, IdempotencySlot, PlatformProvider } from "@sdgw/engine";
+import {
+  type CallPlan,
+  cellOf,
+  type CreditView,
+  type EndedCall,
+  type IdempotencySlot,
+  isoSeconds,
+  type PlatformProvider,
+  REFUSALS,
+  type RunResult,
+  toolCharge,
+} from "@sdgw/engine";
 import type { Step } from "@sdgw/types";
 import { errorAnswer } from "@sdgw/validators";
 import type { ServerConfig } from "../../config.ts";
 import { newHandle } from "../../ids.ts";
 import type { Limits } from "../../limits/limits.ts";
 import type { Metrics } from "../../ops/metrics.ts";
-import { callOne, dataFinished, finishedRead, JSON_TYPE, runningHttp, toolFinished } from "../../runs/answers.ts";
-import type { FinishedParts } from "../../runs/answers.ts";
-import type { ToolRunRequest } from "../../runs/types.ts";
-import type { HandleRead } from "../../runs/types.ts";
-import type { RunContext } from "../../runs/types.ts";
-import type { HttpAnswer } from "../../runs/types.ts";
+import {
+  callOne,
+  dataFinished,
+  type FinishedParts,
+  finishedRead,
+  JSON_TYPE,
+  runningHttp,
+  toolFinished,
+} from "../../runs/answers.ts";
+import type { HandleRead, HttpAnswer, RunContext, ToolRunRequest } from "../../runs/types.ts";
 import type { PgCalls } from "./calls.ts";
 import { isUnavailable } from "./database.ts";
 import type { PgRuns, RunEnding } from "./runs.ts";

@@ -23,21 +23,19 @@ import type { SessionConfig } from "../../config.ts";
 import {
   type ConsoleSession,
   consoleSession,
+  DUMMY_HASH,
   type JoinedUser,
   joinedUser,
   LAST_SEEN_EVERY_MS,
   SESSION_WITH_USER_SQL,
-  hashPasswordSync,
+  TOKEN_SHAPE,
   type NewSession,
-  newPassword,
   newSessionOf,
   newUserRecord,
   normalizeEmail,
-  SESSION_COOKIE,
   type SessionRecord,
   type SignInResult,
   sessionIdOf,
-  sessionTokensOf,
   type UserRecord,
   verifyPassword,
 } from "../sessions.ts";
@@ -103,25 +101,6 @@ function userOf(row: UserRow): UserRecord {
     created_at: isoSeconds(row.created_at.getTime()),
     disabled: row.disabled ? 1 : 0,
   };
-}
-
-/**
- * Whether a text has the shape of a session token (43 characters of base64url): the check `Sessions` makes, which
- * `sessionTokensOf` applies to a cookie's value. A text of another shape is no token, and costs no query.
- */
-function isTokenShaped(token: string): boolean {
-  return sessionTokensOf(`${SESSION_COOKIE}=${token}`)[0] === token;
-}
-
-let dummyHash: string | undefined;
-
-/**
- * A hash of the cost `hashPasswordSync` uses, of a password nobody knows: checked when no user has the email, so
- * that a wrong email takes as long as a wrong password. Made once per process, on first need.
- */
-function dummy(): string {
-  dummyHash ??= hashPasswordSync(newPassword());
-  return dummyHash;
 }
 
 /** Console users, sign-in, sessions and sign-in throttling on PostgreSQL: `Sessions`' methods, as Promises. */
@@ -201,7 +180,7 @@ export class PgSessions {
     const email = normalizeEmail(emailRaw);
     if (!storable(email, address)) {
       // No user has such an email, and no failure can be counted under it: wrong, in the time a check takes.
-      await verifyPassword(password, dummy());
+      await verifyPassword(password, DUMMY_HASH);
       return { ok: false, refusal: "invalid" };
     }
     const now = this.deps.now();
@@ -211,7 +190,7 @@ export class PgSessions {
     let matches: boolean;
     if (user) matches = await verifyPassword(password, user.password_hash);
     else {
-      await verifyPassword(password, dummy());
+      await verifyPassword(password, DUMMY_HASH);
       matches = false;
     }
     if (!user || !matches) return { ok: false, refusal: "invalid" };
@@ -295,7 +274,7 @@ export class PgSessions {
    * when a minute passed.
    */
   async lookup(token: string): Promise<ConsoleSession | null> {
-    if (!isTokenShaped(token)) return null;
+    if (!TOKEN_SHAPE.test(token)) return null;
     const { db, config } = this.deps;
     const id = sessionIdOf(token);
     const row = await db.one<SessionUserRow>(`${SESSION_WITH_USER_SQL}$1`, [id]);

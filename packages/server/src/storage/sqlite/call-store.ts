@@ -9,8 +9,7 @@ import type { Idempotency } from "./idempotency.ts";
 import { fingerprint } from "../idempotency.ts";
 import { chargePortLimits, type Limits } from "../../limits/limits.ts";
 import type { Runs } from "./runs.ts";
-import type { RunContext } from "../../runs/types.ts";
-import type { HttpAnswer } from "../../runs/types.ts";
+import type { HttpAnswer, RunContext } from "../../runs/types.ts";
 import type { ServiceState } from "./service.ts";
 import type { Store } from "./store.ts";
 
