@@ -136,7 +136,7 @@ describe("durability", () => {
     expect(replay.headers["idempotent-replayed"]).toBe("true");
     expect(audit(server, account.id)).toMatchObject({ balance: 8, charges: 2 });
     await server.close();
-  }, 30_000);
+  }, 120_000);
 
   it("loses nothing and never charges twice when the process dies during a call that would end within its request", async () => {
     const { db, account, key } = await funded("crash-inline.sqlite", "Crash inline");
@@ -176,7 +176,7 @@ describe("durability", () => {
     expect(replay.text).toBe(again.text);
     expect(audit(server, account.id)).toMatchObject({ balance: 8, charges: 2 });
     await server.close();
-  }, 30_000);
+  }, 120_000);
   it("replays a first answer after the process is killed, from the answer log; bytes gone since answer 500, charging nothing", async () => {
     const { db, account, key } = await funded("answers.sqlite", "Answers");
 
@@ -207,5 +207,5 @@ describe("durability", () => {
     expect(lost.json.message).toMatch(/lost/);
     expect(audit(server, account.id)).toMatchObject({ balance: 9, charges: 1 });
     await server.close();
-  }, 30_000);
+  }, 120_000);
 });

@@ -215,5 +215,5 @@ describe("PgSessions on three instances", () => {
       expect(await p.lookup(s2.created.token)).toBeNull();
     }
     expect(await pgs[2]!.signIn(other, PASSWORD, "10.4.0.4")).toEqual({ ok: false, refusal: "disabled" });
-  }, 30_000);
+  }, 120_000);
 });

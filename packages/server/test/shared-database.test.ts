@@ -229,7 +229,7 @@ describe("runs of a process that is gone", () => {
     expect(t.runCharges).toEqual([cost]);
     expect(t).toMatchObject({ charges: cost, held: 0, holdsHeld: 0 });
     expect(t.balance + t.charges).toBe(t.grants);
-  }, 30_000);
+  }, 120_000);
 
   it("a server frozen (SIGSTOP) past its lease: a live sdgw-mcp's heartbeat ends its run broken; " +
     "woken up, the server charges nothing for it and its caller reads 500", async () => {
@@ -324,5 +324,5 @@ describe("two processes writing at once", () => {
     } finally {
       peek.close();
     }
-  }, 30_000);
+  }, 120_000);
 });

@@ -346,7 +346,7 @@ describe("long runs: progress while a 202 is waited for (D80), results as resour
     const read = await client.readResource({ uri: link["uri"] });
     expect(JSON.parse((read.contents[0] as { text: string }).text)["items"]).toEqual(s["items"]);
     await client.close();
-  }, 30_000);
+  }, 120_000);
 
   it("a run still going at maxWaitMs answers the running answer with a note on reading on; without a token, at once", async () => {
     const client = await connect({
@@ -406,7 +406,7 @@ describe("long runs: progress while a 202 is waited for (D80), results as resour
     expect(plain.headers.get("content-type")).toMatch(/^application\/json/);
     await plain.text();
     await client.close();
-  }, 30_000);
+  }, 120_000);
 
   it("resources/read refuses a URI that is not a result, and a handle that is not this key's", async () => {
     const client = await connect({ app: g.server.app, apiKey: g.key, gateway: g.server.gateway });

@@ -41,7 +41,7 @@ describe("sdgw-mcp over stdio", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 30_000);
+  }, 120_000);
 });
 
 describe("sdgw-mcp over stdio: progress (D141)", () => {

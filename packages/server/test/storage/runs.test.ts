@@ -201,5 +201,5 @@ describe.each(adapters)("leases of runs ($engine)", (adapter) => {
     expect(await stays.audit(id)).toMatchObject({ balance: 10, held: 0, charges: 0 });
     const again = answered(await search(stays, ctx, input, "k-close"));
     expect([again.status, json(again)["billing"]["cost"]]).toEqual([200, 1]);
-  }, 30_000);
+  }, 120_000);
 });

@@ -232,7 +232,7 @@ export function gatewayPerFile(set: (g: Gateway) => void, open: Array<{ close():
   beforeAll(async () => {
     started = await startGateway();
     set(started);
-  }, 30_000);
+  }, 120_000);
   afterAll(async () => {
     for (const c of open) await c.close().catch(() => undefined);
     await started?.stop();

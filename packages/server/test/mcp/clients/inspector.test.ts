@@ -32,7 +32,7 @@ beforeAll(async () => {
   g = await startGateway();
   // The Inspector keeps a catalog and secrets under ~/.mcp-inspector: give it a home of its own.
   home = mkdtempSync(join(tmpdir(), "sdgw-inspector-home-"));
-}, 30_000);
+}, 120_000);
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
   await g?.stop();
@@ -87,7 +87,7 @@ function result(run: Run, label: string): Json {
 }
 
 describe("MCP Inspector CLI (@modelcontextprotocol/inspector 2.x) against /mcp over Streamable HTTP", {
-  timeout: 30_000,
+  timeout: 120_000,
 }, () => {
   it("is the pinned 2.x Inspector, installed from the lockfile", () => {
     expect((JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8")) as Json)["version"]).toBe("2.12.0");

@@ -68,7 +68,7 @@ function bodyOf(error: unknown): Json {
   return JSON.parse(m[1]!) as Json;
 }
 
-describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { timeout: 30_000 }, () => {
+describe("v1 client (@modelcontextprotocol/sdk 1.x) over Streamable HTTP", { timeout: 120_000 }, () => {
   it("initialize + tools/list: 16 tools, the 13 charging ones take handle; no session, instructions given", async () => {
     const { client } = await connect();
     expect(client.getServerVersion()).toMatchObject({ name: "sdgw" });
