@@ -140,7 +140,10 @@ describe("GET /metrics (D113)", () => {
     expect(sampleValue(samples, "sdgw_http_request_duration_seconds_count", { route: "/v1/search" })).toBe(4);
     expect(sampleValue(samples, "sdgw_charged_credits_total")).toBe(3);
     expect(sampleValue(samples, "sdgw_runs_in_flight")).toBe(0);
-    expect(sampleValue(samples, "process_cpu_user_seconds_total")).toBeGreaterThan(0);
+    // The process's CPU, user and system together: Linux splits a process's exact run time into user and system
+    // by sampled ticks, so over a few calls on a busy machine the user part alone may not move (seen under CI).
+    expect(sampleValue(samples, "process_cpu_seconds_total")).toBeGreaterThan(0);
+    expect(sampleValue(samples, "process_cpu_user_seconds_total")).toBeGreaterThanOrEqual(0);
     expect(sampleValue(samples, "nodejs_eventloop_lag_seconds")).toBeGreaterThanOrEqual(0);
     // Bounded labels: route templates only, never what a caller sent or who called.
     const routes = new Set(samples.filter((s) => s.labels["route"]).map((s) => s.labels["route"]));
